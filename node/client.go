@@ -1,0 +1,5 @@
+package node
+
+// Client is one connection's session state.
+type Client struct {
+}

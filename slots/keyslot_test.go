@@ -1,0 +1,32 @@
+package slots
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestKeySlotKnownValues(t *testing.T) {
+	// Values from `redis-cli cluster keyslot` on Redis 7.0.15 and the cluster spec.
+	cases := map[string]uint16{
+		"":                     0,
+		"foo":                  12182,
+		"bar":                  5061,
+		"123456789":            0x31C3 & (Count - 1), // the CRC16/XMODEM check value
+		"{user1000}.following": KeySlot([]byte("user1000")),
+		"foo{}{bar}":           KeySlot([]byte("foo{}{bar}")),
+		"foo{{bar}}zap":        KeySlot([]byte("{bar")),
+		"foo{bar}{zap}":        KeySlot([]byte("bar")),
+	}
+	for k, want := range cases {
+		require.Equal(t, want, KeySlot([]byte(k)), "key %q", k)
+	}
+}
+
+func TestHashTagRules(t *testing.T) {
+	require.Equal(t, "bar", string(HashTag([]byte("foo{bar}zap"))))
+	require.Equal(t, "a}{b", string(HashTag([]byte("a}{b"))), "a '}' before the first '{' is not a tag end")
+	require.Equal(t, "b", string(HashTag([]byte("a}{b}"))))
+	require.Equal(t, "x{", string(HashTag([]byte("x{"))))
+	require.Equal(t, "{}x", string(HashTag([]byte("{}x"))), "empty tag hashes the whole key")
+}

@@ -1,0 +1,371 @@
+package store
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/shoal-db/shoal/slots"
+)
+
+// Slot is one hash slot's share of a database.
+type Slot struct {
+	mu       sync.Mutex
+	dict     dict
+	volatile map[*Entry]struct{} // entries with an expiry, for active expiry sampling
+
+	// Mirrors readable without the lock (INFO, DBSIZE).
+	keys          atomic.Int64
+	volatileCount atomic.Int64
+	hits, misses  atomic.Int64
+}
+
+// DB is one numbered database: NumSlots slot tables. The array is embedded so
+// that a database is one allocation whose untouched pages cost no memory.
+type DB struct {
+	ks    *Keyspace
+	id    int
+	slots [NumSlots]Slot
+}
+
+// ID returns the database's current number (it changes with SWAPDB).
+func (db *DB) ID() int { return db.id }
+
+// Keyspace returns the keyspace the database belongs to.
+func (db *DB) Keyspace() *Keyspace { return db.ks }
+
+// Lock locks one slot.
+func (db *DB) Lock(slot uint16) { db.slots[slot].mu.Lock() }
+
+// Unlock unlocks one slot.
+func (db *DB) Unlock(slot uint16) { db.slots[slot].mu.Unlock() }
+
+// LockSlots locks the given slots, which must be sorted ascending and free of
+// duplicates: one global order means no deadlock between multi-key commands.
+func (db *DB) LockSlots(s []uint16) {
+	for _, x := range s {
+		db.slots[x].mu.Lock()
+	}
+}
+
+// UnlockSlots unlocks what LockSlots locked.
+func (db *DB) UnlockSlots(s []uint16) {
+	for i := len(s) - 1; i >= 0; i-- {
+		db.slots[s[i]].mu.Unlock()
+	}
+}
+
+func (db *DB) slotOf(key []byte) (*Slot, uint64) {
+	return &db.slots[slots.KeySlot(key)], hashKey(db.ks.seed, key)
+}
+
+// LookupFlags change what a lookup does besides finding the key.
+type LookupFlags uint8
+
+const (
+	// LookupNoTouch leaves the LRU clock alone (OBJECT, TYPE-less peeks).
+	LookupNoTouch LookupFlags = 1 << iota
+	// LookupNoStats does not count a keyspace hit or miss.
+	LookupNoStats
+	// LookupNoExpire does not delete a logically expired key (it is still
+	// reported missing).
+	LookupNoExpire
+)
+
+// Find returns the live entry for key, or nil. A logically expired key is
+// deleted on the way (passive expiry) and reported missing. It counts a
+// keyspace hit or miss and touches the LRU clock. Caller holds the slot lock.
+func (db *DB) Find(key []byte) *Entry { return db.Lookup(key, 0) }
+
+// Lookup is Find with flags.
+func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
+	s, h := db.slotOf(key)
+	e := s.dict.find(h, key)
+	if e != nil && e.expire != 0 && db.ks.clock() > e.expire {
+		if flags&LookupNoExpire == 0 {
+			db.expireEntry(s, h, e)
+		}
+		e = nil
+	}
+	if flags&LookupNoStats == 0 {
+		if e != nil {
+			s.hits.Add(1)
+		} else {
+			s.misses.Add(1)
+		}
+	}
+	if e != nil && flags&LookupNoTouch == 0 {
+		e.setLRU(db.ks.lruClock.Load())
+	}
+	return e
+}
+
+// Exists reports whether key is live, without counting stats or touching it.
+func (db *DB) Exists(key []byte) bool {
+	return db.Lookup(key, LookupNoTouch|LookupNoStats) != nil
+}
+
+func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
+	key := e.key
+	db.unlink(s, h, e)
+	db.ks.expiredKeys.Add(1)
+	if db.ks.events != nil {
+		db.ks.events.KeyExpired(db.id, key)
+	}
+}
+
+func (db *DB) unlink(s *Slot, h uint64, e *Entry) {
+	s.dict.remove(db.ks.seed, h, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
+	s.keys.Store(int64(s.dict.count))
+	if e.expire != 0 {
+		db.dropVolatile(s, e)
+	}
+}
+
+func (db *DB) dropVolatile(s *Slot, e *Entry) {
+	delete(s.volatile, e)
+	s.volatileCount.Store(int64(len(s.volatile)))
+}
+
+// newEntry links a fresh entry for key, which must not exist.
+func (db *DB) newEntry(s *Slot, h uint64, key []byte) *Entry {
+	e := &Entry{key: string(key)}
+	e.setLRU(db.ks.lruClock.Load())
+	s.dict.insert(db.ks.seed, h, e)
+	s.keys.Store(int64(s.dict.count))
+	return e
+}
+
+// SetString stores a string value, replacing any existing value of any type.
+// With keepTTL the existing expiry stays, else it is cleared. It returns the
+// entry. Caller holds the slot lock.
+func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
+	s, h := db.slotOf(key)
+	e := s.dict.find(h, key)
+	if e != nil && e.expire != 0 && db.ks.clock() > e.expire {
+		db.expireEntry(s, h, e)
+		e = nil
+	}
+	if e == nil {
+		e = db.newEntry(s, h, key)
+	} else if !keepTTL && e.expire != 0 {
+		db.dropVolatile(s, e)
+		e.expire = 0
+	}
+	e.setString(val)
+	e.setLRU(db.ks.lruClock.Load())
+	return e
+}
+
+// SetObject stores a non-string value pointer of type t, replacing any
+// existing value and clearing its expiry. Caller holds the slot lock.
+func (db *DB) SetObject(key []byte, t Type, p unsafe.Pointer) *Entry {
+	s, h := db.slotOf(key)
+	e := s.dict.find(h, key)
+	if e == nil {
+		e = db.newEntry(s, h, key)
+	} else if e.expire != 0 {
+		db.dropVolatile(s, e)
+		e.expire = 0
+	}
+	e.setObject(t, p)
+	return e
+}
+
+// Delete removes key if it is live and reports whether it did. Caller holds
+// the slot lock.
+func (db *DB) Delete(key []byte) bool {
+	s, h := db.slotOf(key)
+	e := s.dict.find(h, key)
+	if e == nil {
+		return false
+	}
+	if e.expire != 0 && db.ks.clock() > e.expire {
+		db.expireEntry(s, h, e)
+		return false
+	}
+	db.unlink(s, h, e)
+	return true
+}
+
+// SetExpire sets e's absolute expiry (unix ms; 0 removes it). e must belong
+// to key's slot, whose lock the caller holds.
+func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
+	s := &db.slots[slots.KeySlot(key)]
+	if at == 0 {
+		if e.expire != 0 {
+			db.dropVolatile(s, e)
+			e.expire = 0
+		}
+		return
+	}
+	if e.expire == 0 {
+		if s.volatile == nil {
+			s.volatile = make(map[*Entry]struct{})
+		}
+		s.volatile[e] = struct{}{}
+		s.volatileCount.Store(int64(len(s.volatile)))
+	}
+	e.expire = at
+}
+
+// IsExpired reports whether a unix-ms deadline has passed on this
+// keyspace's clock (strictly, as Redis's keyIsExpired).
+func (db *DB) IsExpired(at int64) bool { return at != 0 && db.ks.clock() > at }
+
+// Size returns the number of keys, counting logically expired ones not yet
+// deleted, as DBSIZE does.
+func (db *DB) Size() int64 {
+	var n int64
+	for i := range db.slots {
+		n += db.slots[i].keys.Load()
+	}
+	return n
+}
+
+// SlotSize returns the number of keys in one slot.
+func (db *DB) SlotSize(slot uint16) int64 { return db.slots[slot].keys.Load() }
+
+// Flush empties the database, one slot at a time, and returns how many keys
+// it removed.
+func (db *DB) Flush() int64 {
+	var n int64
+	for i := range db.slots {
+		s := &db.slots[i]
+		if s.keys.Load() == 0 {
+			continue
+		}
+		s.mu.Lock()
+		n += int64(s.dict.count)
+		s.dict.clear()
+		s.volatile = nil
+		s.keys.Store(0)
+		s.volatileCount.Store(0)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// Scan continues a SCAN at cursor and calls fn for each live key found,
+// under that key's slot lock, until about count keys were visited; it
+// returns the next cursor (0 = done). The cursor's low 14 bits are the slot,
+// the rest the slot table's reverse-binary cursor, so it stays valid while
+// tables resize between calls.
+func (db *DB) Scan(cursor uint64, count int, fn func(e *Entry)) uint64 {
+	slot := cursor & (NumSlots - 1)
+	inner := cursor >> 14
+	visited := 0
+	maxBuckets := count * 10
+	buckets := 0
+	for slot < NumSlots {
+		s := &db.slots[slot]
+		if s.keys.Load() == 0 {
+			slot++
+			inner = 0
+			continue
+		}
+		s.mu.Lock()
+		now := db.ks.clock()
+		for {
+			inner = s.dict.scan(inner, func(e *Entry) {
+				if e.expire != 0 && now > e.expire {
+					return
+				}
+				visited++
+				fn(e)
+			})
+			buckets++
+			if inner == 0 || visited >= count || buckets >= maxBuckets {
+				break
+			}
+		}
+		s.mu.Unlock()
+		if inner == 0 {
+			slot++
+		}
+		if visited >= count || buckets >= maxBuckets {
+			break
+		}
+	}
+	if slot >= NumSlots {
+		return 0
+	}
+	return inner<<14 | slot
+}
+
+// ScanSlot visits every live key of one slot under its lock (CLUSTER
+// GETKEYSINSLOT, KEYS); fn returns false to stop.
+func (db *DB) ScanSlot(slot uint16, fn func(e *Entry) bool) {
+	s := &db.slots[slot]
+	if s.keys.Load() == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := db.ks.clock()
+	var cur uint64
+	stop := false
+	for !stop {
+		cur = s.dict.scan(cur, func(e *Entry) {
+			if stop || (e.expire != 0 && now > e.expire) {
+				return
+			}
+			if !fn(e) {
+				stop = true
+			}
+		})
+		if cur == 0 {
+			break
+		}
+	}
+}
+
+// RandomKey returns a random live key, or "" and false if the database is
+// empty. Slots are sampled at random (weighted by being non-empty), then a
+// random entry of the slot; expired keys met on the way are deleted.
+func (db *DB) RandomKey() (string, bool) {
+	total := db.Size()
+	if total == 0 {
+		return "", false
+	}
+	for tries := 0; tries < 100; tries++ {
+		// Pick the k-th key overall, then find its slot: uniform over slots
+		// weighted by their sizes.
+		k := int64(randUint64() % uint64(total))
+		var slot int
+		for slot = 0; slot < NumSlots; slot++ {
+			n := db.slots[slot].keys.Load()
+			if k < n {
+				break
+			}
+			k -= n
+		}
+		if slot == NumSlots {
+			total = db.Size()
+			if total == 0 {
+				return "", false
+			}
+			continue
+		}
+		s := &db.slots[slot]
+		s.mu.Lock()
+		e := s.dict.randomEntry(randUint64)
+		if e == nil {
+			s.mu.Unlock()
+			continue
+		}
+		if e.expire != 0 && db.ks.clock() > e.expire {
+			db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
+			s.mu.Unlock()
+			total = db.Size()
+			if total == 0 {
+				return "", false
+			}
+			continue
+		}
+		key := e.key
+		s.mu.Unlock()
+		return key, true
+	}
+	return "", false
+}

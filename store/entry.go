@@ -1,0 +1,169 @@
+package store
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// Type is a value's Redis type.
+type Type uint8
+
+const (
+	TypeString Type = iota
+	TypeList
+	TypeSet
+	TypeZSet
+	TypeHash
+	TypeStream
+)
+
+// String returns the name TYPE reports.
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeList:
+		return "list"
+	case TypeSet:
+		return "set"
+	case TypeZSet:
+		return "zset"
+	case TypeHash:
+		return "hash"
+	case TypeStream:
+		return "stream"
+	}
+	return "none"
+}
+
+// Entry is one key of the keyspace. It is 48 bytes, so that a million small
+// string keys cost about what Redis's dictEntry + robj + sds cost: the value
+// bytes live in their own pointer-free allocation reached through val, and the
+// type, the encoding bits and a 24-bit LRU/LFU clock share one word.
+//
+// An Entry is only valid while the caller holds the lock of its slot; it must
+// not be retained after the lock is released.
+type Entry struct {
+	next *Entry
+	key  string
+	// val is, by type: string → the first byte of vlen value bytes (compact)
+	// or a *[]byte (mutable, after APPEND/SETRANGE/SETBIT); other types → a
+	// pointer to their value structure.
+	val    unsafe.Pointer
+	vlen   uint32
+	meta   uint32 // type:4 | flags:4 | lru:24
+	expire int64  // absolute unix ms; 0 = no expiry
+}
+
+const (
+	metaTypeMask  = 0xf
+	metaMutable   = 1 << 4 // string: val is *[]byte with spare capacity ("raw")
+	metaFlagsMask = 0xf0
+	lruBits       = 24
+	lruMax        = 1<<lruBits - 1
+	lruShift      = 8
+)
+
+// Key returns the entry's key.
+func (e *Entry) Key() string { return e.key }
+
+// Type returns the value's type.
+func (e *Entry) Type() Type { return Type(e.meta & metaTypeMask) }
+
+// ExpireAt returns the absolute expiry in unix ms, 0 if none.
+func (e *Entry) ExpireAt() int64 { return e.expire }
+
+// Bytes returns a string value's bytes. The slice aliases the keyspace: it
+// may be read under the slot lock only and must not be modified.
+func (e *Entry) Bytes() []byte {
+	if e.meta&metaMutable != 0 {
+		return *(*[]byte)(e.val)
+	}
+	if e.vlen == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(e.val), e.vlen)
+}
+
+// setString stores b as the entry's string value, copying it into a
+// compact allocation.
+func (e *Entry) setString(b []byte) {
+	e.meta = e.meta&^(metaTypeMask|metaFlagsMask) | uint32(TypeString)
+	e.vlen = uint32(len(b))
+	if len(b) == 0 {
+		e.val = nil
+		return
+	}
+	c := make([]byte, len(b))
+	copy(c, b)
+	e.val = unsafe.Pointer(unsafe.SliceData(c))
+}
+
+// MutableBytes turns a string value into the mutable ("raw") encoding and
+// returns a pointer to its byte slice, which the caller may grow in place.
+// Redis does the same on APPEND, SETRANGE and SETBIT, and so does OBJECT
+// ENCODING's answer.
+func (e *Entry) MutableBytes() *[]byte {
+	if e.meta&metaMutable != 0 {
+		return (*[]byte)(e.val)
+	}
+	cur := e.Bytes()
+	b := make([]byte, len(cur), len(cur)+len(cur)/4+8)
+	copy(b, cur)
+	p := &b
+	e.val = unsafe.Pointer(p)
+	e.vlen = 0
+	e.meta |= metaMutable
+	return p
+}
+
+// setObject stores a non-string value.
+func (e *Entry) setObject(t Type, p unsafe.Pointer) {
+	e.meta = e.meta&^(metaTypeMask|metaFlagsMask) | uint32(t)
+	e.val = p
+	e.vlen = 0
+}
+
+// Object returns the value pointer of a non-string entry; its dynamic type
+// is fixed by Type().
+func (e *Entry) Object() unsafe.Pointer { return e.val }
+
+// Encoding returns what OBJECT ENCODING reports for a string; other types
+// answer through their own value structures.
+func (e *Entry) Encoding() string {
+	if e.Type() != TypeString {
+		return ""
+	}
+	if e.meta&metaMutable != 0 {
+		return "raw"
+	}
+	b := e.Bytes()
+	if len(b) <= 20 && isCanonicalInt(b) {
+		return "int"
+	}
+	if len(b) <= 44 {
+		return "embstr"
+	}
+	return "raw"
+}
+
+// isCanonicalInt reports whether b is the canonical decimal form of an
+// int64 (what Redis's string2ll + ll2string round trip accepts).
+func isCanonicalInt(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(b), len(b)), 10, 64)
+	if err != nil {
+		return false
+	}
+	var buf [24]byte
+	return string(strconv.AppendInt(buf[:0], v, 10)) == string(b)
+}
+
+// lru returns the entry's 24-bit access clock.
+func (e *Entry) lru() uint32 { return e.meta >> lruShift }
+
+func (e *Entry) setLRU(clock uint32) {
+	e.meta = e.meta&(1<<lruShift-1) | (clock&lruMax)<<lruShift
+}

@@ -1,0 +1,163 @@
+// Package store is shoal's keyspace: one hash table per hash slot (16384 of
+// them per database, in cluster and standalone mode alike), the value types,
+// expiry and the statistics INFO reports about them.
+//
+// Concurrency contract: every Slot has a mutex. Methods that take a key
+// (Find, SetString, Delete, ...) require the caller to hold the lock of that
+// key's slot, taken with DB.Lock / DB.LockSlots; the returned *Entry is valid
+// only until the lock is released. Methods that span slots (Size, Flush,
+// Scan, RandomKey, Keys, active expiry) take each slot's lock themselves, one
+// at a time, and must be called without holding any slot lock.
+package store
+
+import (
+	"hash/maphash"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-db/shoal/slots"
+)
+
+// NumSlots is the number of hash slots per database.
+const NumSlots = slots.Count
+
+// Clock returns the current unix time in milliseconds.
+type Clock func() int64
+
+// WallClock is the real clock.
+func WallClock() int64 { return time.Now().UnixMilli() }
+
+// Events receives what the keyspace does on its own (not on behalf of a
+// command): keys deleted by expiry. It is called with the slot lock held
+// and must not block or call back into the keyspace.
+type Events interface {
+	KeyExpired(db int, key string)
+}
+
+// Keyspace is the whole dataset: a fixed number of databases.
+type Keyspace struct {
+	seed  maphash.Seed
+	clock Clock
+	dbs   []atomic.Pointer[DB]
+	newDB sync.Mutex // serialises lazy DB creation
+
+	lruClock atomic.Uint32 // seconds, 24 bits; advanced by Tick
+
+	expiredKeys     atomic.Int64
+	expiredStalePct atomic.Int64 // estimated % of logically expired keys, for INFO
+	expireCursor    expireCursor // owned by the goroutine calling ActiveExpireCycle
+
+	events Events
+}
+
+// New returns an empty keyspace with n databases.
+func New(n int, clock Clock, events Events) *Keyspace {
+	if clock == nil {
+		clock = WallClock
+	}
+	ks := &Keyspace{seed: maphash.MakeSeed(), clock: clock, dbs: make([]atomic.Pointer[DB], n), events: events}
+	ks.Tick()
+	return ks
+}
+
+// NumDBs returns the number of databases.
+func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
+
+// Now returns the keyspace clock's time in unix ms.
+func (ks *Keyspace) Now() int64 { return ks.clock() }
+
+// Tick advances the LRU clock; the server calls it from its cron.
+func (ks *Keyspace) Tick() {
+	ks.lruClock.Store(uint32(ks.clock()/1000) & lruMax)
+}
+
+// DB returns database i (0 <= i < NumDBs), creating it on first use so that
+// sixteen untouched databases cost nothing.
+func (ks *Keyspace) DB(i int) *DB {
+	if db := ks.dbs[i].Load(); db != nil {
+		return db
+	}
+	ks.newDB.Lock()
+	defer ks.newDB.Unlock()
+	if db := ks.dbs[i].Load(); db != nil {
+		return db
+	}
+	db := &DB{ks: ks, id: i}
+	ks.dbs[i].Store(db)
+	return db
+}
+
+// existingDB returns database i or nil if it was never used.
+func (ks *Keyspace) existingDB(i int) *DB { return ks.dbs[i].Load() }
+
+// SwapDB exchanges databases a and b, as SWAPDB does: clients that have
+// selected a see b's data from their next command on.
+func (ks *Keyspace) SwapDB(a, b int) {
+	da, db := ks.DB(a), ks.DB(b)
+	ks.newDB.Lock()
+	defer ks.newDB.Unlock()
+	da.id, db.id = b, a
+	ks.dbs[a].Store(db)
+	ks.dbs[b].Store(da)
+}
+
+// FlushAll empties every database and returns the number of keys removed.
+func (ks *Keyspace) FlushAll() int64 {
+	var n int64
+	for i := range ks.dbs {
+		if db := ks.existingDB(i); db != nil {
+			n += db.Flush()
+		}
+	}
+	return n
+}
+
+// ExpiredKeys returns how many keys expiry has deleted (INFO expired_keys).
+func (ks *Keyspace) ExpiredKeys() int64 { return ks.expiredKeys.Load() }
+
+// ResetStats zeroes the counters CONFIG RESETSTAT resets.
+func (ks *Keyspace) ResetStats() {
+	ks.expiredKeys.Store(0)
+	for i := range ks.dbs {
+		if db := ks.existingDB(i); db != nil {
+			for s := range db.slots {
+				db.slots[s].hits.Store(0)
+				db.slots[s].misses.Store(0)
+			}
+		}
+	}
+}
+
+// DBStats is one database's line in INFO keyspace.
+type DBStats struct {
+	ID      int
+	Keys    int64
+	Expires int64
+}
+
+// Stats returns the non-empty databases' key counts, and the total
+// keyspace hits and misses.
+func (ks *Keyspace) Stats() (dbs []DBStats, hits, misses int64) {
+	for i := range ks.dbs {
+		db := ks.existingDB(i)
+		if db == nil {
+			continue
+		}
+		var keys, expires int64
+		for s := range db.slots {
+			sl := &db.slots[s]
+			keys += sl.keys.Load()
+			expires += sl.volatileCount.Load()
+			hits += sl.hits.Load()
+			misses += sl.misses.Load()
+		}
+		if keys > 0 {
+			dbs = append(dbs, DBStats{ID: i, Keys: keys, Expires: expires})
+		}
+	}
+	return dbs, hits, misses
+}
+
+func randUint64() uint64 { return rand.Uint64() }
