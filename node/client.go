@@ -1,5 +1,199 @@
 package node
 
+import (
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-db/shoal/store"
+	"github.com/tidwall/redcon"
+)
+
 // Client is one connection's session state.
+//
+// Concurrency contract: the connection's goroutine (redcon's per-connection
+// loop) owns the Client and is the only one running its commands and
+// writing c.out. Other goroutines (CLIENT LIST/KILL, INFO, SHUTDOWN) read
+// only the atomic fields and the fields guarded by infoMu, and stop a client
+// with kill().
 type Client struct {
+	srv   *Server
+	conn  redcon.Conn
+	guard *respGuard
+	id    int64
+
+	// Session state owned by the connection goroutine.
+	resp          int // 2 or 3
+	authenticated bool
+	out           []byte // the reply being built
+	replyMode     replyMode
+	closeAfter    bool // QUIT: close once the reply is flushed
+	keyBuf        []int
+	errored       bool // the current command replied with an error
+	slotBuf       []uint16
+
+	// Read by other goroutines.
+	dbIndex         atomic.Int32
+	lastInteraction atomic.Int64 // unix ms
+	lastCmd         atomic.Pointer[CommandSpec]
+	blocked         atomic.Bool
+	noEvict         atomic.Bool
+	killed          atomic.Bool
+	multiLen        atomic.Int32 // commands queued in MULTI (-1 = not in MULTI)
+	outBytes        atomic.Int64 // total reply bytes written
+	cmdsProcessed   atomic.Int64
+
+	infoMu  sync.Mutex // guards the fields below
+	name    string
+	libName string
+	libVer  string
+	created time.Time
+	addr    string
+	laddr   string
+}
+
+type replyMode uint8
+
+const (
+	replyOn replyMode = iota
+	replyOff
+	replySkip     // skip the next command's reply
+	replySkipThis // internal: the current command's reply is skipped
+)
+
+// DB returns the client's selected database.
+func (c *Client) DB() *store.DB { return c.srv.ks.DB(int(c.dbIndex.Load())) }
+
+// Server returns the server the client is connected to.
+func (c *Client) Server() *Server { return c.srv }
+
+// RESP returns the protocol version in use (2 or 3).
+func (c *Client) RESP() int { return c.resp }
+
+// ID returns the client's id.
+func (c *Client) ID() int64 { return c.id }
+
+// Name returns the client's name.
+func (c *Client) Name() string {
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
+	return c.name
+}
+
+// SetName sets the client's name (CLIENT SETNAME, HELLO SETNAME).
+func (c *Client) SetName(n string) {
+	c.infoMu.Lock()
+	c.name = n
+	c.infoMu.Unlock()
+}
+
+// SetLib records CLIENT SETINFO LIB-NAME / LIB-VER.
+func (c *Client) SetLib(name, ver *string) {
+	c.infoMu.Lock()
+	if name != nil {
+		c.libName = *name
+	}
+	if ver != nil {
+		c.libVer = *ver
+	}
+	c.infoMu.Unlock()
+}
+
+// kill closes the client's socket; its goroutine then ends. Safe from any
+// goroutine.
+func (c *Client) kill() {
+	if c.killed.CompareAndSwap(false, true) {
+		_ = c.guard.Conn.Close()
+	}
+}
+
+// Close asks the connection to close after the current reply (QUIT).
+func (c *Client) CloseAfterReply() { c.closeAfter = true }
+
+// InfoLine returns the client's CLIENT LIST / CLIENT INFO line (without the
+// trailing newline), in Redis 7.0's field order.
+func (c *Client) InfoLine() string {
+	c.infoMu.Lock()
+	name, lib, ver, created, addr, laddr := c.name, c.libName, c.libVer, c.created, c.addr, c.laddr
+	c.infoMu.Unlock()
+	now := time.Now()
+	cmd := "NULL"
+	if sp := c.lastCmd.Load(); sp != nil {
+		cmd = sp.fullName
+	}
+	flags := ""
+	if c.blocked.Load() {
+		flags += "b"
+	}
+	if c.multiLen.Load() >= 0 {
+		flags += "x"
+	}
+	if c.closeAfter {
+		flags += "c"
+	}
+	if c.noEvict.Load() {
+		flags += "e"
+	}
+	if flags == "" {
+		flags = "N"
+	}
+	multi := int64(c.multiLen.Load())
+	qbuf := c.guard.qbuf.Load()
+	var b strings.Builder
+	b.Grow(256)
+	field := func(k, v string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(v)
+	}
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	field("id", itoa(c.id))
+	field("addr", addr)
+	field("laddr", laddr)
+	field("fd", itoa(c.fd()))
+	field("name", name)
+	field("age", itoa(int64(now.Sub(created)/time.Second)))
+	field("idle", itoa((now.UnixMilli()-c.lastInteraction.Load())/1000))
+	field("flags", flags)
+	field("db", itoa(int64(c.dbIndex.Load())))
+	field("sub", "0")
+	field("psub", "0")
+	field("ssub", "0")
+	field("multi", itoa(multi))
+	field("qbuf", itoa(qbuf))
+	field("qbuf-free", itoa(max(0, int64(len(c.guard.inBuf))-qbuf)))
+	field("argv-mem", "0")
+	field("multi-mem", "0")
+	field("rbs", itoa(int64(len(c.guard.inBuf))))
+	field("rbp", itoa(int64(len(c.guard.inBuf))))
+	field("obl", "0")
+	field("oll", "0")
+	field("omem", "0")
+	field("tot-mem", itoa(int64(len(c.guard.inBuf))+2048))
+	field("events", "r")
+	field("cmd", cmd)
+	field("user", "default")
+	field("redir", "-1")
+	field("resp", itoa(int64(c.resp)))
+	_ = lib
+	_ = ver
+	return b.String()
+}
+
+// fd returns a stable small number standing in for the socket descriptor.
+func (c *Client) fd() int64 {
+	if tc, ok := c.guard.Conn.(*net.TCPConn); ok {
+		if f, err := tc.SyscallConn(); err == nil {
+			var fd uintptr
+			_ = f.Control(func(x uintptr) { fd = x })
+			return int64(fd)
+		}
+	}
+	return -1
 }

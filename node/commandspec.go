@@ -36,6 +36,7 @@ const (
 )
 
 // cmdFlagNames is in the order Redis 7.0 prints flags (addReplyCommandFlags).
+// may_replicate and protected are real flags that Redis 7.0.15 does not show.
 var cmdFlagNames = []struct {
 	flag CmdFlag
 	name string
@@ -45,7 +46,7 @@ var cmdFlagNames = []struct {
 	{FlagNoscript, "noscript"}, {FlagBlocking, "blocking"}, {FlagLoading, "loading"},
 	{FlagStale, "stale"}, {FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
 	{FlagAsking, "asking"}, {FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
-	{FlagMayReplicate, "may_replicate"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
+	{FlagNoMandatoryKeys, "no_mandatory_keys"},
 	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"},
 	{FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
@@ -165,7 +166,7 @@ type CommandDoc struct {
 
 // CommandSpec is one row of the command table.
 type CommandSpec struct {
-	Name     string // lower case; a subcommand is "container|sub"
+	Name     string // lower case; a subcommand's bare name ("get"), see fullName
 	Arity    int    // Redis convention: >0 exact, <0 at least -Arity (counting the name, and the container for subcommands)
 	Flags    CmdFlag
 	ACL      ACLCat // explicit categories; the implicit ones are added by finalize
@@ -188,4 +189,6 @@ type CommandSpec struct {
 	// Derived by finalize: the legacy first/last/step triple.
 	firstKey, lastKey, keyStep int
 	fullName                   string // "config|get" for subcommands, as shown by COMMAND
+	id                         int
+	stats                      *cmdStats
 }

@@ -1,0 +1,212 @@
+// Command shoal-server runs one shoal node. It is configured exactly like
+// redis-server: shoal-server [/path/to/shoal.conf] [--directive value ...].
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/node"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// daemonChildEnv marks the re-executed child of a daemonizing parent: Go
+// cannot fork, so `daemonize yes` starts a detached copy of the process.
+const daemonChildEnv = "SHOAL_DAEMON_CHILD"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 {
+		switch args[0] {
+		case "-v", "--version":
+			fmt.Fprintf(stdout, "shoal-server v=%s redis_version=%s sha=00000000:0 malloc=go bits=%d build=%s\n",
+				node.ShoalVersion, node.Version, strconv.IntSize, runtime.Version())
+			return 0
+		case "-h", "--help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
+	cfg, err := config.Load(args)
+	if err != nil {
+		fmt.Fprintln(stderr, err.Error())
+		return 1
+	}
+	if cfg.Bool("daemonize") && os.Getenv(daemonChildEnv) == "" {
+		return daemonize(stderr)
+	}
+	if dir := cfg.String("dir"); dir != "" {
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintf(stderr, "Can't chdir to '%s': %v\n", dir, err)
+			return 1
+		}
+	}
+	log, closeLog, err := newLogger(cfg, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "Can't open the log file: %v\n", err)
+		return 1
+	}
+	defer closeLog()
+
+	pid := os.Getpid()
+	log.Info("oO0OoO0OoO0Oo shoal is starting oO0OoO0OoO0Oo")
+	log.Info(fmt.Sprintf("shoal version=%s (Redis %s compatible), bits=%d, pid=%d, just started",
+		node.ShoalVersion, node.Version, strconv.IntSize, pid))
+	if path := cfg.ConfigFile(); path != "" {
+		log.Info("Configuration loaded", zap.String("file", path))
+	} else {
+		log.Warn("Warning: no config file specified, using the default config. In order to specify a config file use shoal-server /path/to/shoal.conf")
+	}
+
+	stopped := make(chan struct{}, 1)
+	srv, err := node.New(cfg, node.Options{Logger: log, OnShutdown: func() {
+		select {
+		case stopped <- struct{}{}:
+		default:
+		}
+	}})
+	if err != nil {
+		log.Error("Fatal: " + err.Error())
+		return 1
+	}
+	mode := "standalone"
+	if cfg.Bool("cluster-enabled") {
+		mode = "cluster"
+	}
+	// The " PID: <pid>" text is what Redis's test harness waits for.
+	log.Info(fmt.Sprintf("Running mode=%s, Port: %d PID: %d", mode, cfg.Int("port"), pid))
+	if err := srv.Listen(); err != nil {
+		if errors.Is(err, node.ErrListen) {
+			log.Warn(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
+		} else {
+			log.Error(err.Error())
+		}
+		return 1
+	}
+	pidfile := cfg.String("pidfile")
+	if pidfile != "" || os.Getenv(daemonChildEnv) != "" {
+		if pidfile == "" {
+			pidfile = "/var/run/redis.pid"
+		}
+		if err := os.WriteFile(pidfile, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+			log.Warn("Failed to write PID file", zap.String("pidfile", pidfile), zap.Error(err))
+		} else {
+			defer os.Remove(pidfile)
+		}
+	}
+	log.Info("Server initialized")
+	log.Info("Ready to accept connections")
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	select {
+	case sig := <-sigs:
+		name := "SIGTERM"
+		if sig == syscall.SIGINT {
+			name = "SIGINT"
+		}
+		log.Warn(fmt.Sprintf("Received %s scheduling shutdown...", name))
+	case <-stopped:
+		log.Warn("User requested shutdown...")
+	}
+	srv.Shutdown()
+	log.Warn("shoal is now ready to exit, bye bye...")
+	return 0
+}
+
+// daemonize starts a detached copy of this process and returns at once, as
+// redis-server's parent does after fork.
+func daemonize(stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "daemonize: %v\n", err)
+		return 1
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "daemonize: %v\n", err)
+		return 1
+	}
+	defer devnull.Close()
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), daemonChildEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "daemonize: %v\n", err)
+		return 1
+	}
+	_ = cmd.Process.Release()
+	return 0
+}
+
+// newLogger builds the zap logger: the logfile (appended to), or stdout when
+// logfile is empty (/dev/null when daemonized, as Redis).
+func newLogger(cfg *config.Config, stdout io.Writer) (*zap.Logger, func(), error) {
+	var out zapcore.WriteSyncer = zapcore.AddSync(stdout)
+	closeFn := func() {}
+	if path := cfg.String("logfile"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = zapcore.Lock(f)
+		closeFn = func() { _ = f.Close() }
+	} else if os.Getenv(daemonChildEnv) != "" {
+		out = zapcore.AddSync(io.Discard)
+	} else if f, ok := stdout.(*os.File); ok {
+		out = zapcore.Lock(f)
+	}
+	level := zapcore.InfoLevel
+	switch cfg.String("loglevel") {
+	case "debug", "verbose":
+		level = zapcore.DebugLevel
+	case "warning":
+		level = zapcore.WarnLevel
+	case "nothing":
+		level = zapcore.FatalLevel + 1
+	}
+	encCfg := zapcore.EncoderConfig{
+		TimeKey:        "t",
+		LevelKey:       "l",
+		MessageKey:     "msg",
+		LineEnding:     zapcore.DefaultLineEnding,
+		EncodeLevel:    zapcore.CapitalLevelEncoder,
+		EncodeTime:     zapcore.TimeEncoderOfLayout("02 Jan 2006 15:04:05.000"),
+		EncodeDuration: zapcore.StringDurationEncoder,
+	}
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(encCfg), out, level)
+	log := zap.New(core).With(zap.Int("pid", os.Getpid()))
+	return log, func() { _ = log.Sync(); closeFn() }, nil
+}
+
+const usage = `Usage: ./shoal-server [/path/to/shoal.conf] [options] [-]
+       ./shoal-server - (read config from stdin)
+       ./shoal-server -v or --version
+       ./shoal-server -h or --help
+
+shoal-server is configured like redis-server: every redis.conf directive can
+be given in the file or on the command line as --directive value.
+
+Examples:
+       ./shoal-server (run the server with default config)
+       ./shoal-server /etc/shoal/6379.conf
+       ./shoal-server --port 7777
+       ./shoal-server --port 7777 --cluster-enabled yes --cluster-config-file nodes.conf
+       ./shoal-server /etc/myshoal.conf --loglevel verbose -
+       ./shoal-server /etc/myshoal.conf --loglevel verbose
+
+`

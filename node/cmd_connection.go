@@ -1,0 +1,185 @@
+package node
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"strings"
+)
+
+// connectionHandlers: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT.
+func connectionHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"ping":   cmdPing,
+		"echo":   func(c *Client, args [][]byte) { c.Bulk(args[1]) },
+		"quit":   cmdQuit,
+		"reset":  cmdReset,
+		"hello":  cmdHello,
+		"auth":   cmdAuth,
+		"select": cmdSelect,
+	}
+}
+
+func cmdPing(c *Client, args [][]byte) {
+	if len(args) > 2 {
+		c.ErrArity("ping")
+		return
+	}
+	if len(args) == 2 {
+		c.Bulk(args[1])
+		return
+	}
+	c.Status("PONG")
+}
+
+func cmdQuit(c *Client, args [][]byte) {
+	c.OK()
+	c.CloseAfterReply()
+}
+
+// cmdReset puts the connection back in its just-connected state.
+func cmdReset(c *Client, args [][]byte) {
+	c.dbIndex.Store(0)
+	c.resp = 2
+	c.SetName("")
+	c.replyMode = replyOn
+	c.noEvict.Store(false)
+	c.multiLen.Store(-1)
+	c.authenticated = c.srv.cfg.String("requirepass") == ""
+	c.Status("RESET")
+}
+
+func cmdHello(c *Client, args [][]byte) {
+	ver := int64(0)
+	if len(args) >= 2 {
+		v, ok := parseInt64Arg(args[1])
+		if !ok {
+			c.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		ver = v
+		if ver < 2 || ver > 3 {
+			c.Error("NOPROTO unsupported protocol version")
+			return
+		}
+	}
+	var user, pass, name []byte
+	haveAuth, haveName := false, false
+	for i := 2; i < len(args); i++ {
+		more := len(args) - i - 1
+		switch {
+		case bytes.EqualFold(args[i], []byte("auth")) && more >= 2:
+			user, pass = args[i+1], args[i+2]
+			haveAuth = true
+			i += 2
+		case bytes.EqualFold(args[i], []byte("setname")) && more >= 1:
+			name = args[i+1]
+			haveName = true
+			i++
+		default:
+			c.Error("ERR Syntax error in HELLO option '" + string(args[i]) + "'")
+			return
+		}
+	}
+	if haveAuth && !c.checkPassword(user, pass) {
+		return
+	}
+	if !c.authenticated {
+		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if haveName {
+		if !validClientName(name) {
+			c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.SetName(string(name))
+	}
+	if ver != 0 {
+		c.resp = int(ver)
+	}
+	c.Map(7)
+	c.BulkString("server")
+	c.BulkString("redis")
+	c.BulkString("version")
+	c.BulkString(Version)
+	c.BulkString("proto")
+	c.Int(int64(c.resp))
+	c.BulkString("id")
+	c.Int(c.id)
+	c.BulkString("mode")
+	c.BulkString(c.srv.mode())
+	c.BulkString("role")
+	c.BulkString("master")
+	c.BulkString("modules")
+	c.Array(0)
+}
+
+// mode is "cluster" or "standalone" (HELLO, INFO redis_mode).
+func (s *Server) mode() string {
+	if s.cfg.Bool("cluster-enabled") {
+		return "cluster"
+	}
+	return "standalone"
+}
+
+// validClientName: no spaces, newlines or characters outside '!'..'~'.
+func validClientName(name []byte) bool {
+	for _, b := range name {
+		if b < '!' || b > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdAuth(c *Client, args [][]byte) {
+	if len(args) > 3 {
+		c.ErrSyntax()
+		return
+	}
+	user, pass := []byte("default"), args[1]
+	if len(args) == 3 {
+		user, pass = args[1], args[2]
+	} else if c.srv.cfg.String("requirepass") == "" {
+		c.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if c.checkPassword(user, pass) {
+		c.OK()
+	}
+}
+
+// checkPassword authenticates the default user against requirepass (ACL
+// users come later) and writes WRONGPASS on failure.
+func (c *Client) checkPassword(user, pass []byte) bool {
+	want := c.srv.cfg.String("requirepass")
+	ok := string(user) == "default" &&
+		(want == "" || subtle.ConstantTimeCompare(pass, []byte(want)) == 1)
+	if !ok {
+		c.Error("WRONGPASS invalid username-password pair or user is disabled.")
+		return false
+	}
+	c.authenticated = true
+	return true
+}
+
+func cmdSelect(c *Client, args [][]byte) {
+	n, ok := parseInt64Arg(args[1])
+	if !ok || n < -1<<31 || n > 1<<31-1 {
+		c.ErrNotInteger()
+		return
+	}
+	if c.srv.cfg.Bool("cluster-enabled") && n != 0 {
+		c.Error("ERR SELECT is not allowed in cluster mode")
+		return
+	}
+	if n < 0 || n >= int64(c.srv.ks.NumDBs()) {
+		c.Error("ERR DB index is out of range")
+		return
+	}
+	c.dbIndex.Store(int32(n))
+	c.OK()
+}
+
+// upper is a small helper for messages that quote a command in capitals.
+func upper(b []byte) string { return strings.ToUpper(string(b)) }

@@ -1,0 +1,263 @@
+package node
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shoal-db/shoal/slots"
+	"github.com/tidwall/redcon"
+	"go.uber.org/zap"
+)
+
+// handle is redcon's handler: it runs one command on the connection's
+// goroutine and queues its reply; redcon flushes the queued replies of a
+// pipelined read batch in one write.
+func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
+	c, _ := conn.Context().(*Client)
+	if c == nil || c.closeAfter {
+		return // QUIT was received: nothing after it runs (as in Redis)
+	}
+	c.out = c.out[:0]
+	c.run(cmd.Args)
+	if len(c.out) > 0 {
+		switch c.replyMode {
+		case replyOn:
+			conn.WriteRaw(c.out)
+			c.outBytes.Add(int64(len(c.out)))
+			s.stats.netOutputBytes.Add(int64(len(c.out)))
+		case replySkipThis:
+			c.replyMode = replyOn
+		}
+	} else if c.replyMode == replySkipThis {
+		c.replyMode = replyOn
+	}
+	if c.replyMode == replySkip {
+		c.replyMode = replySkipThis
+	}
+	if cap(c.out) > 64*1024 {
+		c.out = nil // do not keep a big reply's buffer for the connection's life
+	}
+	if c.closeAfter {
+		_ = conn.Close()
+	}
+}
+
+// run executes one request: lookup, arity, protection and auth checks, key
+// extraction, slot locking, the handler, statistics. A panic inside the
+// handler is recovered, logged with the command name and answered -ERR.
+func (c *Client) run(args [][]byte) {
+	if len(args) == 0 {
+		return
+	}
+	s := c.srv
+	now := time.Now()
+	c.lastInteraction.Store(now.UnixMilli())
+	c.cmdsProcessed.Add(1)
+	s.stats.commandsProcessed.Add(1)
+	s.stats.netInputBytes.Add(int64(requestSize(args)))
+
+	spec, unknownSub := s.table.lookup(args)
+	if spec == nil {
+		c.rejectUnknown(args)
+		return
+	}
+	if unknownSub {
+		c.Error(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0]))))
+		return
+	}
+	c.lastCmd.Store(spec)
+	shard := &spec.stats[c.id%statShards]
+	if !spec.arityOK(len(args)) {
+		shard.rejected.Add(1)
+		c.ErrArity(spec.fullName)
+		return
+	}
+	if spec.Flags&FlagProtected != 0 && !c.protectedAllowed(spec) {
+		shard.rejected.Add(1)
+		return
+	}
+	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
+		shard.rejected.Add(1)
+		c.Error("NOAUTH Authentication required.")
+		return
+	}
+	s.pause.wait(spec)
+
+	// Keys → slots → locks, in ascending slot order.
+	var err error
+	c.keyBuf, err = commandKeys(spec, args, c.keyBuf[:0])
+	c.slotBuf = c.slotBuf[:0]
+	if err == nil {
+		for _, p := range c.keyBuf {
+			c.slotBuf = append(c.slotBuf, slots.KeySlot(args[p]))
+		}
+		if len(c.slotBuf) > 1 {
+			slices.Sort(c.slotBuf)
+			c.slotBuf = slices.Compact(c.slotBuf)
+		}
+	}
+	db := c.DB()
+	c.errored = false
+	start := len(c.out)
+	db.LockSlots(c.slotBuf)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.stats.panics.Add(1)
+				s.log.Error("panic while executing a command",
+					zap.String("command", spec.fullName), zap.Any("panic", r), zap.Stack("stack"))
+				c.out = c.out[:start]
+				c.Error(fmt.Sprintf("ERR internal error executing '%s': %v", spec.fullName, r))
+			}
+		}()
+		spec.Handler(c, args)
+	}()
+	db.UnlockSlots(c.slotBuf)
+	dur := time.Since(now)
+	shard.calls.Add(1)
+	shard.usec.Add(int64(dur / time.Microsecond))
+	if c.errored {
+		shard.failed.Add(1)
+	}
+	s.slowlog.maybeRecord(c, args, now, dur)
+}
+
+// requestSize estimates the request's wire size for net_input_bytes.
+func requestSize(args [][]byte) int {
+	n := 16
+	for _, a := range args {
+		n += len(a) + 16
+	}
+	return n
+}
+
+// rejectUnknown writes Redis 7.0's unknown-command error.
+func (c *Client) rejectUnknown(args [][]byte) {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		fmt.Fprintf(&b, "'%.*s' ", 128-b.Len(), a)
+	}
+	c.Error(fmt.Sprintf("ERR unknown command '%.128s', with args beginning with: %s", args[0], b.String()))
+}
+
+// protectedAllowed applies enable-debug-command / enable-module-command
+// (no | yes | local) and writes Redis's refusal when not allowed.
+func (c *Client) protectedAllowed(spec *CommandSpec) bool {
+	top := spec
+	if spec.Parent != nil {
+		top = spec.Parent
+	}
+	what, directive := "DEBUG", "enable-debug-command"
+	if top.Name == "module" {
+		what, directive = "MODULE", "enable-module-command"
+	}
+	switch c.srv.cfg.String(directive) {
+	case "yes":
+		return true
+	case "local":
+		if c.isLocal() {
+			return true
+		}
+	}
+	c.Error(fmt.Sprintf("ERR %s command not allowed. If the %s option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", what, directive))
+	return false
+}
+
+func (c *Client) isLocal() bool {
+	ta, ok := c.guard.Conn.RemoteAddr().(*net.TCPAddr)
+	return !ok || ta.IP.IsLoopback()
+}
+
+// noteError counts an error reply in INFO errorstats.
+func (c *Client) noteError(msg string) {
+	c.errored = true
+	s := c.srv
+	s.stats.totalErrorReplies.Add(1)
+	code := msg
+	if i := strings.IndexByte(msg[:min(len(msg), 32)], ' '); i > 0 {
+		code = msg[:i]
+	} else {
+		code = "ERR"
+	}
+	s.stats.countError(code)
+}
+
+// clientPause implements CLIENT PAUSE: while active, commands of the paused
+// class wait (WRITE: commands that may write; ALL: every command except
+// the ones clients need to unpause).
+type clientPause struct {
+	mu    sync.Mutex
+	until time.Time
+	all   bool
+	wake  chan struct{} // closed when the pause ends or changes
+}
+
+// Pause starts or extends a pause.
+func (p *clientPause) Pause(d time.Duration, all bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	until := time.Now().Add(d)
+	if until.After(p.until) {
+		p.until = until
+	}
+	p.all = p.all || all
+	if p.wake == nil {
+		p.wake = make(chan struct{})
+	}
+}
+
+// Unpause ends the pause.
+func (p *clientPause) Unpause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.until = time.Time{}
+	p.all = false
+	if p.wake != nil {
+		close(p.wake)
+		p.wake = nil
+	}
+}
+
+// wait blocks while spec is paused.
+func (p *clientPause) wait(spec *CommandSpec) {
+	for {
+		p.mu.Lock()
+		if p.until.IsZero() {
+			p.mu.Unlock()
+			return
+		}
+		left := time.Until(p.until)
+		affected := p.all || spec.Flags&(FlagWrite|FlagMayReplicate) != 0
+		if spec.fullName == "client|unpause" || spec.fullName == "client|pause" {
+			affected = false
+		}
+		if left <= 0 {
+			p.until = time.Time{}
+			p.all = false
+			if p.wake != nil {
+				close(p.wake)
+				p.wake = nil
+			}
+			p.mu.Unlock()
+			return
+		}
+		wake := p.wake
+		p.mu.Unlock()
+		if !affected {
+			return
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}

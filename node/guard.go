@@ -1,0 +1,491 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// respGuard sits between a client socket and redcon's reader. It parses the
+// request stream the way Redis's processInlineBuffer/processMultibulkBuffer
+// do, enforces every size limit BEFORE anything is buffered for it
+// (proto-max-bulk-len, the 64 KiB inline and header-line limits,
+// client-query-buffer-limit, the unauthenticated limits), turns inline
+// commands into multibulk ones with Redis's quoting rules, drops empty
+// multibulks, and hands redcon canonical RESP only. redcon's own reader has
+// no bounds and parses inline commands differently, hence this layer.
+//
+// On a protocol error the guard first lets redcon consume (and answer) every
+// complete command before the bad bytes; on the next Read it writes Redis's
+// exact error line to the socket and fails, and redcon closes the connection.
+//
+// A respGuard is used by its connection's goroutine only, except for the
+// atomic statistics fields, which CLIENT LIST reads.
+type respGuard struct {
+	net.Conn
+	lim *guardLimits
+
+	inBuf []byte // read buffer; in is its unparsed window
+	in    []byte
+	out   []byte // canonical bytes produced, not yet handed to redcon
+	outAt int
+
+	st       guardState
+	argsLeft int   // arguments still expected in the current multibulk
+	bulkLeft int64 // payload bytes (plus the 2 trailing ones) still expected
+	cmdBytes int64 // bytes of the current, incomplete command
+
+	protoErr  string // pending protocol error, sent on the next Read
+	closeErr  error  // pending silent close
+	deadlined bool   // a read deadline is set on the socket
+
+	// Statistics for CLIENT LIST / INFO (written by the owner goroutine).
+	qbuf      atomic.Int64 // bytes buffered and not yet parsed
+	readBytes atomic.Int64 // total bytes read from the socket
+}
+
+type guardState uint8
+
+const (
+	stCommandStart guardState = iota
+	stBulkHeader
+	stBulkPayload
+)
+
+// serverLimits are the live settings every guard consults; the server
+// updates them when CONFIG SET changes the directives.
+type serverLimits struct {
+	protoMaxBulkLen atomic.Int64
+	queryBufLimit   atomic.Int64
+	idleTimeout     atomic.Int64 // seconds; 0 = never
+}
+
+// guardLimits is one client's view: the shared settings plus the answers
+// that depend on the client.
+type guardLimits struct {
+	shared *serverLimits
+	// authRequired reports whether this client must still authenticate.
+	authRequired func() bool
+	// blocked reports whether the client waits in a blocking command (no idle timeout then).
+	blocked func() bool
+}
+
+const (
+	protoInlineMaxSize = 64 * 1024 // Redis's PROTO_INLINE_MAX_SIZE
+	guardReadSize      = 16 * 1024
+	protoMaxMultibulk  = 1<<31 - 1 // INT_MAX
+)
+
+var (
+	errGuardClosed   = errors.New("connection closed after a protocol error")
+	errQueryBufLimit = errors.New("client reached client-query-buffer-limit")
+)
+
+func newRespGuard(c net.Conn, lim *guardLimits) *respGuard {
+	return &respGuard{Conn: c, lim: lim, inBuf: make([]byte, guardReadSize)}
+}
+
+// Read hands redcon the next canonical bytes.
+func (g *respGuard) Read(p []byte) (int, error) {
+	for {
+		if g.outAt < len(g.out) {
+			n := copy(p, g.out[g.outAt:])
+			g.outAt += n
+			if g.outAt == len(g.out) {
+				g.out = g.out[:0]
+				g.outAt = 0
+			}
+			return n, nil
+		}
+		if g.protoErr != "" {
+			// Every reply to the commands before the bad bytes has been
+			// flushed by redcon before it asked for more input.
+			_, _ = g.Conn.Write([]byte("-ERR Protocol error: " + g.protoErr + "\r\n"))
+			g.protoErr = ""
+			g.closeErr = errGuardClosed
+		}
+		if g.closeErr != nil {
+			return 0, g.closeErr
+		}
+		if len(g.in) > 0 {
+			before := len(g.in)
+			g.parse()
+			g.qbuf.Store(int64(len(g.in)))
+			if len(g.out) > 0 || g.protoErr != "" || g.closeErr != nil || len(g.in) != before {
+				continue
+			}
+		}
+		if err := g.fill(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// fill reads more input, keeping the unparsed window at the buffer's start.
+func (g *respGuard) fill() error {
+	if len(g.in) > 0 && &g.in[0] != &g.inBuf[0] {
+		n := copy(g.inBuf, g.in)
+		g.in = g.inBuf[:n]
+	} else if len(g.in) == 0 {
+		g.in = g.inBuf[:0]
+		if cap(g.inBuf) > 4*guardReadSize {
+			// A long header line grew the buffer; give the memory back.
+			g.inBuf = make([]byte, guardReadSize)
+			g.in = g.inBuf[:0]
+		}
+	}
+	if len(g.in) == len(g.inBuf) {
+		// Only an incomplete header line or inline command fills the whole
+		// buffer, and those are bounded by protoInlineMaxSize (checked in
+		// parse), so this growth is bounded too.
+		nb := make([]byte, 2*len(g.inBuf))
+		copy(nb, g.in)
+		g.inBuf = nb
+		g.in = nb[:len(g.in)]
+	}
+	if t := g.lim.shared.idleTimeout.Load(); t > 0 && (g.lim.blocked == nil || !g.lim.blocked()) {
+		_ = g.Conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		g.deadlined = true
+	} else if g.deadlined {
+		_ = g.Conn.SetReadDeadline(time.Time{})
+		g.deadlined = false
+	}
+	n, err := g.Conn.Read(g.inBuf[len(g.in):])
+	g.in = g.inBuf[:len(g.in)+n]
+	g.readBytes.Add(int64(n))
+	g.qbuf.Store(int64(len(g.in)))
+	if n > 0 {
+		return nil
+	}
+	return err
+}
+
+// parse consumes as much of g.in as it can.
+func (g *respGuard) parse() {
+	for len(g.in) > 0 && g.protoErr == "" && g.closeErr == nil {
+		switch g.st {
+		case stCommandStart:
+			if g.in[0] == '*' {
+				if !g.multibulkHeader() {
+					return
+				}
+			} else if !g.inline() {
+				return
+			}
+		case stBulkHeader:
+			if !g.bulkHeader() {
+				return
+			}
+		case stBulkPayload:
+			g.bulkPayload()
+		}
+	}
+}
+
+// headerLine returns the line at the start of in, terminated by '\r' (the
+// byte after it is skipped unchecked, as Redis does), or ok=false if it is
+// not complete yet. tooBig is the error text when no terminator shows up
+// within the inline limit.
+func (g *respGuard) headerLine(tooBig string) (line []byte, ok bool) {
+	i := bytes.IndexByte(g.in, '\r')
+	if i < 0 {
+		if len(g.in) > protoInlineMaxSize {
+			g.protoErr = tooBig
+		}
+		return nil, false
+	}
+	if i+2 > len(g.in) { // the '\n' has not arrived yet
+		return nil, false
+	}
+	line = g.in[:i]
+	g.in = g.in[i+2:]
+	return line, true
+}
+
+func (g *respGuard) multibulkHeader() bool {
+	line, ok := g.headerLine("too big mbulk count string")
+	if !ok {
+		return false
+	}
+	n, ok := parseLL(line[1:])
+	if !ok || n > protoMaxMultibulk {
+		g.protoErr = "invalid multibulk length"
+		return true
+	}
+	if n > 10 && g.lim.authRequired != nil && g.lim.authRequired() {
+		g.protoErr = "unauthenticated multibulk length"
+		return true
+	}
+	if n <= 0 {
+		return true // an empty command: Redis ignores it
+	}
+	g.argsLeft = int(n)
+	g.cmdBytes = int64(len(line) + 2)
+	g.out = append(g.out, '*')
+	g.out = strconv.AppendInt(g.out, n, 10)
+	g.out = append(g.out, '\r', '\n')
+	g.st = stBulkHeader
+	return true
+}
+
+func (g *respGuard) bulkHeader() bool {
+	// Redis checks the '$' only once the whole line is there.
+	line, ok := g.headerLine("too big bulk count string")
+	if !ok {
+		return false
+	}
+	if len(line) == 0 || line[0] != '$' {
+		c := byte('\r')
+		if len(line) > 0 {
+			c = line[0]
+		}
+		g.protoErr = "expected '$', got '" + string(c) + "'"
+		return true
+	}
+	n, ok := parseLL(line[1:])
+	if !ok || n < 0 || n > g.lim.shared.protoMaxBulkLen.Load() {
+		g.protoErr = "invalid bulk length"
+		return true
+	}
+	if n > 16384 && g.lim.authRequired != nil && g.lim.authRequired() {
+		g.protoErr = "unauthenticated bulk length"
+		return true
+	}
+	g.cmdBytes += int64(len(line)+2) + n + 2
+	if lim := g.lim.shared.queryBufLimit.Load(); lim > 0 && g.cmdBytes > lim {
+		g.closeErr = errQueryBufLimit
+		return true
+	}
+	g.out = append(g.out, '$')
+	g.out = strconv.AppendInt(g.out, n, 10)
+	g.out = append(g.out, '\r', '\n')
+	g.bulkLeft = n + 2
+	g.st = stBulkPayload
+	return true
+}
+
+func (g *respGuard) bulkPayload() {
+	n := int64(len(g.in))
+	if n > g.bulkLeft {
+		n = g.bulkLeft
+	}
+	data := g.bulkLeft - 2 // payload bytes still owed, without the CRLF
+	if data > 0 {
+		k := min(n, data)
+		g.out = append(g.out, g.in[:k]...)
+	}
+	// The two bytes after the payload are skipped whatever they are (Redis
+	// does not check them); redcon gets a real CRLF.
+	for i := int64(0); i < n; i++ {
+		if g.bulkLeft-i <= 2 {
+			g.out = append(g.out, "\r\n"[2-(g.bulkLeft-i)])
+		}
+	}
+	g.in = g.in[n:]
+	g.bulkLeft -= n
+	if g.bulkLeft == 0 {
+		g.argsLeft--
+		if g.argsLeft == 0 {
+			g.st = stCommandStart
+			g.cmdBytes = 0
+		} else {
+			g.st = stBulkHeader
+		}
+	}
+}
+
+// inline parses one inline command line (telnet style).
+func (g *respGuard) inline() bool {
+	i := bytes.IndexByte(g.in, '\n')
+	if i < 0 {
+		if len(g.in) > protoInlineMaxSize {
+			g.protoErr = "too big inline request"
+		}
+		return false
+	}
+	line := g.in[:i]
+	g.in = g.in[i+1:]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	args, ok := splitArgs(line)
+	if !ok {
+		g.protoErr = "unbalanced quotes in request"
+		return true
+	}
+	if len(args) == 0 {
+		return true
+	}
+	g.out = append(g.out, '*')
+	g.out = strconv.AppendInt(g.out, int64(len(args)), 10)
+	g.out = append(g.out, '\r', '\n')
+	for _, a := range args {
+		g.out = append(g.out, '$')
+		g.out = strconv.AppendInt(g.out, int64(len(a)), 10)
+		g.out = append(g.out, '\r', '\n')
+		g.out = append(g.out, a...)
+		g.out = append(g.out, '\r', '\n')
+	}
+	return true
+}
+
+// parseLL parses a decimal int64 exactly as Redis's string2ll: optional '-',
+// no '+', no leading zeros except "0" itself, no spaces, no overflow.
+func parseLL(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		neg = true
+		i = 1
+		if len(b) == 1 {
+			return 0, false
+		}
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (1<<64-1)/10 {
+			return 0, false
+		}
+		v *= 10
+		if v > 1<<64-1-uint64(c-'0') {
+			return 0, false
+		}
+		v += uint64(c - '0')
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// splitArgs splits an inline command line like Redis's sdssplitargs:
+// whitespace-separated words, "double quotes" with \n \r \t \b \a \xHH and
+// \<any> escapes, 'single quotes' with \' only; a closing quote must be
+// followed by whitespace or the end of the line.
+func splitArgs(line []byte) ([][]byte, bool) {
+	var args [][]byte
+	p := 0
+	for {
+		for p < len(line) && isSpace(line[p]) {
+			p++
+		}
+		if p >= len(line) {
+			return args, true
+		}
+		var cur []byte
+		inq, insq := false, false
+		for done := false; !done; {
+			if inq {
+				if p >= len(line) {
+					return nil, false
+				}
+				switch {
+				case line[p] == '\\' && p+3 < len(line) && line[p+1] == 'x' && isHex(line[p+2]) && isHex(line[p+3]):
+					cur = append(cur, hexVal(line[p+2])<<4|hexVal(line[p+3]))
+					p += 3
+				case line[p] == '\\' && p+1 < len(line):
+					p++
+					switch line[p] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[p])
+					}
+				case line[p] == '"':
+					if p+1 < len(line) && !isSpace(line[p+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, line[p])
+				}
+			} else if insq {
+				if p >= len(line) {
+					return nil, false
+				}
+				switch {
+				case line[p] == '\\' && p+1 < len(line) && line[p+1] == '\'':
+					p++
+					cur = append(cur, '\'')
+				case line[p] == '\'':
+					if p+1 < len(line) && !isSpace(line[p+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, line[p])
+				}
+			} else {
+				if p >= len(line) {
+					break
+				}
+				switch line[p] {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inq = true
+				case '\'':
+					insq = true
+				default:
+					cur = append(cur, line[p])
+				}
+			}
+			if p < len(line) {
+				p++
+			}
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		args = append(args, cur)
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}

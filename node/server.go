@@ -1,0 +1,386 @@
+// Package node is one shoal-server process: listeners, client sessions, the
+// command table and dispatcher, and the server-level commands (INFO, CONFIG,
+// CLIENT, DEBUG, ...). It wires the keyspace (store) and, later, the cluster
+// subsystems together.
+package node
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/store"
+	"github.com/tidwall/redcon"
+	"go.uber.org/zap"
+)
+
+// Version is the Redis version shoal answers to (HELLO, INFO redis_version).
+const Version = "7.0.15"
+
+// ShoalVersion is shoal's own version.
+const ShoalVersion = "0.1.0"
+
+// Server is one node.
+//
+// Concurrency: commands run on their connection's goroutine; the keyspace
+// is guarded per slot (see store). Server-wide mutable state is either
+// atomic or guarded by mu.
+type Server struct {
+	cfg   *config.Config
+	log   *zap.Logger
+	ks    *store.Keyspace
+	table *commandTable
+	runID string
+	start time.Time
+	pid   int
+
+	limits serverLimits
+
+	mu        sync.Mutex
+	clients   map[int64]*Client
+	listeners []net.Listener
+	closing   bool
+
+	nextClientID atomic.Int64
+	stats        serverStats
+	activeExpire atomic.Bool
+	pause        clientPause
+	slowlog      slowlog
+
+	done     chan struct{} // closed when the server has stopped
+	stopOnce sync.Once
+	stopCron chan struct{}
+	wg       sync.WaitGroup
+
+	// shutdownHook runs when SHUTDOWN is accepted (the binary exits).
+	shutdownHook func()
+}
+
+// serverStats are the counters INFO stats reports.
+type serverStats struct {
+	connectionsReceived atomic.Int64
+	rejectedConns       atomic.Int64
+	commandsProcessed   atomic.Int64
+	netInputBytes       atomic.Int64
+	netOutputBytes      atomic.Int64
+	panics              atomic.Int64
+	totalErrorReplies   atomic.Int64
+	errors              sync.Map // error code → *atomic.Int64
+	errorCodes          atomic.Int64
+	unexpectedErrors    atomic.Int64
+}
+
+// Options are the parts of a node that are not configuration directives.
+type Options struct {
+	Logger *zap.Logger
+	// OnShutdown is called (once) when a SHUTDOWN command stops the server.
+	OnShutdown func()
+}
+
+// New builds a node from its configuration. It does not listen yet.
+func New(cfg *config.Config, opts Options) (*Server, error) {
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	var id [20]byte
+	_, _ = rand.Read(id[:])
+	s := &Server{
+		cfg:          cfg,
+		runID:        hex.EncodeToString(id[:]),
+		start:        time.Now(),
+		pid:          os.Getpid(),
+		clients:      make(map[int64]*Client),
+		done:         make(chan struct{}),
+		stopCron:     make(chan struct{}),
+		shutdownHook: opts.OnShutdown,
+	}
+	s.log = log.With(zap.String("node", s.runID[:8]))
+	ndb := int(cfg.Int("databases"))
+	if ndb < 1 {
+		ndb = 16
+	}
+	s.ks = store.New(ndb, nil, (*expiryEvents)(s))
+	s.activeExpire.Store(true)
+	s.table = newCommandTable()
+	s.applyLimits()
+	s.registerConfigHooks()
+	return s, nil
+}
+
+// expiryEvents receives keyspace events; replication will hang off it.
+type expiryEvents Server
+
+func (e *expiryEvents) KeyExpired(db int, key string) {}
+
+// applyLimits copies the directives the hot path reads into atomics.
+func (s *Server) applyLimits() {
+	s.limits.protoMaxBulkLen.Store(s.cfg.Int("proto-max-bulk-len"))
+	s.limits.queryBufLimit.Store(s.cfg.Int("client-query-buffer-limit"))
+	s.limits.idleTimeout.Store(s.cfg.Int("timeout"))
+}
+
+func (s *Server) registerConfigHooks() {
+	for _, name := range []string{"proto-max-bulk-len", "client-query-buffer-limit", "timeout"} {
+		s.cfg.OnChange(name, func(string) error { s.applyLimits(); return nil })
+	}
+}
+
+// Keyspace returns the node's keyspace.
+func (s *Server) Keyspace() *store.Keyspace { return s.ks }
+
+// Logger returns the node's logger.
+func (s *Server) Logger() *zap.Logger { return s.log }
+
+// Config returns the node's configuration.
+func (s *Server) Config() *config.Config { return s.cfg }
+
+// Done is closed once the server has stopped.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// ErrListen is returned by Listen when a listening socket cannot be created.
+var ErrListen = errors.New("listen failed")
+
+// Listen opens the client listeners on every bind address and starts
+// serving. It returns once the sockets are bound.
+func (s *Server) Listen() error {
+	port := int(s.cfg.Int("port"))
+	binds := s.cfg.Strings("bind")
+	if len(binds) == 0 {
+		binds = []string{"*"}
+	}
+	var lns []net.Listener
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		b = strings.TrimPrefix(b, "-")
+		host := b
+		switch b {
+		case "*":
+			host = "0.0.0.0"
+		case "::*":
+			host = "::"
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", b, port, err))
+			for _, l := range lns {
+				_ = l.Close()
+			}
+			return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+		}
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 {
+		return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+	}
+	s.mu.Lock()
+	s.listeners = lns
+	s.mu.Unlock()
+	for _, ln := range lns {
+		gl := &guardListener{Listener: ln, srv: s}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			_ = redcon.Serve(gl, s.handle, s.accept, s.closed)
+		}()
+	}
+	s.wg.Add(1)
+	go s.cron()
+	return nil
+}
+
+// Addr returns the first listener's address (tests use port 0).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.listeners) == 0 {
+		return nil
+	}
+	return s.listeners[0].Addr()
+}
+
+// guardListener wraps every accepted socket in a respGuard.
+type guardListener struct {
+	net.Listener
+	srv *Server
+}
+
+func (l *guardListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		if ka := l.srv.cfg.Int("tcp-keepalive"); ka > 0 {
+			_ = tc.SetKeepAlive(true)
+			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
+		}
+	}
+	return newRespGuard(c, &guardLimits{shared: &l.srv.limits}), nil
+}
+
+// accept registers a new client, or refuses it (maxclients, shutdown).
+func (s *Server) accept(conn redcon.Conn) bool {
+	g := conn.NetConn().(*respGuard)
+	s.stats.connectionsReceived.Add(1)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return false
+	}
+	if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
+		s.mu.Unlock()
+		s.stats.rejectedConns.Add(1)
+		_, _ = g.Conn.Write([]byte("-ERR max number of clients reached\r\n"))
+		return false
+	}
+	if s.protectedModeRefuses(g.Conn) {
+		s.mu.Unlock()
+		s.stats.rejectedConns.Add(1)
+		_, _ = g.Conn.Write([]byte(protectedModeMsg))
+		return false
+	}
+	c := &Client{
+		srv:     s,
+		conn:    conn,
+		guard:   g,
+		id:      s.nextClientID.Add(1),
+		resp:    2,
+		created: time.Now(),
+		addr:    g.Conn.RemoteAddr().String(),
+		laddr:   g.Conn.LocalAddr().String(),
+	}
+	c.multiLen.Store(-1)
+	c.lastInteraction.Store(time.Now().UnixMilli())
+	c.authenticated = s.cfg.String("requirepass") == ""
+	s.clients[c.id] = c
+	s.mu.Unlock()
+	conn.SetContext(c)
+	// redcon calls accept before it starts the connection's goroutine, so
+	// the guard has not read anything yet.
+	g.lim = c.limitsView()
+	return true
+}
+
+// limitsView returns guard limits that share the server's live values but
+// answer the per-client questions for c.
+func (c *Client) limitsView() *guardLimits {
+	return &guardLimits{
+		authRequired: func() bool { return !c.authenticated },
+		blocked:      c.blocked.Load,
+		shared:       &c.srv.limits,
+	}
+}
+
+func (s *Server) closed(conn redcon.Conn, err error) {
+	c, _ := conn.Context().(*Client)
+	if c == nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+	if errors.Is(err, errQueryBufLimit) {
+		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
+	}
+}
+
+const protectedModeMsg = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+
+// protectedModeRefuses applies Redis's protected mode: with no password and
+// the default "listen everywhere" bind, only loopback clients are served.
+func (s *Server) protectedModeRefuses(c net.Conn) bool {
+	if !s.cfg.Bool("protected-mode") || s.cfg.String("requirepass") != "" {
+		return false
+	}
+	explicitBind := false
+	for _, b := range s.cfg.Strings("bind") {
+		b = strings.TrimPrefix(b, "-")
+		if b != "*" && b != "::*" {
+			explicitBind = true
+		}
+	}
+	if explicitBind {
+		return false
+	}
+	ta, ok := c.RemoteAddr().(*net.TCPAddr)
+	return ok && !ta.IP.IsLoopback()
+}
+
+// cron is the server's periodic work, hz times a second (server.c serverCron).
+func (s *Server) cron() {
+	defer s.wg.Done()
+	hz := s.cfg.Int("hz")
+	if hz < 1 {
+		hz = 10
+	}
+	t := time.NewTicker(time.Second / time.Duration(hz))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopCron:
+			return
+		case <-t.C:
+		}
+		s.ks.Tick()
+		if s.activeExpire.Load() {
+			// Redis's slow cycle may use 25% of each cron period.
+			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
+		}
+	}
+}
+
+// Shutdown stops listening, disconnects every client and stops the cron. It
+// is idempotent.
+func (s *Server) Shutdown() {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		lns := s.listeners
+		clients := make([]*Client, 0, len(s.clients))
+		for _, c := range s.clients {
+			clients = append(clients, c)
+		}
+		s.mu.Unlock()
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+		for _, c := range clients {
+			c.kill()
+		}
+		close(s.stopCron)
+		s.wg.Wait()
+		close(s.done)
+	})
+}
+
+// Clients returns a snapshot of the connected clients, ordered by id.
+func (s *Server) Clients() []*Client {
+	s.mu.Lock()
+	out := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	sortClients(out)
+	return out
+}
+
+func sortClients(cs []*Client) {
+	slices.SortFunc(cs, func(a, b *Client) int { return cmp.Compare(a.id, b.id) })
+}

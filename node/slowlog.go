@@ -1,0 +1,67 @@
+package node
+
+import (
+	"sync"
+	"time"
+)
+
+// slowlog keeps the most recent commands slower than
+// slowlog-log-slower-than microseconds (SLOWLOG GET/LEN/RESET).
+type slowlog struct {
+	mu      sync.Mutex
+	entries []slowlogEntry // newest first
+	nextID  int64
+}
+
+type slowlogEntry struct {
+	id       int64
+	at       time.Time
+	duration time.Duration
+	args     []string
+	addr     string
+	name     string
+}
+
+// Redis keeps at most 32 arguments and 128 bytes of each.
+const (
+	slowlogMaxArgc   = 32
+	slowlogMaxArgLen = 128
+)
+
+// maybeRecord logs the command if it was slow enough.
+func (l *slowlog) maybeRecord(c *Client, args [][]byte, at time.Time, d time.Duration) {
+	threshold := c.srv.cfg.Int("slowlog-log-slower-than")
+	if threshold < 0 || int64(d/time.Microsecond) < threshold {
+		return
+	}
+	spec := c.lastCmd.Load()
+	if spec != nil && spec.Flags&FlagSkipSlowlog != 0 {
+		return
+	}
+	n := len(args)
+	if n > slowlogMaxArgc {
+		n = slowlogMaxArgc
+	}
+	e := slowlogEntry{at: at, duration: d, addr: c.addr, name: c.Name()}
+	for i := 0; i < n; i++ {
+		if i == slowlogMaxArgc-1 && len(args) > slowlogMaxArgc {
+			e.args = append(e.args, "... ("+itoa(int64(len(args)-slowlogMaxArgc+1))+" more arguments)")
+			break
+		}
+		a := args[i]
+		if len(a) > slowlogMaxArgLen {
+			e.args = append(e.args, string(a[:slowlogMaxArgLen])+"... ("+itoa(int64(len(a)-slowlogMaxArgLen))+" more bytes)")
+		} else {
+			e.args = append(e.args, string(a))
+		}
+	}
+	maxLen := int(c.srv.cfg.Int("slowlog-max-len"))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.id = l.nextID
+	l.nextID++
+	l.entries = append([]slowlogEntry{e}, l.entries...)
+	if len(l.entries) > maxLen {
+		l.entries = l.entries[:maxLen]
+	}
+}

@@ -1,0 +1,82 @@
+package node
+
+import (
+	"sort"
+	"sync/atomic"
+)
+
+// maxErrorCodes bounds the distinct error codes errorstats tracks, as Redis
+// does (ERROR_STATS_NUMBER), so a client cannot grow the table without end.
+const maxErrorCodes = 128
+
+// countError adds one to the counter of an error code ("ERR", "WRONGTYPE").
+func (st *serverStats) countError(code string) {
+	if v, ok := st.errors.Load(code); ok {
+		v.(*atomic.Int64).Add(1)
+		return
+	}
+	if st.errorCodes.Load() >= maxErrorCodes {
+		return
+	}
+	v, loaded := st.errors.LoadOrStore(code, new(atomic.Int64))
+	if !loaded {
+		st.errorCodes.Add(1)
+	}
+	v.(*atomic.Int64).Add(1)
+}
+
+// ErrorCount is one line of INFO errorstats.
+type ErrorCount struct {
+	Code  string
+	Count int64
+}
+
+// errorCounts returns the error counters sorted by code.
+func (st *serverStats) errorCounts() []ErrorCount {
+	var out []ErrorCount
+	st.errors.Range(func(k, v any) bool {
+		out = append(out, ErrorCount{Code: k.(string), Count: v.(*atomic.Int64).Load()})
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
+
+// resetErrors clears errorstats (CONFIG RESETSTAT).
+func (st *serverStats) resetErrors() {
+	st.errors.Range(func(k, _ any) bool {
+		st.errors.Delete(k)
+		return true
+	})
+	st.errorCodes.Store(0)
+	st.totalErrorReplies.Store(0)
+}
+
+// CommandCounters are one command's INFO commandstats figures.
+type CommandCounters struct {
+	Calls, Usec, Rejected, Failed int64
+}
+
+// counters sums a command's shards.
+func (spec *CommandSpec) counters() CommandCounters {
+	var cc CommandCounters
+	for i := range spec.stats {
+		sh := &spec.stats[i]
+		cc.Calls += sh.calls.Load()
+		cc.Usec += sh.usec.Load()
+		cc.Rejected += sh.rejected.Load()
+		cc.Failed += sh.failed.Load()
+	}
+	return cc
+}
+
+// resetCounters zeroes a command's counters.
+func (spec *CommandSpec) resetCounters() {
+	for i := range spec.stats {
+		sh := &spec.stats[i]
+		sh.calls.Store(0)
+		sh.usec.Store(0)
+		sh.rejected.Store(0)
+		sh.failed.Store(0)
+	}
+}
