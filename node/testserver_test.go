@@ -1,0 +1,172 @@
+package node
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-db/shoal/config"
+)
+
+// This file is the shared helper for tests that talk to a real in-process
+// server over 127.0.0.1: startTestServer starts one (port 0, stopped when
+// the test ends) and dialTest opens a raw RESP connection whose replies are
+// returned byte for byte, so that tests can compare them with what Redis
+// sends.
+
+// testIOTimeout bounds every read and write of a test connection.
+const testIOTimeout = 10 * time.Second
+
+// startTestServer starts a server configured with the given command-line
+// style options (e.g. "--maxclients", "5") on a free loopback port.
+func startTestServer(t testing.TB, opts ...string) *Server {
+	t.Helper()
+	args := append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", ""}, opts...)
+	cfg, err := config.Load(args)
+	if err != nil {
+		t.Fatalf("config.Load(%q): %v", args, err)
+	}
+	s, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := s.Listen(); err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// testConn is a raw RESP connection to a test server.
+type testConn struct {
+	t testing.TB
+	c net.Conn
+	r *bufio.Reader
+}
+
+// dialTest connects to s; the connection is closed when the test ends.
+func dialTest(t testing.TB, s *Server) *testConn {
+	t.Helper()
+	return dialTestAddr(t, s.Addr().String())
+}
+
+// dialTestAddr connects to any RESP server (tests also use it to talk to a
+// real redis-server).
+func dialTestAddr(t testing.TB, addr string) *testConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, testIOTimeout)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &testConn{t: t, c: c, r: bufio.NewReader(c)}
+}
+
+// encodeCommand encodes args as a RESP multibulk request.
+func encodeCommand(args ...string) []byte {
+	b := fmt.Appendf(nil, "*%d\r\n", len(args))
+	for _, a := range args {
+		b = fmt.Appendf(b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b
+}
+
+// send writes one request without reading the reply.
+func (tc *testConn) send(args ...string) {
+	tc.t.Helper()
+	tc.writeRaw(encodeCommand(args...))
+}
+
+// writeRaw writes bytes as they are (inline commands, broken protocol).
+func (tc *testConn) writeRaw(b []byte) {
+	tc.t.Helper()
+	_ = tc.c.SetWriteDeadline(time.Now().Add(testIOTimeout))
+	if _, err := tc.c.Write(b); err != nil {
+		tc.t.Fatalf("write: %v", err)
+	}
+}
+
+// do sends one command and returns its reply's raw bytes.
+func (tc *testConn) do(args ...string) string {
+	tc.t.Helper()
+	tc.send(args...)
+	return tc.read()
+}
+
+// read returns the next reply's raw bytes (RESP2 or RESP3).
+func (tc *testConn) read() string {
+	tc.t.Helper()
+	_ = tc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	var buf bytes.Buffer
+	if err := readRawReply(tc.r, &buf); err != nil {
+		tc.t.Fatalf("read reply (so far %q): %v", buf.String(), err)
+	}
+	return buf.String()
+}
+
+// readRawReply copies one complete RESP2/RESP3 reply from r to w.
+func readRawReply(r *bufio.Reader, w *bytes.Buffer) error {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return fmt.Errorf("malformed RESP line %q", line)
+	}
+	w.WriteString(line)
+	body := line[1 : len(line)-2]
+	switch line[0] {
+	case '+', '-', ':', ',', '#', '_', '(':
+		return nil
+	case '$', '=', '!':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return nil
+		}
+		if _, err := io.CopyN(w, r, int64(n)+2); err != nil {
+			return err
+		}
+		return nil
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return err
+		}
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			if err := readRawReply(r, w); err != nil {
+				return err
+			}
+		}
+		if line[0] == '|' { // an attribute precedes the real reply
+			return readRawReply(r, w)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown RESP type in %q", line)
+}
+
+// bulkBody returns the payload of a raw bulk or verbatim string reply.
+func bulkBody(t testing.TB, raw string) string {
+	t.Helper()
+	if !strings.HasPrefix(raw, "$") && !strings.HasPrefix(raw, "=") {
+		t.Fatalf("not a bulk reply: %q", raw)
+	}
+	i := strings.Index(raw, "\r\n")
+	body := raw[i+2 : len(raw)-2]
+	if raw[0] == '=' {
+		body = body[4:]
+	}
+	return body
+}
