@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 
@@ -104,6 +105,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			log.Warn("Failed to write PID file", zap.String("pidfile", pidfile), zap.Error(err))
 		} else {
 			defer os.Remove(pidfile)
+		}
+	}
+	// SHOAL_CPUPROFILE=<file> profiles the whole run (make bench uses it to
+	// show where server CPU goes).
+	if path := os.Getenv("SHOAL_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if err := pprof.StartCPUProfile(f); err == nil {
+				defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+			}
 		}
 	}
 	log.Info("Server initialized")

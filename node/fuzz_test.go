@@ -1,0 +1,250 @@
+package node
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shoal-db/shoal/config"
+	"github.com/tidwall/redcon"
+)
+
+// fakeConn is an in-memory net.Conn that serves a fixed input and records
+// what is written to it, so the fuzz target runs the real request path
+// (guard → redcon's reader → dispatcher → handlers) without sockets.
+type fakeConn struct {
+	in  *bytes.Reader
+	out bytes.Buffer
+}
+
+func (f *fakeConn) Read(p []byte) (int, error) {
+	// Hand the input out in small pieces so that every partial-read state
+	// of the guard is exercised.
+	if len(p) > 7 {
+		p = p[:7]
+	}
+	return f.in.Read(p)
+}
+func (f *fakeConn) Write(p []byte) (int, error) { return f.out.Write(p) }
+func (f *fakeConn) Close() error                { return nil }
+func (f *fakeConn) LocalAddr() net.Addr         { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6379} }
+func (f *fakeConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
+}
+func (f *fakeConn) SetDeadline(time.Time) error      { return nil }
+func (f *fakeConn) SetReadDeadline(time.Time) error  { return nil }
+func (f *fakeConn) SetWriteDeadline(time.Time) error { return nil }
+
+// newFuzzServer builds a server that is never listening; commands run on
+// clients made by newFuzzClient.
+func newFuzzServer(t testing.TB) *Server {
+	cfg, err := config.Load([]string{"--enable-debug-command", "no", "--databases", "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep the fuzzer from asking for huge strings or long sleeps.
+	if err := cfg.Set("proto-max-bulk-len", "1mb", "client-query-buffer-limit", "4mb"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newFuzzClient(s *Server, fc *fakeConn) *Client {
+	g := newRespGuard(fc, &guardLimits{shared: &s.limits})
+	c := &Client{srv: s, guard: g, id: s.nextClientID.Add(1), resp: 2, created: time.Now(),
+		addr: fc.RemoteAddr().String(), laddr: fc.LocalAddr().String(), authenticated: true}
+	c.multiLen.Store(-1)
+	g.lim = c.limitsView()
+	return c
+}
+
+// FuzzRequest feeds arbitrary bytes to the request path and checks that no
+// command panics, that every reply is well-formed RESP, and that a protocol
+// error is the last thing on the connection.
+func FuzzRequest(f *testing.F) {
+	seeds := []string{
+		"*1\r\n$4\r\nPING\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+		"SET a 1\r\nINCRBY a 5\r\nAPPEND a xyz\r\nGETRANGE a 0 -1\r\n",
+		"set \"a\\x41\" 'b c'\r\nkeys *\r\nscan 0 match * count 5\r\n",
+		"*3000000000\r\n",
+		"*2\r\n$-5\r\n",
+		"*1\r\nfoo\r\n",
+		"hello 3\r\nset k v ex 10\r\nttl k\r\nexpire k 100 gt\r\n",
+		"mset a 1 b 2 c 3\r\nmget a b c d\r\nrename a z\r\ncopy z y\r\nobject encoding y\r\n",
+		"setrange k 100 x\r\nlcs a b idx withmatchlen\r\nincrbyfloat f 1.5e3\r\n",
+		"config get *max*\r\nclient list\r\ncommand info get set\r\ncommand getkeys set a b\r\n",
+		"select 2\r\nswapdb 0 2\r\nflushall\r\ndbsize\r\nrandomkey\r\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	srv := newFuzzServer(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		fc := &fakeConn{in: bytes.NewReader(data)}
+		c := newFuzzClient(srv, fc)
+		rd := redcon.NewReader(c.guard)
+		var replies bytes.Buffer
+		for n := 0; n < 1000; n++ {
+			cmds, err := rd.ReadCommands()
+			if err != nil {
+				break
+			}
+			for _, cmd := range cmds {
+				if c.closeAfter {
+					break
+				}
+				c.out = c.out[:0]
+				before := srv.stats.panics.Load()
+				c.run(cmd.Args)
+				if srv.stats.panics.Load() != before {
+					t.Fatalf("command %q panicked: %q", cmd.Args, c.out)
+				}
+				if len(c.out) > 0 && !validRESP(c.out) {
+					t.Fatalf("malformed reply to %q: %q", cmd.Args, c.out)
+				}
+				replies.Write(c.out)
+			}
+		}
+		// A protocol error line, if any, is written by the guard straight
+		// to the socket and must be the only thing written there.
+		if fc.out.Len() > 0 && !bytes.HasPrefix(fc.out.Bytes(), []byte("-ERR Protocol error: ")) {
+			t.Fatalf("unexpected bytes written by the guard: %q", fc.out.Bytes())
+		}
+		srv.ks.FlushAll()
+	})
+}
+
+// validRESP reports whether b is a sequence of complete RESP2/RESP3 values.
+func validRESP(b []byte) bool {
+	for len(b) > 0 {
+		n, ok := respValueLen(b, 0)
+		if !ok {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+func respValueLen(b []byte, depth int) (int, bool) {
+	if depth > 64 || len(b) < 3 {
+		return 0, false
+	}
+	i := bytes.Index(b, []byte("\r\n"))
+	if i < 1 {
+		return 0, false
+	}
+	line := string(b[1:i])
+	n := i + 2
+	switch b[0] {
+	case '+', '-', ':', ',', '#', '_', '(':
+		return n, !bytes.ContainsAny([]byte(line), "\r\n")
+	case '$', '=', '!':
+		l, err := strconv.Atoi(line)
+		if err != nil {
+			return 0, false
+		}
+		if l == -1 && b[0] == '$' {
+			return n, true
+		}
+		if l < 0 || len(b) < n+l+2 || string(b[n+l:n+l+2]) != "\r\n" {
+			return 0, false
+		}
+		return n + l + 2, true
+	case '*', '%', '~', '>', '|':
+		l, err := strconv.Atoi(line)
+		if err != nil {
+			return 0, false
+		}
+		if l == -1 && b[0] == '*' {
+			return n, true
+		}
+		if l < 0 {
+			return 0, false
+		}
+		if b[0] == '%' || b[0] == '|' {
+			l *= 2
+		}
+		for k := 0; k < l; k++ {
+			m, ok := respValueLen(b[n:], depth+1)
+			if !ok {
+				return 0, false
+			}
+			n += m
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// TestGuardProtocolErrors pins Redis's protocol error texts.
+func TestGuardProtocolErrors(t *testing.T) {
+	srv := newFuzzServer(t)
+	cases := map[string]string{
+		"*3000000000\r\n":                                    "invalid multibulk length",
+		"*3\r\n$3\r\nSET\r\n$1\r\nx\r\nfooz\r\n":             "expected '$', got 'f'",
+		"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$-10\r\n":             "invalid bulk length",
+		"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$2000000000\r\n":      "invalid bulk length",
+		"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$blabla\r\n":          "invalid bulk length",
+		"*1\r\nfoo\r\n":                                      "expected '$', got 'f'",
+		"set \"\"\"test-key\"\"\" test-value\r\nping\r\n":    "unbalanced quotes in request",
+		string(bytes.Repeat([]byte("x"), 70000)):             "too big inline request",
+		"*" + string(bytes.Repeat([]byte("1"), 70000)):       "too big mbulk count string",
+		"*1\r\n$" + string(bytes.Repeat([]byte("1"), 70000)): "too big bulk count string",
+	}
+	for in, want := range cases {
+		fc := &fakeConn{in: bytes.NewReader([]byte(in))}
+		c := newFuzzClient(srv, fc)
+		buf := make([]byte, 4096)
+		var err error
+		for i := 0; i < 100000 && err == nil; i++ {
+			_, err = c.guard.Read(buf)
+		}
+		if err == nil || err == io.EOF {
+			t.Fatalf("input %.40q: no protocol error (err=%v)", in, err)
+		}
+		if got := fc.out.String(); got != "-ERR Protocol error: "+want+"\r\n" {
+			t.Fatalf("input %.40q: got %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestGuardCanonicalisesInline checks Redis's inline quoting rules.
+func TestGuardCanonicalisesInline(t *testing.T) {
+	cases := map[string][]string{
+		`set "a\x41\n" 'b\'c'`: {"set", "aA\n", "b'c"},
+		`  a   b  `:            {"a", "b"},
+		`a"b c"`:               {"ab c"},
+		`""`:                   {""},
+	}
+	for in, want := range cases {
+		got, ok := splitArgs([]byte(in))
+		if !ok {
+			t.Fatalf("%q: split failed", in)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: got %q want %q", in, got, want)
+		}
+		for i := range want {
+			if string(got[i]) != want[i] {
+				t.Fatalf("%q: arg %d got %q want %q", in, i, got[i], want[i])
+			}
+		}
+	}
+	for _, bad := range []string{`"abc`, `'abc`, `"a"b`, `'a'b`} {
+		if _, ok := splitArgs([]byte(bad)); ok {
+			t.Fatalf("%q: expected unbalanced quotes", bad)
+		}
+	}
+}
