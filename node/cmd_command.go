@@ -1,0 +1,5 @@
+package node
+
+func commandHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{}
+}

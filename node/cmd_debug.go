@@ -1,0 +1,5 @@
+package node
+
+func debugHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{}
+}

@@ -1,0 +1,5 @@
+package node
+
+func miscHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{}
+}
