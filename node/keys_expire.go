@@ -1,0 +1,180 @@
+package node
+
+import (
+	"math"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// The expiry commands (Redis 7.0's expire.c).
+
+// expireCond is EXPIRE's NX / XX / GT / LT.
+type expireCond uint8
+
+const (
+	expireNX expireCond = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+// parseExpireConds parses the options after the time and replies the error
+// itself when they are invalid or incompatible.
+func parseExpireConds(c *Client, opts [][]byte) (expireCond, bool) {
+	var f expireCond
+	for _, o := range opts {
+		switch {
+		case argIs(o, "nx"):
+			f |= expireNX
+		case argIs(o, "xx"):
+			f |= expireXX
+		case argIs(o, "gt"):
+			f |= expireGT
+		case argIs(o, "lt"):
+			f |= expireLT
+		default:
+			c.Error("ERR Unsupported option " + cString(o))
+			return 0, false
+		}
+	}
+	if f&expireNX != 0 && f&(expireXX|expireGT|expireLT) != 0 {
+		c.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return 0, false
+	}
+	if f&expireGT != 0 && f&expireLT != 0 {
+		c.Error("ERR GT and LT options at the same time are not compatible")
+		return 0, false
+	}
+	return f, true
+}
+
+// cString returns b up to its first NUL byte, as a C string would print.
+func cString(b []byte) string {
+	for i, x := range b {
+		if x == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// EXPIRE key seconds [NX | XX | GT | LT]
+func cmdExpire(c *Client, args [][]byte) { expireGeneric(c, args, "expire", true, true) }
+
+// PEXPIRE key milliseconds [NX | XX | GT | LT]
+func cmdPExpire(c *Client, args [][]byte) { expireGeneric(c, args, "pexpire", true, false) }
+
+// EXPIREAT key unix-time-seconds [NX | XX | GT | LT]
+func cmdExpireAt(c *Client, args [][]byte) { expireGeneric(c, args, "expireat", false, true) }
+
+// PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]
+func cmdPExpireAt(c *Client, args [][]byte) { expireGeneric(c, args, "pexpireat", false, false) }
+
+// expireGeneric sets key's expiry from args[2]: relative to now or absolute,
+// in seconds or milliseconds. A deadline that has already passed deletes the
+// key (and still answers 1), as Redis does on a master.
+func expireGeneric(c *Client, args [][]byte, name string, relative, seconds bool) {
+	conds, ok := parseExpireConds(c, args[3:])
+	if !ok {
+		return
+	}
+	when, ok := parseInt64Arg(args[2])
+	if !ok {
+		c.ErrNotInteger()
+		return
+	}
+	db := c.DB()
+	ks := db.Keyspace()
+	// Negative times are allowed; only the conversions may overflow.
+	if seconds {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.Error("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		when *= 1000
+	}
+	if relative {
+		base := ks.Now()
+		if when > math.MaxInt64-base {
+			c.Error("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		when += base
+	}
+	key := args[1]
+	e := db.Lookup(key, store.LookupNoStats)
+	if e == nil {
+		c.Int(0)
+		return
+	}
+	if conds != 0 {
+		cur := e.ExpireAt() // 0: no expiry, which GT and LT treat as infinite
+		switch {
+		case conds&expireNX != 0 && cur != 0,
+			conds&expireXX != 0 && cur == 0,
+			conds&expireGT != 0 && (cur == 0 || when <= cur),
+			conds&expireLT != 0 && cur != 0 && when >= cur:
+			c.Int(0)
+			return
+		}
+	}
+	if when <= ks.Now() {
+		db.Delete(key)
+		c.Int(1)
+		return
+	}
+	db.SetExpire(key, e, when)
+	c.Int(1)
+}
+
+// TTL key
+func cmdTTL(c *Client, args [][]byte) { ttlGeneric(c, args, false, false) }
+
+// PTTL key
+func cmdPTTL(c *Client, args [][]byte) { ttlGeneric(c, args, true, false) }
+
+// EXPIRETIME key
+func cmdExpireTime(c *Client, args [][]byte) { ttlGeneric(c, args, false, true) }
+
+// PEXPIRETIME key
+func cmdPExpireTime(c *Client, args [][]byte) { ttlGeneric(c, args, true, true) }
+
+// ttlGeneric answers -2 for a missing key, -1 for a key without expiry,
+// else the remaining time (or the deadline), never below 0; seconds are
+// rounded to the nearest one.
+func ttlGeneric(c *Client, args [][]byte, millis, absolute bool) {
+	db := c.DB()
+	e := db.Lookup(args[1], store.LookupNoTouch)
+	if e == nil {
+		c.Int(-2)
+		return
+	}
+	at := e.ExpireAt()
+	if at == 0 {
+		c.Int(-1)
+		return
+	}
+	ttl := at
+	if !absolute {
+		ttl = at - db.Keyspace().Now()
+	}
+	if ttl < 0 {
+		ttl = 0
+	}
+	if !millis {
+		ttl = (ttl + 500) / 1000
+	}
+	c.Int(ttl)
+}
+
+// PERSIST key
+func cmdPersist(c *Client, args [][]byte) {
+	db := c.DB()
+	e := db.Lookup(args[1], store.LookupNoStats)
+	if e == nil || e.ExpireAt() == 0 {
+		c.Int(0)
+		return
+	}
+	db.SetExpire(args[1], e, 0)
+	c.Int(1)
+}

@@ -1,0 +1,133 @@
+package node
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// KEYS and SCAN. They hold no dispatcher lock (no declared keys): the store
+// locks one slot at a time while it walks the database, so they never see
+// more than one slot in a consistent state, as SCAN's guarantees allow.
+
+// KEYS pattern
+func cmdKeys(c *Client, args [][]byte) {
+	db := c.DB()
+	pat := keyGlob{pat: args[1]}
+	all := len(args[1]) == 1 && args[1][0] == '*'
+	var keys []string
+	for slot := 0; slot < store.NumSlots; slot++ {
+		db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
+			k := e.Key()
+			if all || pat.match([]byte(k)) {
+				keys = append(keys, k)
+			}
+			return true
+		})
+	}
+	c.StringArray(keys)
+}
+
+// parseScanCursor parses a SCAN cursor as Redis's parseScanCursorOrReply
+// does with strtoul: the argument is read as a C string (up to a NUL), a
+// leading space is refused, an optional sign is accepted ("-1" is 2^64-1),
+// the empty string is 0, overflow is refused.
+func parseScanCursor(b []byte) (uint64, bool) {
+	s := cString(b)
+	if s == "" {
+		return 0, true
+	}
+	switch s[0] {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return 0, false
+	}
+	neg := false
+	switch s[0] {
+	case '-':
+		neg = true
+		s = s[1:]
+	case '+':
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// scanMaxCount bounds the COUNT handed to the store, which multiplies it
+// (the visit budget is ten buckets per wanted key): a COUNT above the key
+// count already means "the whole database".
+const scanMaxCount = math.MaxInt32
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+func cmdScan(c *Client, args [][]byte) {
+	cursor, ok := parseScanCursor(args[1])
+	if !ok {
+		c.Error("ERR invalid cursor")
+		return
+	}
+	count := int64(10)
+	var pat *keyGlob
+	var typeName string
+	hasType := false
+	for i := 2; i < len(args); i += 2 {
+		more := len(args) - i
+		switch {
+		case argIs(args[i], "count") && more >= 2:
+			n, ok := parseInt64Arg(args[i+1])
+			if !ok {
+				c.ErrNotInteger()
+				return
+			}
+			if n < 1 {
+				c.ErrSyntax()
+				return
+			}
+			count = n
+		case argIs(args[i], "match") && more >= 2:
+			p := args[i+1]
+			if len(p) == 1 && p[0] == '*' {
+				pat = nil // matches everything
+			} else {
+				pat = &keyGlob{pat: p}
+			}
+		case argIs(args[i], "type") && more >= 2:
+			typeName = cString(args[i+1])
+			hasType = true
+		default:
+			c.ErrSyntax()
+			return
+		}
+	}
+	var keys []string
+	next := c.DB().Scan(cursor, int(min(count, scanMaxCount)), func(e *store.Entry) {
+		k := e.Key()
+		if pat != nil && !pat.match([]byte(k)) {
+			return
+		}
+		if hasType && !strings.EqualFold(typeName, e.Type().String()) {
+			return
+		}
+		keys = append(keys, k)
+	})
+	c.Array(2)
+	var buf [24]byte
+	c.Bulk(strconv.AppendUint(buf[:0], next, 10))
+	c.StringArray(keys)
+}
+
+// argIs compares an option argument with a lower-case keyword as Redis's
+// strcasecmp on the argument's C string does (a NUL byte ends it).
+func argIs(b []byte, kw string) bool {
+	return strings.EqualFold(cString(b), kw)
+}

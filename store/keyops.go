@@ -1,0 +1,226 @@
+package store
+
+import (
+	"errors"
+	"sync"
+	"unsafe"
+)
+
+// This file holds the keyspace operations of the generic key commands
+// (RENAME, MOVE, COPY, OBJECT IDLETIME): they relink or duplicate whole
+// entries, which needs the slot tables' internals.
+
+// ErrNoCopy is returned by CopyTo for a value type that registered no copy
+// hook.
+var ErrNoCopy = errors.New("store: value type cannot be copied")
+
+// CopyFunc returns a deep copy of a non-string value structure (the pointer
+// stored by SetObject). It runs under the source slot's lock, and possibly
+// the destination's too.
+type CopyFunc func(val unsafe.Pointer) unsafe.Pointer
+
+var (
+	hooksMu   sync.RWMutex
+	copyHooks [16]CopyFunc // by Type; Type is 4 bits wide in Entry.meta
+)
+
+// RegisterCopy installs the deep-copy function of a non-string type; each
+// value type's package calls it once at init. COPY fails with ErrNoCopy for
+// a type that did not.
+func RegisterCopy(t Type, fn CopyFunc) {
+	hooksMu.Lock()
+	copyHooks[t&metaTypeMask] = fn
+	hooksMu.Unlock()
+}
+
+func copyHook(t Type) CopyFunc {
+	hooksMu.RLock()
+	defer hooksMu.RUnlock()
+	return copyHooks[t&metaTypeMask]
+}
+
+// LockOrderLess reports whether a's slot locks must be taken before b's
+// when one goroutine holds locks in two databases (MOVE, COPY ... DB). It is
+// THE order between databases; within one database slots are locked in
+// ascending slot order.
+//
+// The order is by the DB objects' identity (their addresses), not by their
+// numbers: SWAPDB renumbers databases without taking any slot lock, so two
+// commands that read the numbers on either side of a SWAPDB could otherwise
+// lock the same pair in opposite orders and deadlock. Go's heap objects do
+// not move, and a DB object lives as long as its keyspace.
+func LockOrderLess(a, b *DB) bool {
+	return uintptr(unsafe.Pointer(a)) < uintptr(unsafe.Pointer(b))
+}
+
+// liveEntry finds key's live entry and its hash, deleting it when it has
+// logically expired. It neither counts stats nor touches the LRU clock.
+func (db *DB) liveEntry(key []byte) (*Slot, uint64, *Entry) {
+	s, h := db.slotOf(key)
+	e := s.dict.find(h, key)
+	if e != nil && e.expire != 0 && db.ks.clock() > e.expire {
+		db.expireEntry(s, h, e)
+		e = nil
+	}
+	return s, h, e
+}
+
+// relink inserts e, already unlinked from its former slot table, under key
+// into db (whose key must be absent), keeping its value, expiry and LRU.
+func (db *DB) relink(e *Entry, key []byte) {
+	s, h := db.slotOf(key)
+	if e.key != string(key) {
+		e.key = string(key)
+	}
+	e.next = nil
+	s.dict.insert(db.ks.seed, h, e)
+	s.keys.Store(int64(s.dict.count))
+	if e.expire != 0 {
+		if s.volatile == nil {
+			s.volatile = make(map[*Entry]struct{})
+		}
+		s.volatile[e] = struct{}{}
+		s.volatileCount.Store(int64(len(s.volatile)))
+	}
+}
+
+// Rename moves src's value, expiry and LRU clock to dst, replacing whatever
+// dst held (RENAME). It returns false, changing nothing, when src does not
+// exist. src == dst is a no-op that reports whether the key exists. The
+// caller holds both keys' slot locks.
+func (db *DB) Rename(src, dst []byte) bool {
+	s, h, e := db.liveEntry(src)
+	if e == nil {
+		return false
+	}
+	if string(src) == string(dst) {
+		return true
+	}
+	db.Delete(dst)
+	db.unlink(s, h, e)
+	db.relink(e, dst)
+	return true
+}
+
+// MoveTo moves key with its expiry from db to dst (MOVE). It returns false,
+// changing nothing, when key is missing from db or already present in dst.
+// The caller holds key's slot lock in both databases, taken in the order
+// LockOrderLess gives. dst must belong to the same keyspace.
+func (db *DB) MoveTo(dst *DB, key []byte) bool {
+	if dst == db || dst.ks != db.ks {
+		return false
+	}
+	s, h, e := db.liveEntry(key)
+	if e == nil {
+		return false
+	}
+	if _, _, d := dst.liveEntry(key); d != nil {
+		return false
+	}
+	db.unlink(s, h, e)
+	dst.relink(e, key)
+	return true
+}
+
+// CopyTo stores a deep copy of src's value, with the same expiry, under
+// dstKey in dst (COPY; dst may be db itself). If dstKey exists it is
+// replaced when replace is set, else nothing happens. It reports whether it
+// copied; err is ErrNoCopy when src's type registered no copy hook (nothing
+// is changed then). The caller holds the slot locks of src in db and of
+// dstKey in dst (cross-database: in LockOrderLess order). src and dstKey
+// must differ when dst == db.
+func (db *DB) CopyTo(dst *DB, src, dstKey []byte, replace bool) (bool, error) {
+	_, _, e := db.liveEntry(src)
+	if e == nil {
+		return false, nil
+	}
+	if dst == db && string(src) == string(dstKey) {
+		return false, nil
+	}
+	if _, _, d := dst.liveEntry(dstKey); d != nil && !replace {
+		return false, nil
+	}
+	if e.Type() == TypeString {
+		mutable := e.meta&metaMutable != 0
+		expire := e.expire
+		// SetString copies the bytes before it replaces dstKey's value.
+		n := dst.SetString(dstKey, e.Bytes(), false)
+		if mutable {
+			n.MutableBytes() // keep the "raw" encoding, as Redis's dupStringObject does
+		}
+		if expire != 0 {
+			dst.SetExpire(dstKey, n, expire)
+		}
+		return true, nil
+	}
+	fn := copyHook(e.Type())
+	if fn == nil {
+		return false, ErrNoCopy
+	}
+	t, expire := e.Type(), e.expire
+	n := dst.SetObject(dstKey, t, fn(e.val))
+	n.setLRU(dst.ks.lruClock.Load())
+	if expire != 0 {
+		dst.SetExpire(dstKey, n, expire)
+	}
+	return true, nil
+}
+
+// IdleMillis estimates how long ago e was last accessed, from the 24-bit
+// LRU clock (seconds resolution) as Redis's estimateObjectIdleTime does,
+// including one wrap-around of the clock (about 194 days).
+func (ks *Keyspace) IdleMillis(e *Entry) int64 {
+	now := int64(ks.lruClock.Load())
+	then := int64(e.lru())
+	if now >= then {
+		return (now - then) * 1000
+	}
+	return (now + (lruMax - then)) * 1000
+}
+
+// SetIdleMillis back-dates e's LRU clock so that IdleMillis reports about
+// ms (RESTORE ... IDLETIME, DEBUG helpers). Caller holds e's slot lock.
+func (ks *Keyspace) SetIdleMillis(e *Entry, ms int64) {
+	secs := ms / 1000
+	if secs < 0 {
+		secs = 0
+	}
+	now := int64(ks.lruClock.Load())
+	secs %= lruMax + 1
+	clock := now - secs
+	if clock < 0 {
+		clock += lruMax
+	}
+	e.setLRU(uint32(clock))
+}
+
+// EncodingFunc returns what OBJECT ENCODING reports for a non-string value
+// structure ("listpack", "hashtable", ...). It runs under the slot lock.
+type EncodingFunc func(val unsafe.Pointer) string
+
+var encodingHooks [16]EncodingFunc // by Type, guarded by hooksMu
+
+// RegisterEncoding installs the OBJECT ENCODING answer of a non-string type;
+// each value type's package calls it once at init.
+func RegisterEncoding(t Type, fn EncodingFunc) {
+	hooksMu.Lock()
+	encodingHooks[t&metaTypeMask] = fn
+	hooksMu.Unlock()
+}
+
+// EncodingOf returns the OBJECT ENCODING name of e's value: the string
+// encodings (int, embstr, raw) or the registered answer of its type
+// ("unknown" when none is registered, Redis's word for an encoding it
+// cannot name).
+func EncodingOf(e *Entry) string {
+	if e.Type() == TypeString {
+		return e.Encoding()
+	}
+	hooksMu.RLock()
+	fn := encodingHooks[e.Type()&metaTypeMask]
+	hooksMu.RUnlock()
+	if fn == nil {
+		return "unknown"
+	}
+	return fn(e.val)
+}
