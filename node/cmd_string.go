@@ -1,0 +1,384 @@
+package node
+
+import (
+	"slices"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// stringHandlers: the string commands (Redis 7.0's "string" group).
+func stringHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"set":         cmdSet,
+		"setnx":       cmdSetNX,
+		"setex":       cmdSetEX,
+		"psetex":      cmdPSetEX,
+		"get":         cmdGet,
+		"getex":       cmdGetEX,
+		"getdel":      cmdGetDel,
+		"getset":      cmdGetSet,
+		"mget":        cmdMGet,
+		"mset":        cmdMSet,
+		"msetnx":      cmdMSetNX,
+		"incr":        cmdIncr,
+		"decr":        cmdDecr,
+		"incrby":      cmdIncrBy,
+		"decrby":      cmdDecrBy,
+		"incrbyfloat": cmdIncrByFloat,
+		"append":      cmdAppend,
+		"strlen":      cmdStrlen,
+		"setrange":    cmdSetRange,
+		"getrange":    cmdGetRange,
+		"substr":      cmdGetRange,
+		"lcs":         cmdLCS,
+	}
+}
+
+// Lookups: Redis's lookupKeyRead counts a keyspace hit or miss, its
+// lookupKeyWrite does not. Both delete a logically expired key on the way and
+// touch the LRU clock, as store.DB.Lookup does.
+
+// lookupWrite is Redis's lookupKeyWrite.
+func lookupWrite(db *store.DB, key []byte) *store.Entry {
+	return db.Lookup(key, store.LookupNoStats)
+}
+
+// lookupString finds key for reading (counting a hit or miss). It returns
+// the entry, or nil when the key is missing; wrongType reports a key of
+// another type, for which nothing has been replied yet.
+func lookupString(db *store.DB, key []byte) (e *store.Entry, wrongType bool) {
+	e = db.Find(key)
+	if e != nil && e.Type() != store.TypeString {
+		return nil, true
+	}
+	return e, false
+}
+
+// replyGet is Redis's getGenericCommand: it replies the value of key, null
+// if missing, or WRONGTYPE (then it returns false). found reports whether the
+// key exists.
+func (c *Client) replyGet(db *store.DB, key []byte) (found, ok bool) {
+	e, wrong := lookupString(db, key)
+	if wrong {
+		c.ErrWrongType()
+		return false, false
+	}
+	if e == nil {
+		c.Null()
+		return false, true
+	}
+	c.Bulk(e.Bytes())
+	return true, true
+}
+
+func cmdGet(c *Client, args [][]byte) {
+	c.replyGet(c.DB(), args[1])
+}
+
+// cmdSet: SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL].
+func cmdSet(c *Client, args [][]byte) {
+	db := c.DB()
+	key, val := args[1], args[2]
+	if len(args) == 3 {
+		// The benchmark's hot path: one lookup-or-insert, no option parsing.
+		db.SetString(key, val, false)
+		c.OK()
+		return
+	}
+	var opt strOpts
+	if !opt.parse(args[3:], true) {
+		c.ErrSyntax()
+		return
+	}
+	var at int64
+	if opt.expire != nil {
+		var ok bool
+		if at, ok = c.expireAtOrReply(opt, "set"); !ok {
+			return
+		}
+	}
+	found := false
+	if opt.flags&optGet != 0 {
+		var ok bool
+		if found, ok = c.replyGet(db, key); !ok {
+			return
+		}
+		// lookupKeyWrite after lookupKeyRead: the same answer, under the
+		// same lock and without further stats, so the read's result stands.
+	} else if opt.flags&(optNX|optXX) != 0 {
+		found = lookupWrite(db, key) != nil
+	}
+	if opt.flags&optNX != 0 && found || opt.flags&optXX != 0 && !found {
+		if opt.flags&optGet == 0 {
+			c.Null()
+		}
+		return
+	}
+	e := db.SetString(key, val, opt.flags&optKeepTTL != 0)
+	if opt.expire != nil {
+		db.SetExpire(key, e, at)
+	}
+	if opt.flags&optGet == 0 {
+		c.OK()
+	}
+}
+
+func cmdSetNX(c *Client, args [][]byte) {
+	db := c.DB()
+	if lookupWrite(db, args[1]) != nil {
+		c.Int(0)
+		return
+	}
+	db.SetString(args[1], args[2], false)
+	c.Int(1)
+}
+
+func cmdSetEX(c *Client, args [][]byte)  { setWithTTL(c, args, optEX, "setex") }
+func cmdPSetEX(c *Client, args [][]byte) { setWithTTL(c, args, optPX, "psetex") }
+
+// setWithTTL is SETEX / PSETEX key ttl value.
+func setWithTTL(c *Client, args [][]byte, unit strOptFlags, name string) {
+	at, ok := c.expireAtOrReply(strOpts{flags: unit, expire: args[2]}, name)
+	if !ok {
+		return
+	}
+	db := c.DB()
+	e := db.SetString(args[1], args[3], false)
+	db.SetExpire(args[1], e, at)
+	c.OK()
+}
+
+// cmdGetEX: GETEX key [EX s|PX ms|EXAT ts|PXAT ms-ts|PERSIST].
+func cmdGetEX(c *Client, args [][]byte) {
+	var opt strOpts
+	if !opt.parse(args[2:], false) {
+		c.ErrSyntax()
+		return
+	}
+	db := c.DB()
+	key := args[1]
+	e, wrong := lookupString(db, key)
+	if wrong {
+		c.ErrWrongType()
+		return
+	}
+	if e == nil {
+		c.Null()
+		return
+	}
+	// Redis validates the expire time only once the key is known to exist.
+	var at int64
+	if opt.expire != nil {
+		var ok bool
+		if at, ok = c.expireAtOrReply(opt, "getex"); !ok {
+			return
+		}
+	}
+	c.Bulk(e.Bytes())
+	switch {
+	case opt.flags&(optEXAT|optPXAT) != 0 && at <= c.srv.ks.Now():
+		// An absolute time already past deletes the key (checkAlreadyExpired).
+		db.Delete(key)
+	case opt.expire != nil:
+		db.SetExpire(key, e, at)
+	case opt.flags&optPersist != 0:
+		db.SetExpire(key, e, 0)
+	}
+}
+
+func cmdGetDel(c *Client, args [][]byte) {
+	db := c.DB()
+	found, ok := c.replyGet(db, args[1])
+	if ok && found {
+		db.Delete(args[1])
+	}
+}
+
+func cmdGetSet(c *Client, args [][]byte) {
+	db := c.DB()
+	if _, ok := c.replyGet(db, args[1]); !ok {
+		return
+	}
+	db.SetString(args[1], args[2], false)
+}
+
+func cmdMGet(c *Client, args [][]byte) {
+	db := c.DB()
+	c.Array(len(args) - 1)
+	for _, key := range args[1:] {
+		e := db.Find(key)
+		if e == nil || e.Type() != store.TypeString {
+			c.Null()
+			continue
+		}
+		c.Bulk(e.Bytes())
+	}
+}
+
+func cmdMSet(c *Client, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.ErrArity("mset")
+		return
+	}
+	db := c.DB()
+	for i := 1; i < len(args); i += 2 {
+		db.SetString(args[i], args[i+1], false)
+	}
+	c.OK()
+}
+
+func cmdMSetNX(c *Client, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.ErrArity("msetnx")
+		return
+	}
+	db := c.DB()
+	for i := 1; i < len(args); i += 2 {
+		if lookupWrite(db, args[i]) != nil {
+			c.Int(0)
+			return
+		}
+	}
+	for i := 1; i < len(args); i += 2 {
+		db.SetString(args[i], args[i+1], false)
+	}
+	c.Int(1)
+}
+
+func cmdStrlen(c *Client, args [][]byte) {
+	e, wrong := lookupString(c.DB(), args[1])
+	switch {
+	case wrong:
+		c.ErrWrongType()
+	case e == nil:
+		c.Int(0)
+	default:
+		c.Int(int64(len(e.Bytes())))
+	}
+}
+
+// checkStringLength is Redis's checkStringLength: a string may not grow past
+// proto-max-bulk-len. It is checked before anything is allocated.
+func (c *Client) checkStringLength(size, add int64) bool {
+	total := uint64(size) + uint64(add)
+	if total > uint64(c.srv.limits.protoMaxBulkLen.Load()) || total < uint64(size) || total < uint64(add) {
+		c.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+		return false
+	}
+	return true
+}
+
+func cmdAppend(c *Client, args [][]byte) {
+	db := c.DB()
+	key, val := args[1], args[2]
+	e := lookupWrite(db, key)
+	if e == nil {
+		// A new key gets the argument's own encoding (int/embstr/raw), as
+		// Redis's tryObjectEncoding gives it.
+		db.SetString(key, val, false)
+		c.Int(int64(len(val)))
+		return
+	}
+	if e.Type() != store.TypeString {
+		c.ErrWrongType()
+		return
+	}
+	if !c.checkStringLength(int64(len(e.Bytes())), int64(len(val))) {
+		return
+	}
+	p := e.MutableBytes()
+	*p = append(*p, val...)
+	c.Int(int64(len(*p)))
+}
+
+func cmdSetRange(c *Client, args [][]byte) {
+	offset, ok := parseInt64Arg(args[2])
+	if !ok {
+		c.ErrNotInteger()
+		return
+	}
+	if offset < 0 {
+		c.Error("ERR offset is out of range")
+		return
+	}
+	db := c.DB()
+	key, val := args[1], args[3]
+	e := lookupWrite(db, key)
+	if e == nil {
+		if len(val) == 0 {
+			c.Int(0) // setting nothing on a missing key creates nothing
+			return
+		}
+		if !c.checkStringLength(offset, int64(len(val))) {
+			return
+		}
+		e = db.SetString(key, nil, false)
+	} else {
+		if e.Type() != store.TypeString {
+			c.ErrWrongType()
+			return
+		}
+		if len(val) == 0 {
+			c.Int(int64(len(e.Bytes())))
+			return
+		}
+		if !c.checkStringLength(offset, int64(len(val))) {
+			return
+		}
+	}
+	p := e.MutableBytes()
+	end := int(offset) + len(val)
+	if end > len(*p) {
+		old := len(*p)
+		*p = slices.Grow(*p, end-old)[:end]
+		clear((*p)[old:offset]) // the gap reads as zero bytes
+	}
+	copy((*p)[offset:], val)
+	c.Int(int64(len(*p)))
+}
+
+// cmdGetRange: GETRANGE / SUBSTR key start end, with Redis's clamping of
+// negative and out-of-range indexes.
+func cmdGetRange(c *Client, args [][]byte) {
+	start, ok1 := parseInt64Arg(args[2])
+	if !ok1 {
+		c.ErrNotInteger()
+		return
+	}
+	end, ok2 := parseInt64Arg(args[3])
+	if !ok2 {
+		c.ErrNotInteger()
+		return
+	}
+	e, wrong := lookupString(c.DB(), args[1])
+	if wrong {
+		c.ErrWrongType()
+		return
+	}
+	if e == nil {
+		c.Bulk(nil)
+		return
+	}
+	b := e.Bytes()
+	n := int64(len(b))
+	if start < 0 && end < 0 && start > end {
+		c.Bulk(nil)
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start = max(start, 0)
+	end = max(end, 0)
+	if end >= n {
+		end = n - 1
+	}
+	if n == 0 || start > end {
+		c.Bulk(nil)
+		return
+	}
+	c.Bulk(b[start : end+1])
+}

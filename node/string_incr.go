@@ -1,0 +1,95 @@
+package node
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+func cmdIncr(c *Client, args [][]byte) { incrDecr(c, args[1], 1) }
+func cmdDecr(c *Client, args [][]byte) { incrDecr(c, args[1], -1) }
+
+func cmdIncrBy(c *Client, args [][]byte) {
+	by, ok := parseInt64Arg(args[2])
+	if !ok {
+		c.ErrNotInteger()
+		return
+	}
+	incrDecr(c, args[1], by)
+}
+
+func cmdDecrBy(c *Client, args [][]byte) {
+	by, ok := parseInt64Arg(args[2])
+	if !ok {
+		c.ErrNotInteger()
+		return
+	}
+	if by == math.MinInt64 { // its negation does not exist
+		c.Error("ERR decrement would overflow")
+		return
+	}
+	incrDecr(c, args[1], -by)
+}
+
+// incrDecr adds by to the integer at key (0 if missing). The value must be
+// the canonical decimal form of an int64; the key keeps its TTL.
+func incrDecr(c *Client, key []byte, by int64) {
+	db := c.DB()
+	e := lookupWrite(db, key)
+	var v int64
+	if e != nil {
+		if e.Type() != store.TypeString {
+			c.ErrWrongType()
+			return
+		}
+		var ok bool
+		if v, ok = parseInt64Arg(e.Bytes()); !ok {
+			c.ErrNotInteger()
+			return
+		}
+	}
+	if by < 0 && v < 0 && by < math.MinInt64-v || by > 0 && v > 0 && by > math.MaxInt64-v {
+		c.ErrOverflow()
+		return
+	}
+	v += by
+	var buf [24]byte
+	db.SetString(key, strconv.AppendInt(buf[:0], v, 10), true)
+	c.Int(v)
+}
+
+// cmdIncrByFloat adds a float to the number at key in the precision Redis
+// uses (C long double, see longDouble) and stores the result formatted as
+// Redis formats it; the key keeps its TTL.
+func cmdIncrByFloat(c *Client, args [][]byte) {
+	db := c.DB()
+	key := args[1]
+	e := lookupWrite(db, key)
+	cur := ldZero
+	if e != nil {
+		if e.Type() != store.TypeString {
+			c.ErrWrongType()
+			return
+		}
+		var ok bool
+		if cur, ok = parseLongDouble(e.Bytes()); !ok {
+			c.ErrNotFloat()
+			return
+		}
+	}
+	incr, ok := parseLongDouble(args[2])
+	if !ok {
+		c.ErrNotFloat()
+		return
+	}
+	sum, finite := cur.add(incr)
+	if !finite {
+		c.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	var buf [64]byte
+	out := sum.appendHuman(buf[:0])
+	db.SetString(key, out, true)
+	c.Bulk(out)
+}

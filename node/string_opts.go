@@ -1,0 +1,121 @@
+package node
+
+import (
+	"bytes"
+	"math"
+)
+
+// strOptFlags are the options of SET and GETEX (t_string.c's OBJ_* flags).
+type strOptFlags uint16
+
+const (
+	optNX strOptFlags = 1 << iota
+	optXX
+	optEX
+	optPX
+	optKeepTTL
+	optGet
+	optEXAT
+	optPXAT
+	optPersist
+)
+
+// strOpts is the parsed option list of SET (forSet) or GETEX.
+type strOpts struct {
+	flags  strOptFlags
+	expire []byte // the EX/PX/EXAT/PXAT argument, nil if none
+}
+
+// parse reads the options with Redis 7.0's exact acceptance rules
+// (parseExtendedStringArgumentsOrReply): an option is accepted only if none
+// of the options it conflicts with came before, so e.g. "NX XX", "EX 1 PX 1"
+// and "KEEPTTL EX 1" are syntax errors while repeating "GET" or "EX" is not.
+// It reports false on a syntax error.
+func (o *strOpts) parse(args [][]byte, forSet bool) bool {
+	const expires = optEX | optPX | optEXAT | optPXAT
+	for i := 0; i < len(args); i++ {
+		// Redis compares the argument as a C string: it ends at a NUL.
+		a := args[i]
+		if n := bytes.IndexByte(a, 0); n >= 0 {
+			a = a[:n]
+		}
+		hasNext := i+1 < len(args)
+		f := o.flags
+		var set strOptFlags
+		switch {
+		case forSet && eqFold(a, "nx") && f&optXX == 0:
+			set = optNX
+		case forSet && eqFold(a, "xx") && f&optNX == 0:
+			set = optXX
+		case forSet && eqFold(a, "get"):
+			set = optGet
+		case forSet && eqFold(a, "keepttl") && f&(optPersist|expires) == 0:
+			set = optKeepTTL
+		case !forSet && eqFold(a, "persist") && f&(expires|optKeepTTL) == 0:
+			set = optPersist
+		case eqFold(a, "ex") && f&(optKeepTTL|optPersist|optEXAT|optPX|optPXAT) == 0 && hasNext:
+			set = optEX
+		case eqFold(a, "px") && f&(optKeepTTL|optPersist|optEX|optEXAT|optPXAT) == 0 && hasNext:
+			set = optPX
+		case eqFold(a, "exat") && f&(optKeepTTL|optPersist|optEX|optPX|optPXAT) == 0 && hasNext:
+			set = optEXAT
+		case eqFold(a, "pxat") && f&(optKeepTTL|optPersist|optEX|optEXAT|optPX) == 0 && hasNext:
+			set = optPXAT
+		default:
+			return false
+		}
+		o.flags |= set
+		if set&expires != 0 {
+			i++
+			o.expire = args[i]
+		}
+	}
+	return true
+}
+
+// eqFold reports whether b equals the lower-case ASCII word w, ignoring case.
+func eqFold(b []byte, w string) bool {
+	if len(b) != len(w) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// expireAtOrReply converts the expire argument of o into an absolute unix-ms
+// time as Redis's getExpireMillisecondsOrReply does: the value must be a
+// positive integer, seconds must not overflow when scaled to milliseconds,
+// and a relative time (EX/PX) is added to the keyspace clock, where a wrap
+// past int64 is reported as an invalid expire time too. cmd is the command's
+// full name for the error text. On error it replies and returns false.
+func (c *Client) expireAtOrReply(o strOpts, cmd string) (int64, bool) {
+	ms, ok := parseInt64Arg(o.expire)
+	if !ok {
+		c.ErrNotInteger()
+		return 0, false
+	}
+	seconds := o.flags&(optEX|optEXAT) != 0
+	if ms <= 0 || seconds && ms > math.MaxInt64/1000 {
+		c.errInvalidExpire(cmd)
+		return 0, false
+	}
+	if seconds {
+		ms *= 1000
+	}
+	if o.flags&(optEX|optPX) != 0 {
+		ms += c.srv.ks.Now() // wraps negative on overflow, as in C
+	}
+	if ms <= 0 {
+		c.errInvalidExpire(cmd)
+		return 0, false
+	}
+	return ms, true
+}
+
+func (c *Client) errInvalidExpire(cmd string) {
+	c.Error("ERR invalid expire time in '" + cmd + "' command")
+}
