@@ -754,8 +754,11 @@ func (s *Server) sampleOps() {
 	a.notePeak(readHeapObjects())
 }
 
-func readHeapObjects() uint64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+func readHeapObjects() uint64 { return readMetricUint64("/memory/classes/heap/objects:bytes") }
+
+// readMetricUint64 reads one runtime/metrics counter (0 if unknown).
+func readMetricUint64(name string) uint64 {
+	sample := []metrics.Sample{{Name: name}}
 	metrics.Read(sample)
 	if sample[0].Value.Kind() == metrics.KindUint64 {
 		return sample[0].Value.Uint64()
