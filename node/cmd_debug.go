@@ -520,8 +520,8 @@ func (c *Client) keyDigest(key []byte) valueDigest {
 	return d
 }
 
-// datasetDigest implements DEBUG DIGEST: the xor of every key/value pair's
-// digest, each database introduced by its number, so the result does not
+// datasetDigest implements DEBUG DIGEST: the xor of the SHA1s of every
+// key/value pair's digest, each database introduced by its number, so the result does not
 // depend on the order keys are visited; all zeros for an empty dataset.
 func (s *Server) datasetDigest() valueDigest {
 	var final valueDigest
@@ -534,9 +534,7 @@ func (s *Server) datasetDigest() valueDigest {
 		for slot := 0; slot < store.NumSlots; slot++ {
 			db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
 				d := entryDigest(e)
-				for i := range final {
-					final[i] ^= d[i]
-				}
+				final.xor(d[:])
 				return true
 			})
 		}
