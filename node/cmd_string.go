@@ -114,7 +114,10 @@ func cmdSet(c *Client, args [][]byte) {
 		}
 		return
 	}
-	e := db.SetString(key, val, opt.flags&optKeepTTL != 0)
+	// With a new expire time the old one is kept until it is overwritten:
+	// the same result, without taking the key out of the slot's set of
+	// volatile keys only to put it back.
+	e := db.SetString(key, val, opt.flags&optKeepTTL != 0 || opt.expire != nil)
 	if opt.expire != nil {
 		db.SetExpire(key, e, at)
 	}
@@ -143,7 +146,7 @@ func setWithTTL(c *Client, args [][]byte, unit strOptFlags, name string) {
 		return
 	}
 	db := c.DB()
-	e := db.SetString(args[1], args[3], false)
+	e := db.SetString(args[1], args[3], true) // the TTL is replaced just below
 	db.SetExpire(args[1], e, at)
 	c.OK()
 }
@@ -331,7 +334,9 @@ func cmdSetRange(c *Client, args [][]byte) {
 	if end > len(*p) {
 		old := len(*p)
 		*p = slices.Grow(*p, end-old)[:end]
-		clear((*p)[old:offset]) // the gap reads as zero bytes
+		if int(offset) > old {
+			clear((*p)[old:offset]) // the gap reads as zero bytes
+		}
 	}
 	copy((*p)[offset:], val)
 	c.Int(int64(len(*p)))

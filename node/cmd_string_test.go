@@ -258,6 +258,11 @@ var strReplyCases = []strCase{
 	sc(integer(7), "SETRANGE", "sr", "1", "XY"),
 	sc(bulk("fXY\x00bar"), "GET", "sr"),
 	sc(integer(7), "SETRANGE", "sr", "3", ""),
+	sc(integer(9), "SETRANGE", "sr", "5", "long"), // overwrites the tail and grows
+	sc(bulk("fXY\x00blong"), "GET", "sr"),
+	sc(integer(9), "SETRANGE", "sr", "0", "123456789"),
+	sc(integer(12), "SETRANGE", "sr", "0", "abcdefghijkl"),
+	sc(bulk("abcdefghijkl"), "GET", "sr"),
 	sc("-ERR offset is out of range\r\n", "SETRANGE", "sr", "-1", "x"),
 	sc(strNotInt, "SETRANGE", "sr", "x", "x"),
 	sc(strWrong, "SETRANGE", "list1", "0", "x"),
@@ -701,6 +706,7 @@ var strScript = [][]string{
 	{"APPEND", "lst", "x"}, {"STRLEN", "ap"}, {"STRLEN", "nope"}, {"STRLEN", "lst"}, {"STRLEN", "m1"},
 	{"SETRANGE", "sr", "0", ""}, {"EXISTS", "sr"}, {"SETRANGE", "sr", "5", "x"}, {"GET", "sr"}, {"#ENC", "sr"},
 	{"SETRANGE", "sr", "0", "ab"}, {"GET", "sr"}, {"SETRANGE", "sr", "6", "cd"}, {"GET", "sr"},
+	{"SETRANGE", "sr", "7", "overlap"}, {"GET", "sr"}, {"SETRANGE", "sr", "20", "gap"}, {"GET", "sr"},
 	{"SETRANGE", "sr", "-1", "x"}, {"SETRANGE", "sr", "1.5", "x"}, {"SETRANGE", "sr", "536870911", "x"},
 	{"SETRANGE", "sr", "536870912", "x"}, {"SETRANGE", "sr", "536870910", "xyz"}, {"SETRANGE", "lst", "0", "x"},
 	{"SETRANGE", "lst", "-1", "x"}, {"SETRANGE", "lst", "0", ""}, {"SETRANGE", "sr", "9223372036854775807", "x"},
@@ -865,4 +871,103 @@ func TestStringHotPathAllocs(t *testing.T) {
 	require.Equal(t, bulk(string(val)), string(c.out))
 	require.Zero(t, testing.AllocsPerRun(200, func() { run(cmdGet, getArgs) }))
 	require.LessOrEqual(t, testing.AllocsPerRun(200, func() { run(cmdSet, setArgs) }), 1.0)
+}
+
+// TestStringRandomMatchesRedis sends the same random string commands, with
+// arguments drawn from pools of edge cases, to both servers and requires
+// identical replies: a cheap search for divergences and panics.
+func TestStringRandomMatchesRedis(t *testing.T) {
+	addr := metaStartRedis(t)
+	s := startTestServer(t)
+	red, sho := dialTestAddr(t, addr), dialTest(t, s)
+	strRedisSeeder(red)("lst")
+	strShoalSeeder(s)("lst")
+
+	r := rand.New(rand.NewPCG(7, 11))
+	keys := []string{"k1", "k2", "k3{k1}", "lst"}
+	values := []string{"", "0", "1", "-1", "abc", "007", "12345678901234567890", "9223372036854775807",
+		"-9223372036854775808", "1.5", "-0.25", "0x10", "inf", " 1", "1e10", strings.Repeat("x", 50)}
+	ints := []string{"0", "1", "-1", "3", "100", "-100", "9223372036854775807", "-9223372036854775808",
+		"x", "1.5", "", "4294967297", "536870911"}
+	setOpts := [][]string{{"NX"}, {"XX"}, {"GET"}, {"KEEPTTL"}, {"EX", "100"}, {"PX", "100000"},
+		{"EXAT", "9999999999"}, {"PXAT", "9999999999999"}, {"EX", "0"}, {"PERSIST"}, {"EXAT", "1"}, {"EX"}}
+	pick := func(pool []string) string { return pool[r.IntN(len(pool))] }
+	randCmd := func() []string {
+		k := pick(keys)
+		switch r.IntN(20) {
+		case 0, 1:
+			cmd := []string{"SET", k, pick(values)}
+			for n := r.IntN(3); n > 0; n-- {
+				cmd = append(cmd, setOpts[r.IntN(len(setOpts))]...)
+			}
+			return cmd
+		case 2:
+			cmd := []string{"GETEX", k}
+			if r.IntN(2) == 0 {
+				cmd = append(cmd, setOpts[r.IntN(len(setOpts))]...)
+			}
+			return cmd
+		case 3:
+			return []string{"GET", k}
+		case 4:
+			return []string{"GETDEL", k}
+		case 5:
+			return []string{"GETSET", k, pick(values)}
+		case 6:
+			return []string{"MGET", k, pick(keys), pick(keys)}
+		case 7:
+			return []string{[]string{"MSET", "MSETNX"}[r.IntN(2)], k, pick(values), pick(keys), pick(values)}
+		case 8:
+			return []string{[]string{"SETNX", "APPEND"}[r.IntN(2)], k, pick(values)}
+		case 9:
+			return []string{[]string{"SETEX", "PSETEX"}[r.IntN(2)], k, pick(ints), pick(values)}
+		case 10:
+			return []string{[]string{"INCR", "DECR"}[r.IntN(2)], k}
+		case 11:
+			return []string{[]string{"INCRBY", "DECRBY"}[r.IntN(2)], k, pick(ints)}
+		case 12:
+			return []string{"INCRBYFLOAT", k, pick(values)}
+		case 13:
+			return []string{"STRLEN", k}
+		case 14:
+			return []string{"SETRANGE", k, pick(ints[:6]), pick(values)}
+		case 15:
+			return []string{[]string{"GETRANGE", "SUBSTR"}[r.IntN(2)], k, pick(ints), pick(ints)}
+		default:
+			cmd := []string{"LCS", k, pick(keys)}
+			for _, o := range []string{"LEN", "IDX", "WITHMATCHLEN", "MINMATCHLEN"} {
+				if r.IntN(3) == 0 {
+					cmd = append(cmd, o)
+					if o == "MINMATCHLEN" {
+						cmd = append(cmd, pick(ints[:6]))
+					}
+				}
+			}
+			return cmd
+		}
+	}
+	for i := 0; i < 3000; i++ {
+		cmd := randCmd()
+		want, got := red.do(cmd...), sho.do(cmd...)
+		if got != want {
+			t.Fatalf("command %d %q:\n shoal %q\n redis %q", i, cmd, got, want)
+		}
+	}
+	// The same lookups counted as keyspace hits and misses (Redis counts
+	// read lookups only, not the lookups of writing commands).
+	info := bulkBody(t, red.do("INFO", "stats"))
+	field := func(name string) int64 {
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				require.NoError(t, err)
+				return n
+			}
+		}
+		t.Fatalf("no %s in INFO", name)
+		return 0
+	}
+	_, hits, misses := s.Keyspace().Stats()
+	require.Equal(t, field("keyspace_hits"), hits, "keyspace_hits")
+	require.Equal(t, field("keyspace_misses"), misses, "keyspace_misses")
 }
