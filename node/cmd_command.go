@@ -416,6 +416,13 @@ func cmdCommandGetKeys(c *Client, args [][]byte, withFlags bool) {
 // running the key extractor on each spec alone; a position no single spec
 // finds (a key procedure's) takes the first spec's flags.
 func keyFlags(spec *CommandSpec, args [][]byte, keys []int) []KeySpecFlag {
+	if f, ok := variableKeyFlags(spec, args); ok {
+		out := make([]KeySpecFlag, len(keys))
+		for i := range out {
+			out[i] = f
+		}
+		return out
+	}
 	byPos := map[int]KeySpecFlag{}
 	for i := range spec.KeySpecs {
 		one := *spec
@@ -440,4 +447,43 @@ func keyFlags(spec *CommandSpec, args [][]byte, keys []int) []KeySpecFlag {
 		out[i] = f
 	}
 	return out
+}
+
+// variableKeyFlags gives the flags of the commands whose key spec is marked
+// variable_flags, which depend on the arguments (Redis's setGetKeys and
+// bitfieldGetKeys): SET reads its key only with GET, BITFIELD writes it
+// unless every operation is a GET.
+func variableKeyFlags(spec *CommandSpec, args [][]byte) (KeySpecFlag, bool) {
+	switch spec.fullName {
+	case "set":
+		for _, a := range args[min(3, len(args)):] {
+			if argEquals(a, "get") {
+				return KeyRW | KeyAccess | KeyUpdate, true
+			}
+		}
+		return KeyOW | KeyUpdate, true
+	case "bitfield":
+		readonly := true
+		for i := 2; i < len(args); i++ {
+			rem := len(args) - i - 1
+			switch {
+			case argEquals(args[i], "get") && rem >= 2:
+				i += 2
+			case (argEquals(args[i], "set") || argEquals(args[i], "incrby")) && rem >= 3:
+				readonly = false
+			case argEquals(args[i], "overflow") && rem >= 1:
+				i++
+			default:
+				readonly = false
+			}
+			if !readonly {
+				break
+			}
+		}
+		if readonly {
+			return KeyRO | KeyAccess, true
+		}
+		return KeyRW | KeyAccess | KeyUpdate, true
+	}
+	return 0, false
 }
