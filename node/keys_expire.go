@@ -162,7 +162,9 @@ func ttlGeneric(c *Client, args [][]byte, millis, absolute bool) {
 		ttl = 0
 	}
 	if !millis {
-		ttl = (ttl + 500) / 1000
+		// Unsigned, so that a deadline near 2^63 ms rounds without
+		// wrapping (Redis's compiled arithmetic gives the exact result).
+		ttl = int64((uint64(ttl) + 500) / 1000)
 	}
 	c.Int(ttl)
 }

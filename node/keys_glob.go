@@ -17,7 +17,7 @@ package node
 // O(len(pattern) * len(key)) in the worst case, constant stack, whatever the
 // number of stars.
 type keyGlob struct {
-	pat []byte
+	pat string
 }
 
 // at returns pattern byte i, or 0 past the end: Redis reads the sds
@@ -87,7 +87,7 @@ func (g keyGlob) matchSet(i int, c byte) (int, bool) {
 }
 
 // match reports whether key matches the pattern.
-func (g keyGlob) match(key []byte) bool {
+func (g keyGlob) match(key string) bool {
 	if len(key) == 0 {
 		return len(g.pat) == 0
 	}

@@ -15,13 +15,13 @@ import (
 // KEYS pattern
 func cmdKeys(c *Client, args [][]byte) {
 	db := c.DB()
-	pat := keyGlob{pat: args[1]}
+	pat := keyGlob{pat: string(args[1])}
 	all := len(args[1]) == 1 && args[1][0] == '*'
 	var keys []string
 	for slot := 0; slot < store.NumSlots; slot++ {
 		db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
 			k := e.Key()
-			if all || pat.match([]byte(k)) {
+			if all || pat.match(k) {
 				keys = append(keys, k)
 			}
 			return true
@@ -99,7 +99,7 @@ func cmdScan(c *Client, args [][]byte) {
 			if len(p) == 1 && p[0] == '*' {
 				pat = nil // matches everything
 			} else {
-				pat = &keyGlob{pat: p}
+				pat = &keyGlob{pat: string(p)}
 			}
 		case argIs(args[i], "type") && more >= 2:
 			typeName = cString(args[i+1])
@@ -112,7 +112,7 @@ func cmdScan(c *Client, args [][]byte) {
 	var keys []string
 	next := c.DB().Scan(cursor, int(min(count, scanMaxCount)), func(e *store.Entry) {
 		k := e.Key()
-		if pat != nil && !pat.match([]byte(k)) {
+		if pat != nil && !pat.match(k) {
 			return
 		}
 		if hasType && !strings.EqualFold(typeName, e.Type().String()) {
