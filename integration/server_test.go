@@ -1,0 +1,223 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// runBinary runs shoal-server to completion (bounded) and returns its exit
+// code and combined output.
+func runBinary(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, BuildServer(t), args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("shoal-server %q did not exit within 10s; output:\n%s", args, out)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running shoal-server: %v", err)
+	}
+	return code, string(out)
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	code, out := runBinary(t, t.TempDir(), "--version")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "redis_version=7.0.15")
+	code, out = runBinary(t, t.TempDir(), "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "Usage: ./shoal-server")
+}
+
+func TestBadConfigExitsWithRedisMessage(t *testing.T) {
+	dir := t.TempDir()
+	code, out := runBinary(t, dir, "--port", "0", "--no-such-directive", "x")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***")
+	require.Contains(t, out, ">>> 'no-such-directive \"x\"'")
+	require.Contains(t, out, "Bad directive or wrong number of arguments")
+
+	conf := filepath.Join(dir, "bad.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("port 0\nmaxclients notanumber\n"), 0o644))
+	code, out = runBinary(t, dir, conf)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "Reading the configuration file, at line 2")
+	require.Contains(t, out, ">>> 'maxclients notanumber'")
+}
+
+func TestBusyPortExits1(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	code, out := runBinary(t, t.TempDir(), "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, fmt.Sprintf("Failed listening on port %d (TCP), aborting.", port))
+}
+
+func TestSignalsAndShutdownStopCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		s := StartServer(t)
+		require.NoError(t, s.Cmd.Process.Signal(sig))
+		waitExit(t, s)
+		require.Equal(t, 0, s.Cmd.ProcessState.ExitCode(), "exit code after %v", sig)
+		require.Contains(t, s.Log(), "ready to exit, bye bye")
+	}
+	s := StartServer(t)
+	_, _ = RedisCLI(t, s, "SHUTDOWN", "NOSAVE")
+	waitExit(t, s)
+	require.Equal(t, 0, s.Cmd.ProcessState.ExitCode())
+}
+
+func waitExit(t *testing.T, s *Server) {
+	t.Helper()
+	for i := 0; i < 200 && s.Running(); i++ {
+		time.Sleep(25 * time.Millisecond)
+	}
+	require.False(t, s.Running(), "server still running 5s after being told to stop")
+}
+
+func TestDaemonizeWritesPidfile(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	pidfile := filepath.Join(dir, "shoal.pid")
+	logfile := filepath.Join(dir, "shoal.log")
+	code, _ := runBinary(t, dir, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--daemonize", "yes",
+		"--pidfile", pidfile, "--logfile", logfile, "--dir", dir)
+	require.Equal(t, 0, code, "the parent returns at once")
+	var pid int
+	for i := 0; i < 200; i++ {
+		if b, err := os.ReadFile(pidfile); err == nil && len(b) > 0 {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	require.NotZero(t, pid, "pidfile never appeared")
+	proc, err := os.FindProcess(pid)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proc.Signal(syscall.SIGKILL) })
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var pong string
+	for i := 0; i < 100; i++ {
+		if pong, err = rdb.Ping(ctx).Result(); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	require.Equal(t, "PONG", pong)
+	require.NoError(t, proc.Signal(syscall.SIGTERM))
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(pidfile); os.IsNotExist(err) {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	_, err = os.Stat(pidfile)
+	require.True(t, os.IsNotExist(err), "pidfile removed at exit")
+	logText, _ := os.ReadFile(logfile)
+	require.Contains(t, string(logText), "Ready to accept connections")
+	require.Contains(t, string(logText), fmt.Sprintf(" PID: %d", pid))
+}
+
+// TestGoRedisClient drives a server with go-redis v9 in its default mode
+// (HELLO 3, then RESP3), as applications do.
+func TestGoRedisClient(t *testing.T) {
+	s := StartServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer rdb.Close()
+
+	require.NoError(t, rdb.Set(ctx, "greeting", "hello", 0).Err())
+	require.Equal(t, "hello", rdb.Get(ctx, "greeting").Val())
+	require.Equal(t, redis.Nil, rdb.Get(ctx, "missing").Err())
+	require.EqualValues(t, 11, rdb.IncrBy(ctx, "counter", 11).Val())
+	require.InDelta(t, 12.5, rdb.IncrByFloat(ctx, "counter", 1.5).Val(), 1e-9)
+	require.True(t, rdb.SetNX(ctx, "once", "1", time.Minute).Val())
+	require.False(t, rdb.SetNX(ctx, "once", "2", time.Minute).Val())
+	ttl := rdb.TTL(ctx, "once").Val()
+	require.True(t, ttl > 58*time.Second && ttl <= time.Minute, "ttl %v", ttl)
+	require.NoError(t, rdb.MSet(ctx, "a", "1", "b", "2", "c", "3").Err())
+	require.Equal(t, []any{"1", "2", "3", nil}, rdb.MGet(ctx, "a", "b", "c", "d").Val())
+
+	// A pipeline of 1000 commands in one round trip.
+	pipe := rdb.Pipeline()
+	for i := 0; i < 1000; i++ {
+		pipe.Set(ctx, fmt.Sprintf("p:%d", i), i, 0)
+	}
+	cmds, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+	require.Len(t, cmds, 1000)
+
+	// SCAN visits every key exactly as KEYS lists them.
+	seen := map[string]bool{}
+	var cursor uint64
+	for i := 0; i < 10000; i++ {
+		keys, next, err := rdb.Scan(ctx, cursor, "p:*", 100).Result()
+		require.NoError(t, err)
+		for _, k := range keys {
+			seen[k] = true
+		}
+		cursor = next
+		if cursor == 0 {
+			break
+		}
+	}
+	require.Len(t, seen, 1000)
+	require.Len(t, rdb.Keys(ctx, "p:*").Val(), 1000)
+	require.EqualValues(t, 1000+6, rdb.DBSize(ctx).Val()) // greeting counter once a b c
+
+	// Expiry is observed by clients.
+	require.NoError(t, rdb.Set(ctx, "short", "x", 100*time.Millisecond).Err())
+	time.Sleep(250 * time.Millisecond)
+	require.Equal(t, redis.Nil, rdb.Get(ctx, "short").Err())
+
+	// Errors come back as Redis's texts.
+	err = rdb.Incr(ctx, "greeting").Err()
+	require.EqualError(t, err, "ERR value is not an integer or out of range")
+	err = rdb.Do(ctx, "nosuchcommand", "x").Err()
+	require.EqualError(t, err, "ERR unknown command 'nosuchcommand', with args beginning with: 'x' ")
+
+	info := rdb.Info(ctx, "keyspace").Val()
+	require.Contains(t, info, "db0:keys=")
+	require.NoError(t, rdb.FlushAll(ctx).Err())
+	require.EqualValues(t, 0, rdb.DBSize(ctx).Val())
+}
+
+// TestRedisCLINonInteractive feeds commands to redis-cli on stdin, the way
+// scripts drive it.
+func TestRedisCLINonInteractive(t *testing.T) {
+	s := StartServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "redis-cli", "-p", strconv.Itoa(s.Port))
+	cmd.Stdin = strings.NewReader("set k v\nget k\nappend k w\nstrlen k\nexists k nope\nttl k\nselect 3\ndbsize\n")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Equal(t, "OK\nv\n2\n2\n1\n-1\nOK\n0\n", string(out))
+}
