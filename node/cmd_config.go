@@ -1,6 +1,8 @@
 package node
 
 import (
+	"fmt"
+
 	"github.com/shoal-db/shoal/config"
 	"go.uber.org/zap"
 )
@@ -65,4 +67,23 @@ func cmdConfigRewrite(c *Client, args [][]byte) {
 	}
 	s.log.Warn("CONFIG REWRITE executed with success.")
 	c.OK()
+}
+
+// registerServerConfigHooks registers the OnChange hooks of the directives
+// the server commands apply at run time. New calls it once; calling it
+// again registers nothing.
+//
+//   - maxclients: the open-files limit is raised to fit the new number of
+//     clients; if the system refuses, CONFIG SET fails with Redis's message
+//     and the old value is restored.
+func (s *Server) registerServerConfigHooks() {
+	s.aux().hooksOnce.Do(func() {
+		s.cfg.OnChange("maxclients", func(string) error {
+			want := s.cfg.Int("maxclients")
+			if got := adjustFileLimit(want); got < want {
+				return fmt.Errorf("The operating system is not able to handle the specified number of clients, try with %d", max(got, 1))
+			}
+			return nil
+		})
+	})
 }

@@ -672,6 +672,7 @@ type serverAux struct {
 	startupMemory uint64
 	peakMemory    atomic.Uint64
 	replid        atomic.Pointer[string]
+	hooksOnce     sync.Once // registerServerConfigHooks
 
 	mu      sync.Mutex
 	samples [opsSamples]opsSample

@@ -31,3 +31,43 @@ func rusageTimes(who int) cpuTimes {
 		user: formatCPUTime(int64(ru.Utime.Sec), int64(ru.Utime.Usec)),
 	}
 }
+
+// reservedFDs are descriptors kept for files and listeners beside client
+// sockets (Redis's CONFIG_MIN_RESERVED_FDS).
+const reservedFDs = 32
+
+// adjustFileLimit raises RLIMIT_NOFILE, as far as the hard limit allows, so
+// that maxclients sockets fit beside the reserved descriptors, and returns
+// how many clients the resulting limit can serve (Redis's
+// adjustOpenFilesLimit).
+func adjustFileLimit(maxclients int64) int64 {
+	want := uint64(maxclients) + reservedFDs
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return maxclients
+	}
+	if rl.Cur >= want {
+		return maxclients
+	}
+	// Try the wanted limit, then lower ones in steps of 16, like Redis.
+	for try := want; try > rl.Cur; {
+		next := rl
+		next.Cur = try
+		if next.Max < try {
+			next.Cur = next.Max
+			try = next.Max
+		}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &next); err == nil {
+			rl.Cur = try
+			break
+		}
+		if try < 16 {
+			break
+		}
+		try -= 16
+	}
+	if rl.Cur >= want {
+		return maxclients
+	}
+	return int64(rl.Cur) - reservedFDs
+}

@@ -475,3 +475,24 @@ func TestShutdownCommand(t *testing.T) {
 		t.Fatal("the server did not stop")
 	}
 }
+
+func TestConfigSetMaxclientsChecksFileLimit(t *testing.T) {
+	s := startTestServer(t)
+	s.registerServerConfigHooks()
+	s.registerServerConfigHooks() // idempotent
+	tc := dialTest(t, s)
+	if got := tc.do("CONFIG", "SET", "maxclients", "100"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET maxclients 100 = %q", got)
+	}
+	got := tc.do("CONFIG", "SET", "maxclients", "4000000000")
+	if got == "+OK\r\n" {
+		t.Skip("the open-files limit is unlimited here")
+	}
+	const want = "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with "
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("CONFIG SET maxclients 4000000000 = %q", got)
+	}
+	if got := tc.do("CONFIG", "GET", "maxclients"); got != "*2\r\n$10\r\nmaxclients\r\n$3\r\n100\r\n" {
+		t.Errorf("maxclients after the failed SET = %q", got)
+	}
+}
