@@ -331,10 +331,20 @@ func (s *Server) cron() {
 	}
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
+	// The heap trimmer looks more often than hz so that memory comes back
+	// soon after a burst of writes ends.
+	trimTicker := time.NewTicker(trimCheckInterval)
+	defer trimTicker.Stop()
+	trim := newHeapTrimmer()
 	for {
 		select {
 		case <-s.stopCron:
 			return
+		case now := <-trimTicker.C:
+			if trim.tick(now) {
+				s.log.Debug("idle: returned free heap memory to the OS")
+			}
+			continue
 		case <-t.C:
 		}
 		s.ks.Tick()

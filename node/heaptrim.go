@@ -1,0 +1,70 @@
+package node
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// heapTrimmer gives memory back to the OS when the server goes idle after a
+// burst of writes. Go's collector lets the heap grow to twice the live data
+// before collecting, and after a load (redis-cli --pipe, a restore) nothing
+// triggers the next collection: the process would keep up to twice its data
+// in RSS indefinitely, where Redis (jemalloc) returns pages as it frees them.
+// When the allocation rate drops to almost nothing and the heap holds much
+// more than the live data, the trimmer runs one collection and returns the
+// free pages. While the server is busy it never runs, so it costs nothing on
+// the hot path. Owned by the cron goroutine.
+type heapTrimmer struct {
+	samples   []metrics.Sample
+	lastAlloc uint64
+	lastTrim  time.Time
+}
+
+const (
+	metricAllocs   = "/gc/heap/allocs:bytes"             // cumulative bytes allocated
+	metricLive     = "/gc/heap/live:bytes"               // live heap after the last GC
+	metricHeapObjs = "/memory/classes/heap/objects:bytes" // live + not yet swept
+	metricHeapFree = "/memory/classes/heap/free:bytes"    // free, not yet returned
+
+	// trimCheckInterval is how often the trimmer samples the allocator.
+	trimCheckInterval = 50 * time.Millisecond
+	// idleAllocPerTick: below this many bytes allocated per check the
+	// server counts as idle (a few hundred small commands).
+	idleAllocPerTick = 128 << 10
+	// trimSlack: trim only when the heap holds this much more than the live
+	// data (ratio) and at least trimMinBytes.
+	trimSlack    = 1.25
+	trimMinBytes = 16 << 20
+	trimInterval = 2 * time.Second
+)
+
+func newHeapTrimmer() *heapTrimmer {
+	return &heapTrimmer{samples: []metrics.Sample{
+		{Name: metricAllocs}, {Name: metricLive}, {Name: metricHeapObjs}, {Name: metricHeapFree},
+	}}
+}
+
+// tick is called from the cron; it returns true if it trimmed.
+func (h *heapTrimmer) tick(now time.Time) bool {
+	metrics.Read(h.samples)
+	allocs := h.samples[0].Value.Uint64()
+	live := h.samples[1].Value.Uint64()
+	held := h.samples[2].Value.Uint64() + h.samples[3].Value.Uint64()
+	delta := allocs - h.lastAlloc
+	h.lastAlloc = allocs
+	if delta > idleAllocPerTick || now.Sub(h.lastTrim) < trimInterval {
+		return false
+	}
+	if held < trimMinBytes || float64(held) < trimSlack*float64(live) {
+		return false
+	}
+	h.lastTrim = now
+	runtime.GC()
+	debug.FreeOSMemory()
+	// The collection itself allocated nothing worth counting.
+	metrics.Read(h.samples[:1])
+	h.lastAlloc = h.samples[0].Value.Uint64()
+	return true
+}
