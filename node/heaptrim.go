@@ -23,8 +23,8 @@ type heapTrimmer struct {
 }
 
 const (
-	metricAllocs   = "/gc/heap/allocs:bytes"             // cumulative bytes allocated
-	metricLive     = "/gc/heap/live:bytes"               // live heap after the last GC
+	metricAllocs   = "/gc/heap/allocs:bytes"              // cumulative bytes allocated
+	metricLive     = "/gc/heap/live:bytes"                // live heap after the last GC
 	metricHeapObjs = "/memory/classes/heap/objects:bytes" // live + not yet swept
 	metricHeapFree = "/memory/classes/heap/free:bytes"    // free, not yet returned
 
