@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -129,5 +130,8 @@ func cmdScan(c *Client, args [][]byte) {
 // argIs compares an option argument with a lower-case keyword as Redis's
 // strcasecmp on the argument's C string does (a NUL byte ends it).
 func argIs(b []byte, kw string) bool {
-	return strings.EqualFold(cString(b), kw)
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return strings.EqualFold(bstr(b), kw)
 }
