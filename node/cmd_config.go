@@ -1,9 +1,16 @@
 package node
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -76,8 +83,29 @@ func cmdConfigRewrite(c *Client, args [][]byte) {
 //   - maxclients: the open-files limit is raised to fit the new number of
 //     clients; if the system refuses, CONFIG SET fails with Redis's message
 //     and the old value is restored.
+//   - port, bind: the listeners are replaced (clients already connected
+//     stay); if the new address cannot be bound, CONFIG SET fails and the
+//     server keeps listening where it did.
 func (s *Server) registerServerConfigHooks() {
-	s.aux().hooksOnce.Do(func() {
+	a := s.aux()
+	a.hooksOnce.Do(func() {
+		a.listenMu.Lock()
+		a.listenPort, a.listenBinds = s.cfg.Int("port"), s.cfg.Strings("bind")
+		a.listenMu.Unlock()
+		s.cfg.OnChange("port", func(string) error {
+			if err := s.applyListenConfig(); err != nil {
+				s.log.Warn("CONFIG SET port failed", zap.Error(err))
+				return errors.New("Unable to listen on this port. Check server logs.")
+			}
+			return nil
+		})
+		s.cfg.OnChange("bind", func(string) error {
+			if err := s.applyListenConfig(); err != nil {
+				s.log.Warn("CONFIG SET bind failed", zap.Error(err))
+				return errors.New("Failed to bind to specified addresses.")
+			}
+			return nil
+		})
 		s.cfg.OnChange("maxclients", func(string) error {
 			want := s.cfg.Int("maxclients")
 			if got := adjustFileLimit(want); got < want {
@@ -86,4 +114,122 @@ func (s *Server) registerServerConfigHooks() {
 			return nil
 		})
 	})
+}
+
+// applyListenConfig moves the listeners to the configured port and bind
+// addresses. The new sockets are opened first, so a failure leaves the old
+// ones untouched; config's rollback then calls it again with the old values,
+// which match what is open and change nothing.
+func (s *Server) applyListenConfig() error {
+	a := s.aux()
+	a.listenMu.Lock()
+	defer a.listenMu.Unlock()
+	port, binds := s.cfg.Int("port"), s.cfg.Strings("bind")
+	if port == a.listenPort && slices.Equal(binds, a.listenBinds) {
+		return nil
+	}
+	lns, err := openListeners(port, binds, s.stopCron)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+		return nil
+	}
+	old := s.listeners
+	s.listeners = lns
+	for _, ln := range lns {
+		gl := &guardListener{Listener: ln, srv: s}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			_ = redcon.Serve(gl, s.handle, s.accept, s.closed)
+		}()
+	}
+	s.mu.Unlock()
+	for _, ln := range old {
+		if rl, ok := ln.(*retirableListener); ok {
+			rl.retire()
+		} else {
+			// A listener Listen opened without the retirable wrapper:
+			// closing it ends its redcon.Serve, which closes the
+			// connections it accepted.
+			_ = ln.Close()
+		}
+	}
+	a.listenPort, a.listenBinds = port, binds
+	return nil
+}
+
+// retirableListener lets a listener stop accepting without ending the
+// redcon.Serve loop that runs it: redcon closes every connection a listener
+// accepted when its Serve returns, and clients connected before CONFIG SET
+// port/bind must stay. After retire, the socket is closed (the port is
+// free) and Accept blocks until the server stops.
+type retirableListener struct {
+	net.Listener
+	retired chan struct{}
+	once    sync.Once
+	stop    <-chan struct{} // closed when the server shuts down
+}
+
+// newRetirableListener wraps ln; stop is closed when the server shuts down.
+func newRetirableListener(ln net.Listener, stop <-chan struct{}) *retirableListener {
+	return &retirableListener{Listener: ln, retired: make(chan struct{}), stop: stop}
+}
+
+func (l *retirableListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		select {
+		case <-l.retired:
+			<-l.stop
+			return nil, net.ErrClosed
+		default:
+		}
+	}
+	return c, err
+}
+
+// retire closes the socket but keeps the Serve loop, and so the
+// connections it accepted, until the server stops.
+func (l *retirableListener) retire() {
+	l.once.Do(func() { close(l.retired) })
+	_ = l.Listener.Close()
+}
+
+// openListeners binds port on every address ("*" is every IPv4 address,
+// "::*" every IPv6 one, a leading "-" makes an address optional). No
+// address means no TCP listener at all, as CONFIG SET bind "" does.
+func openListeners(port int64, binds []string, stop <-chan struct{}) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		host := strings.TrimPrefix(b, "-")
+		switch host {
+		case "*":
+			host = "0.0.0.0"
+		case "::*":
+			host = "::"
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.FormatInt(port, 10)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			for _, l := range lns {
+				_ = l.Close()
+			}
+			return nil, err
+		}
+		lns = append(lns, newRetirableListener(ln, stop))
+	}
+	if len(lns) == 0 && len(binds) > 0 {
+		return nil, fmt.Errorf("no address of %q could be bound on port %d", binds, port)
+	}
+	return lns, nil
 }

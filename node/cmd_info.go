@@ -674,6 +674,10 @@ type serverAux struct {
 	replid        atomic.Pointer[string]
 	hooksOnce     sync.Once // registerServerConfigHooks
 
+	listenMu    sync.Mutex // serialises listener changes (CONFIG SET port/bind)
+	listenPort  int64      // the port and bind addresses now listened on
+	listenBinds []string
+
 	mu      sync.Mutex
 	samples [opsSamples]opsSample
 	next    int // index of the next sample to write

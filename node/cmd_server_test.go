@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"io"
+	"net"
 	"os"
 	"regexp"
 	"strconv"
@@ -495,4 +496,87 @@ func TestConfigSetMaxclientsChecksFileLimit(t *testing.T) {
 	if got := tc.do("CONFIG", "GET", "maxclients"); got != "*2\r\n$10\r\nmaxclients\r\n$3\r\n100\r\n" {
 		t.Errorf("maxclients after the failed SET = %q", got)
 	}
+}
+
+func TestConfigSetPortAndBind(t *testing.T) {
+	s := startTestServer(t)
+	s.registerServerConfigHooks()
+	tc := dialTest(t, s)
+	oldAddr := s.Addr().String()
+
+	// A port in use: CONFIG SET fails and nothing moves.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+	if got := tc.do("CONFIG", "SET", "port", busyPort, "maxmemory", "12345"); got != "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n" {
+		t.Errorf("CONFIG SET port <busy> = %q", got)
+	}
+	if got := tc.do("CONFIG", "GET", "maxmemory"); got != "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n" {
+		t.Errorf("maxmemory not rolled back: %q", got)
+	}
+	dialTestAddr(t, oldAddr).do("PING")
+
+	// A free port: new connections go there and the old socket is closed.
+	// (The connections accepted by the listener Listen opened are dropped
+	// until Listen wraps it with newRetirableListener; later moves keep
+	// them, which is checked with the second move.)
+	port1, port2 := freeTCPPort(t), freeTCPPort(t)
+	tc.send("CONFIG", "SET", "port", port1)
+	_ = tc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	_, _ = tc.r.ReadString('\n') // +OK, or EOF: see above
+	tc = dialTestAddr(t, "127.0.0.1:"+port1)
+	if got := tc.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING on the new port = %q", got)
+	}
+	if c, err := net.DialTimeout("tcp", oldAddr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the old port %s still accepts connections", oldAddr)
+	}
+	if got := tc.do("CONFIG", "SET", "port", port2); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET port <free> = %q", got)
+	}
+	if got := tc.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING on a connection of the retired listener = %q", got)
+	}
+	if got := dialTestAddr(t, "127.0.0.1:"+port2).do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING on the second new port = %q", got)
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port1, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the retired port %s still accepts connections", port1)
+	}
+	if got := tc.do("CONFIG", "SET", "bind", "999.999.999.999"); got != "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n" {
+		t.Errorf("CONFIG SET bind <invalid> = %q", got)
+	}
+	if got := dialTestAddr(t, "127.0.0.1:"+port2).do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING after the failed bind = %q", got)
+	}
+	// bind "" closes every listener; the server still serves its clients.
+	if got := tc.do("CONFIG", "SET", "bind", ""); got != "+OK\r\n" {
+		t.Errorf("CONFIG SET bind \"\" = %q", got)
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port2, time.Second); err == nil {
+		c.Close()
+		t.Errorf("port %s still accepts connections after bind \"\"", port2)
+	}
+	if got := tc.do("CONFIG", "SET", "bind", "127.0.0.1"); got != "+OK\r\n" {
+		t.Errorf("CONFIG SET bind 127.0.0.1 = %q", got)
+	}
+	if got := dialTestAddr(t, "127.0.0.1:"+port2).do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING after bind 127.0.0.1 = %q", got)
+	}
+}
+
+// freeTCPPort returns a loopback port that was free a moment ago.
+func freeTCPPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
