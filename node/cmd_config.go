@@ -47,6 +47,9 @@ func cmdConfigSet(c *Client, args [][]byte) {
 	for _, a := range args[2:] {
 		pairs = append(pairs, string(a))
 	}
+	// The hooks only matter to CONFIG SET: registering them here, on first
+	// use, needs nothing from New.
+	c.srv.registerServerConfigHooks()
 	if err := c.srv.cfg.SetFromClient(c.isLocal(), pairs...); err != nil {
 		c.Error(err.Error())
 		return
@@ -77,8 +80,8 @@ func cmdConfigRewrite(c *Client, args [][]byte) {
 }
 
 // registerServerConfigHooks registers the OnChange hooks of the directives
-// the server commands apply at run time. New calls it once; calling it
-// again registers nothing.
+// the server commands apply at run time. CONFIG SET calls it before its
+// first change (New may call it too); calling it again registers nothing.
 //
 //   - maxclients: the open-files limit is raised to fit the new number of
 //     clients; if the system refuses, CONFIG SET fails with Redis's message
