@@ -32,6 +32,7 @@ type Client struct {
 	replyMode     replyMode
 	closeAfter    bool // QUIT: close once the reply is flushed
 	keyBuf        []int
+	db            *store.DB // the database locked for the running command; nil between commands
 	errored       bool // the current command replied with an error
 	slotBuf       []uint16
 
@@ -64,8 +65,16 @@ const (
 	replySkipThis // internal: the current command's reply is skipped
 )
 
-// DB returns the client's selected database.
-func (c *Client) DB() *store.DB { return c.srv.ks.DB(int(c.dbIndex.Load())) }
+// DB returns the database the running command works on: the one the
+// dispatcher resolved and locked for it. Resolving the number again inside a
+// handler could see another database after a concurrent SWAPDB, whose slots
+// are not locked.
+func (c *Client) DB() *store.DB {
+	if c.db != nil {
+		return c.db
+	}
+	return c.srv.ks.DB(int(c.dbIndex.Load()))
+}
 
 // Server returns the server the client is connected to.
 func (c *Client) Server() *Server { return c.srv }

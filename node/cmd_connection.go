@@ -164,16 +164,15 @@ func (c *Client) checkPassword(user, pass []byte) bool {
 }
 
 func cmdSelect(c *Client, args [][]byte) {
-	n, ok := parseInt64Arg(args[1])
-	if !ok || n < -1<<31 || n > 1<<31-1 {
-		c.ErrNotInteger()
+	n, ok := parseDBIndex(c, args[1], "")
+	if !ok {
 		return
 	}
 	if c.srv.cfg.Bool("cluster-enabled") && n != 0 {
 		c.Error("ERR SELECT is not allowed in cluster mode")
 		return
 	}
-	if n < 0 || n >= int64(c.srv.ks.NumDBs()) {
+	if !c.validDB(n) {
 		c.Error("ERR DB index is out of range")
 		return
 	}

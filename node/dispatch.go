@@ -100,7 +100,8 @@ func (c *Client) run(args [][]byte) {
 			c.slotBuf = slices.Compact(c.slotBuf)
 		}
 	}
-	db := c.DB()
+	db := c.srv.ks.DB(int(c.dbIndex.Load()))
+	c.db = db
 	c.errored = false
 	start := len(c.out)
 	db.LockSlots(c.slotBuf)
@@ -117,6 +118,7 @@ func (c *Client) run(args [][]byte) {
 		spec.Handler(c, args)
 	}()
 	db.UnlockSlots(c.slotBuf)
+	c.db = nil
 	dur := time.Since(now)
 	shard.calls.Add(1)
 	shard.usec.Add(int64(dur / time.Microsecond))

@@ -90,6 +90,7 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	}
 	var buf [64]byte
 	out := sum.appendHuman(buf[:0])
-	db.SetString(key, out, true)
+	// Redis stores the result as a plain string, never int-encoded.
+	db.SetString(key, out, true).KeepStringEncoding()
 	c.Bulk(out)
 }

@@ -24,12 +24,12 @@ type Slot struct {
 // that a database is one allocation whose untouched pages cost no memory.
 type DB struct {
 	ks    *Keyspace
-	id    int
+	id    atomic.Int32 // the current number; SWAPDB changes it without slot locks
 	slots [NumSlots]Slot
 }
 
 // ID returns the database's current number (it changes with SWAPDB).
-func (db *DB) ID() int { return db.id }
+func (db *DB) ID() int { return int(db.id.Load()) }
 
 // Keyspace returns the keyspace the database belongs to.
 func (db *DB) Keyspace() *Keyspace { return db.ks }
@@ -110,7 +110,7 @@ func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
 	db.unlink(s, h, e)
 	db.ks.expiredKeys.Add(1)
 	if db.ks.events != nil {
-		db.ks.events.KeyExpired(db.id, key)
+		db.ks.events.KeyExpired(db.ID(), key)
 	}
 }
 
@@ -255,6 +255,7 @@ func (db *DB) Scan(cursor uint64, count int, fn func(e *Entry)) uint64 {
 	slot := cursor & (NumSlots - 1)
 	inner := cursor >> 14
 	visited := 0
+	count = min(count, 1<<30) // keeps count*10 from overflowing
 	maxBuckets := count * 10
 	buckets := 0
 	for slot < NumSlots {

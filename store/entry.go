@@ -58,6 +58,7 @@ type Entry struct {
 const (
 	metaTypeMask  = 0xf
 	metaMutable   = 1 << 4 // string: val is *[]byte with spare capacity ("raw")
+	metaNoIntEnc  = 1 << 5 // string: never reported as "int" (Redis stored it without tryObjectEncoding)
 	metaFlagsMask = 0xf0
 	lruBits       = 24
 	lruMax        = 1<<lruBits - 1
@@ -117,6 +118,12 @@ func (e *Entry) MutableBytes() *[]byte {
 	return p
 }
 
+// KeepStringEncoding marks a string value that Redis stores without trying
+// the integer encoding (INCRBYFLOAT's result), so OBJECT ENCODING reports
+// embstr/raw even when the text looks like an integer. The mark lasts until
+// the value is next replaced.
+func (e *Entry) KeepStringEncoding() { e.meta |= metaNoIntEnc }
+
 // setObject stores a non-string value.
 func (e *Entry) setObject(t Type, p unsafe.Pointer) {
 	e.meta = e.meta&^(metaTypeMask|metaFlagsMask) | uint32(t)
@@ -138,7 +145,7 @@ func (e *Entry) Encoding() string {
 		return "raw"
 	}
 	b := e.Bytes()
-	if len(b) <= 20 && isCanonicalInt(b) {
+	if e.meta&metaNoIntEnc == 0 && len(b) <= 20 && isCanonicalInt(b) {
 		return "int"
 	}
 	if len(b) <= 44 {

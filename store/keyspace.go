@@ -6,8 +6,9 @@
 // (Find, SetString, Delete, ...) require the caller to hold the lock of that
 // key's slot, taken with DB.Lock / DB.LockSlots; the returned *Entry is valid
 // only until the lock is released. Methods that span slots (Size, Flush,
-// Scan, RandomKey, Keys, active expiry) take each slot's lock themselves, one
-// at a time, and must be called without holding any slot lock.
+// Scan, ScanSlot, RandomKey, active expiry) take each slot's lock
+// themselves, one at a time, and must be called without holding any slot
+// lock.
 package store
 
 import (
@@ -84,7 +85,8 @@ func (ks *Keyspace) DB(i int) *DB {
 	if db := ks.dbs[i].Load(); db != nil {
 		return db
 	}
-	db := &DB{ks: ks, id: i}
+	db := &DB{ks: ks}
+	db.id.Store(int32(i))
 	ks.dbs[i].Store(db)
 	return db
 }
@@ -98,7 +100,8 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	da, db := ks.DB(a), ks.DB(b)
 	ks.newDB.Lock()
 	defer ks.newDB.Unlock()
-	da.id, db.id = b, a
+	da.id.Store(int32(b))
+	db.id.Store(int32(a))
 	ks.dbs[a].Store(db)
 	ks.dbs[b].Store(da)
 }
