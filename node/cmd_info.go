@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"weak"
 )
 
 // INFO: Redis 7.0.15's sections, field names and field order, with shoal's
@@ -665,9 +664,9 @@ func (s *Server) resetServerStats() {
 
 // ---------------------------------------------------------------- aux state
 
-// serverAux is server state that INFO and the server commands keep beside
-// the Server struct: the instantaneous-metrics samples, the memory peak and
-// the replication id.
+// serverAux is the state INFO and the server commands keep: the
+// instantaneous-metrics samples, the memory peak, the replication id and the
+// current listen address. The Server owns one (Server.auxState).
 type serverAux struct {
 	startupMemory uint64
 	peakMemory    atomic.Uint64
@@ -696,28 +695,13 @@ type opsSample struct {
 	commands, in, out int64
 }
 
-var (
-	auxMu       sync.Mutex
-	auxByServer = map[weak.Pointer[Server]]*serverAux{}
-)
+// aux returns the server's auxiliary state.
+func (s *Server) aux() *serverAux { return s.auxState }
 
-// aux returns s's auxiliary state, creating it on first use. The registry
-// holds the server weakly: the entry goes away when the server is garbage.
-func (s *Server) aux() *serverAux {
-	wp := weak.Make(s)
-	auxMu.Lock()
-	defer auxMu.Unlock()
-	if a := auxByServer[wp]; a != nil {
-		return a
-	}
+// newServerAux builds the auxiliary state when the server is created.
+func newServerAux() *serverAux {
 	a := &serverAux{startupMemory: readMemoryFigures().used}
 	a.replid.Store(ptrTo(newReplID()))
-	auxByServer[wp] = a
-	runtime.AddCleanup(s, func(wp weak.Pointer[Server]) {
-		auxMu.Lock()
-		delete(auxByServer, wp)
-		auxMu.Unlock()
-	}, wp)
 	return a
 }
 

@@ -44,6 +44,7 @@ type respGuard struct {
 
 	// Statistics for CLIENT LIST / INFO (written by the owner goroutine).
 	qbuf      atomic.Int64 // bytes buffered and not yet parsed
+	bufSize   atomic.Int64 // len(inBuf), for readers on other goroutines
 	readBytes atomic.Int64 // total bytes read from the socket
 }
 
@@ -85,7 +86,9 @@ var (
 )
 
 func newRespGuard(c net.Conn, lim *guardLimits) *respGuard {
-	return &respGuard{Conn: c, lim: lim, inBuf: make([]byte, guardReadSize)}
+	g := &respGuard{Conn: c, lim: lim, inBuf: make([]byte, guardReadSize)}
+	g.bufSize.Store(guardReadSize)
+	return g
 }
 
 // Read hands redcon the next canonical bytes.
@@ -135,6 +138,7 @@ func (g *respGuard) fill() error {
 			// A long header line grew the buffer; give the memory back.
 			g.inBuf = make([]byte, guardReadSize)
 			g.in = g.inBuf[:0]
+			g.bufSize.Store(guardReadSize)
 		}
 	}
 	if len(g.in) == len(g.inBuf) {
@@ -145,6 +149,7 @@ func (g *respGuard) fill() error {
 		copy(nb, g.in)
 		g.inBuf = nb
 		g.in = nb[:len(g.in)]
+		g.bufSize.Store(int64(len(nb)))
 	}
 	if t := g.lim.shared.idleTimeout.Load(); t > 0 && (g.lim.blocked == nil || !g.lim.blocked()) {
 		_ = g.Conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))

@@ -57,6 +57,7 @@ type Server struct {
 	activeExpire atomic.Bool
 	pause        clientPause
 	slowlog      slowlog
+	auxState     *serverAux
 
 	done     chan struct{} // closed when the server has stopped
 	stopOnce sync.Once
@@ -107,6 +108,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		shutdownHook: opts.OnShutdown,
 	}
 	s.log = log.With(zap.String("node", s.runID[:8]))
+	s.auxState = newServerAux()
 	ndb := int(cfg.Int("databases"))
 	if ndb < 1 {
 		ndb = 16
@@ -160,31 +162,11 @@ func (s *Server) Listen() error {
 	if len(binds) == 0 {
 		binds = []string{"*"}
 	}
-	var lns []net.Listener
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		b = strings.TrimPrefix(b, "-")
-		host := b
-		switch b {
-		case "*":
-			host = "0.0.0.0"
-		case "::*":
-			host = "::"
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", b, port, err))
-			for _, l := range lns {
-				_ = l.Close()
-			}
-			return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
-		}
-		lns = append(lns, ln)
-	}
-	if len(lns) == 0 {
+	// Listeners are retirable: CONFIG SET port/bind closes a socket but
+	// keeps its serve loop, and so its clients, until the server stops.
+	lns, err := openListeners(int64(port), binds, s.stopCron)
+	if err != nil {
+		s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
 		return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
 	}
 	s.mu.Lock()
@@ -262,8 +244,8 @@ func (s *Server) accept(conn redcon.Conn) bool {
 		id:      s.nextClientID.Add(1),
 		resp:    2,
 		created: time.Now(),
-		addr:    g.Conn.RemoteAddr().String(),
-		laddr:   g.Conn.LocalAddr().String(),
+		addr:    redisAddr(g.Conn.RemoteAddr()),
+		laddr:   redisAddr(g.Conn.LocalAddr()),
 	}
 	c.multiLen.Store(-1)
 	c.lastInteraction.Store(time.Now().UnixMilli())
@@ -275,6 +257,15 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	// the guard has not read anything yet.
 	g.lim = c.limitsView()
 	return true
+}
+
+// redisAddr formats an address as Redis does in CLIENT LIST: ip:port with
+// no brackets around IPv6 addresses.
+func redisAddr(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String() + ":" + strconv.Itoa(ta.Port)
+	}
+	return a.String()
 }
 
 // limitsView returns guard limits that share the server's live values but
@@ -348,6 +339,7 @@ func (s *Server) cron() {
 		case <-t.C:
 		}
 		s.ks.Tick()
+		s.sampleOps()
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)

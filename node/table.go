@@ -34,6 +34,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		serverHandlers(),
 		stringHandlers(),
 		keyHandlers(),
+		scriptingHandlers(),
 	}
 }
 
