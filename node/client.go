@@ -33,7 +33,7 @@ type Client struct {
 	closeAfter    bool // QUIT: close once the reply is flushed
 	keyBuf        []int
 	db            *store.DB // the database locked for the running command; nil between commands
-	errored       bool // the current command replied with an error
+	errored       bool      // the current command replied with an error
 	slotBuf       []uint16
 
 	// Read by other goroutines.
