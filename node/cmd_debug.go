@@ -12,7 +12,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -428,37 +427,19 @@ func (d *valueDigest) mix(data []byte) {
 	*d = sha1.Sum(d[:])
 }
 
-// DigestFunc adds a non-string value structure (the pointer stored by
-// SetObject) to a DEBUG DIGEST: ordered elements with mix, unordered ones
-// by xoring per-element digests, as Redis's xorObjectDigest does for the
-// type.
-type DigestFunc func(val unsafe.Pointer, d *valueDigest)
+// Mix and Element make valueDigest a store.Digester, so value types add
+// their contents the way Redis's xorObjectDigest does for each type.
+func (d *valueDigest) Mix(data []byte) { d.mix(data) }
 
-// MemoryUsageFunc estimates the bytes of a non-string value structure for
-// MEMORY USAGE, looking at no more than samples elements of nested values.
-type MemoryUsageFunc func(val unsafe.Pointer, samples int64) int64
-
-var (
-	introspectMu sync.RWMutex
-	digestHooks  [16]DigestFunc      // by store.Type
-	memoryHooks  [16]MemoryUsageFunc // by store.Type
-)
-
-// registerValueDigest installs the DEBUG DIGEST function of a non-string
-// type; each value type's file calls it from an init function. Without
-// one, a value contributes only its type and expiry to the digest.
-func registerValueDigest(t store.Type, fn DigestFunc) {
-	introspectMu.Lock()
-	digestHooks[t&15] = fn
-	introspectMu.Unlock()
-}
-
-// registerMemoryUsage installs the MEMORY USAGE estimate of a non-string
-// type, as registerValueDigest does for digests.
-func registerMemoryUsage(t store.Type, fn MemoryUsageFunc) {
-	introspectMu.Lock()
-	memoryHooks[t&15] = fn
-	introspectMu.Unlock()
+// Element adds one unordered element made of parts.
+func (d *valueDigest) Element(parts ...[]byte) {
+	var e valueDigest
+	for _, p := range parts {
+		e.mix(p)
+	}
+	for i := range d {
+		d[i] ^= e[i]
+	}
 }
 
 // redisTypeCode is the OBJ_* number Redis mixes into a value's digest.
@@ -488,13 +469,8 @@ func objectDigest(e *store.Entry, d *valueDigest) {
 	d.mix(typ[:])
 	if e.Type() == store.TypeString {
 		d.mix(e.Bytes())
-	} else {
-		introspectMu.RLock()
-		fn := digestHooks[e.Type()&15]
-		introspectMu.RUnlock()
-		if fn != nil {
-			fn(e.Object(), d)
-		}
+	} else if v := e.Value(); v != nil {
+		v.Digest(d)
 	}
 	if e.ExpireAt() != 0 {
 		d.xor([]byte("!!expire!!"))
@@ -584,11 +560,8 @@ func entryMemoryUsage(e *store.Entry, samples int64) int64 {
 		}
 		return n + allocSize(int64(len(v)))
 	}
-	introspectMu.RLock()
-	fn := memoryHooks[e.Type()&15]
-	introspectMu.RUnlock()
-	if fn != nil {
-		n += fn(e.Object(), samples)
+	if v := e.Value(); v != nil {
+		n += v.MemoryUsage(int(samples))
 	}
 	return n
 }

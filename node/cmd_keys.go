@@ -272,10 +272,7 @@ func cmdCopy(c *Client, args [][]byte) {
 		c.Int(0)
 		return
 	}
-	if _, err := srcDB.CopyTo(dstDB, src, dst, replace); err != nil {
-		c.Error("ERR unknown type object")
-		return
-	}
+	srcDB.CopyTo(dstDB, src, dst, replace)
 	c.Int(1)
 }
 

@@ -1,43 +1,12 @@
 package store
 
 import (
-	"errors"
-	"sync"
 	"unsafe"
 )
 
 // This file holds the keyspace operations of the generic key commands
 // (RENAME, MOVE, COPY, OBJECT IDLETIME): they relink or duplicate whole
 // entries, which needs the slot tables' internals.
-
-// ErrNoCopy is returned by CopyTo for a value type that registered no copy
-// hook.
-var ErrNoCopy = errors.New("store: value type cannot be copied")
-
-// CopyFunc returns a deep copy of a non-string value structure (the pointer
-// stored by SetObject). It runs under the source slot's lock, and possibly
-// the destination's too.
-type CopyFunc func(val unsafe.Pointer) unsafe.Pointer
-
-var (
-	hooksMu   sync.RWMutex
-	copyHooks [16]CopyFunc // by Type; Type is 4 bits wide in Entry.meta
-)
-
-// RegisterCopy installs the deep-copy function of a non-string type; each
-// value type's package calls it once at init. COPY fails with ErrNoCopy for
-// a type that did not.
-func RegisterCopy(t Type, fn CopyFunc) {
-	hooksMu.Lock()
-	copyHooks[t&metaTypeMask] = fn
-	hooksMu.Unlock()
-}
-
-func copyHook(t Type) CopyFunc {
-	hooksMu.RLock()
-	defer hooksMu.RUnlock()
-	return copyHooks[t&metaTypeMask]
-}
 
 // LockOrderLess reports whether a's slot locks must be taken before b's
 // when one goroutine holds locks in two databases (MOVE, COPY ... DB). It is
@@ -125,20 +94,19 @@ func (db *DB) MoveTo(dst *DB, key []byte) bool {
 // CopyTo stores a deep copy of src's value, with the same expiry, under
 // dstKey in dst (COPY; dst may be db itself). If dstKey exists it is
 // replaced when replace is set, else nothing happens. It reports whether it
-// copied; err is ErrNoCopy when src's type registered no copy hook (nothing
-// is changed then). The caller holds the slot locks of src in db and of
+// copied. The caller holds the slot locks of src in db and of
 // dstKey in dst (cross-database: in LockOrderLess order). src and dstKey
 // must differ when dst == db.
-func (db *DB) CopyTo(dst *DB, src, dstKey []byte, replace bool) (bool, error) {
+func (db *DB) CopyTo(dst *DB, src, dstKey []byte, replace bool) bool {
 	_, _, e := db.liveEntry(src)
 	if e == nil {
-		return false, nil
+		return false
 	}
 	if dst == db && string(src) == string(dstKey) {
-		return false, nil
+		return false
 	}
 	if _, _, d := dst.liveEntry(dstKey); d != nil && !replace {
-		return false, nil
+		return false
 	}
 	if e.Type() == TypeString {
 		mutable := e.meta&metaMutable != 0
@@ -151,19 +119,15 @@ func (db *DB) CopyTo(dst *DB, src, dstKey []byte, replace bool) (bool, error) {
 		if expire != 0 {
 			dst.SetExpire(dstKey, n, expire)
 		}
-		return true, nil
+		return true
 	}
-	fn := copyHook(e.Type())
-	if fn == nil {
-		return false, ErrNoCopy
-	}
-	t, expire := e.Type(), e.expire
-	n := dst.SetObject(dstKey, t, fn(e.val))
+	expire := e.expire
+	n := dst.SetValue(dstKey, e.Value().Clone())
 	n.setLRU(dst.ks.lruClock.Load())
 	if expire != 0 {
 		dst.SetExpire(dstKey, n, expire)
 	}
-	return true, nil
+	return true
 }
 
 // IdleMillis estimates how long ago e was last accessed, from the 24-bit
@@ -192,35 +156,4 @@ func (ks *Keyspace) SetIdleMillis(e *Entry, ms int64) {
 		clock += lruMax
 	}
 	e.setLRU(uint32(clock))
-}
-
-// EncodingFunc returns what OBJECT ENCODING reports for a non-string value
-// structure ("listpack", "hashtable", ...). It runs under the slot lock.
-type EncodingFunc func(val unsafe.Pointer) string
-
-var encodingHooks [16]EncodingFunc // by Type, guarded by hooksMu
-
-// RegisterEncoding installs the OBJECT ENCODING answer of a non-string type;
-// each value type's package calls it once at init.
-func RegisterEncoding(t Type, fn EncodingFunc) {
-	hooksMu.Lock()
-	encodingHooks[t&metaTypeMask] = fn
-	hooksMu.Unlock()
-}
-
-// EncodingOf returns the OBJECT ENCODING name of e's value: the string
-// encodings (int, embstr, raw) or the registered answer of its type
-// ("unknown" when none is registered, Redis's word for an encoding it
-// cannot name).
-func EncodingOf(e *Entry) string {
-	if e.Type() == TypeString {
-		return e.Encoding()
-	}
-	hooksMu.RLock()
-	fn := encodingHooks[e.Type()&metaTypeMask]
-	hooksMu.RUnlock()
-	if fn == nil {
-		return "unknown"
-	}
-	return fn(e.val)
 }

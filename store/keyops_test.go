@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
@@ -132,14 +131,12 @@ func TestCopyTo(t *testing.T) {
 	unlock := lockKeys(db, "a", "b", "c")
 	defer unlock()
 
-	ok, err := db.CopyTo(db, []byte("a"), []byte("b"), false)
-	require.NoError(t, err)
+	ok := db.CopyTo(db, []byte("a"), []byte("b"), false)
 	require.False(t, ok, "missing source")
 
 	e := db.SetString([]byte("a"), []byte("hello"), false)
 	db.SetExpire([]byte("a"), e, 50_000)
-	ok, err = db.CopyTo(db, []byte("a"), []byte("b"), false)
-	require.NoError(t, err)
+	ok = db.CopyTo(db, []byte("a"), []byte("b"), false)
 	require.True(t, ok)
 	b := db.Find([]byte("b"))
 	require.Equal(t, "hello", string(b.Bytes()))
@@ -151,36 +148,12 @@ func TestCopyTo(t *testing.T) {
 	require.Equal(t, "hello", string(db.Find([]byte("b")).Bytes()))
 
 	// Existing destination: only with replace; the raw encoding is kept.
-	ok, err = db.CopyTo(db, []byte("a"), []byte("b"), false)
-	require.NoError(t, err)
+	ok = db.CopyTo(db, []byte("a"), []byte("b"), false)
 	require.False(t, ok)
-	ok, err = db.CopyTo(db, []byte("a"), []byte("b"), true)
-	require.NoError(t, err)
+	ok = db.CopyTo(db, []byte("a"), []byte("b"), true)
 	require.True(t, ok)
 	require.Equal(t, "hello world", string(db.Find([]byte("b")).Bytes()))
 	require.Equal(t, "raw", db.Find([]byte("b")).Encoding())
-
-	// A type without a copy hook: nothing changes.
-	var x int
-	db.SetObject([]byte("c"), TypeStream, unsafe.Pointer(&x))
-	ok, err = db.CopyTo(db, []byte("c"), []byte("b"), true)
-	require.ErrorIs(t, err, ErrNoCopy)
-	require.False(t, ok)
-	require.Equal(t, "hello world", string(db.Find([]byte("b")).Bytes()))
-
-	// With a hook the copy is what the hook returns.
-	RegisterCopy(TypeStream, func(p unsafe.Pointer) unsafe.Pointer {
-		v := *(*int)(p) + 1
-		return unsafe.Pointer(&v)
-	})
-	defer RegisterCopy(TypeStream, nil)
-	ok, err = db.CopyTo(db, []byte("c"), []byte("b"), true)
-	require.NoError(t, err)
-	require.True(t, ok)
-	nb := db.Find([]byte("b"))
-	require.Equal(t, TypeStream, nb.Type())
-	require.Equal(t, 1, *(*int)(nb.Object()))
-	require.EqualValues(t, 0, nb.ExpireAt())
 
 	// Across databases.
 	other := ks.DB(1)
@@ -189,8 +162,7 @@ func TestCopyTo(t *testing.T) {
 	s := slots.KeySlot([]byte("b"))
 	other.Lock(s)
 	defer other.Unlock(s)
-	ok, err = db.CopyTo(other, []byte("a"), []byte("b"), false)
-	require.NoError(t, err)
+	ok = db.CopyTo(other, []byte("a"), []byte("b"), false)
 	require.True(t, ok)
 	require.Equal(t, "hello world", string(other.Find([]byte("b")).Bytes()))
 	require.EqualValues(t, 50_000, other.Find([]byte("b")).ExpireAt())
