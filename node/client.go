@@ -32,6 +32,8 @@ type Client struct {
 	replyMode     replyMode
 	closeAfter    bool // QUIT: close once the reply is flushed
 	keyBuf        []int
+	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
+	lastName      []byte
 	db            *store.DB // the database locked for the running command; nil between commands
 	errored       bool      // the current command replied with an error
 	slotBuf       []uint16

@@ -512,10 +512,11 @@ func (s *Server) infoStats(w *infoWriter) {
 	_, hits, misses := s.ks.Stats()
 	w.section("Stats")
 	w.int("total_connections_received", st.connectionsReceived.Load())
-	w.int("total_commands_processed", st.commandsProcessed.Load())
+	commands, netIn, netOut := s.trafficTotals()
+	w.int("total_commands_processed", commands)
 	w.int("instantaneous_ops_per_sec", ops)
-	w.int("total_net_input_bytes", st.netInputBytes.Load())
-	w.int("total_net_output_bytes", st.netOutputBytes.Load())
+	w.int("total_net_input_bytes", netIn)
+	w.int("total_net_output_bytes", netOut)
 	w.int("total_net_repl_input_bytes", 0)
 	w.int("total_net_repl_output_bytes", 0)
 	w.float2("instantaneous_input_kbps", inKbps)
@@ -647,9 +648,7 @@ func (s *Server) resetServerStats() {
 	st := &s.stats
 	st.connectionsReceived.Store(0)
 	st.rejectedConns.Store(0)
-	st.commandsProcessed.Store(0)
-	st.netInputBytes.Store(0)
-	st.netOutputBytes.Store(0)
+	s.resetTrafficTotals()
 	st.unexpectedErrors.Store(0)
 	st.resetErrors()
 	for _, spec := range s.table.byName {
@@ -762,8 +761,8 @@ func (a *serverAux) sampleLocked(s *Server, now time.Time) {
 			return
 		}
 	}
-	a.samples[a.next] = opsSample{at: now, commands: s.stats.commandsProcessed.Load(),
-		in: s.stats.netInputBytes.Load(), out: s.stats.netOutputBytes.Load()}
+	commands, in, out := s.trafficTotals()
+	a.samples[a.next] = opsSample{at: now, commands: commands, in: in, out: out}
 	a.next = (a.next + 1) % opsSamples
 	a.count = min(a.count+1, opsSamples)
 }
@@ -772,8 +771,8 @@ func (a *serverAux) sampleLocked(s *Server, now time.Time) {
 // kilobytes per second over the sampled window, as of now.
 func (a *serverAux) instantaneous(s *Server) (ops int64, inKbps, outKbps float64) {
 	now := time.Now()
-	cur := opsSample{at: now, commands: s.stats.commandsProcessed.Load(),
-		in: s.stats.netInputBytes.Load(), out: s.stats.netOutputBytes.Load()}
+	commands, in, out := s.trafficTotals()
+	cur := opsSample{at: now, commands: commands, in: in, out: out}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	// The oldest sample no older than the window Redis averages over.

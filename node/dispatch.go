@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"slices"
@@ -28,7 +29,6 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 		case replyOn:
 			conn.WriteRaw(c.out)
 			c.outBytes.Add(int64(len(c.out)))
-			s.stats.netOutputBytes.Add(int64(len(c.out)))
 		case replySkipThis:
 			c.replyMode = replyOn
 		}
@@ -57,10 +57,20 @@ func (c *Client) run(args [][]byte) {
 	now := time.Now()
 	c.lastInteraction.Store(now.UnixMilli())
 	c.cmdsProcessed.Add(1)
-	s.stats.commandsProcessed.Add(1)
-	s.stats.netInputBytes.Add(int64(requestSize(args)))
 
-	spec, unknownSub := s.table.lookup(args)
+	// Pipelines repeat one command: reuse the last lookup when the name's
+	// bytes are the same (containers resolve their subcommand every time).
+	var spec *CommandSpec
+	unknownSub := false
+	if c.lastSpec != nil && bytes.Equal(args[0], c.lastName) {
+		spec = c.lastSpec
+	} else {
+		spec, unknownSub = s.table.lookup(args)
+		if spec != nil && !unknownSub && spec.Parent == nil && !spec.isContainer() {
+			c.lastSpec = spec
+			c.lastName = append(c.lastName[:0], args[0]...)
+		}
+	}
 	if spec == nil {
 		c.rejectUnknown(args)
 		return
@@ -126,15 +136,6 @@ func (c *Client) run(args [][]byte) {
 		shard.failed.Add(1)
 	}
 	s.slowlog.maybeRecord(c, args, now, dur)
-}
-
-// requestSize estimates the request's wire size for net_input_bytes.
-func requestSize(args [][]byte) int {
-	n := 16
-	for _, a := range args {
-		n += len(a) + 16
-	}
-	return n
 }
 
 // rejectUnknown writes Redis 7.0's unknown-command error.

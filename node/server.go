@@ -58,6 +58,9 @@ type Server struct {
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
+	// slowlogThreshold reads slowlog-log-slower-than without a name lookup
+	// (it is consulted after every command).
+	slowlogThreshold func() int64
 
 	done     chan struct{} // closed when the server has stopped
 	stopOnce sync.Once
@@ -72,9 +75,11 @@ type Server struct {
 type serverStats struct {
 	connectionsReceived atomic.Int64
 	rejectedConns       atomic.Int64
-	commandsProcessed   atomic.Int64
-	netInputBytes       atomic.Int64
-	netOutputBytes      atomic.Int64
+	// Commands and network bytes are counted per client (no cache line
+	// shared between cores on the hot path); these hold the totals of
+	// clients that have disconnected, and the baseline RESETSTAT set.
+	closedCommands, closedIn, closedOut atomic.Int64
+	baseCommands, baseIn, baseOut       atomic.Int64
 	panics              atomic.Int64
 	totalErrorReplies   atomic.Int64
 	errors              sync.Map // error code → *atomic.Int64
@@ -109,6 +114,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.log = log.With(zap.String("node", s.runID[:8]))
 	s.auxState = newServerAux()
+	s.slowlogThreshold = cfg.IntFunc("slowlog-log-slower-than")
 	ndb := int(cfg.Int("databases"))
 	if ndb < 1 {
 		ndb = 16
@@ -285,6 +291,9 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	}
 	s.mu.Lock()
 	delete(s.clients, c.id)
+	s.stats.closedCommands.Add(c.cmdsProcessed.Load())
+	s.stats.closedIn.Add(c.guard.readBytes.Load())
+	s.stats.closedOut.Add(c.outBytes.Load())
 	s.mu.Unlock()
 	if errors.Is(err, errQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))

@@ -30,7 +30,7 @@ const (
 
 // maybeRecord logs the command if it was slow enough.
 func (l *slowlog) maybeRecord(c *Client, args [][]byte, at time.Time, d time.Duration) {
-	threshold := c.srv.cfg.Int("slowlog-log-slower-than")
+	threshold := c.srv.slowlogThreshold()
 	if threshold < 0 || int64(d/time.Microsecond) < threshold {
 		return
 	}

@@ -80,3 +80,26 @@ func (spec *CommandSpec) resetCounters() {
 		sh.failed.Store(0)
 	}
 }
+
+// trafficTotals returns total_commands_processed, total_net_input_bytes and
+// total_net_output_bytes: the live clients' counters plus those of clients
+// gone, minus the RESETSTAT baseline.
+func (s *Server) trafficTotals() (commands, in, out int64) {
+	s.mu.Lock()
+	commands, in, out = s.stats.closedCommands.Load(), s.stats.closedIn.Load(), s.stats.closedOut.Load()
+	for _, c := range s.clients {
+		commands += c.cmdsProcessed.Load()
+		in += c.guard.readBytes.Load()
+		out += c.outBytes.Load()
+	}
+	s.mu.Unlock()
+	return commands - s.stats.baseCommands.Load(), in - s.stats.baseIn.Load(), out - s.stats.baseOut.Load()
+}
+
+// resetTrafficTotals makes the traffic totals start again from zero.
+func (s *Server) resetTrafficTotals() {
+	c, i, o := s.trafficTotals()
+	s.stats.baseCommands.Add(c)
+	s.stats.baseIn.Add(i)
+	s.stats.baseOut.Add(o)
+}
