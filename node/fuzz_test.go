@@ -229,7 +229,7 @@ func TestGuardCanonicalisesInline(t *testing.T) {
 		`""`:                   {""},
 	}
 	for in, want := range cases {
-		got, ok := splitArgs([]byte(in))
+		got, ok := splitInline([]byte(in))
 		if !ok {
 			t.Fatalf("%q: split failed", in)
 		}
@@ -243,7 +243,7 @@ func TestGuardCanonicalisesInline(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`"abc`, `'abc`, `"a"b`, `'a'b`} {
-		if _, ok := splitArgs([]byte(bad)); ok {
+		if _, ok := splitInline([]byte(bad)); ok {
 			t.Fatalf("%q: expected unbalanced quotes", bad)
 		}
 	}

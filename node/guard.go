@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/config"
 )
 
 // respGuard sits between a client socket and redcon's reader. It parses the
@@ -316,7 +318,7 @@ func (g *respGuard) inline() bool {
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
-	args, ok := splitArgs(line)
+	args, ok := splitInline(line)
 	if !ok {
 		g.protoErr = "unbalanced quotes in request"
 		return true
@@ -385,112 +387,16 @@ func parseLL(b []byte) (int64, bool) {
 	return int64(v), true
 }
 
-// splitArgs splits an inline command line like Redis's sdssplitargs:
-// whitespace-separated words, "double quotes" with \n \r \t \b \a \xHH and
-// \<any> escapes, 'single quotes' with \' only; a closing quote must be
-// followed by whitespace or the end of the line.
-func splitArgs(line []byte) ([][]byte, bool) {
-	var args [][]byte
-	p := 0
-	for {
-		for p < len(line) && isSpace(line[p]) {
-			p++
-		}
-		if p >= len(line) {
-			return args, true
-		}
-		var cur []byte
-		inq, insq := false, false
-		for done := false; !done; {
-			if inq {
-				if p >= len(line) {
-					return nil, false
-				}
-				switch {
-				case line[p] == '\\' && p+3 < len(line) && line[p+1] == 'x' && isHex(line[p+2]) && isHex(line[p+3]):
-					cur = append(cur, hexVal(line[p+2])<<4|hexVal(line[p+3]))
-					p += 3
-				case line[p] == '\\' && p+1 < len(line):
-					p++
-					switch line[p] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[p])
-					}
-				case line[p] == '"':
-					if p+1 < len(line) && !isSpace(line[p+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					cur = append(cur, line[p])
-				}
-			} else if insq {
-				if p >= len(line) {
-					return nil, false
-				}
-				switch {
-				case line[p] == '\\' && p+1 < len(line) && line[p+1] == '\'':
-					p++
-					cur = append(cur, '\'')
-				case line[p] == '\'':
-					if p+1 < len(line) && !isSpace(line[p+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					cur = append(cur, line[p])
-				}
-			} else {
-				if p >= len(line) {
-					break
-				}
-				switch line[p] {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					cur = append(cur, line[p])
-				}
-			}
-			if p < len(line) {
-				p++
-			}
-		}
-		if cur == nil {
-			cur = []byte{}
-		}
-		args = append(args, cur)
+// splitInline splits an inline command line with Redis's sdssplitargs
+// rules (config.SplitArgs implements them for redis.conf lines too).
+func splitInline(line []byte) ([][]byte, bool) {
+	words, ok := config.SplitArgs(string(line))
+	if !ok {
+		return nil, false
 	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func hexVal(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
+	args := make([][]byte, len(words))
+	for i, w := range words {
+		args[i] = []byte(w)
 	}
+	return args, true
 }

@@ -80,11 +80,11 @@ type serverStats struct {
 	// clients that have disconnected, and the baseline RESETSTAT set.
 	closedCommands, closedIn, closedOut atomic.Int64
 	baseCommands, baseIn, baseOut       atomic.Int64
-	panics              atomic.Int64
-	totalErrorReplies   atomic.Int64
-	errors              sync.Map // error code → *atomic.Int64
-	errorCodes          atomic.Int64
-	unexpectedErrors    atomic.Int64
+	panics                              atomic.Int64
+	totalErrorReplies                   atomic.Int64
+	errors                              sync.Map // error code → *atomic.Int64
+	errorCodes                          atomic.Int64
+	unexpectedErrors                    atomic.Int64
 }
 
 // Options are the parts of a node that are not configuration directives.
