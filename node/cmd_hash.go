@@ -1,0 +1,584 @@
+package node
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// hashHandlers: the hash commands (Redis 7.0's "hash" group).
+func hashHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"hset":         cmdHSet,
+		"hmset":        cmdHSet,
+		"hsetnx":       cmdHSetNX,
+		"hget":         cmdHGet,
+		"hmget":        cmdHMGet,
+		"hdel":         cmdHDel,
+		"hlen":         cmdHLen,
+		"hstrlen":      cmdHStrlen,
+		"hexists":      cmdHExists,
+		"hkeys":        cmdHKeys,
+		"hvals":        cmdHVals,
+		"hgetall":      cmdHGetAll,
+		"hincrby":      cmdHIncrBy,
+		"hincrbyfloat": cmdHIncrByFloat,
+		"hrandfield":   cmdHRandField,
+		"hscan":        cmdHScan,
+	}
+}
+
+// hashLimits returns hash-max-listpack-entries and hash-max-listpack-value,
+// read at every write as Redis reads them.
+func hashLimits(c *Client) (maxEntries, maxValue int64) {
+	cfg := c.Server().Config()
+	return cfg.Int("hash-max-listpack-entries"), cfg.Int("hash-max-listpack-value")
+}
+
+// readHash is Redis's lookupKeyRead + checkType for hashes: it returns the
+// hash at key (nil when missing, counting a keyspace miss), or replies
+// WRONGTYPE and returns ok == false.
+func readHash(c *Client, key []byte) (h *store.Hash, ok bool) {
+	e := c.DB().Find(key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != store.TypeHash {
+		c.ErrWrongType()
+		return nil, false
+	}
+	return e.Hash(), true
+}
+
+// writeHash is lookupKeyWrite + checkType: no keyspace hit/miss counted.
+func writeHash(c *Client, key []byte) (h *store.Hash, ok bool) {
+	e := lookupWrite(c.DB(), key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != store.TypeHash {
+		c.ErrWrongType()
+		return nil, false
+	}
+	return e.Hash(), true
+}
+
+// writeHashOrCreate is Redis's hashTypeLookupWriteOrCreate: the hash at key,
+// a new empty one stored under key when missing, or nil after replying
+// WRONGTYPE. Callers create only when they are sure to add a field, so an
+// empty hash never stays in the keyspace.
+func writeHashOrCreate(c *Client, key []byte) *store.Hash {
+	h, ok := writeHash(c, key)
+	if !ok {
+		return nil
+	}
+	if h == nil {
+		h = createHash(c, key)
+	}
+	return h
+}
+
+// createHash stores a new empty hash under key (which is missing).
+func createHash(c *Client, key []byte) *store.Hash {
+	h := store.NewHash()
+	c.DB().SetValue(key, h)
+	return h
+}
+
+// HSET key field value [field value ...] / HMSET (same, replies OK).
+func cmdHSet(c *Client, args [][]byte) {
+	isHSet := len(args[0]) > 1 && (args[0][1] == 's' || args[0][1] == 'S')
+	if len(args)%2 == 1 {
+		if isHSet {
+			c.ErrArity("hset")
+		} else {
+			c.ErrArity("hmset")
+		}
+		return
+	}
+	h := writeHashOrCreate(c, args[1])
+	if h == nil {
+		return
+	}
+	maxEntries, maxValue := hashLimits(c)
+	h.TryConvert(maxValue, args[2:])
+	created := 0
+	for i := 2; i < len(args); i += 2 {
+		if h.Set(args[i], args[i+1], maxEntries, maxValue) {
+			created++
+		}
+	}
+	if isHSet {
+		c.Int(int64(created))
+	} else {
+		c.OK()
+	}
+}
+
+// HSETNX key field value
+func cmdHSetNX(c *Client, args [][]byte) {
+	h, ok := writeHash(c, args[1])
+	if !ok {
+		return
+	}
+	if h != nil && h.Exists(args[2]) {
+		c.Int(0)
+		return
+	}
+	if h == nil {
+		h = createHash(c, args[1])
+	}
+	maxEntries, maxValue := hashLimits(c)
+	h.TryConvert(maxValue, args[2:4])
+	h.Set(args[2], args[3], maxEntries, maxValue)
+	c.Int(1)
+}
+
+// HGET key field
+func cmdHGet(c *Client, args [][]byte) {
+	h, ok := readHash(c, args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.Null()
+		return
+	}
+	replyHashField(c, h, args[2])
+}
+
+func replyHashField(c *Client, h *store.Hash, field []byte) {
+	if h != nil {
+		if v, found := h.Get(field); found {
+			c.Bulk(v)
+			return
+		}
+	}
+	c.Null()
+}
+
+// HMGET key field [field ...]: a missing key is an empty hash.
+func cmdHMGet(c *Client, args [][]byte) {
+	h, ok := readHash(c, args[1])
+	if !ok {
+		return
+	}
+	c.Array(len(args) - 2)
+	for _, f := range args[2:] {
+		replyHashField(c, h, f)
+	}
+}
+
+// HDEL key field [field ...]
+func cmdHDel(c *Client, args [][]byte) {
+	h, ok := writeHash(c, args[1])
+	if !ok {
+		return
+	}
+	deleted := 0
+	if h != nil {
+		for _, f := range args[2:] {
+			if h.Delete(f) {
+				deleted++
+				if h.Len() == 0 {
+					c.DB().Delete(args[1])
+					break
+				}
+			}
+		}
+	}
+	c.Int(int64(deleted))
+}
+
+// HLEN key
+func cmdHLen(c *Client, args [][]byte) {
+	h, ok := readHash(c, args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(int64(h.Len()))
+}
+
+// HSTRLEN key field
+func cmdHStrlen(c *Client, args [][]byte) {
+	h, ok := readHash(c, args[1])
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		v, _ := h.Get(args[2])
+		n = len(v)
+	}
+	c.Int(int64(n))
+}
+
+// HEXISTS key field
+func cmdHExists(c *Client, args [][]byte) {
+	h, ok := readHash(c, args[1])
+	if !ok {
+		return
+	}
+	if h != nil && h.Exists(args[2]) {
+		c.Int(1)
+	} else {
+		c.Int(0)
+	}
+}
+
+func cmdHKeys(c *Client, args [][]byte)   { hashGetAll(c, args[1], true, false) }
+func cmdHVals(c *Client, args [][]byte)   { hashGetAll(c, args[1], false, true) }
+func cmdHGetAll(c *Client, args [][]byte) { hashGetAll(c, args[1], true, true) }
+
+// hashGetAll is Redis's genericHgetallCommand: HGETALL replies a map,
+// HKEYS and HVALS flat arrays; a missing key is an empty map or array.
+func hashGetAll(c *Client, key []byte, fields, values bool) {
+	h, ok := readHash(c, key)
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		n = h.Len()
+	}
+	if fields && values {
+		c.Map(n)
+	} else {
+		c.Array(n)
+	}
+	if h == nil {
+		return
+	}
+	for f, v := range h.All() {
+		if fields {
+			c.Bulk(f)
+		}
+		if values {
+			c.Bulk(v)
+		}
+	}
+}
+
+// HINCRBY key field increment
+func cmdHIncrBy(c *Client, args [][]byte) {
+	incr, ok := parseInt64Arg(args[3])
+	if !ok {
+		c.ErrNotInteger()
+		return
+	}
+	h, ok := writeHash(c, args[1])
+	if !ok {
+		return
+	}
+	var cur int64
+	if h != nil {
+		if v, found := h.Get(args[2]); found {
+			if cur, ok = parseInt64Arg(v); !ok {
+				c.Error("ERR hash value is not an integer")
+				return
+			}
+		}
+	}
+	if incr < 0 && cur < 0 && incr < math.MinInt64-cur || incr > 0 && cur > 0 && incr > math.MaxInt64-cur {
+		c.ErrOverflow()
+		return
+	}
+	cur += incr
+	if h == nil {
+		h = createHash(c, args[1])
+	}
+	var buf [24]byte
+	maxEntries, maxValue := hashLimits(c)
+	h.Set(args[2], strconv.AppendInt(buf[:0], cur, 10), maxEntries, maxValue)
+	c.Int(cur)
+}
+
+// HINCRBYFLOAT key field increment: long double arithmetic and formatting,
+// as INCRBYFLOAT (see longDouble).
+func cmdHIncrByFloat(c *Client, args [][]byte) {
+	incr, ok := parseLongDouble(args[3])
+	if !ok {
+		c.ErrNotFloat()
+		return
+	}
+	if incr.inf != 0 {
+		c.Error("ERR value is NaN or Infinity")
+		return
+	}
+	h, ok := writeHash(c, args[1])
+	if !ok {
+		return
+	}
+	cur := ldZero
+	if h != nil {
+		if v, found := h.Get(args[2]); found {
+			if cur, ok = parseLongDouble(v); !ok {
+				c.Error("ERR hash value is not a float")
+				return
+			}
+		}
+	}
+	sum, finite := cur.add(incr)
+	if !finite {
+		c.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	var buf [64]byte
+	out := sum.appendHuman(buf[:0])
+	if h == nil {
+		h = createHash(c, args[1])
+	}
+	maxEntries, maxValue := hashLimits(c)
+	h.Set(args[2], out, maxEntries, maxValue)
+	c.Bulk(out)
+}
+
+// hrandfieldMaxWithValues bounds |count| with WITHVALUES (Redis's
+// LONG_MAX/2, so that the reply length cannot overflow).
+const hrandfieldMaxWithValues = math.MaxInt64 / 2
+
+// HRANDFIELD key [count [WITHVALUES]]
+func cmdHRandField(c *Client, args [][]byte) {
+	if len(args) >= 3 {
+		l, ok := parseInt64Arg(args[2])
+		if !ok {
+			c.ErrNotInteger()
+			return
+		}
+		if l < -math.MaxInt64 {
+			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			return
+		}
+		withValues := false
+		if len(args) > 4 || len(args) == 4 && !argIs(args[3], "withvalues") {
+			c.ErrSyntax()
+			return
+		} else if len(args) == 4 {
+			withValues = true
+			if l < -hrandfieldMaxWithValues || l > hrandfieldMaxWithValues {
+				c.Error("ERR value is out of range")
+				return
+			}
+		}
+		hashRandFieldCount(c, args[1], l, withValues)
+		return
+	}
+	h, ok := readHash(c, args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.Null()
+		return
+	}
+	f, _ := h.RandomPair()
+	c.Bulk(f)
+}
+
+// hashRandFieldCount is Redis's hrandfieldWithCountCommand: a negative
+// count samples with repetition, a positive one returns distinct fields
+// (everything when count >= HLEN).
+func hashRandFieldCount(c *Client, key []byte, l int64, withValues bool) {
+	h, ok := readHash(c, key)
+	if !ok {
+		return
+	}
+	if h == nil || l == 0 {
+		c.Array(0)
+		return
+	}
+	size := h.Len()
+	uniq := l > 0
+	count := l
+	if !uniq {
+		count = -l
+	}
+	replyLen := func(n int) {
+		if withValues && c.RESP() == 2 {
+			c.Array(2 * n)
+		} else {
+			c.Array(n)
+		}
+	}
+	pair := func(f, v []byte) {
+		if withValues && c.RESP() > 2 {
+			c.Array(2)
+		}
+		c.Bulk(f)
+		if withValues {
+			c.Bulk(v)
+		}
+	}
+	if !uniq || count == 1 {
+		if !c.randomReplyFits(count, h.DataBytes()/size, withValues) {
+			return
+		}
+		replyLen(int(count))
+		h.RandomPairs(int(count), func(f, v []byte) bool {
+			pair(f, v)
+			return true
+		})
+		return
+	}
+	if count >= int64(size) {
+		replyLen(size)
+		for f, v := range h.All() {
+			pair(f, v)
+		}
+		return
+	}
+	replyLen(int(count))
+	h.RandomDistinctPairs(int(count), pair)
+}
+
+// randomReplyFits refuses (replying an error) a sampling-with-repetition
+// reply that could not be built in memory: Redis would grow its output
+// buffer until the client is disconnected or the process runs out of
+// memory; shoal answers "value is out of range" when the reply would pass
+// proto-max-bulk-len (512 MiB by default), the largest single value it
+// accepts. avgLen is the average element size (field plus value for a hash).
+func (c *Client) randomReplyFits(count int64, avgLen int, pairs bool) bool {
+	per := int64(avgLen) + 16 // "$<len>\r\n...\r\n" and an array header
+	if pairs {
+		per += 16
+	}
+	if limit := c.Server().Config().Int("proto-max-bulk-len"); count > limit/per {
+		c.Error("ERR value is out of range")
+		return false
+	}
+	return true
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+func cmdHScan(c *Client, args [][]byte) {
+	cursor, ok := parseScanCursor(args[2])
+	if !ok {
+		c.Error("ERR invalid cursor")
+		return
+	}
+	h, ok := readHash(c, args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		replyEmptyScan(c)
+		return
+	}
+	opts, ok := parseElemScanOpts(c, args[3:])
+	if !ok {
+		return
+	}
+	var res elemScanResult
+	if h.IsListpack() {
+		for f, v := range h.All() {
+			res.addPair(&opts, f, v)
+		}
+		res.reply(c, 0)
+		return
+	}
+	// Fields and values both count, as in Redis (COUNT is doubled).
+	want := 2 * opts.count
+	budget := want * 10
+	for {
+		cursor = h.ScanTable(cursor, func(f, v []byte) { res.addPair(&opts, f, v) })
+		if cursor == 0 || budget == 0 || res.visited >= want {
+			break
+		}
+		budget--
+	}
+	res.reply(c, cursor)
+}
+
+// elemScanOpts are HSCAN / SSCAN's options (Redis's scanGenericCommand on a
+// collection: COUNT and MATCH; TYPE is a syntax error).
+type elemScanOpts struct {
+	count int64
+	pat   *keyGlob
+}
+
+// elemScanMaxCount bounds COUNT so that the visit budget (COUNT * 2 * 10)
+// cannot overflow: anything larger already means the whole collection.
+const elemScanMaxCount = math.MaxInt32
+
+func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
+	o := elemScanOpts{count: 10}
+	for i := 0; i < len(args); i += 2 {
+		more := len(args) - i
+		switch {
+		case argIs(args[i], "count") && more >= 2:
+			n, ok := parseInt64Arg(args[i+1])
+			if !ok {
+				c.ErrNotInteger()
+				return o, false
+			}
+			if n < 1 {
+				c.ErrSyntax()
+				return o, false
+			}
+			o.count = min(n, elemScanMaxCount)
+		case argIs(args[i], "match") && more >= 2:
+			p := args[i+1]
+			if len(p) == 1 && p[0] == '*' {
+				o.pat = nil
+			} else {
+				o.pat = &keyGlob{pat: string(p)}
+			}
+		default:
+			c.ErrSyntax()
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// elemScanResult collects the elements a collection scan returns, copied
+// into one buffer (intset members are formatted into a reused buffer).
+type elemScanResult struct {
+	buf     []byte
+	ends    []int
+	visited int64 // elements visited before filtering (what COUNT counts)
+}
+
+func (r *elemScanResult) add(b []byte) {
+	r.buf = append(r.buf, b...)
+	r.ends = append(r.ends, len(r.buf))
+}
+
+// addMember adds a set member that passes the pattern.
+func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
+	r.visited++
+	if o.pat == nil || o.pat.match(bstr(m)) {
+		r.add(m)
+	}
+}
+
+// addPair adds a field and its value when the field passes the pattern.
+func (r *elemScanResult) addPair(o *elemScanOpts, f, v []byte) {
+	r.visited += 2
+	if o.pat == nil || o.pat.match(bstr(f)) {
+		r.add(f)
+		r.add(v)
+	}
+}
+
+func (r *elemScanResult) reply(c *Client, cursor uint64) {
+	c.Array(2)
+	var nb [24]byte
+	c.Bulk(strconv.AppendUint(nb[:0], cursor, 10))
+	c.Array(len(r.ends))
+	start := 0
+	for _, end := range r.ends {
+		c.Bulk(r.buf[start:end])
+		start = end
+	}
+}
+
+// replyEmptyScan is Redis's shared.emptyscan: cursor 0, no elements.
+func replyEmptyScan(c *Client) {
+	c.out = append(c.out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
+}
