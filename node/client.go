@@ -37,6 +37,7 @@ type Client struct {
 	db            *store.DB // the database locked for the running command; nil between commands
 	errored       bool      // the current command replied with an error
 	slotBuf       []uint16
+	bs            clientBlocking // blocking commands' state (node/blocking.go)
 
 	// Read by other goroutines.
 	dbIndex         atomic.Int32

@@ -129,13 +129,24 @@ func (c *Client) run(args [][]byte) {
 	}()
 	db.UnlockSlots(c.slotBuf)
 	c.db = nil
-	dur := time.Since(now)
+	// A blocking command that found nothing to serve waits here, holding no
+	// lock; the wait is not execution time (node/blocking.go).
+	var blockedFor time.Duration
+	if c.bs.pending != nil {
+		blockedFor = c.awaitUnblock()
+	}
+	dur := time.Since(now) - blockedFor
 	shard.calls.Add(1)
 	shard.usec.Add(int64(dur / time.Microsecond))
 	if c.errored {
 		shard.failed.Add(1)
 	}
 	s.slowlog.maybeRecord(c, args, now, dur)
+	// Serve the clients blocked on keys this command made ready, before its
+	// reply is sent (node/blocking.go).
+	if len(c.bs.ready) > 0 {
+		c.serveReadyKeys()
+	}
 }
 
 // rejectUnknown writes Redis 7.0's unknown-command error.

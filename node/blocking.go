@@ -1,0 +1,647 @@
+package node
+
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP; the sorted-set
+// and stream variants plug into the same framework), Redis 7.0's blocked.c
+// semantics on shoal's one-goroutine-per-connection model.
+//
+// 1. Blocking. A blocking command's handler runs like any other, under the
+//    slot locks of its keys. When there is nothing to serve it calls
+//    c.blockOn(blockSpec{...}) and returns without a reply. blockOn
+//    registers the client as a waiter on each key (one FIFO queue per
+//    (db, key)) while the handler still holds the locks, so no write can
+//    slip between the emptiness check and the registration (no lost
+//    wake-up).
+// 2. Waiting. The dispatcher releases the slot locks, sees the pending
+//    block and calls c.awaitUnblock(): the goroutine flushes the replies of
+//    earlier commands of the same pipeline, then parks on the waiter's
+//    outcome channel holding no lock. Meanwhile a helper goroutine reads
+//    the socket, to notice a disconnection and to keep what the client
+//    sends in the meantime (handed back to the RESP guard afterwards, as
+//    Redis keeps accumulating the query buffer of a blocked client).
+// 3. Waking. A write that may serve waiters (LPUSH, RPUSH, LMOVE's push,
+//    ZADD...) calls c.signalKeyReady(key) from its handler: this only notes
+//    the key (nothing when no client at all is blocked). After the writer's
+//    handler returned and its locks were released, the dispatcher calls
+//    c.serveReadyKeys(), before the writer's reply is sent and before its
+//    next command runs: for each ready key, the waiters are tried in the
+//    order they blocked; each one under the slot locks of the key and of
+//    its extra keys (BLMOVE's destination), taken in ascending slot order.
+//    The waiter's serve callback pops what it needs and writes its reply
+//    into the WAITER's reply buffer: the waiter's goroutine is parked, and
+//    the hand-over through the outcome channel orders the accesses; only the
+//    waiter's goroutine then writes to its connection. Serving may make
+//    more keys ready (BLMOVE pushes): they are served in the same round.
+// 4. Timeouts (a timer per waiter), CLIENT UNBLOCK and disconnection claim
+//    the waiter the same way; whoever claims it first under the registry
+//    lock decides its outcome, exactly once.
+//
+// Lock order: slot locks (ascending) before blockRegistry.mu; nothing takes
+// a slot lock while holding blockRegistry.mu.
+
+import (
+	"container/list"
+	"math"
+	"math/big"
+	"reflect"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+	"weak"
+
+	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/store"
+	"github.com/tidwall/redcon"
+	"go.uber.org/zap"
+)
+
+// blockSpec is what a blocking handler passes to blockOn.
+type blockSpec struct {
+	// keys the client waits on; a key given twice counts once.
+	keys [][]byte
+	// extraKeys are locked, besides the ready key, while the client is
+	// served (BLMOVE's destination).
+	extraKeys [][]byte
+	// timeout is how long to wait; 0 waits forever.
+	timeout time.Duration
+	// serve tries to serve the client from the ready key sc.key. It runs
+	// on the writer's goroutine with the slot locks of sc.key and of
+	// extraKeys held in sc.db, and must not block or take other locks.
+	serve func(sc *blockServe) serveResult
+	// onTimeout writes the reply for a timeout (or CLIENT UNBLOCK ...
+	// TIMEOUT), and the immediate reply when the client may not block
+	// (inside MULTI/EXEC or a script): a null array for BLPOP/BRPOP/BLMPOP,
+	// a null bulk for BLMOVE/BRPOPLPUSH.
+	onTimeout func(c *Client)
+}
+
+// blockServe is the context of one serve attempt.
+type blockServe struct {
+	// c is the blocked client: reply writers on it fill the reply it will
+	// send when it wakes up. Nothing else of c may be touched (its own
+	// goroutine may still be finishing the blocking command's dispatch):
+	// in particular use db, not c.DB().
+	c   *Client
+	db  *store.DB
+	key []byte // the ready key
+	// ready collects keys the serve made ready (a BLMOVE push).
+	ready *[]blockKey
+}
+
+// signalKeyReady notes that serving made key (in the same database) ready.
+func (sc *blockServe) signalKeyReady(key []byte) {
+	addReadyKey(sc.ready, blockKey{db: sc.db.ID(), key: string(key)})
+}
+
+// serveResult is what a serve callback did.
+type serveResult uint8
+
+const (
+	// serveSkipped: the client cannot be served from this key now (wrong
+	// type for it, ...); it stays blocked and the next waiter is tried.
+	serveSkipped serveResult = iota
+	// serveDone: the client got its reply (data or an error) and is
+	// unblocked.
+	serveDone
+	// serveKeyExhausted: the key has nothing left for anyone (missing or
+	// empty); the client stays blocked and the key's round ends.
+	serveKeyExhausted
+)
+
+// blockOutcome is how a wait ended.
+type blockOutcome uint8
+
+const (
+	outcomeServed blockOutcome = iota + 1
+	outcomeTimeout
+	outcomeUnblockedTimeout // CLIENT UNBLOCK id [TIMEOUT]
+	outcomeUnblockedError   // CLIENT UNBLOCK id ERROR
+	outcomeDisconnected     // the socket closed, or the query buffer overflowed
+)
+
+// blockKey identifies a key by database number, as Redis's per-db
+// blocking_keys: after SWAPDB the waiters follow the number.
+type blockKey struct {
+	db  int
+	key string
+}
+
+// blockWaiter is one blocked client.
+type blockWaiter struct {
+	c     *Client
+	seq   uint64 // registration order
+	db    int
+	keys  []string
+	elems []*list.Element // the waiter's element in each key's queue
+	spec  blockSpec
+	timer *time.Timer // owned by the waiter's goroutine
+
+	// Guarded by blockRegistry.mu.
+	done bool
+	// outcome receives the result exactly once (buffered).
+	outcome chan blockOutcome
+}
+
+// blockRegistry is a server's set of waiters.
+type blockRegistry struct {
+	mu     sync.Mutex
+	queues map[blockKey]*list.List // of *blockWaiter, oldest first
+	byID   map[int64]*blockWaiter  // by client id
+	seq    uint64
+	// waiting mirrors len(byID) for lock-free readers: signalKeyReady's
+	// fast path and INFO.
+	waiting atomic.Int64
+}
+
+// clientBlocking is the per-client blocking state, owned by the client's
+// goroutine (the Client's bs field).
+type clientBlocking struct {
+	reg     *blockRegistry // the server's registry, cached
+	pending *blockWaiter   // set by blockOn, consumed by awaitUnblock
+	ready   []blockKey     // keys the running command made ready
+	// denyBlocking makes blocking commands answer as if timed out at once.
+	// EXEC and scripts set it while they run commands (Redis's
+	// CLIENT_DENY_BLOCKING).
+	denyBlocking bool
+}
+
+// Registries hang off their server through a weak map, so that the Server
+// struct needs no field for them; the entry goes away with the server.
+var (
+	registriesMu sync.Mutex
+	registries   = map[weak.Pointer[Server]]*blockRegistry{}
+)
+
+// blocking returns the server's waiter registry, creating it on first use.
+func (s *Server) blocking() *blockRegistry {
+	wp := weak.Make(s)
+	registriesMu.Lock()
+	defer registriesMu.Unlock()
+	if r := registries[wp]; r != nil {
+		return r
+	}
+	r := &blockRegistry{queues: map[blockKey]*list.List{}, byID: map[int64]*blockWaiter{}}
+	registries[wp] = r
+	runtime.AddCleanup(s, func(wp weak.Pointer[Server]) {
+		registriesMu.Lock()
+		delete(registries, wp)
+		registriesMu.Unlock()
+	}, wp)
+	return r
+}
+
+// blockReg returns the registry, cached in the client.
+func (c *Client) blockReg() *blockRegistry {
+	if c.bs.reg == nil {
+		c.bs.reg = c.srv.blocking()
+	}
+	return c.bs.reg
+}
+
+// blockedClients is the number of clients blocked on keys (INFO
+// blocked_clients).
+func (s *Server) blockedClients() int { return int(s.blocking().waiting.Load()) }
+
+// mayBlock reports whether the running command may block: not inside
+// MULTI/EXEC or a script (Redis's CLIENT_DENY_BLOCKING).
+func (c *Client) mayBlock() bool {
+	return !c.bs.denyBlocking && c.multiLen.Load() < 0
+}
+
+// blockOn blocks the client on spec.keys. Call it from a handler, with the
+// slot locks of the keys held, after finding nothing to serve. If the client
+// may not block, the timeout reply is written at once.
+func (c *Client) blockOn(spec blockSpec) {
+	if !c.mayBlock() {
+		spec.onTimeout(c)
+		return
+	}
+	reg := c.blockReg()
+	w := &blockWaiter{c: c, db: c.DB().ID(), spec: spec, outcome: make(chan blockOutcome, 1)}
+	// The arguments alias the connection's read buffer: keep copies.
+	w.spec.keys = nil
+	for _, k := range spec.keys {
+		if !slices.Contains(w.keys, string(k)) {
+			w.keys = append(w.keys, string(k))
+		}
+	}
+	w.spec.extraKeys = make([][]byte, len(spec.extraKeys))
+	for i, k := range spec.extraKeys {
+		w.spec.extraKeys[i] = slices.Clone(k)
+	}
+	reg.mu.Lock()
+	reg.seq++
+	w.seq = reg.seq
+	for _, k := range w.keys {
+		bk := blockKey{db: w.db, key: k}
+		q := reg.queues[bk]
+		if q == nil {
+			q = list.New()
+			reg.queues[bk] = q
+		}
+		w.elems = append(w.elems, q.PushBack(w))
+	}
+	if old := reg.byID[c.id]; old != nil {
+		// Cannot happen (a client blocks once at a time); keep the
+		// registry consistent anyway.
+		reg.finishLocked(old, outcomeDisconnected)
+	}
+	reg.byID[c.id] = w
+	reg.waiting.Add(1)
+	c.blocked.Store(true)
+	reg.mu.Unlock()
+	if spec.timeout > 0 {
+		w.timer = time.AfterFunc(spec.timeout, func() { reg.finish(w, outcomeTimeout) })
+	}
+	c.bs.pending = w
+}
+
+// finish ends w's wait with outcome unless it already ended; it reports
+// whether it did.
+func (reg *blockRegistry) finish(w *blockWaiter, outcome blockOutcome) bool {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	return reg.finishLocked(w, outcome)
+}
+
+func (reg *blockRegistry) finishLocked(w *blockWaiter, outcome blockOutcome) bool {
+	if w.done {
+		return false
+	}
+	w.done = true
+	for i, k := range w.keys {
+		bk := blockKey{db: w.db, key: k}
+		if q := reg.queues[bk]; q != nil {
+			q.Remove(w.elems[i])
+			if q.Len() == 0 {
+				delete(reg.queues, bk)
+			}
+		}
+	}
+	if reg.byID[w.c.id] == w {
+		delete(reg.byID, w.c.id)
+	}
+	reg.waiting.Add(-1)
+	w.c.blocked.Store(false)
+	w.outcome <- outcome
+	return true
+}
+
+// unblockClient implements CLIENT UNBLOCK: it ends the wait of the client
+// with the given id, which then answers as on a timeout or, withError, with
+// -UNBLOCKED. It reports whether that client was blocked.
+func (s *Server) unblockClient(id int64, withError bool) bool {
+	reg := s.blocking()
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	w := reg.byID[id]
+	if w == nil {
+		return false
+	}
+	outcome := outcomeUnblockedTimeout
+	if withError {
+		outcome = outcomeUnblockedError
+	}
+	return reg.finishLocked(w, outcome)
+}
+
+// awaitUnblock parks the goroutine until the pending block ends and writes
+// the reply of a timeout or an unblock (a served client's reply is already
+// in c.out). It returns the time spent waiting, which is not execution
+// time. The dispatcher calls it after releasing the slot locks.
+func (c *Client) awaitUnblock() time.Duration {
+	w := c.bs.pending
+	c.bs.pending = nil
+	if w == nil {
+		return 0
+	}
+	start := time.Now()
+	if mark := len(c.out); mark > 0 {
+		// The handler replied after blocking (it panicked and the
+		// dispatcher answered the error): do not wait.
+		if !c.blockReg().finish(w, outcomeDisconnected) {
+			<-w.outcome // served meanwhile: drop what was appended
+			c.out = c.out[:mark]
+		}
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		return time.Since(start)
+	}
+	flushQueuedReplies(c.conn)
+	stopWatch := c.watchWhileBlocked(w)
+	outcome := <-w.outcome
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	stopWatch()
+	switch outcome {
+	case outcomeTimeout, outcomeUnblockedTimeout:
+		w.spec.onTimeout(c)
+	case outcomeUnblockedError:
+		c.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+	case outcomeDisconnected:
+		c.out = c.out[:0]
+		c.closeAfter = true
+	}
+	return time.Since(start)
+}
+
+// signalKeyReady notes that the running command made key (in its database)
+// able to serve blocked clients: it pushed to a list, added to a sorted
+// set... Call it from the handler; the waiters are served when the command
+// is over. It costs one atomic load when no client is blocked.
+func (c *Client) signalKeyReady(key []byte) {
+	if c.blockReg().waiting.Load() == 0 {
+		return
+	}
+	addReadyKey(&c.bs.ready, blockKey{db: c.DB().ID(), key: string(key)})
+}
+
+// signalDBsSwapped makes every key with waiters in databases a and b ready
+// (SWAPDB: the data under a number changed, as Redis's
+// scanDatabaseForReadyKeys after swapdb).
+func (c *Client) signalDBsSwapped(a, b int) {
+	reg := c.blockReg()
+	if reg.waiting.Load() == 0 {
+		return
+	}
+	reg.mu.Lock()
+	var keys []blockKey
+	for bk := range reg.queues {
+		if bk.db == a || bk.db == b {
+			keys = append(keys, bk)
+		}
+	}
+	reg.mu.Unlock()
+	// Registration order is a fair enough order among keys.
+	slices.SortFunc(keys, func(x, y blockKey) int { return reg.oldestSeq(x) - reg.oldestSeq(y) })
+	for _, bk := range keys {
+		addReadyKey(&c.bs.ready, bk)
+	}
+}
+
+func (reg *blockRegistry) oldestSeq(bk blockKey) int {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if q := reg.queues[bk]; q != nil && q.Len() > 0 {
+		return int(q.Front().Value.(*blockWaiter).seq)
+	}
+	return math.MaxInt
+}
+
+func addReadyKey(ready *[]blockKey, bk blockKey) {
+	if slices.Contains(*ready, bk) {
+		return
+	}
+	*ready = append(*ready, bk)
+}
+
+// serveReadyKeys serves the clients blocked on the keys the command made
+// ready. The dispatcher calls it after the command, holding no lock.
+func (c *Client) serveReadyKeys() {
+	queue := c.bs.ready
+	c.bs.ready = nil
+	reg := c.blockReg()
+	for i := 0; i < len(queue); i++ { // serving may append (BLMOVE pushes)
+		reg.serveKey(c.srv, queue[i], &queue)
+	}
+	c.bs.ready = queue[:0]
+}
+
+// serveKey tries the waiters of one key in the order they blocked.
+func (reg *blockRegistry) serveKey(s *Server, bk blockKey, ready *[]blockKey) {
+	if bk.db < 0 || bk.db >= s.ks.NumDBs() {
+		return
+	}
+	db := s.ks.DB(bk.db)
+	key := []byte(bk.key)
+	var last uint64
+	var slotBuf []uint16
+	for {
+		reg.mu.Lock()
+		w := reg.nextWaiter(bk, last)
+		reg.mu.Unlock()
+		if w == nil {
+			return
+		}
+		last = w.seq
+		slotBuf = append(slotBuf[:0], slots.KeySlot(key))
+		for _, k := range w.spec.extraKeys {
+			slotBuf = append(slotBuf, slots.KeySlot(k))
+		}
+		slices.Sort(slotBuf)
+		slotBuf = slices.Compact(slotBuf)
+		db.LockSlots(slotBuf)
+		reg.mu.Lock()
+		res := serveSkipped
+		if !w.done {
+			res = reg.serveOne(s, w, db, key, ready)
+			if res == serveDone {
+				reg.finishLocked(w, outcomeServed)
+			}
+		}
+		reg.mu.Unlock()
+		db.UnlockSlots(slotBuf)
+		if res == serveKeyExhausted {
+			return
+		}
+	}
+}
+
+// nextWaiter returns the oldest live waiter on bk registered after seq.
+func (reg *blockRegistry) nextWaiter(bk blockKey, seq uint64) *blockWaiter {
+	q := reg.queues[bk]
+	if q == nil {
+		return nil
+	}
+	for e := q.Front(); e != nil; e = e.Next() {
+		if w := e.Value.(*blockWaiter); w.seq > seq && !w.done {
+			return w
+		}
+	}
+	return nil
+}
+
+// serveOne runs w's serve callback. A panic in it is logged and answered
+// with an error, so that the locks held around it are released.
+func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key []byte, ready *[]blockKey) (res serveResult) {
+	c := w.c
+	mark := len(c.out)
+	defer func() {
+		if r := recover(); r != nil {
+			s.stats.panics.Add(1)
+			s.log.Error("panic while serving a blocked client", zap.Any("panic", r), zap.Stack("stack"))
+			c.out = c.out[:mark]
+			c.Error("ERR internal error serving the blocked command")
+			res = serveDone
+		}
+	}()
+	sc := blockServe{c: c, db: db, key: key, ready: ready}
+	return w.spec.serve(&sc)
+}
+
+// ---------------------------------------------------------------- timeouts
+
+// parseBlockTimeout parses a blocking command's timeout in seconds (a
+// double; 0 = forever) as Redis's getTimeoutFromObjectOrReply does: the
+// value is parsed as a long double, converted to milliseconds rounding up,
+// and must not be negative. It writes the error reply and returns false on
+// bad input.
+func parseBlockTimeout(c *Client, arg []byte) (time.Duration, bool) {
+	ms, ok := timeoutMillis(arg)
+	if !ok {
+		c.Error("ERR timeout is not a float or out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		c.Error("ERR timeout is negative")
+		return 0, false
+	}
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		// Redis adds the timeout to the current unix time in ms; past
+		// that nobody waits anyway.
+		ms = math.MaxInt64 / int64(time.Millisecond)
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// timeoutMillis is (long long) ceill(value * 1000.0) in C's long double:
+// values out of the range of a long long (and ±inf) convert to LLONG_MIN
+// on x86-64, which is why Redis calls them negative.
+func timeoutMillis(arg []byte) (int64, bool) {
+	if n, ok := parseInt64Arg(arg); ok {
+		if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
+			return math.MinInt64, true
+		}
+		return n * 1000, true
+	}
+	ld, ok := parseLongDouble(arg)
+	if !ok {
+		return 0, false
+	}
+	if ld.inf != 0 {
+		return math.MinInt64, true
+	}
+	f := new(big.Float).SetPrec(ldPrec).Mul(ld.float(), big.NewFloat(1000))
+	i, acc := f.Int(nil) // truncates toward zero
+	if acc == big.Below {
+		i.Add(i, big.NewInt(1)) // ceil for positive fractions
+	}
+	if !i.IsInt64() {
+		return math.MinInt64, true
+	}
+	return i.Int64(), true
+}
+
+// ---------------------------------------------------------------- the connection while blocked
+
+// watchWhileBlocked starts a goroutine that reads the client's socket while
+// its goroutine waits: a read error means the client went away (its wait
+// ends with outcomeDisconnected); bytes read are kept and handed back to
+// the RESP guard when the wait ends. The returned function stops the
+// reader and must be called before the guard is used again.
+func (c *Client) watchWhileBlocked(w *blockWaiter) func() {
+	g := c.guard
+	if g == nil {
+		return func() {}
+	}
+	// A blocked client is exempt from the idle timeout.
+	_ = g.Conn.SetReadDeadline(time.Time{})
+	g.deadlined = false
+	reg := c.blockReg()
+	limit := c.srv.limits.queryBufLimit.Load()
+	var stopping atomic.Bool
+	var kept []byte
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var buf [4096]byte
+		for !stopping.Load() {
+			n, err := g.Conn.Read(buf[:])
+			kept = append(kept, buf[:n]...)
+			if err != nil {
+				if !stopping.Load() {
+					reg.finish(w, outcomeDisconnected)
+				}
+				return
+			}
+			if limit > 0 && int64(len(g.in)+len(kept)) > limit {
+				c.srv.log.Warn("Closing client that reached max query buffer length", zap.Int64("client", c.id))
+				reg.finish(w, outcomeDisconnected)
+				return
+			}
+		}
+	}()
+	return func() {
+		stopping.Store(true)
+		// A deadline in the past makes a pending Read return at once.
+		_ = g.Conn.SetReadDeadline(time.Unix(1, 0))
+		<-done
+		_ = g.Conn.SetReadDeadline(time.Time{})
+		g.injectInput(kept)
+	}
+}
+
+// injectInput appends bytes read on the guard's behalf (while the client was
+// blocked) to its unparsed input. The guard's goroutine (the caller) owns
+// the guard again.
+func (g *respGuard) injectInput(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	need := len(g.in) + len(p)
+	if need > len(g.inBuf) {
+		nb := make([]byte, max(need, 2*len(g.inBuf)))
+		n := copy(nb, g.in)
+		copy(nb[n:], p)
+		g.inBuf = nb
+		g.in = nb[:need]
+		g.bufSize.Store(int64(len(nb)))
+	} else {
+		n := copy(g.inBuf, g.in) // copy handles the overlap
+		copy(g.inBuf[n:], p)
+		g.in = g.inBuf[:need]
+	}
+	g.readBytes.Add(int64(len(p)))
+	g.qbuf.Store(int64(len(g.in)))
+}
+
+// flushQueuedReplies writes out the replies redcon buffered for earlier
+// commands of the same pipeline, which would otherwise wait until the
+// blocked command returns (Redis sends them at once). redcon.Conn has no
+// Flush method, so the buffered writer is found by reflection on redcon's
+// connection type (a field "wr" of type *redcon.Writer); if redcon's layout
+// changes the flush is skipped, which only delays those replies.
+func flushQueuedReplies(conn redcon.Conn) {
+	if conn == nil {
+		return
+	}
+	off, ok := redconWriterOffset(reflect.TypeOf(conn))
+	if !ok {
+		return
+	}
+	wr := *(**redcon.Writer)(unsafe.Add(reflect.ValueOf(conn).UnsafePointer(), off))
+	if wr != nil {
+		_ = wr.Flush()
+	}
+}
+
+var redconWriterOffsets sync.Map // reflect.Type → int64 offset, -1 if none
+
+func redconWriterOffset(t reflect.Type) (uintptr, bool) {
+	if v, ok := redconWriterOffsets.Load(t); ok {
+		off := v.(int64)
+		return uintptr(off), off >= 0
+	}
+	off := int64(-1)
+	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		if f, ok := t.Elem().FieldByName("wr"); ok && f.Type == reflect.TypeFor[*redcon.Writer]() && len(f.Index) == 1 {
+			off = int64(f.Offset)
+		}
+	}
+	redconWriterOffsets.Store(t, off)
+	return uintptr(off), off >= 0
+}

@@ -1,0 +1,735 @@
+package node
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// List commands, Redis 7.0's t_list.c: replies, error texts and the order
+// in which arguments and keys are checked are Redis's. The blocking
+// variants use the framework of blocking.go.
+
+func listHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"lpush":      func(c *Client, args [][]byte) { listPush(c, args, true, false) },
+		"rpush":      func(c *Client, args [][]byte) { listPush(c, args, false, false) },
+		"lpushx":     func(c *Client, args [][]byte) { listPush(c, args, true, true) },
+		"rpushx":     func(c *Client, args [][]byte) { listPush(c, args, false, true) },
+		"linsert":    cmdLInsert,
+		"llen":       cmdLLen,
+		"lindex":     cmdLIndex,
+		"lset":       cmdLSet,
+		"lpop":       func(c *Client, args [][]byte) { listPop(c, args, true) },
+		"rpop":       func(c *Client, args [][]byte) { listPop(c, args, false) },
+		"lmpop":      func(c *Client, args [][]byte) { listMPop(c, args, 1, false) },
+		"lrange":     cmdLRange,
+		"ltrim":      cmdLTrim,
+		"lpos":       cmdLPos,
+		"lrem":       cmdLRem,
+		"lmove":      cmdLMove,
+		"rpoplpush":  func(c *Client, args [][]byte) { listMove(c, args[1], args[2], false, true) },
+		"blpop":      func(c *Client, args [][]byte) { listBPop(c, args, true) },
+		"brpop":      func(c *Client, args [][]byte) { listBPop(c, args, false) },
+		"blmove":     cmdBLMove,
+		"brpoplpush": cmdBRPopLPush,
+		"blmpop":     func(c *Client, args [][]byte) { listMPop(c, args, 2, true) },
+	}
+}
+
+const (
+	msgOutOfRange    = "ERR index out of range"
+	msgMustBePositve = "ERR value is out of range, must be positive"
+)
+
+// lookupList finds key for a write (no keyspace hit/miss counted, as Redis's
+// lookupKeyWrite). It replies WRONGTYPE and returns ok=false if the key
+// holds another type; l is nil if the key is missing.
+func lookupList(c *Client, db *store.DB, key []byte) (l *store.List, ok bool) {
+	e := lookupWrite(db, key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != store.TypeList {
+		c.ErrWrongType()
+		return nil, false
+	}
+	return e.List(), true
+}
+
+// readList is lookupList for reads: hits and misses are counted.
+func readList(c *Client, key []byte) (l *store.List, ok bool) {
+	e := c.DB().Find(key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != store.TypeList {
+		c.ErrWrongType()
+		return nil, false
+	}
+	return e.List(), true
+}
+
+// newList creates an empty list for key with the configured node size.
+func newList(c *Client, db *store.DB, key []byte) *store.List {
+	l := store.NewList(c.srv.cfg.Int("list-max-listpack-size"))
+	db.SetValue(key, l)
+	return l
+}
+
+// parseLong is getLongFromObjectOrReply.
+func parseLong(c *Client, arg []byte) (int64, bool) {
+	n, ok := parseInt64Arg(arg)
+	if !ok {
+		c.ErrNotInteger()
+	}
+	return n, ok
+}
+
+// parseRangeLong is getRangeLongFromObjectOrReply with a message: a value
+// that is not an integer, or outside [lo, hi], gets msg.
+func parseRangeLong(c *Client, arg []byte, lo, hi int64, msg string) (int64, bool) {
+	n, ok := parseInt64Arg(arg)
+	if !ok || n < lo || n > hi {
+		c.Error(msg)
+		return 0, false
+	}
+	return n, true
+}
+
+// parseListEnd parses LEFT / RIGHT: true for LEFT (the head).
+func parseListEnd(c *Client, arg []byte) (head, ok bool) {
+	switch {
+	case argEquals(arg, "left"):
+		return true, true
+	case argEquals(arg, "right"):
+		return false, true
+	}
+	c.ErrSyntax()
+	return false, false
+}
+
+// ---------------------------------------------------------------- push, insert, set
+
+// listPush is LPUSH / RPUSH / LPUSHX / RPUSHX.
+func listPush(c *Client, args [][]byte, head, onlyExisting bool) {
+	db, key := c.DB(), args[1]
+	l, ok := lookupList(c, db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		if onlyExisting {
+			c.Int(0)
+			return
+		}
+		l = newList(c, db, key)
+	}
+	for _, v := range args[2:] {
+		l.Push(v, head)
+	}
+	c.Int(int64(l.Len()))
+	c.signalKeyReady(key)
+}
+
+// LINSERT key BEFORE|AFTER pivot element
+func cmdLInsert(c *Client, args [][]byte) {
+	var after bool
+	switch {
+	case argEquals(args[2], "after"):
+		after = true
+	case argEquals(args[2], "before"):
+	default:
+		c.ErrSyntax()
+		return
+	}
+	l, ok := lookupList(c, c.DB(), args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.Int(0)
+		return
+	}
+	if !l.Insert(args[3], args[4], after) {
+		c.Int(-1)
+		return
+	}
+	c.Int(int64(l.Len()))
+}
+
+// LLEN key
+func cmdLLen(c *Client, args [][]byte) {
+	l, ok := readList(c, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(int64(l.Len()))
+}
+
+// LINDEX key index: the key is looked up before the index is parsed.
+func cmdLIndex(c *Client, args [][]byte) {
+	l, ok := readList(c, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.Null()
+		return
+	}
+	i, ok := parseLong(c, args[2])
+	if !ok {
+		return
+	}
+	if v, found := l.Index(i); found {
+		c.Bulk(v)
+	} else {
+		c.Null()
+	}
+}
+
+// LSET key index element
+func cmdLSet(c *Client, args [][]byte) {
+	db := c.DB()
+	l, ok := lookupList(c, db, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.Error(msgNoSuchKey)
+		return
+	}
+	i, ok := parseLong(c, args[2])
+	if !ok {
+		return
+	}
+	if !l.Set(i, args[3]) {
+		c.Error(msgOutOfRange)
+		return
+	}
+	c.OK()
+}
+
+// ---------------------------------------------------------------- pops
+
+// deleteIfEmpty removes a list key left empty, as Redis does.
+func deleteIfEmpty(db *store.DB, key []byte, l *store.List) {
+	if l.Len() == 0 {
+		db.Delete(key)
+	}
+}
+
+// replyListRange is addListRangeReply: the elements start..end (Redis
+// indexes, negative from the tail), reversed if reverse.
+func replyListRange(c *Client, l *store.List, start, end int64, reverse bool) {
+	n := int64(l.Len())
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > end || start >= n {
+		c.Array(0)
+		return
+	}
+	if end >= n {
+		end = n - 1
+	}
+	c.Array(int(end - start + 1))
+	l.Range(int(start), int(end), reverse, func(v []byte) bool {
+		c.Bulk(v)
+		return true
+	})
+}
+
+// popRange replies with (and removes) up to count elements from one end,
+// head first for the head, tail first for the tail.
+func popRange(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+	n := int64(l.Len())
+	take := min(count, n)
+	if head {
+		replyListRange(c, l, 0, take-1, false)
+		l.DelRange(0, int(take))
+	} else {
+		replyListRange(c, l, -take, -1, true)
+		l.DelRange(int(n-take), int(take))
+	}
+	deleteIfEmpty(db, key, l)
+}
+
+// popRangeWithKey is listPopRangeAndReplyWithKey: [key, [elements]].
+func popRangeWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+	c.Array(2)
+	c.Bulk(key)
+	popRange(c, db, key, l, head, count)
+}
+
+// popOne pops one element and replies [key, element] (BLPOP / BRPOP).
+func popOneWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool) {
+	v := l.Pop(head)
+	c.Array(2)
+	c.Bulk(key)
+	c.Bulk(v)
+	deleteIfEmpty(db, key, l)
+}
+
+// listPop is LPOP / RPOP key [count].
+func listPop(c *Client, args [][]byte, head bool) {
+	if len(args) > 3 {
+		c.ErrArity(args2name(args))
+		return
+	}
+	hasCount := len(args) == 3
+	var count int64
+	if hasCount {
+		var ok bool
+		if count, ok = parseRangeLong(c, args[2], 0, 1<<63-1, msgMustBePositve); !ok {
+			return
+		}
+	}
+	db, key := c.DB(), args[1]
+	l, ok := lookupList(c, db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		if hasCount {
+			c.NullArray()
+		} else {
+			c.Null()
+		}
+		return
+	}
+	switch {
+	case hasCount && count == 0:
+		c.Array(0)
+	case !hasCount:
+		c.Bulk(l.Pop(head))
+		deleteIfEmpty(db, key, l)
+	default:
+		popRange(c, db, key, l, head, count)
+	}
+}
+
+// args2name is the lower-case command name for arity errors.
+func args2name(args [][]byte) string { return string(bytes.ToLower(args[0])) }
+
+// listMPop is LMPOP numkeys key... LEFT|RIGHT [COUNT count] (numkeysAt 1)
+// and BLMPOP timeout numkeys ... (numkeysAt 2, blocking).
+func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
+	numkeys, ok := parseRangeLong(c, args[numkeysAt], 1, 1<<63-1, "ERR numkeys should be greater than 0")
+	if !ok {
+		return
+	}
+	// where comes right after the keys; the dispatcher locked every key
+	// that exists within args, and this check makes sure all of them do.
+	if numkeys >= int64(len(args)) || numkeysAt+int(numkeys)+1 >= len(args) {
+		c.ErrSyntax()
+		return
+	}
+	whereAt := numkeysAt + int(numkeys) + 1
+	head, ok := parseListEnd(c, args[whereAt])
+	if !ok {
+		return
+	}
+	count := int64(-1)
+	for j := whereAt + 1; j < len(args); j++ {
+		if count == -1 && argEquals(args[j], "count") && j+1 < len(args) {
+			j++
+			if count, ok = parseRangeLong(c, args[j], 1, 1<<63-1, "ERR count should be greater than 0"); !ok {
+				return
+			}
+			continue
+		}
+		c.ErrSyntax()
+		return
+	}
+	if count == -1 {
+		count = 1
+	}
+	keys := args[numkeysAt+1 : whereAt]
+	if blocking {
+		blockingPop(c, keys, head, args[1], count)
+		return
+	}
+	db := c.DB()
+	for _, key := range keys {
+		l, ok := lookupList(c, db, key)
+		if !ok {
+			return
+		}
+		if l == nil || l.Len() == 0 {
+			continue
+		}
+		popRangeWithKey(c, db, key, l, head, count)
+		return
+	}
+	c.NullArray()
+}
+
+// ---------------------------------------------------------------- range, trim, search, remove
+
+// LRANGE key start stop
+func cmdLRange(c *Client, args [][]byte) {
+	start, ok := parseLong(c, args[2])
+	if !ok {
+		return
+	}
+	end, ok := parseLong(c, args[3])
+	if !ok {
+		return
+	}
+	l, ok := readList(c, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.Array(0)
+		return
+	}
+	replyListRange(c, l, start, end, false)
+}
+
+// LTRIM key start stop
+func cmdLTrim(c *Client, args [][]byte) {
+	start, ok := parseLong(c, args[2])
+	if !ok {
+		return
+	}
+	end, ok := parseLong(c, args[3])
+	if !ok {
+		return
+	}
+	db, key := c.DB(), args[1]
+	l, ok := lookupList(c, db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.OK()
+		return
+	}
+	n := int64(l.Len())
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	var ltrim, rtrim int64
+	if start > end || start >= n {
+		ltrim, rtrim = n, 0
+	} else {
+		if end >= n {
+			end = n - 1
+		}
+		ltrim, rtrim = start, n-end-1
+	}
+	l.DelRange(0, int(ltrim))
+	l.DelRange(l.Len()-int(rtrim), int(rtrim))
+	deleteIfEmpty(db, key, l)
+	c.OK()
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+func cmdLPos(c *Client, args [][]byte) {
+	rank, count, maxlen := int64(1), int64(-1), int64(0) // count -1: not given
+	for j := 3; j < len(args); j++ {
+		more := j+1 < len(args)
+		var ok bool
+		switch {
+		case argEquals(args[j], "rank") && more:
+			j++
+			if rank, ok = parseLong(c, args[j]); !ok {
+				return
+			}
+			if rank == 0 {
+				c.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				return
+			}
+		case argEquals(args[j], "count") && more:
+			j++
+			if count, ok = parseRangeLong(c, args[j], 0, 1<<63-1, "ERR COUNT can't be negative"); !ok {
+				return
+			}
+		case argEquals(args[j], "maxlen") && more:
+			j++
+			if maxlen, ok = parseRangeLong(c, args[j], 0, 1<<63-1, "ERR MAXLEN can't be negative"); !ok {
+				return
+			}
+		default:
+			c.ErrSyntax()
+			return
+		}
+	}
+	fromTail := false
+	if rank < 0 {
+		rank = -rank // -MinInt64 wraps to itself, as in C: every match then qualifies
+		fromTail = true
+	}
+	l, ok := readList(c, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
+		if count != -1 {
+			c.Array(0)
+		} else {
+			c.Null()
+		}
+		return
+	}
+	ele := args[2]
+	n := int64(l.Len())
+	var index, matches int64
+	matchIndex := int64(-1)
+	var found []int64
+	if n > 0 {
+		l.Range(0, int(n-1), fromTail, func(v []byte) bool {
+			if maxlen != 0 && index >= maxlen {
+				return false
+			}
+			if bytes.Equal(v, ele) {
+				matches++
+				if fromTail {
+					matchIndex = n - index - 1
+				} else {
+					matchIndex = index
+				}
+				if matches >= rank {
+					if count == -1 {
+						return false
+					}
+					found = append(found, matchIndex)
+					if count != 0 && matches-rank+1 >= count {
+						return false
+					}
+				}
+			}
+			index++
+			matchIndex = -1
+			return true
+		})
+	}
+	if count != -1 {
+		c.Array(len(found))
+		for _, i := range found {
+			c.Int(i)
+		}
+		return
+	}
+	if matchIndex != -1 {
+		c.Int(matchIndex)
+	} else {
+		c.Null()
+	}
+}
+
+// LREM key count element
+func cmdLRem(c *Client, args [][]byte) {
+	count, ok := parseLong(c, args[2])
+	if !ok {
+		return
+	}
+	db, key := c.DB(), args[1]
+	l, ok := lookupList(c, db, key)
+	if !ok {
+		return
+	}
+	if l == nil {
+		c.Int(0)
+		return
+	}
+	removed := l.Remove(args[3], count)
+	deleteIfEmpty(db, key, l)
+	c.Int(removed)
+}
+
+// ---------------------------------------------------------------- moves
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+func cmdLMove(c *Client, args [][]byte) {
+	from, ok := parseListEnd(c, args[3])
+	if !ok {
+		return
+	}
+	to, ok := parseListEnd(c, args[4])
+	if !ok {
+		return
+	}
+	listMove(c, args[1], args[2], from, to)
+}
+
+// listMove is lmoveGenericCommand: pop from src's end, push onto dst's end,
+// reply with the element (null if src is missing).
+func listMove(c *Client, src, dst []byte, fromHead, toHead bool) {
+	db := c.DB()
+	l, ok := lookupList(c, db, src)
+	if !ok {
+		return
+	}
+	if l == nil || l.Len() == 0 {
+		c.Null()
+		return
+	}
+	if moveElement(c, db, src, l, dst, fromHead, toHead) {
+		c.signalKeyReady(dst)
+	}
+}
+
+// moveElement moves one element from list l (at src) to dst and replies
+// with it; if dst holds another type it replies WRONGTYPE and changes
+// nothing. It reports whether it moved.
+func moveElement(c *Client, db *store.DB, src []byte, l *store.List, dst []byte, fromHead, toHead bool) bool {
+	dl, ok := lookupList(c, db, dst)
+	if !ok {
+		return false
+	}
+	v := l.Pop(fromHead)
+	if dl == nil {
+		dl = newList(c, db, dst)
+	}
+	dl.Push(v, toHead)
+	c.Bulk(v)
+	if l.Len() == 0 && !bytes.Equal(src, dst) {
+		db.Delete(src)
+	}
+	return true
+}
+
+// ---------------------------------------------------------------- blocking variants
+
+// listBPop is BLPOP / BRPOP key [key ...] timeout.
+func listBPop(c *Client, args [][]byte, head bool) {
+	blockingPop(c, args[1:len(args)-1], head, args[len(args)-1], -1)
+}
+
+// blockingPop is blockingPopGenericCommand: pop from the first non-empty
+// list among keys, or block. count -1 is BLPOP/BRPOP's [key, element]
+// reply; count > 0 is BLMPOP's [key, [elements]].
+func blockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count int64) {
+	timeout, ok := parseBlockTimeout(c, timeoutArg)
+	if !ok {
+		return
+	}
+	db := c.DB()
+	for _, key := range keys {
+		l, ok := lookupList(c, db, key)
+		if !ok {
+			return
+		}
+		if l == nil || l.Len() == 0 {
+			continue
+		}
+		if count == -1 {
+			popOneWithKey(c, db, key, l, head)
+		} else {
+			popRangeWithKey(c, db, key, l, head, count)
+		}
+		return
+	}
+	c.blockOn(blockSpec{
+		keys:    keys,
+		timeout: timeout,
+		serve: func(sc *blockServe) serveResult {
+			e := lookupWrite(sc.db, sc.key)
+			if e == nil {
+				return serveKeyExhausted
+			}
+			if e.Type() != store.TypeList {
+				return serveSkipped
+			}
+			l := e.List()
+			if l.Len() == 0 {
+				return serveKeyExhausted
+			}
+			if count == -1 {
+				popOneWithKey(sc.c, sc.db, sc.key, l, head)
+			} else {
+				popRangeWithKey(sc.c, sc.db, sc.key, l, head, count)
+			}
+			return serveDone
+		},
+		onTimeout: (*Client).NullArray,
+	})
+}
+
+// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+func cmdBLMove(c *Client, args [][]byte) {
+	from, ok := parseListEnd(c, args[3])
+	if !ok {
+		return
+	}
+	to, ok := parseListEnd(c, args[4])
+	if !ok {
+		return
+	}
+	timeout, ok := parseBlockTimeout(c, args[5])
+	if !ok {
+		return
+	}
+	blockingMove(c, args[1], args[2], from, to, timeout)
+}
+
+// BRPOPLPUSH source destination timeout
+func cmdBRPopLPush(c *Client, args [][]byte) {
+	timeout, ok := parseBlockTimeout(c, args[3])
+	if !ok {
+		return
+	}
+	blockingMove(c, args[1], args[2], false, true, timeout)
+}
+
+// blockingMove is blmoveGenericCommand: LMOVE if the source has elements,
+// else block on it (the destination is checked when the client is served).
+func blockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout time.Duration) {
+	dst = bytes.Clone(dst) // the serve callback may run after the arguments' buffer is reused
+	db := c.DB()
+	l, ok := lookupList(c, db, src)
+	if !ok {
+		return
+	}
+	if l != nil && l.Len() > 0 {
+		if moveElement(c, db, src, l, dst, fromHead, toHead) {
+			c.signalKeyReady(dst)
+		}
+		return
+	}
+	c.blockOn(blockSpec{
+		keys:      [][]byte{src},
+		extraKeys: [][]byte{dst},
+		timeout:   timeout,
+		serve: func(sc *blockServe) serveResult {
+			e := lookupWrite(sc.db, sc.key)
+			if e == nil {
+				return serveKeyExhausted
+			}
+			if e.Type() != store.TypeList {
+				return serveSkipped
+			}
+			l := e.List()
+			if l.Len() == 0 {
+				return serveKeyExhausted
+			}
+			// A destination of another type: the client gets WRONGTYPE
+			// and nothing moves (serveClientBlockedOnList).
+			if moveElement(sc.c, sc.db, sc.key, l, dst, fromHead, toHead) {
+				sc.signalKeyReady(dst)
+			}
+			return serveDone
+		},
+		onTimeout: (*Client).Null,
+	})
+}
