@@ -395,8 +395,7 @@ func cmdClientReply(c *Client, args [][]byte) {
 	}
 }
 
-// cmdClientUnblock answers 0: no client is ever blocked until the blocking
-// commands exist.
+// cmdClientUnblock ends the wait of a client blocked on keys (node/blocking.go).
 func cmdClientUnblock(c *Client, args [][]byte) {
 	if len(args) > 4 {
 		c.errSubcommandSyntax(args)
@@ -406,11 +405,16 @@ func cmdClientUnblock(c *Client, args [][]byte) {
 		c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 		return
 	}
-	if _, ok := parseInt64Arg(args[2]); !ok {
+	id, ok := parseInt64Arg(args[2])
+	if !ok {
 		c.ErrNotInteger()
 		return
 	}
-	c.Int(0)
+	if c.srv.unblockClient(id, len(args) == 4 && argEquals(args[3], "error")) {
+		c.Int(1)
+	} else {
+		c.Int(0)
+	}
 }
 
 // cmdClientCaching: tracking is not implemented, so no client is ever in
