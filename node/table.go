@@ -37,6 +37,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		scriptingHandlers(),
 		hashHandlers(),
 		setHandlers(),
+		zsetHandlers(),
 		listHandlers(), // node/cmd_list.go
 	}
 }

@@ -474,6 +474,40 @@ func (z *ZSet) RangeByRank(start, end int, reverse bool, fn ZVisit) {
 	}
 }
 
+// lpFirstLast returns the first and last entries of a non-empty listpack.
+func (z *ZSet) lpFirstLast() (fm []byte, fs float64, lm []byte, ls float64) {
+	fm, fs, _ = lpEntry(z.lp, 0)
+	off := 0
+	for {
+		m, s, next := lpEntry(z.lp, off)
+		if next >= len(z.lp) {
+			return fm, fs, m, s
+		}
+		off = next
+	}
+}
+
+// lpInScoreRange is zzlIsInRange: r is not empty, the last score is >= min
+// and the first <= max.
+func (z *ZSet) lpInScoreRange(r *ScoreRange) bool {
+	if r.empty() || z.lpLen == 0 {
+		return false
+	}
+	_, fs, _, ls := z.lpFirstLast()
+	return r.gteMin(ls) && r.lteMax(fs)
+}
+
+// lpInLexRange is zzlIsInLexRange. With mixed scores the members are not
+// sorted, and this test, which looks at the first and last entries only,
+// decides as in Redis.
+func (z *ZSet) lpInLexRange(r *LexRange) bool {
+	if r.empty() || z.lpLen == 0 {
+		return false
+	}
+	fm, _, lm, _ := z.lpFirstLast()
+	return r.gteMin(lm) && r.lteMax(fm)
+}
+
 // lpWalk visits the listpack entries from the first (or, reverse, the last)
 // one that satisfies start, skipping offset of them and visiting while inRange
 // holds, at most limit (negative: no limit).
@@ -536,7 +570,7 @@ func slWalk(x *zslNode, reverse bool, inRange func(*zslNode) bool, offset, limit
 // limit (negative: all).
 func (z *ZSet) RangeByScore(r *ScoreRange, offset, limit int, reverse bool, fn ZVisit) {
 	if z.sl == nil {
-		if r.empty() {
+		if !z.lpInScoreRange(r) {
 			return
 		}
 		if reverse {
@@ -558,7 +592,7 @@ func (z *ZSet) RangeByScore(r *ScoreRange, offset, limit int, reverse bool, fn Z
 // RangeByLex is RangeByScore for a lexicographic range.
 func (z *ZSet) RangeByLex(r *LexRange, offset, limit int, reverse bool, fn ZVisit) {
 	if z.sl == nil {
-		if r.empty() {
+		if !z.lpInLexRange(r) {
 			return
 		}
 		if reverse {
@@ -662,6 +696,9 @@ func (z *ZSet) RemoveRangeByScore(r *ScoreRange) int {
 	if z.sl != nil {
 		return z.sl.removeRangeByScore(r)
 	}
+	if !z.lpInScoreRange(r) {
+		return 0
+	}
 	return z.lpRemoveWhere(func(_ []byte, s float64) bool { return r.gteMin(s) },
 		func(_ []byte, s float64) bool { return r.lteMax(s) })
 }
@@ -670,6 +707,9 @@ func (z *ZSet) RemoveRangeByScore(r *ScoreRange) int {
 func (z *ZSet) RemoveRangeByLex(r *LexRange) int {
 	if z.sl != nil {
 		return z.sl.removeRangeByLex(r)
+	}
+	if !z.lpInLexRange(r) {
+		return 0
 	}
 	return z.lpRemoveWhere(func(m []byte, _ float64) bool { return r.gteMin(m) },
 		func(m []byte, _ float64) bool { return r.lteMax(m) })
