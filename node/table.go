@@ -35,6 +35,8 @@ func handlerGroups() []map[string]HandlerFunc {
 		stringHandlers(),
 		keyHandlers(),
 		scriptingHandlers(),
+		bitmapHandlers(),
+		hllHandlers(),
 		hashHandlers(),
 		setHandlers(),
 		zsetHandlers(),

@@ -1,0 +1,20 @@
+package store
+
+import "unsafe"
+
+// SetRawString stores b as key's string value in the raw (mutable)
+// encoding, taking ownership of b: the caller must not keep using b except
+// through the entry. Redis stores a freshly built sds object this way
+// (BITOP's result, a new SETBIT/BITFIELD target, PFADD's new HyperLogLog), so
+// OBJECT ENCODING reports "raw" whatever the value's length or content. With
+// keepTTL the existing expiry stays, else it is cleared. Caller holds the
+// slot lock.
+func (db *DB) SetRawString(key, b []byte, keepTTL bool) *Entry {
+	e := db.SetString(key, nil, keepTTL)
+	p := new([]byte)
+	*p = b
+	e.val = unsafe.Pointer(p)
+	e.vlen = 0
+	e.meta |= metaMutable
+	return e
+}
