@@ -287,10 +287,16 @@ func (s *Set) MemoryUsage(samples int) int64 {
 	return header + 8 + int64(cap(s.ints.data))
 }
 
-// Digest implements Value: every member is one unordered element, as
-// Redis's xorObjectDigest does for sets.
+// Digest implements Value: every member is XORed in as SHA1(member), as
+// Redis's xorObjectDigest does for sets (xorDigest of the member).
+// Digesters without Xor fall back to Element.
 func (s *Set) Digest(d Digester) {
+	x, ok := d.(DigestXorer)
 	for m := range s.All() {
-		d.Element(m)
+		if ok {
+			x.Xor(m)
+		} else {
+			d.Element(m)
+		}
 	}
 }
