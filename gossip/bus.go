@@ -1,0 +1,549 @@
+package gossip
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/shoal-db/shoal/slots"
+	"go.uber.org/zap"
+)
+
+// Config configures a Bus.
+type Config struct {
+	Options
+	// ID is the node id used when ConfigFile does not exist yet ("" = a new
+	// random id). An existing nodes.conf always wins.
+	ID string
+	// IP is the announced address (cluster-announce-ip, else the bind
+	// address); "" = the address memberlist advertises.
+	IP string
+	// Port is the client port; ClusterPort the bus port (0 = Port+10000).
+	Port, ClusterPort int
+	// Hostname is cluster-announce-hostname.
+	Hostname string
+	// BindAddr is the bus bind address ("" = 0.0.0.0).
+	BindAddr string
+	// ConfigFile is nodes.conf (cluster-config-file, resolved against dir);
+	// "" keeps the state in memory only.
+	ConfigFile string
+	Logger     *zap.Logger
+	// Clock defaults to the system clock; Seed (0 = random) seeds ids and
+	// gossip choices.
+	Clock Clock
+	Seed  uint64
+	// Transport replaces memberlist's UDP/TCP transport (tests use
+	// memberlist.MockNetwork).
+	Transport memberlist.Transport
+	// TickInterval is the cron period (default 100 ms, as Redis).
+	TickInterval time.Duration
+	// RejoinInterval is how often peers missing from memberlist are joined
+	// again (default 10 s; memberlist reaps dead peers and never re-joins
+	// them by itself).
+	RejoinInterval time.Duration
+	// OnChange receives what the server must act on. Calls come from one
+	// goroutine, in order, never with the Bus lock held: OnChange may call
+	// Bus methods.
+	OnChange func(Change)
+}
+
+// Change is one notification for the server.
+type Change struct {
+	// Table is the new routing table (also already stored in Slots()), or nil.
+	Table *slots.Table
+	// RoleChanged: this node became a replica of MasterID (whose client
+	// address is MasterIP:MasterPort), or a master when MasterID is "".
+	RoleChanged        bool
+	MasterID, MasterIP string
+	MasterPort         int
+	// LostSlots: slots this master lost to a newer configuration while
+	// staying a master; delete their keys.
+	LostSlots []int
+	// Inbound: AUTH_REQUEST/AUTH_ACK/MFSTART/PUBLISH(SHARD) messages from
+	// known nodes, for the failover and pub/sub layers.
+	Inbound []*Message
+}
+
+// Bus is one node's cluster bus: the State, driven by a 100 ms cron and by
+// messages carried over memberlist, with nodes.conf persisted before any
+// message that depends on it leaves.
+//
+// Concurrency: every exported method is safe for concurrent use. Commands
+// and queries take one mutex around the State (they are admin operations;
+// the hot path reads Slots().Load() without any lock). Messages are sent
+// after the mutex is released.
+type Bus struct {
+	cfg Config
+	log *zap.Logger
+
+	mu sync.Mutex // guards st and saving nodes.conf
+	st *State
+
+	ref   *slots.Ref
+	ml    *memberlist.Memberlist
+	name  string // memberlist node name (not the cluster id: that may change)
+	inbox chan []byte
+	outq  chan Envelope
+	relq  chan Envelope
+	notes chan Change
+	stop  chan struct{}
+	wg    sync.WaitGroup // loop and notifier
+	swg   sync.WaitGroup // senders (a send may block inside the transport)
+
+	started, stopped atomic.Bool
+	joining          atomic.Bool
+
+	bytesSent, bytesRecv, dropped atomic.Uint64
+	saveErr                       atomic.Pointer[error]
+
+	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
+
+	hintMu sync.Mutex
+	alive  map[string]bool // cluster id → memberlist's last verdict (a hint)
+}
+
+// New loads nodes.conf (or starts a fresh node when it does not exist or is
+// empty) and returns a Bus that is not yet talking to anyone; call Start.
+// The routing table is available from Slots() at once.
+func New(cfg Config) (*Bus, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = 100 * time.Millisecond
+	}
+	if cfg.RejoinInterval <= 0 {
+		cfg.RejoinInterval = 10 * time.Second
+	}
+	if cfg.ClusterPort == 0 {
+		cfg.ClusterPort = cfg.Port + 10000
+	}
+	b := &Bus{
+		cfg:   cfg,
+		log:   cfg.Logger.Named("cluster"),
+		ref:   slots.NewRef(nil),
+		inbox: make(chan []byte, 4096),
+		outq:  make(chan Envelope, 8192),
+		relq:  make(chan Envelope, 1024),
+		notes: make(chan Change, 1024),
+		stop:  make(chan struct{}),
+		alive: make(map[string]bool),
+	}
+	var st *State
+	if cfg.ConfigFile != "" {
+		data, err := os.ReadFile(cfg.ConfigFile)
+		switch {
+		case err == nil && len(data) > 0:
+			st, err = LoadState(cfg.Options, cfg.Clock, cfg.Seed, b.log, data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", cfg.ConfigFile, err)
+			}
+			b.log.Info("node configuration loaded", zap.String("id", st.MyID()))
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("loading the cluster node config from %s: %w", cfg.ConfigFile, err)
+		}
+	}
+	if st == nil {
+		st = NewState(cfg.Options, cfg.Clock, cfg.Seed, b.log, cfg.ID, cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
+		b.log.Info("no cluster configuration found, I'm " + st.MyID())
+	} else {
+		st.SetMyAddress(cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
+	}
+	b.st = st
+	b.mu.Lock()
+	rd := st.Ready()
+	rd.Save, rd.Fsync = true, true
+	if err := b.persistLocked(rd); err != nil {
+		b.mu.Unlock()
+		return nil, err
+	}
+	b.mu.Unlock()
+	b.dispatch(rd, false)
+	return b, nil
+}
+
+// Start creates the memberlist instance on the bus port and starts the
+// cron, receive and send loops. Peers known from nodes.conf are joined.
+func (b *Bus) Start() error {
+	if !b.started.CompareAndSwap(false, true) {
+		return errors.New("gossip: bus already started")
+	}
+	mc := memberlist.DefaultLANConfig()
+	var nonce [6]byte
+	b.mu.Lock()
+	v := b.st.rng.Uint64()
+	b.mu.Unlock()
+	for i := range nonce {
+		nonce[i] = byte(v >> (8 * i))
+	}
+	b.name = fmt.Sprintf("shoal-%x", nonce)
+	mc.Name = b.name
+	mc.BindAddr = b.cfg.BindAddr
+	if mc.BindAddr == "" {
+		mc.BindAddr = "0.0.0.0"
+	}
+	mc.BindPort = b.cfg.ClusterPort
+	mc.AdvertisePort = b.cfg.ClusterPort
+	if b.cfg.IP != "" {
+		mc.AdvertiseAddr = b.cfg.IP
+	}
+	if b.cfg.Transport != nil {
+		mc.Transport = b.cfg.Transport
+	}
+	// memberlist's verdicts are hints only: keep its timers well below
+	// cluster-node-timeout so that they are fresh when the cron reads them.
+	nt := b.cfg.NodeTimeout
+	probe := clampDur(nt/10, 100*time.Millisecond, time.Second)
+	mc.ProbeInterval = probe
+	mc.ProbeTimeout = probe / 2
+	mc.SuspicionMult = 3
+	mc.SuspicionMaxTimeoutMult = 2
+	mc.GossipInterval = 200 * time.Millisecond
+	mc.PushPullInterval = 30 * time.Second
+	mc.TCPTimeout = clampDur(nt/2, 500*time.Millisecond, 5*time.Second)
+	mc.DeadNodeReclaimTime = nt
+	mc.Delegate = (*busDelegate)(b)
+	mc.Events = (*busEvents)(b)
+	if ce := b.log.Core(); ce.Enabled(zap.DebugLevel) {
+		mc.Logger = zap.NewStdLog(b.log.Named("memberlist"))
+	} else {
+		mc.Logger = log.New(io.Discard, "", 0)
+	}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return fmt.Errorf("cluster bus on port %d: %w", b.cfg.ClusterPort, err)
+	}
+	b.ml = ml
+	if b.cfg.IP == "" || b.cfg.Transport != nil {
+		ln := ml.LocalNode()
+		ip := b.cfg.IP
+		if ip == "" {
+			ip = ln.Addr.String()
+		}
+		b.mu.Lock()
+		b.st.SetMyAddress(ip, 0, int(ln.Port), b.cfg.Hostname)
+		rd := b.st.Ready()
+		err := b.persistLocked(rd)
+		b.mu.Unlock()
+		if err != nil {
+			b.log.Error("saving nodes.conf", zap.Error(err))
+		}
+		b.dispatch(rd, true)
+	}
+	b.wg.Add(2)
+	go b.loop()
+	go b.notifier()
+	b.swg.Add(2)
+	go b.sender(b.outq, false)
+	go b.sender(b.relq, true)
+	b.rejoin()
+	return nil
+}
+
+func clampDur(d, lo, hi time.Duration) time.Duration {
+	if d < lo {
+		return lo
+	}
+	if d > hi {
+		return hi
+	}
+	return d
+}
+
+// Stop saves nodes.conf, leaves memberlist and stops every goroutine.
+func (b *Bus) Stop() error {
+	if !b.started.Load() || !b.stopped.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(b.stop)
+	b.wg.Wait()
+	// A sender stuck in a transport write (an in-memory peer that is gone)
+	// must not hang Stop: give them a moment, then go on.
+	done := make(chan struct{})
+	go func() { b.swg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	b.mu.Lock()
+	err := b.persistLocked(Ready{Save: true, Fsync: true})
+	b.mu.Unlock()
+	if b.ml != nil {
+		_ = b.ml.Leave(200 * time.Millisecond)
+		_ = b.ml.Shutdown()
+	}
+	return err
+}
+
+// loop is the single goroutine that feeds the State: cron ticks, received
+// messages and the periodic re-join.
+func (b *Bus) loop() {
+	defer b.wg.Done()
+	tick := time.NewTicker(b.cfg.TickInterval)
+	defer tick.Stop()
+	rejoin := time.NewTicker(b.cfg.RejoinInterval)
+	defer rejoin.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-tick.C:
+			b.step(func(s *State) { s.Tick() })
+		case buf := <-b.inbox:
+			m, err := Decode(buf)
+			if err != nil {
+				b.log.Debug("dropping bus message", zap.Error(err))
+				continue
+			}
+			b.step(func(s *State) { s.Step(m) })
+		case <-rejoin.C:
+			b.rejoin()
+		}
+	}
+}
+
+func (b *Bus) step(fn func(*State)) {
+	b.mu.Lock()
+	fn(b.st)
+	rd := b.st.Ready()
+	err := b.persistLocked(rd)
+	b.mu.Unlock()
+	if err != nil {
+		b.log.Error("can't update cluster config file", zap.Error(err))
+	}
+	b.dispatch(rd, true)
+}
+
+// do runs a command against the State and carries out its effects.
+func (b *Bus) do(fn func(*State) error) error {
+	b.mu.Lock()
+	err := fn(b.st)
+	rd := b.st.Ready()
+	perr := b.persistLocked(rd)
+	b.mu.Unlock()
+	if perr != nil {
+		b.log.Error("can't update cluster config file", zap.Error(perr))
+	}
+	b.dispatch(rd, b.started.Load() && !b.stopped.Load())
+	return err
+}
+
+// persistLocked writes nodes.conf when rd asks for it. Called with b.mu
+// held, before any of rd's messages is sent.
+func (b *Bus) persistLocked(rd Ready) error {
+	if rd.Table != nil {
+		b.ref.Store(rd.Table)
+	}
+	if id := b.st.MyID(); b.myIDAtomic() != id {
+		b.myID.Store(&id)
+	}
+	if !rd.Save || b.cfg.ConfigFile == "" {
+		return nil
+	}
+	if err := WriteConfigFile(b.cfg.ConfigFile, b.st.ConfigText()); err != nil {
+		b.saveErr.Store(&err)
+		return err
+	}
+	return nil
+}
+
+// dispatch sends rd's messages and queues its notifications.
+func (b *Bus) dispatch(rd Ready, running bool) {
+	if running {
+		for _, e := range rd.Messages {
+			q := b.outq
+			if e.Reliable {
+				q = b.relq
+			}
+			select {
+			case q <- e:
+			default:
+				b.dropped.Add(1)
+			}
+		}
+		if len(rd.Join) > 0 {
+			go func(addrs []string) { _, _ = b.ml.Join(addrs) }(rd.Join)
+		}
+		if rd.IDChanged {
+			go func() { _ = b.ml.UpdateNode(time.Second) }()
+		}
+	}
+	if rd.Table == nil && !rd.RoleChanged && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 {
+		return
+	}
+	c := Change{Table: rd.Table, RoleChanged: rd.RoleChanged, MasterID: rd.MasterID, LostSlots: rd.LostSlots, Inbound: rd.Inbound}
+	if c.RoleChanged && c.MasterID != "" {
+		b.mu.Lock()
+		if n, ok := b.st.Node(c.MasterID); ok {
+			c.MasterIP, c.MasterPort = n.IP, n.Port
+		}
+		b.mu.Unlock()
+	}
+	if b.cfg.OnChange == nil {
+		return
+	}
+	if !running {
+		// Before Start (or after Stop) there is no notifier goroutine.
+		b.cfg.OnChange(c)
+		return
+	}
+	select {
+	case b.notes <- c:
+	case <-b.stop:
+	}
+}
+
+func (b *Bus) notifier() {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case c := <-b.notes:
+			b.cfg.OnChange(c)
+		}
+	}
+}
+
+// sender drains one send queue. Packets that do not fit memberlist's UDP
+// budget go over the stream transport.
+func (b *Bus) sender(q chan Envelope, reliable bool) {
+	defer b.swg.Done()
+	limit := 1400 - 64
+	for {
+		select {
+		case <-b.stop:
+			return
+		case e := <-q:
+			buf := e.Msg.Encode()
+			host, portStr, err := net.SplitHostPort(e.Addr)
+			if err != nil {
+				continue
+			}
+			port, _ := strconv.Atoi(portStr)
+			to := &memberlist.Node{Addr: net.ParseIP(host), Port: uint16(port)}
+			if to.Addr == nil {
+				continue
+			}
+			b.bytesSent.Add(uint64(len(buf)))
+			if reliable || len(buf) > limit {
+				err = b.ml.SendReliable(to, buf)
+			} else {
+				err = b.ml.SendBestEffort(to, buf)
+			}
+			if err != nil {
+				b.log.Debug("bus send failed", zap.String("to", e.To), zap.Error(err))
+			}
+		}
+	}
+}
+
+// rejoin asks memberlist to join every known peer it does not list as
+// alive (memberlist reaps dead peers after a long partition and never
+// re-joins them by itself). It never blocks the caller.
+func (b *Bus) rejoin() {
+	if b.ml == nil || !b.joining.CompareAndSwap(false, true) {
+		return
+	}
+	alive := map[string]bool{}
+	for _, m := range b.ml.Members() {
+		alive[m.Address()] = true
+	}
+	b.mu.Lock()
+	var addrs []string
+	for _, n := range b.st.order {
+		if n == b.st.myself || n.inHandshake() || !n.hasAddr() || n.ip == "" || n.cport <= 0 {
+			continue
+		}
+		if a := n.addr(); !alive[a] {
+			addrs = append(addrs, a)
+		}
+	}
+	b.mu.Unlock()
+	if len(addrs) == 0 {
+		b.joining.Store(false)
+		return
+	}
+	go func() {
+		defer b.joining.Store(false)
+		_, _ = b.ml.Join(addrs)
+	}()
+}
+
+// busDelegate receives memberlist's callbacks; it never blocks and never
+// takes the Bus lock.
+type busDelegate Bus
+
+func (d *busDelegate) NodeMeta(limit int) []byte {
+	b := (*Bus)(d)
+	id := b.myIDAtomic()
+	if len(id) > limit {
+		return nil
+	}
+	return []byte(id)
+}
+
+func (d *busDelegate) NotifyMsg(p []byte) {
+	b := (*Bus)(d)
+	if len(p) == 0 || len(p) > MaxMessageSize {
+		return
+	}
+	b.bytesRecv.Add(uint64(len(p)))
+	buf := append([]byte(nil), p...)
+	select {
+	case b.inbox <- buf:
+	default:
+		b.dropped.Add(1)
+	}
+}
+
+func (d *busDelegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *busDelegate) LocalState(join bool) []byte                { return nil }
+func (d *busDelegate) MergeRemoteState(buf []byte, join bool)     {}
+
+type busEvents Bus
+
+func (e *busEvents) NotifyJoin(n *memberlist.Node)  { (*Bus)(e).hint(n, true) }
+func (e *busEvents) NotifyLeave(n *memberlist.Node) { (*Bus)(e).hint(n, false) }
+func (e *busEvents) NotifyUpdate(n *memberlist.Node) {
+	(*Bus)(e).hint(n, n.State == memberlist.StateAlive)
+}
+
+func (b *Bus) hint(n *memberlist.Node, alive bool) {
+	id := string(n.Meta)
+	if !ValidID(id) {
+		return
+	}
+	b.hintMu.Lock()
+	b.alive[id] = alive
+	b.hintMu.Unlock()
+}
+
+// MemberlistAlive is memberlist's opinion of a node (a liveness hint for
+// the failure detector, never a verdict): alive, and whether it has one.
+func (b *Bus) MemberlistAlive(id string) (alive, known bool) {
+	b.hintMu.Lock()
+	defer b.hintMu.Unlock()
+	alive, known = b.alive[id]
+	return
+}
+
+// myIDAtomic reads the id for memberlist's NodeMeta, which may be called
+// while the Bus lock is held by a goroutine waiting on memberlist.
+func (b *Bus) myIDAtomic() string {
+	if p := b.myID.Load(); p != nil {
+		return *p
+	}
+	return ""
+}

@@ -1,0 +1,248 @@
+package gossip
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/shoal-db/shoal/slots"
+	"github.com/stretchr/testify/require"
+)
+
+// waitFor polls cond every 50 ms until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < d {
+		if cond() {
+			return time.Since(start)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", d, what)
+	return 0
+}
+
+func stopAll(buses []*Bus) {
+	var wg sync.WaitGroup
+	for _, b := range buses {
+		wg.Add(1)
+		go func(b *Bus) { defer wg.Done(); _ = b.Stop() }(b)
+	}
+	wg.Wait()
+}
+
+// TestBusFiftyNodesConverge runs 50 buses over memberlist's in-memory
+// transport in one process: 25 masters claim slot ranges with distinct
+// epochs (as redis-cli --cluster create does), 49 nodes MEET node 0, and
+// every node must end with the same 50 nodes and the same slot table.
+func TestBusFiftyNodesConverge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50-node convergence")
+	}
+	const n, masters = 50, 25
+	network := &memberlist.MockNetwork{}
+	transports := make([]*memberlist.MockTransport, n)
+	for i := range transports { // all created before any memberlist runs: MockNetwork is not concurrency-safe
+		transports[i] = network.NewTransport(fmt.Sprintf("t%d", i))
+	}
+	buses := make([]*Bus, n)
+	defer func() { stopAll(buses) }()
+	per := slots.Count / masters
+	for i := 0; i < n; i++ {
+		_, cport, err := transports[i].FinalAdvertiseAddr("", 0)
+		require.NoError(t, err)
+		opts := DefaultOptions()
+		opts.NodeTimeout = 15 * time.Second
+		b, err := New(Config{Options: opts, IP: "127.0.0.1", Port: 7000 + i, ClusterPort: cport,
+			Transport: transports[i], Seed: uint64(i + 1)})
+		require.NoError(t, err)
+		if i < masters {
+			start, end := i*per, (i+1)*per-1
+			if i == masters-1 {
+				end = slots.Count - 1
+			}
+			require.NoError(t, b.AddSlotsRange([][]byte{[]byte(strconv.Itoa(start)), []byte(strconv.Itoa(end))}))
+			require.NoError(t, b.SetConfigEpoch([]byte(strconv.Itoa(i+1))))
+		}
+		buses[i] = b
+	}
+	want := make([]string, slots.Count)
+	for s := range want {
+		want[s] = buses[0].Slots().Load().OwnerID(s)
+		if o := s / per; o < masters {
+			want[s] = buses[o].MyID()
+		} else {
+			want[s] = buses[masters-1].MyID()
+		}
+	}
+	for _, b := range buses {
+		require.NoError(t, b.Start())
+	}
+	first := buses[0].Myself()
+	started := time.Now()
+	for _, b := range buses[1:] {
+		require.NoError(t, b.Meet([]byte(first.IP), []byte(strconv.Itoa(first.Port)), []byte(strconv.Itoa(first.CPort))))
+	}
+	converged := func() bool {
+		for _, b := range buses {
+			nodes := b.Nodes()
+			if len(nodes) != n {
+				return false
+			}
+			for _, nd := range nodes {
+				if nd.Flags&(FlagHandshake|FlagPFail|FlagFail|FlagNoAddr) != 0 {
+					return false
+				}
+			}
+			tbl := b.Slots().Load()
+			if !tbl.OK {
+				return false
+			}
+			for s := 0; s < slots.Count; s++ {
+				if tbl.OwnerID(s) != want[s] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	waitFor(t, 90*time.Second, "50 nodes to converge", converged)
+	elapsed := time.Since(started)
+	// Identical CLUSTER NODES slot signatures everywhere (what redis-cli checks).
+	for _, b := range buses {
+		require.Equal(t, slotSignature(buses[0]), slotSignature(b))
+	}
+	s0 := totalSent(buses)
+	window := 5 * time.Second
+	time.Sleep(window)
+	perNode := float64(totalSent(buses)-s0) / n / window.Seconds()
+	t.Logf("50 nodes converged in %s; steady-state gossip %.0f bytes/node/s (node-timeout 15s)", elapsed.Round(10*time.Millisecond), perNode)
+	require.True(t, converged())
+}
+
+func totalSent(buses []*Bus) uint64 {
+	var s uint64
+	for _, b := range buses {
+		sent, _, _ := b.Traffic()
+		s += sent
+	}
+	return s
+}
+
+// slotSignature is the id → slots part of CLUSTER NODES, sorted.
+func slotSignature(b *Bus) string {
+	m := map[string]string{}
+	for _, n := range b.Nodes() {
+		m[n.ID] = n.Slots.String()
+	}
+	return fmt.Sprint(m)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		p := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err == nil {
+			_ = u.Close()
+			return p
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+func loopbackBus(t *testing.T, conf string, seed uint64, cport int) *Bus {
+	t.Helper()
+	opts := DefaultOptions()
+	opts.NodeTimeout = 2 * time.Second
+	b, err := New(Config{Options: opts, IP: "127.0.0.1", BindAddr: "127.0.0.1", Port: cport - 10000,
+		ClusterPort: cport, ConfigFile: conf, Seed: seed, RejoinInterval: time.Second})
+	require.NoError(t, err)
+	require.NoError(t, b.Start())
+	return b
+}
+
+// TestBusRestartFromNodesConf: a node restarted from its nodes.conf keeps
+// its id, epochs and slots and rejoins; restarted at a new address, the
+// others recognise it by id and update its address.
+func TestBusRestartFromNodesConf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real loopback sockets")
+	}
+	dir := t.TempDir()
+	confs := []string{filepath.Join(dir, "a.conf"), filepath.Join(dir, "b.conf"), filepath.Join(dir, "c.conf")}
+	var buses [3]*Bus
+	for i := range buses {
+		buses[i] = loopbackBus(t, confs[i], uint64(i+1), freePort(t))
+	}
+	defer func() { stopAll(buses[:]) }()
+	ranges := [][2]string{{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}}
+	for i, b := range buses {
+		require.NoError(t, b.AddSlotsRange([][]byte{[]byte(ranges[i][0]), []byte(ranges[i][1])}))
+		require.NoError(t, b.SetConfigEpoch([]byte(strconv.Itoa(i+1))))
+	}
+	a := buses[0].Myself()
+	for _, b := range buses[1:] {
+		require.NoError(t, b.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(a.Port)), []byte(strconv.Itoa(a.CPort))))
+	}
+	allOK := func() bool {
+		for _, b := range buses {
+			if !b.StateOK() || len(b.Nodes()) != 3 {
+				return false
+			}
+			for _, n := range b.Nodes() {
+				if !n.Connected || n.Flags&(FlagHandshake|FlagPFail|FlagFail) != 0 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	waitFor(t, 20*time.Second, "3 nodes ok", allOK)
+
+	// The nodes.conf on disk is CLUSTER NODES plus the vars line.
+	data, err := os.ReadFile(confs[0])
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^[0-9a-f]{40} 127\.0\.0\.1:\d+@\d+ myself,master - 0 \d+ 1 connected 0-5460$`, string(data))
+	require.Regexp(t, `(?m)^vars currentEpoch 3 lastVoteEpoch 0\n\z`, string(data))
+
+	// Restart c on the same address: same id, epoch, slots.
+	c := buses[2].Myself()
+	require.NoError(t, buses[2].Stop())
+	buses[2] = loopbackBus(t, confs[2], 99, c.CPort)
+	me := buses[2].Myself()
+	require.Equal(t, c.ID, me.ID)
+	require.Equal(t, c.ConfigEpoch, me.ConfigEpoch)
+	require.Equal(t, c.Slots, me.Slots)
+	cur, _ := buses[2].Epochs()
+	require.Equal(t, uint64(3), cur)
+	waitFor(t, 20*time.Second, "c back", allOK)
+
+	// Restart c at a new address with the same nodes.conf.
+	require.NoError(t, buses[2].Stop())
+	newPort := freePort(t)
+	buses[2] = loopbackBus(t, confs[2], 100, newPort)
+	require.Equal(t, c.ID, buses[2].MyID())
+	waitFor(t, 20*time.Second, "a and b to learn c's new address", func() bool {
+		for _, b := range buses[:2] {
+			n, ok := b.Node(c.ID)
+			if !ok || n.CPort != newPort || !n.Connected || n.Flags&(FlagPFail|FlagFail) != 0 {
+				return false
+			}
+		}
+		return len(buses[0].Nodes()) == 3 && len(buses[1].Nodes()) == 3
+	})
+	// The routing table names the new endpoint.
+	require.Equal(t, newPort-10000, buses[0].Slots().Load().Owner(16000).Port)
+}

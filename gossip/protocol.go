@@ -1,0 +1,684 @@
+package gossip
+
+import (
+	"time"
+
+	"github.com/shoal-db/shoal/slots"
+	"go.uber.org/zap"
+)
+
+// header fills the sender part of a message from myself (clusterBuildMessageHdr):
+// a replica advertises its master's slots and configEpoch.
+func (s *State) header(t MsgType) *Message {
+	me := s.myself
+	src := me
+	if me.isSlave() && me.master != nil {
+		src = me.master
+	}
+	m := &Message{
+		Type:         t,
+		Sender:       me.id,
+		CurrentEpoch: s.currentEpoch,
+		ConfigEpoch:  src.configEpoch,
+		Offset:       me.replOffset,
+		Flags:        me.flags &^ (FlagMeet | FlagMigrateTo),
+		IP:           me.ip,
+		Port:         uint16(me.port),
+		CPort:        uint16(me.cport),
+		Hostname:     me.hostname,
+		Slots:        src.slots,
+	}
+	if me.isSlave() && me.master != nil {
+		m.Master = me.master.id
+	}
+	return m
+}
+
+// send queues m for n.
+func (s *State) send(n *node, m *Message, reliable bool) {
+	if n == s.myself || !n.hasAddr() || n.ip == "" || n.cport <= 0 {
+		return
+	}
+	if m.To == "" && m.Type != MsgPong {
+		m.To = n.id
+	}
+	if n.linkTime.IsZero() {
+		n.linkTime = s.clock.Now()
+	}
+	s.statsSent[m.Type]++
+	s.out.Messages = append(s.out.Messages, Envelope{To: n.id, Addr: n.addr(), Reliable: reliable, Msg: m})
+}
+
+// broadcast sends m to every known node but myself and handshake nodes
+// (clusterBroadcastMessage).
+func (s *State) broadcast(m *Message, reliable bool) {
+	hdr := s.header(m.Type)
+	hdr.About, hdr.Update, hdr.Channel, hdr.Payload, hdr.MFlags = m.About, m.Update, m.Channel, m.Payload, m.MFlags
+	for _, n := range s.order {
+		if n == s.myself || n.inHandshake() {
+			continue
+		}
+		c := *hdr
+		c.To = n.id
+		s.send(n, &c, reliable)
+	}
+}
+
+// sendPing builds a PING/PONG/MEET with its gossip section (clusterSendPing):
+// max(3, N/10) random healthy nodes plus every PFAIL node.
+func (s *State) sendPing(n *node, t MsgType, to string) {
+	s.pingCounter++
+	m := s.header(t)
+	m.To = to
+	fresh := len(s.order) - 2
+	wanted := len(s.order) / 10
+	if wanted < 3 {
+		wanted = 3
+	}
+	if wanted > fresh {
+		wanted = fresh
+	}
+	if t == MsgPing && n != nil && !n.inHandshake() {
+		n.pingSent = s.clock.Now()
+	} else if t == MsgPing || t == MsgMeet {
+		if n != nil && n.pingSent.IsZero() {
+			n.pingSent = s.clock.Now()
+		}
+	}
+	maxIter := wanted * 3
+	for fresh > 0 && len(m.Gossip) < wanted && maxIter > 0 {
+		maxIter--
+		g := s.order[s.rng.IntN(len(s.order))]
+		if g == s.myself || g.timedOut() {
+			continue
+		}
+		if g.flags&(FlagHandshake|FlagNoAddr) != 0 || (!s.connected(g) && g.numSlots == 0) {
+			fresh--
+			continue
+		}
+		if g.lastGossip == s.pingCounter {
+			continue
+		}
+		g.lastGossip = s.pingCounter
+		m.Gossip = append(m.Gossip, s.gossipEntry(g))
+		fresh--
+	}
+	for _, g := range s.order {
+		if g.flags&(FlagHandshake|FlagNoAddr) != 0 || !g.timedOut() {
+			continue
+		}
+		m.Gossip = append(m.Gossip, s.gossipEntry(g))
+	}
+	if n != nil {
+		s.send(n, m, t == MsgMeet)
+	}
+}
+
+func (s *State) gossipEntry(g *node) GossipEntry {
+	e := GossipEntry{
+		ID:    g.id,
+		IP:    g.ip,
+		Port:  uint16(g.port),
+		CPort: uint16(g.cport),
+		Flags: g.flags &^ (FlagMyself | FlagMeet | FlagMigrateTo),
+	}
+	if !g.pingSent.IsZero() {
+		e.PingSent = uint32(g.pingSent.Unix())
+	}
+	if !g.pongReceived.IsZero() {
+		e.PongReceived = uint32(g.pongReceived.Unix())
+	}
+	return e
+}
+
+// BroadcastPong sends a PONG with our configuration to every known node
+// (clusterBroadcastPong), e.g. after taking over slots.
+func (s *State) BroadcastPong() {
+	for _, n := range s.order {
+		if n == s.myself || n.inHandshake() {
+			continue
+		}
+		s.sendPing(n, MsgPong, "")
+	}
+}
+
+// sendUpdate tells n about the newest configuration of about.
+func (s *State) sendUpdate(n, about *node) {
+	m := s.header(MsgUpdate)
+	u := &Update{ID: about.id, ConfigEpoch: about.configEpoch, Slots: about.slots}
+	for i := range u.Slots {
+		u.Slots[i] &^= s.ownerNotClaiming[i]
+	}
+	m.Update = u
+	s.send(n, m, true)
+}
+
+// Step processes one received message (clusterProcessPacket).
+func (s *State) Step(m *Message) {
+	if m == nil {
+		return
+	}
+	now := s.clock.Now()
+	if int(m.Type) < msgTypeCount {
+		s.statsRecv[m.Type]++
+	}
+	defer s.afterStep()
+
+	sender := s.lookup(m.Sender)
+	if sender != nil && sender.inHandshake() {
+		sender = nil
+	}
+	if sender == s.myself {
+		return // our own message looped back
+	}
+	if sender != nil {
+		sender.dataReceived = now
+		if m.CurrentEpoch > s.currentEpoch {
+			s.currentEpoch = m.CurrentEpoch
+			s.save(true)
+		}
+		if m.ConfigEpoch > sender.configEpoch {
+			sender.configEpoch = m.ConfigEpoch
+			s.save(true)
+		}
+		sender.replOffset = m.Offset
+	}
+
+	switch m.Type {
+	case MsgPing, MsgPong, MsgMeet:
+		s.stepPing(m, sender, now)
+	case MsgFail:
+		if sender == nil {
+			return
+		}
+		failing := s.lookup(m.About)
+		if failing != nil && failing.flags&(FlagFail|FlagMyself) == 0 {
+			s.log.Info("FAIL message received", zap.String("from", m.Sender), zap.String("about", m.About))
+			failing.flags |= FlagFail
+			failing.failTime = now
+			failing.flags &^= FlagPFail
+			s.todoUpdateState = true
+			s.save(false)
+		}
+	case MsgUpdate:
+		if sender == nil || m.Update == nil {
+			return
+		}
+		n := s.lookup(m.Update.ID)
+		if n == nil || n.configEpoch >= m.Update.ConfigEpoch {
+			return
+		}
+		if n.isSlave() {
+			s.setNodeAsMaster(n)
+		}
+		n.configEpoch = m.Update.ConfigEpoch
+		s.save(true)
+		s.updateSlotsConfigWith(n, m.Update.ConfigEpoch, &m.Update.Slots)
+	case MsgAuthRequest, MsgAuthAck, MsgMFStart, MsgPublish, MsgPublishShard:
+		if sender == nil {
+			return
+		}
+		s.out.Inbound = append(s.out.Inbound, m)
+	}
+}
+
+func (s *State) stepPing(m *Message, sender *node, now time.Time) {
+	// PING and MEET are answered with a PONG whatever happens below.
+	if m.Type == MsgPing || m.Type == MsgMeet {
+		if sender == nil && m.Type == MsgMeet && !s.blacklisted(m.Sender) {
+			// A node we do not know met us: add it in handshake state
+			// under a made-up id; our PING will learn its real one.
+			if !s.handshakeInProgress(m.IP, int(m.Port), int(m.CPort)) {
+				n := s.newNode(s.randomID(), FlagHandshake)
+				n.ip, n.port, n.cport = m.IP, int(m.Port), int(m.CPort)
+				s.addNode(n)
+				s.save(false)
+			}
+		}
+		pong := &node{id: m.Sender, ip: m.IP, cport: int(m.CPort)}
+		if sender != nil {
+			pong = sender
+		}
+		s.sendPing(pong, MsgPong, m.To)
+	}
+
+	// A PONG that echoes an id of ours answers one of our PINGs ("outbound link").
+	var link *node
+	if m.Type == MsgPong && m.To != "" {
+		link = s.lookup(m.To)
+	}
+	if link != nil && link != s.myself {
+		if link.inHandshake() {
+			if sender != nil {
+				// We already know this node: just take its address.
+				if s.updateAddress(sender, m) {
+					s.save(false)
+					s.todoUpdateState = true
+				}
+				s.delNode(link)
+				return
+			}
+			if s.lookup(m.Sender) != nil || s.blacklisted(m.Sender) {
+				s.delNode(link)
+				return
+			}
+			s.renameNode(link, m.Sender)
+			link.flags &^= FlagHandshake | FlagMeet
+			link.flags |= m.Flags & (FlagMaster | FlagSlave)
+			link.pongReceived = now
+			link.pingSent = time.Time{}
+			link.dataReceived = now
+			s.save(false)
+			s.log.Debug("handshake completed", zap.String("node", link.id))
+			return // sender stays unknown for this packet, as in Redis
+		} else if link.id != m.Sender {
+			// Someone else answers at this address: forget the address.
+			link.flags |= FlagNoAddr
+			link.ip, link.port, link.cport = "", 0, 0
+			s.save(false)
+			return
+		}
+	}
+
+	if sender != nil {
+		sender.flags = sender.flags&^FlagNoFailover | m.Flags&FlagNoFailover
+	}
+	if sender != nil && (m.Type == MsgPing || m.Type == MsgMeet) && s.updateAddress(sender, m) {
+		s.save(false)
+		s.todoUpdateState = true
+	}
+	if link != nil && link == sender {
+		link.pongReceived = now
+		link.pingSent = time.Time{}
+		if link.timedOut() {
+			link.flags &^= FlagPFail
+			s.save(false)
+			s.todoUpdateState = true
+		} else if link.failed() {
+			s.clearFailureIfNeeded(link)
+		}
+	}
+	if sender == nil {
+		return
+	}
+
+	// Role switch.
+	if m.Master == "" {
+		s.setNodeAsMaster(sender)
+	} else {
+		master := s.lookup(m.Master)
+		if sender.isMaster() {
+			s.delNodeSlots(sender)
+			sender.flags &^= FlagMaster | FlagMigrateTo
+			sender.flags |= FlagSlave
+			s.save(false)
+			s.todoUpdateState = true
+			s.touchTable()
+		}
+		if master != nil && sender.master != master {
+			if sender.master != nil {
+				sender.master.removeReplica(sender)
+			}
+			master.addReplica(sender)
+			sender.master = master
+			s.save(false)
+		}
+	}
+
+	// Slots.
+	senderMaster := sender
+	if !sender.isMaster() {
+		senderMaster = sender.master
+	}
+	dirty := senderMaster != nil && senderMaster.slots != m.Slots
+	if sender.isMaster() && dirty {
+		s.updateSlotsConfigWith(sender, m.ConfigEpoch, &m.Slots)
+	}
+	if dirty {
+		// The sender claims slots we know a newer owner of: tell it.
+		for j := 0; j < slots.Count; j++ {
+			if !m.Slots.Has(j) {
+				continue
+			}
+			o := s.owner[j]
+			if o == sender || s.slotUnclaimed(j) {
+				continue
+			}
+			if o.configEpoch > m.ConfigEpoch {
+				s.sendUpdate(sender, o)
+				break
+			}
+		}
+	}
+	if s.myself.isMaster() && sender.isMaster() && m.ConfigEpoch == s.myself.configEpoch {
+		s.handleEpochCollision(sender)
+	}
+	s.processGossip(m, sender)
+}
+
+// updateAddress is nodeUpdateAddressIfNeeded: a known id talking from a
+// new address is the same node, moved.
+func (s *State) updateAddress(n *node, m *Message) bool {
+	if n == s.myself || m.IP == "" {
+		return false
+	}
+	if n.ip == m.IP && n.port == int(m.Port) && n.cport == int(m.CPort) && n.hostname == m.Hostname {
+		return false
+	}
+	n.ip, n.port, n.cport, n.hostname = m.IP, int(m.Port), int(m.CPort), m.Hostname
+	n.flags &^= FlagNoAddr
+	s.touchTable()
+	s.log.Info("node address updated", zap.String("node", n.id), zap.String("addr", n.addr()))
+	if s.myself.isSlave() && s.myself.master == n {
+		s.out.RoleChanged = true // the server re-points replication
+	}
+	return true
+}
+
+func (s *State) handshakeInProgress(ip string, port, cport int) bool {
+	for _, n := range s.order {
+		if n.inHandshake() && n.ip == ip && n.port == port && n.cport == cport {
+			return true
+		}
+	}
+	return false
+}
+
+// processGossip is clusterProcessGossipSection.
+func (s *State) processGossip(m *Message, sender *node) {
+	now := s.clock.Now()
+	for i := range m.Gossip {
+		g := &m.Gossip[i]
+		n := s.lookup(g.ID)
+		if n != nil {
+			if sender != nil && sender.isMaster() && n != s.myself {
+				if g.Flags&(FlagFail|FlagPFail) != 0 {
+					s.addFailureReport(n, sender)
+					s.markFailingIfNeeded(n)
+				} else {
+					s.delFailureReport(n, sender)
+				}
+			}
+			if g.Flags&(FlagFail|FlagPFail) == 0 && n.pingSent.IsZero() && s.failureReportsCount(n) == 0 {
+				pong := time.Unix(int64(g.PongReceived), 0)
+				if g.PongReceived != 0 && !pong.After(now.Add(500*time.Millisecond)) && pong.After(n.pongReceived) {
+					n.pongReceived = pong
+				}
+			}
+			if n.flags&(FlagFail|FlagPFail) != 0 && g.Flags&FlagNoAddr == 0 && g.Flags&(FlagFail|FlagPFail) == 0 &&
+				(n.ip != g.IP || n.port != int(g.Port) || n.cport != int(g.CPort)) && g.IP != "" {
+				n.ip, n.port, n.cport = g.IP, int(g.Port), int(g.CPort)
+				n.flags &^= FlagNoAddr
+				n.linkTime = time.Time{}
+				s.touchTable()
+			}
+		} else if sender != nil && g.Flags&FlagNoAddr == 0 && !s.blacklisted(g.ID) {
+			n := s.newNode(g.ID, g.Flags&^(FlagMyself|FlagMeet|FlagMigrateTo))
+			n.ip, n.port, n.cport = g.IP, int(g.Port), int(g.CPort)
+			s.addNode(n)
+			s.save(false)
+		}
+	}
+}
+
+// updateSlotsConfigWith is clusterUpdateSlotsConfigWith: rebind the slots
+// sender claims under senderEpoch where that configuration is newer.
+func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed *slots.Bitmap) {
+	if sender == s.myself {
+		return
+	}
+	me := s.myself
+	cur := me
+	if !me.isMaster() {
+		cur = me.master
+	}
+	var newMaster *node
+	var dirty []int
+	senderSlots, migratedOurs := 0, 0
+	for j := 0; j < slots.Count; j++ {
+		if claimed.Has(j) {
+			senderSlots++
+			if s.owner[j] == sender {
+				s.ownerNotClaiming.Clear(j)
+				continue
+			}
+			if s.importing[j] != nil {
+				continue
+			}
+			if s.slotUnclaimed(j) || s.owner[j].configEpoch < senderEpoch {
+				if s.owner[j] == me {
+					dirty = append(dirty, j)
+				}
+				if cur != nil && s.owner[j] == cur {
+					newMaster = sender
+					migratedOurs++
+				}
+				s.delSlot(j)
+				s.addSlot(sender, j)
+				s.save(true)
+				s.todoUpdateState = true
+			}
+		} else if s.owner[j] == sender {
+			s.ownerNotClaiming.Set(j)
+		}
+	}
+	switch {
+	case newMaster != nil && cur != nil && cur.numSlots == 0 &&
+		(s.opts.AllowReplicaMigration || senderSlots == migratedOurs):
+		s.log.Warn("configuration change detected, reconfiguring myself as a replica", zap.String("master", sender.id))
+		s.setMyMaster(sender)
+		s.save(true)
+		s.todoUpdateState = true
+	case me.master != nil && me.master.master != nil && me.master.master != me:
+		s.log.Warn("I'm a sub-replica, reconfiguring myself as a replica of the grandmaster", zap.String("master", me.master.master.id))
+		s.setMyMaster(me.master.master)
+		s.save(true)
+		s.todoUpdateState = true
+	case len(dirty) > 0 && me.isMaster():
+		s.out.LostSlots = append(s.out.LostSlots, dirty...)
+	}
+}
+
+// Tick runs the periodic work of clusterCron; call it every 100 ms.
+func (s *State) Tick() {
+	defer s.afterStep()
+	s.ticks++
+	now := s.clock.Now()
+	nt := s.opts.NodeTimeout
+	handshakeTimeout := nt
+	if handshakeTimeout < time.Second {
+		handshakeTimeout = time.Second
+	}
+	s.pfailNodes = 0
+	for _, n := range append([]*node(nil), s.order...) {
+		if n.flags&(FlagMyself|FlagNoAddr) != 0 {
+			continue
+		}
+		if n.timedOut() {
+			s.pfailNodes++
+		}
+		if n.inHandshake() {
+			if now.Sub(n.ctime) > handshakeTimeout {
+				s.delNode(n)
+				continue
+			}
+			// Re-send the handshake packet every second until answered.
+			if n.handshakeTx == 0 {
+				t := MsgPing
+				if n.flags&FlagMeet != 0 {
+					t = MsgMeet
+				}
+				s.sendPing(n, t, n.id)
+			}
+			n.handshakeTx = (n.handshakeTx + 1) % handshakeResendTicks
+			continue
+		}
+	}
+
+	// One random node among five, the one with the oldest pong, every second.
+	if s.ticks%randomPingEveryTicks == 0 && len(s.order) > 1 {
+		var min *node
+		for j := 0; j < 5; j++ {
+			n := s.order[s.rng.IntN(len(s.order))]
+			if !n.pingSent.IsZero() || n.flags&(FlagMyself|FlagHandshake|FlagNoAddr) != 0 {
+				continue
+			}
+			if min == nil || n.pongReceived.Before(min.pongReceived) {
+				min = n
+			}
+		}
+		if min != nil {
+			s.sendPing(min, MsgPing, min.id)
+		}
+	}
+
+	updateState := false
+	for _, n := range s.order {
+		if n.flags&(FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
+			continue
+		}
+		// Drop a link that has been silent too long; the next ping makes
+		// a new one (Redis frees and reconnects the link).
+		if !n.linkTime.IsZero() && now.Sub(n.linkTime) > nt && !n.pingSent.IsZero() &&
+			now.Sub(n.pingSent) > nt/2 && now.Sub(n.dataReceived) > nt/2 {
+			n.linkTime = time.Time{}
+		}
+		if n.pingSent.IsZero() && now.Sub(n.pongReceived) > nt/2 {
+			s.sendPing(n, MsgPing, n.id)
+			continue
+		}
+		if n.pingSent.IsZero() {
+			continue
+		}
+		delay := now.Sub(n.pingSent)
+		if d := now.Sub(n.dataReceived); d < delay {
+			delay = d
+		}
+		if delay > nt && n.flags&(FlagPFail|FlagFail) == 0 {
+			s.log.Debug("node possibly failing", zap.String("node", n.id))
+			n.flags |= FlagPFail
+			updateState = true
+		}
+	}
+	if updateState || !s.stateOK {
+		s.todoUpdateState = true
+	}
+}
+
+// afterStep runs what Redis does in clusterBeforeSleep.
+func (s *State) afterStep() {
+	if s.todoUpdateState {
+		s.todoUpdateState = false
+		s.updateState()
+	}
+}
+
+// updateState computes cluster_state (clusterUpdateState).
+func (s *State) updateState() {
+	now := s.clock.Now()
+	if s.firstStateCall.IsZero() {
+		s.firstStateCall = now
+	}
+	if s.myself.isMaster() && !s.stateOK && now.Sub(s.firstStateCall) < writableDelay {
+		return
+	}
+	ok := true
+	if s.opts.RequireFullCoverage {
+		for j := 0; j < slots.Count; j++ {
+			if s.owner[j] == nil || s.owner[j].failed() {
+				ok = false
+				break
+			}
+		}
+	}
+	size, reachable := 0, 0
+	for _, n := range s.order {
+		if n.isMaster() && n.numSlots > 0 {
+			size++
+			if n.flags&(FlagFail|FlagPFail) == 0 {
+				reachable++
+			}
+		}
+	}
+	s.size = size
+	if reachable < size/2+1 {
+		ok = false
+		s.minorityTime = now
+	}
+	if ok != s.stateOK {
+		rejoin := s.opts.NodeTimeout
+		if rejoin > maxRejoinDelay {
+			rejoin = maxRejoinDelay
+		}
+		if rejoin < minRejoinDelay {
+			rejoin = minRejoinDelay
+		}
+		if ok && s.myself.isMaster() && now.Sub(s.minorityTime) < rejoin {
+			return
+		}
+		s.log.Warn("cluster state changed", zap.Bool("ok", ok))
+		s.stateOK = ok
+		s.touchTable()
+	}
+}
+
+// Ready returns (and forgets) what the state machine produced since the
+// last call. See Ready for the order in which the caller must act on it.
+func (s *State) Ready() Ready {
+	s.afterStep()
+	rd := s.out
+	s.out = Ready{}
+	if s.tableGen != s.publishedGen || s.lastTable == nil {
+		s.publishedGen = s.tableGen
+		t := s.buildTable()
+		if !t.Equal(s.lastTable) {
+			rd.Table = t
+			s.lastTable = t
+		}
+	}
+	master := s.myself.master
+	if !s.roleSeen || master != s.myMasterSeen {
+		s.roleSeen = true
+		s.myMasterSeen = master
+		rd.RoleChanged = true
+	}
+	if rd.RoleChanged {
+		rd.MasterID = ""
+		if master != nil {
+			rd.MasterID = master.id
+		}
+	}
+	return rd
+}
+
+func (s *State) buildTable() *slots.Table {
+	b := slots.NewBuilder()
+	for _, n := range s.order {
+		if n.numSlots == 0 {
+			continue
+		}
+		var own slots.Bitmap
+		for j := range s.owner {
+			if s.owner[j] == n {
+				own.Set(j)
+			}
+		}
+		if !own.IsEmpty() {
+			b.Assign(&own, slots.Node{ID: n.id, IP: n.ip, Port: n.port, Hostname: n.hostname})
+		}
+	}
+	for j := 0; j < slots.Count; j++ {
+		if s.migrating[j] != nil {
+			b.Migrating(j, s.migrating[j].id)
+		}
+		if s.importing[j] != nil {
+			b.Importing(j, s.importing[j].id)
+		}
+	}
+	master := ""
+	if s.myself.master != nil {
+		master = s.myself.master.id
+	}
+	s.tableVersion++
+	return b.Build(s.myself.id, master, s.stateOK, s.tableVersion)
+}

@@ -1,0 +1,570 @@
+package gossip
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/shoal-db/shoal/slots"
+	"go.uber.org/zap"
+)
+
+// Options are the settings of the cluster state machine.
+type Options struct {
+	// NodeTimeout is cluster-node-timeout.
+	NodeTimeout time.Duration
+	// RequireFullCoverage is cluster-require-full-coverage.
+	RequireFullCoverage bool
+	// AllowReplicaMigration is cluster-allow-replica-migration.
+	AllowReplicaMigration bool
+	// NoFailover is cluster-replica-no-failover (the nofailover flag).
+	NoFailover bool
+}
+
+// DefaultOptions are Redis's defaults.
+func DefaultOptions() Options {
+	return Options{NodeTimeout: 15 * time.Second, RequireFullCoverage: true, AllowReplicaMigration: true}
+}
+
+const (
+	blacklistTTL         = 60 * time.Second // CLUSTER_BLACKLIST_TTL
+	failReportValidity   = 2                // CLUSTER_FAIL_REPORT_VALIDITY_MULT
+	failUndoTimeMult     = 2                // CLUSTER_FAIL_UNDO_TIME_MULT
+	maxRejoinDelay       = 5 * time.Second
+	minRejoinDelay       = 500 * time.Millisecond
+	writableDelay        = 2 * time.Second
+	randomPingEveryTicks = 10 // one random ping per 10 ticks (ticks are 100 ms)
+	handshakeResendTicks = 10
+)
+
+// node is the state machine's record of one cluster node.
+type node struct {
+	id       string
+	flags    Flags
+	master   *node
+	replicas []*node
+	ip       string
+	port     int
+	cport    int
+	hostname string
+
+	configEpoch uint64
+	slots       slots.Bitmap
+	numSlots    int
+
+	ctime        time.Time
+	pingSent     time.Time // zero: no ping pending
+	pongReceived time.Time
+	dataReceived time.Time
+	failTime     time.Time
+	linkTime     time.Time // when the "link" (our first send since it was down) was made
+	replOffset   int64
+
+	failReports map[string]time.Time // reporting master id → last report
+	lastGossip  uint64               // ping counter when last put in a gossip section
+	handshakeTx int                  // ticks since the last handshake packet
+}
+
+func (n *node) isMaster() bool    { return n.flags&FlagMaster != 0 }
+func (n *node) isSlave() bool     { return n.flags&FlagSlave != 0 }
+func (n *node) inHandshake() bool { return n.flags&FlagHandshake != 0 }
+func (n *node) timedOut() bool    { return n.flags&FlagPFail != 0 }
+func (n *node) failed() bool      { return n.flags&FlagFail != 0 }
+func (n *node) hasAddr() bool     { return n.flags&FlagNoAddr == 0 }
+func (n *node) addr() string {
+	return net.JoinHostPort(n.ip, itoa(n.cport))
+}
+
+// Envelope is a message the state machine wants sent.
+type Envelope struct {
+	// To is the receiver's id in this node's table (a handshake node's
+	// made-up id while the handshake lasts).
+	To string
+	// Addr is the receiver's bus address, "ip:cport".
+	Addr string
+	// Reliable asks for the stream transport (MEET, UPDATE, votes) instead
+	// of a best-effort packet.
+	Reliable bool
+	Msg      *Message
+}
+
+// Ready is what the state machine produced since the last call to
+// State.Ready, to be carried out by the I/O layer in this order: persist
+// nodes.conf (fsync when Fsync) if Save, then send Messages, then tell the
+// server about the rest.
+type Ready struct {
+	Messages []Envelope
+	// Save asks for nodes.conf to be rewritten; Fsync asks for it to be on
+	// disk before any message goes out (an epoch or vote changed).
+	Save, Fsync bool
+	// Table is the new routing table when it changed, else nil.
+	Table *slots.Table
+	// RoleChanged: myself became a replica of MasterID, or a master ("").
+	RoleChanged bool
+	MasterID    string
+	// LostSlots are slots this master lost to a newer configuration while
+	// remaining a master: the server must delete the keys it holds in them.
+	LostSlots []int
+	// Inbound are received messages for the layers above (failover:
+	// AUTH_REQUEST/AUTH_ACK/MFSTART; pub/sub: PUBLISH/PUBLISHSHARD), from
+	// known senders only.
+	Inbound []*Message
+	// MemberlistJoin lists bus addresses to (re)join at the membership
+	// layer (MEET).
+	Join []string
+	// IDChanged: myself's id changed (RESET HARD).
+	IDChanged bool
+}
+
+// State is Redis Cluster's view of the cluster as seen by one node, as a
+// deterministic state machine: it does no I/O and reads time only from its
+// Clock. Inputs are Step (a received message), Tick (every 100 ms) and the
+// command methods; outputs are collected by Ready.
+//
+// A State is not safe for concurrent use: the owner (Bus) serializes every
+// call. Values returned by query methods are copies.
+type State struct {
+	opts  Options
+	clock Clock
+	rng   *rand.Rand
+	log   *zap.Logger
+
+	myself *node
+	nodes  map[string]*node
+	order  []*node // insertion order: deterministic iteration
+
+	currentEpoch  uint64
+	lastVoteEpoch uint64
+
+	owner            [slots.Count]*node
+	ownerNotClaiming slots.Bitmap
+	migrating        [slots.Count]*node
+	importing        [slots.Count]*node
+
+	blacklist map[string]time.Time
+
+	stateOK        bool
+	size           int
+	firstStateCall time.Time
+	minorityTime   time.Time
+
+	statsSent, statsRecv [msgTypeCount]uint64
+	pingCounter          uint64
+	ticks                uint64
+	pfailNodes           int
+
+	// outputs
+	out             Ready
+	todoUpdateState bool
+	tableGen        uint64
+	publishedGen    uint64
+	tableVersion    uint64
+	lastTable       *slots.Table
+	myMasterSeen    *node
+	roleSeen        bool
+}
+
+// NewState returns the state of a fresh node (no peers, epoch 0, no slots)
+// with the given id ("" = a new random id) and address.
+func NewState(opts Options, clock Clock, seed uint64, log *zap.Logger, id, ip string, port, cport int, hostname string) *State {
+	s := newState(opts, clock, seed, log)
+	if !ValidID(id) {
+		id = s.randomID()
+	}
+	me := s.newNode(id, FlagMyself|FlagMaster)
+	me.ip, me.port, me.cport, me.hostname = ip, port, cport, hostname
+	if opts.NoFailover {
+		me.flags |= FlagNoFailover
+	}
+	s.myself = me
+	s.addNode(me)
+	s.todoUpdateState = true
+	s.out.Save = true
+	return s
+}
+
+func newState(opts Options, clock Clock, seed uint64, log *zap.Logger) *State {
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if seed == 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	if opts.NodeTimeout <= 0 {
+		opts.NodeTimeout = 15 * time.Second
+	}
+	return &State{
+		opts:      opts,
+		clock:     clock,
+		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		log:       log,
+		nodes:     make(map[string]*node),
+		blacklist: make(map[string]time.Time),
+	}
+}
+
+func (s *State) randomID() string {
+	var b [20]byte
+	for {
+		for i := 0; i < len(b); i += 8 {
+			v := s.rng.Uint64()
+			for j := 0; j < 8 && i+j < len(b); j++ {
+				b[i+j] = byte(v >> (8 * j))
+			}
+		}
+		id := hex.EncodeToString(b[:])
+		if s.nodes[id] == nil {
+			return id
+		}
+	}
+}
+
+func (s *State) newNode(id string, flags Flags) *node {
+	return &node{id: id, flags: flags, ctime: s.clock.Now()}
+}
+
+func (s *State) addNode(n *node) {
+	s.nodes[n.id] = n
+	s.order = append(s.order, n)
+}
+
+// delNode removes n from the cluster (clusterDelNode).
+func (s *State) delNode(n *node) {
+	for j := 0; j < slots.Count; j++ {
+		if s.importing[j] == n {
+			s.importing[j] = nil
+			s.touchTable()
+		}
+		if s.migrating[j] == n {
+			s.migrating[j] = nil
+			s.touchTable()
+		}
+		if s.owner[j] == n {
+			s.delSlot(j)
+		}
+	}
+	for _, o := range s.order {
+		delete(o.failReports, n.id)
+	}
+	if n.master != nil {
+		n.master.removeReplica(n)
+	}
+	for _, r := range n.replicas {
+		if r.master == n {
+			r.master = nil
+		}
+	}
+	delete(s.nodes, n.id)
+	for i, o := range s.order {
+		if o == n {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+}
+
+func (s *State) renameNode(n *node, id string) {
+	delete(s.nodes, n.id)
+	n.id = id
+	s.nodes[id] = n
+}
+
+func (m *node) removeReplica(r *node) {
+	for i, x := range m.replicas {
+		if x == r {
+			m.replicas = append(m.replicas[:i], m.replicas[i+1:]...)
+			break
+		}
+	}
+	if len(m.replicas) == 0 {
+		m.flags &^= FlagMigrateTo
+	}
+}
+
+func (m *node) addReplica(r *node) {
+	for _, x := range m.replicas {
+		if x == r {
+			return
+		}
+	}
+	m.replicas = append(m.replicas, r)
+	m.flags |= FlagMigrateTo
+}
+
+func (s *State) lookup(id string) *node {
+	if !ValidID(id) {
+		return nil
+	}
+	return s.nodes[id]
+}
+
+// touchTable records that the routing table must be republished.
+func (s *State) touchTable() { s.tableGen++ }
+
+func (s *State) save(fsync bool) {
+	s.out.Save = true
+	if fsync {
+		s.out.Fsync = true
+	}
+}
+
+func (s *State) addSlot(n *node, slot int) bool {
+	if s.owner[slot] != nil {
+		return false
+	}
+	if n.slots.Set(slot) {
+		n.numSlots++
+	}
+	s.owner[slot] = n
+	s.ownerNotClaiming.Clear(slot)
+	s.touchTable()
+	return true
+}
+
+func (s *State) delSlot(slot int) bool {
+	n := s.owner[slot]
+	if n == nil {
+		return false
+	}
+	if n.slots.Clear(slot) {
+		n.numSlots--
+	}
+	s.owner[slot] = nil
+	s.ownerNotClaiming.Clear(slot)
+	s.touchTable()
+	return true
+}
+
+func (s *State) delNodeSlots(n *node) int {
+	deleted := 0
+	n.slots.Each(func(j int) {
+		if s.owner[j] == n {
+			s.delSlot(j)
+			deleted++
+		} else {
+			n.slots.Clear(j)
+			n.numSlots--
+		}
+	})
+	return deleted
+}
+
+func (s *State) closeAllSlots() {
+	for j := range s.migrating {
+		if s.migrating[j] != nil || s.importing[j] != nil {
+			s.touchTable()
+		}
+		s.migrating[j] = nil
+		s.importing[j] = nil
+	}
+}
+
+func (s *State) slotUnclaimed(slot int) bool {
+	return s.owner[slot] == nil || s.ownerNotClaiming.Has(slot)
+}
+
+// maxEpoch is clusterGetMaxEpoch.
+func (s *State) maxEpoch() uint64 {
+	max := s.currentEpoch
+	for _, n := range s.order {
+		if n.configEpoch > max {
+			max = n.configEpoch
+		}
+	}
+	return max
+}
+
+// bumpEpochWithoutConsensus is clusterBumpConfigEpochWithoutConsensus.
+func (s *State) bumpEpochWithoutConsensus() bool {
+	max := s.maxEpoch()
+	if s.myself.configEpoch == 0 || s.myself.configEpoch != max {
+		s.currentEpoch++
+		s.myself.configEpoch = s.currentEpoch
+		s.save(true)
+		s.log.Warn("new configEpoch set", zap.Uint64("configEpoch", s.myself.configEpoch))
+		return true
+	}
+	return false
+}
+
+// handleEpochCollision is clusterHandleConfigEpochCollision: of two masters
+// with the same configEpoch the one with the smaller id moves on.
+func (s *State) handleEpochCollision(sender *node) {
+	me := s.myself
+	if sender.configEpoch != me.configEpoch || !sender.isMaster() || !me.isMaster() {
+		return
+	}
+	if sender.id <= me.id {
+		return
+	}
+	s.currentEpoch++
+	me.configEpoch = s.currentEpoch
+	s.save(true)
+	s.log.Info("configEpoch collision resolved", zap.String("with", sender.id), zap.Uint64("configEpoch", me.configEpoch))
+}
+
+// setNodeAsMaster is clusterSetNodeAsMaster.
+func (s *State) setNodeAsMaster(n *node) {
+	if n.isMaster() {
+		return
+	}
+	if n.master != nil {
+		n.master.removeReplica(n)
+		if n != s.myself {
+			n.flags |= FlagMigrateTo
+		}
+	}
+	n.flags &^= FlagSlave
+	n.flags |= FlagMaster
+	n.master = nil
+	s.save(false)
+	s.todoUpdateState = true
+	s.touchTable()
+}
+
+// setMyMaster is clusterSetMaster: myself becomes a replica of n.
+func (s *State) setMyMaster(n *node) {
+	me := s.myself
+	if me.isMaster() {
+		me.flags &^= FlagMaster | FlagMigrateTo
+		me.flags |= FlagSlave
+		s.closeAllSlots()
+	} else if me.master != nil {
+		me.master.removeReplica(me)
+	}
+	me.master = n
+	n.addReplica(me)
+	s.touchTable()
+}
+
+// blacklist handling (60 s after FORGET).
+func (s *State) blacklistCleanup() {
+	now := s.clock.Now()
+	for id, exp := range s.blacklist {
+		if now.After(exp) {
+			delete(s.blacklist, id)
+		}
+	}
+}
+
+func (s *State) blacklisted(id string) bool {
+	s.blacklistCleanup()
+	_, ok := s.blacklist[id]
+	return ok
+}
+
+// failure reports (issue 7 builds the failover on these).
+func (s *State) addFailureReport(failing, sender *node) bool {
+	if failing.failReports == nil {
+		failing.failReports = make(map[string]time.Time)
+	}
+	_, existed := failing.failReports[sender.id]
+	failing.failReports[sender.id] = s.clock.Now()
+	return !existed
+}
+
+func (s *State) cleanupFailureReports(n *node) {
+	maxAge := s.opts.NodeTimeout * failReportValidity
+	now := s.clock.Now()
+	for id, t := range n.failReports {
+		if now.Sub(t) > maxAge {
+			delete(n.failReports, id)
+		}
+	}
+}
+
+func (s *State) delFailureReport(n, sender *node) bool {
+	if _, ok := n.failReports[sender.id]; !ok {
+		return false
+	}
+	delete(n.failReports, sender.id)
+	s.cleanupFailureReports(n)
+	return true
+}
+
+func (s *State) failureReportsCount(n *node) int {
+	s.cleanupFailureReports(n)
+	return len(n.failReports)
+}
+
+// markFailingIfNeeded is markNodeAsFailingIfNeeded: PFAIL plus reports from
+// a majority of slot-serving masters make FAIL, broadcast to everyone.
+func (s *State) markFailingIfNeeded(n *node) {
+	quorum := s.size/2 + 1
+	if !n.timedOut() || n.failed() {
+		return
+	}
+	failures := s.failureReportsCount(n)
+	if s.myself.isMaster() {
+		failures++
+	}
+	if failures < quorum {
+		return
+	}
+	s.log.Info("marking node as failing (quorum reached)", zap.String("node", n.id))
+	n.flags &^= FlagPFail
+	n.flags |= FlagFail
+	n.failTime = s.clock.Now()
+	s.broadcast(&Message{Type: MsgFail, About: n.id}, false)
+	s.todoUpdateState = true
+	s.save(false)
+}
+
+// clearFailureIfNeeded is clearNodeFailureIfNeeded.
+func (s *State) clearFailureIfNeeded(n *node) {
+	now := s.clock.Now()
+	if n.isSlave() || n.numSlots == 0 {
+		n.flags &^= FlagFail
+		s.todoUpdateState = true
+		s.save(false)
+	}
+	if n.isMaster() && n.numSlots > 0 && now.Sub(n.failTime) > s.opts.NodeTimeout*failUndoTimeMult {
+		n.flags &^= FlagFail
+		s.todoUpdateState = true
+		s.save(false)
+	}
+}
+
+// connected reports whether the node counts as linked: myself, or a node
+// from which something arrived within node-timeout (we ping every node at
+// least every node-timeout/2, so a live node never drops out).
+func (s *State) connected(n *node) bool {
+	if n == s.myself {
+		return true
+	}
+	if n.dataReceived.IsZero() {
+		return false
+	}
+	return s.clock.Now().Sub(n.dataReceived) <= s.opts.NodeTimeout
+}
+
+func itoa(v int) string {
+	var b [20]byte
+	i := len(b)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,236 @@
+package gossip
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMeetHandshakeThreeNodes(t *testing.T) {
+	sm := newSim(t, 3, testOpts())
+	a, b, c := sm.nodes[0], sm.nodes[1], sm.nodes[2]
+
+	// Before any message moves, b shows a handshake node with a made-up id.
+	require.NoError(t, b.Meet([]byte("127.0.0.1"), []byte("7000"), nil))
+	nodes := b.Nodes()
+	require.Len(t, nodes, 2)
+	require.Equal(t, FlagHandshake, nodes[1].Flags&FlagHandshake)
+	require.NotEqual(t, a.MyID(), nodes[1].ID)
+	require.Contains(t, b.NodesText(), " handshake - ")
+
+	sm.deliver()
+	require.NoError(t, c.Meet([]byte("127.0.0.1"), []byte("7000"), nil))
+	sm.run(5 * time.Second)
+
+	want := []string{a.MyID(), b.MyID(), c.MyID()}
+	sort.Strings(want)
+	for _, st := range sm.nodes {
+		ids := knownIDs(st)
+		sort.Strings(ids)
+		require.Equal(t, want, ids, "node %s", st.MyID())
+		for _, n := range st.Nodes() {
+			require.Zero(t, n.Flags&(FlagHandshake|FlagPFail|FlagFail|FlagNoAddr), "%s sees %s as %s", st.MyID(), n.ID, n.Flags)
+			require.True(t, n.Connected, "%s sees %s disconnected", st.MyID(), n.ID)
+			require.True(t, n.IsMaster())
+		}
+	}
+}
+
+func TestSlotClaimsPropagateAndStateOK(t *testing.T) {
+	sm := newSim(t, 3, testOpts())
+	sm.meetAll()
+	sm.run(3 * time.Second)
+	ranges := [][2]string{{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}}
+	for i, st := range sm.nodes {
+		require.NoError(t, st.AddSlotsRange([][]byte{[]byte(ranges[i][0]), []byte(ranges[i][1])}))
+		require.NoError(t, st.SetConfigEpochForTest(uint64(i+1)))
+	}
+	sm.run(5 * time.Second)
+	for _, st := range sm.nodes {
+		require.True(t, st.StateOK(), st.InfoText())
+		info := st.InfoText()
+		require.Contains(t, info, "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\n")
+		require.Contains(t, info, "cluster_known_nodes:3\r\ncluster_size:3\r\n")
+		tbl := st.Ready().Table
+		_ = tbl
+	}
+	requireSameSlotMap(t, sm.nodes)
+	line, _ := sm.nodes[0].NodeLine(sm.nodes[1].MyID())
+	require.Regexp(t, `^[0-9a-f]{40} 127\.0\.0\.1:7001@17001 master - 0 \d+ 2 connected 5461-10922$`, line)
+	my, _ := sm.nodes[0].NodeLine(sm.nodes[0].MyID())
+	require.Regexp(t, `^[0-9a-f]{40} 127\.0\.0\.1:7000@17000 myself,master - 0 \d+ 1 connected 0-5460$`, my)
+}
+
+// SetConfigEpochForTest bypasses the "alone" rule of SET-CONFIG-EPOCH.
+func (s *State) SetConfigEpochForTest(e uint64) error {
+	s.myself.configEpoch = e
+	if s.currentEpoch < e {
+		s.currentEpoch = e
+	}
+	s.save(true)
+	return nil
+}
+
+func requireSameSlotMap(t *testing.T, nodes []*State) {
+	t.Helper()
+	ref := ownerMap(nodes[0])
+	for _, st := range nodes[1:] {
+		require.Equal(t, ref, ownerMap(st), "slot map of %s differs", st.MyID())
+	}
+}
+
+func ownerMap(st *State) string {
+	var b strings.Builder
+	for _, n := range st.Nodes() {
+		if n.NumSlots > 0 {
+			fmt.Fprintf(&b, "%s:%s|", n.ID, n.Slots.String())
+		}
+	}
+	parts := strings.Split(b.String(), "|")
+	sort.Strings(parts)
+	return strings.Join(parts, "|")
+}
+
+func TestHigherEpochWinsAndStaleClaimGetsUpdate(t *testing.T) {
+	sm := newSim(t, 3, testOpts())
+	sm.meetAll()
+	sm.run(3 * time.Second)
+	a, b, c := sm.nodes[0], sm.nodes[1], sm.nodes[2]
+	require.NoError(t, a.AddSlots([][]byte{[]byte("100"), []byte("101")}))
+	require.NoError(t, a.SetConfigEpochForTest(1))
+	sm.run(2 * time.Second)
+	require.Equal(t, a.MyID(), ownerOf(c, 100))
+
+	// b claims slot 100 with a higher epoch (as after a failover).
+	require.NoError(t, b.SetSlot([][]byte{[]byte("100"), []byte("node"), []byte(b.MyID())}, nil))
+	require.Regexp(t, `^BUMPED \d+$`, b.BumpEpoch())
+	sm.run(3 * time.Second)
+	for _, st := range sm.nodes {
+		require.Equal(t, b.MyID(), ownerOf(st, 100), "owner of 100 at %s", st.MyID())
+		require.Equal(t, a.MyID(), ownerOf(st, 101))
+	}
+	require.Equal(t, []int{100}, sm.lost[a], "a must delete its keys of slot 100")
+
+	// Partition a away, let it "forget" by claiming 100 again at a stale epoch:
+	// c answers the stale claim with an UPDATE and a gives the slot back.
+	stale := a.header(MsgPing)
+	stale.Slots.Set(100)
+	stale.ConfigEpoch = 1
+	c.Step(stale)
+	rd := c.Ready()
+	var updates int
+	for _, e := range rd.Messages {
+		if e.Msg.Type == MsgUpdate {
+			updates++
+			require.Equal(t, b.MyID(), e.Msg.Update.ID)
+			require.True(t, e.Msg.Update.Slots.Has(100))
+			require.True(t, e.Reliable)
+		}
+	}
+	require.Equal(t, 1, updates)
+}
+
+func ownerOf(st *State, slot int) string {
+	for _, n := range st.Nodes() {
+		if n.Slots.Has(slot) {
+			return n.ID
+		}
+	}
+	return ""
+}
+
+func TestConfigEpochCollision(t *testing.T) {
+	sm := newSim(t, 3, testOpts())
+	sm.meetAll()
+	sm.run(3 * time.Second)
+	for i, st := range sm.nodes {
+		require.NoError(t, st.AddSlots([][]byte{[]byte(fmt.Sprint(i))}))
+	}
+	// Everybody at configEpoch 0: the collision rule spreads them out.
+	sm.run(10 * time.Second)
+	seen := map[uint64]string{}
+	for _, n := range sm.nodes[0].Nodes() {
+		other, dup := seen[n.ConfigEpoch]
+		require.False(t, dup, "%s and %s share configEpoch %d", n.ID, other, n.ConfigEpoch)
+		seen[n.ConfigEpoch] = n.ID
+	}
+	// The node with the greatest id never moves.
+	ids := []*State{sm.nodes[0], sm.nodes[1], sm.nodes[2]}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].MyID() < ids[j].MyID() })
+	require.Zero(t, ids[2].Myself().ConfigEpoch)
+	for _, st := range sm.nodes {
+		cur, _ := st.Epochs()
+		require.Equal(t, uint64(2), cur)
+	}
+}
+
+func TestReplicateForgetReset(t *testing.T) {
+	sm := newSim(t, 3, testOpts())
+	sm.meetAll()
+	sm.run(3 * time.Second)
+	a, b, c := sm.nodes[0], sm.nodes[1], sm.nodes[2]
+	require.NoError(t, a.AddSlotsRange([][]byte{[]byte("0"), []byte("16383")}))
+	sm.run(2 * time.Second)
+
+	require.EqualError(t, b.Replicate(b.MyID(), true), "ERR Can't replicate myself")
+	require.EqualError(t, b.Replicate("nope", true), "ERR Unknown node nope")
+	require.EqualError(t, a.Replicate(b.MyID(), true), "ERR To set a master the node must be empty and without assigned slots.")
+	require.EqualError(t, b.Replicate(a.MyID(), false), "ERR To set a master the node must be empty and without assigned slots.")
+	require.NoError(t, b.Replicate(a.MyID(), true))
+	rd := b.Ready()
+	require.True(t, rd.RoleChanged)
+	require.Equal(t, a.MyID(), rd.MasterID)
+	require.Equal(t, a.MyID(), rd.Table.MyMaster)
+	sm.run(2 * time.Second)
+	for _, st := range sm.nodes {
+		n, ok := st.Node(b.MyID())
+		require.True(t, ok)
+		require.True(t, n.IsReplica(), "%s sees b as %s", st.MyID(), n.Flags)
+		require.Equal(t, a.MyID(), n.Master)
+	}
+	reps, err := c.Replicas(a.MyID())
+	require.NoError(t, err)
+	require.Len(t, reps, 1)
+	require.True(t, strings.HasPrefix(reps[0], b.MyID()+" "))
+	require.Contains(t, reps[0], " slave "+a.MyID()+" ")
+	_, err = c.Replicas(b.MyID())
+	require.EqualError(t, err, "ERR The specified node is not a master")
+	require.EqualError(t, c.Replicate(b.MyID(), true), "ERR I can only replicate a master, not a replica.")
+	require.EqualError(t, b.Forget(a.MyID()), "ERR Can't forget my master!")
+	require.EqualError(t, a.Forget(a.MyID()), "ERR I tried hard but I can't forget myself...")
+
+	// FORGET c on a and b: 60 s during which gossip cannot bring it back.
+	require.NoError(t, a.Forget(c.MyID()))
+	require.NoError(t, b.Forget(c.MyID()))
+	sm.drop = func(from, to *State) bool { return from == c || to == c }
+	sm.run(30 * time.Second)
+	_, known := a.Node(c.MyID())
+	require.False(t, known)
+	// c itself still gossips about... nobody re-adds it within the TTL even when it talks.
+	sm.drop = nil
+	sm.run(20 * time.Second)
+	_, known = a.Node(c.MyID())
+	require.False(t, known, "re-added during the blacklist")
+
+	// RESET SOFT on the replica: master again, alone, same id.
+	id := b.MyID()
+	require.NoError(t, b.Reset(false, false))
+	require.Equal(t, id, b.MyID())
+	require.Len(t, b.Nodes(), 1)
+	require.True(t, b.Myself().IsMaster())
+	// RESET HARD: new id, epochs 0.
+	oldA := a.MyID()
+	require.EqualError(t, a.Reset(true, false), "ERR CLUSTER RESET can't be called with master nodes containing keys")
+	require.NoError(t, a.Reset(true, true))
+	require.NotEqual(t, oldA, a.MyID())
+	require.True(t, ValidID(a.MyID()))
+	cur, vote := a.Epochs()
+	require.Zero(t, cur)
+	require.Zero(t, vote)
+	require.Zero(t, a.Myself().NumSlots)
+	require.True(t, a.Ready().IDChanged)
+}
