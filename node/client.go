@@ -34,8 +34,10 @@ type Client struct {
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
 	lastName      []byte
-	db            *store.DB // the database locked for the running command; nil between commands
-	errored       bool      // the current command replied with an error
+	db            *store.DB   // the database locked for the running command; nil between commands
+	errored       bool        // the current command replied with an error
+	multi         *multiState // open transaction (MULTI ... EXEC), nil if none
+	inExec        bool        // EXEC is running the queued commands
 	slotBuf       []uint16
 	bs            clientBlocking // blocking commands' state (node/blocking.go)
 

@@ -43,7 +43,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.SetName("")
 	c.replyMode = replyOn
 	c.noEvict.Store(false)
-	c.multiLen.Store(-1)
+	c.discardTransaction()
 	c.authenticated = c.srv.cfg.String("requirepass") == ""
 	c.Status("RESET")
 }

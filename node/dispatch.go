@@ -73,10 +73,12 @@ func (c *Client) run(args [][]byte) {
 	}
 	if spec == nil {
 		c.rejectUnknown(args)
+		c.flagTransaction()
 		return
 	}
 	if unknownSub {
 		c.Error(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0]))))
+		c.flagTransaction()
 		return
 	}
 	c.lastCmd.Store(spec)
@@ -84,15 +86,22 @@ func (c *Client) run(args [][]byte) {
 	if !spec.arityOK(len(args)) {
 		shard.rejected.Add(1)
 		c.ErrArity(spec.fullName)
+		c.flagTransaction()
 		return
 	}
 	if spec.Flags&FlagProtected != 0 && !c.protectedAllowed(spec) {
 		shard.rejected.Add(1)
+		c.flagTransaction()
 		return
 	}
 	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
 		shard.rejected.Add(1)
 		c.Error("NOAUTH Authentication required.")
+		c.flagTransaction()
+		return
+	}
+	if c.multi != nil && !spec.runsInMulti() {
+		c.queue(spec, args)
 		return
 	}
 	s.pause.wait(spec)
@@ -113,20 +122,8 @@ func (c *Client) run(args [][]byte) {
 	db := c.srv.ks.DB(int(c.dbIndex.Load()))
 	c.db = db
 	c.errored = false
-	start := len(c.out)
 	db.LockSlots(c.slotBuf)
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				s.stats.panics.Add(1)
-				s.log.Error("panic while executing a command",
-					zap.String("command", spec.fullName), zap.Any("panic", r), zap.Stack("stack"))
-				c.out = c.out[:start]
-				c.Error(fmt.Sprintf("ERR internal error executing '%s': %v", spec.fullName, r))
-			}
-		}()
-		spec.Handler(c, args)
-	}()
+	c.callHandler(spec, args)
 	db.UnlockSlots(c.slotBuf)
 	c.db = nil
 	// A blocking command that found nothing to serve waits here, holding no
@@ -147,6 +144,23 @@ func (c *Client) run(args [][]byte) {
 	if len(c.bs.ready) > 0 {
 		c.serveReadyKeys()
 	}
+}
+
+// callHandler runs the handler. A panic is recovered: logged with the
+// command name and a stack, counted, and answered -ERR in place of whatever
+// partial reply the handler had written.
+func (c *Client) callHandler(spec *CommandSpec, args [][]byte) {
+	start := len(c.out)
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.stats.panics.Add(1)
+			c.srv.log.Error("panic while executing a command",
+				zap.String("command", spec.fullName), zap.Any("panic", r), zap.Stack("stack"))
+			c.out = c.out[:start]
+			c.Error(fmt.Sprintf("ERR internal error executing '%s': %v", spec.fullName, r))
+		}
+	}()
+	spec.Handler(c, args)
 }
 
 // rejectUnknown writes Redis 7.0's unknown-command error.

@@ -35,6 +35,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		stringHandlers(),
 		keyHandlers(),
 		scriptingHandlers(),
+		transactionHandlers(),
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
