@@ -207,7 +207,7 @@ func (s *Server) blockedClients() int { return int(s.blocking().waiting.Load()) 
 // mayBlock reports whether the running command may block: not inside
 // MULTI/EXEC or a script (Redis's CLIENT_DENY_BLOCKING).
 func (c *Client) mayBlock() bool {
-	return !c.bs.denyBlocking && c.multiLen.Load() < 0
+	return !c.bs.denyBlocking && c.multiLen.Load() < 0 && !c.inExec
 }
 
 // blockOn blocks the client on spec.keys. Call it from a handler, with the
