@@ -35,15 +35,22 @@ func zsetHandlers() map[string]HandlerFunc {
 		"zpopmin":          func(c *Client, args [][]byte) { zpopMinMax(c, args, false) },
 		"zpopmax":          func(c *Client, args [][]byte) { zpopMinMax(c, args, true) },
 		"zmpop":            func(c *Client, args [][]byte) { zmpopGeneric(c, args, 1, false) },
-		"zrandmember":      cmdZRandMember,
-		"zunion":           func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopUnion, false) },
-		"zinter":           func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, false) },
-		"zdiff":            func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopDiff, false) },
-		"zunionstore":      func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopUnion, false) },
-		"zinterstore":      func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopInter, false) },
-		"zdiffstore":       func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopDiff, false) },
-		"zintercard":       func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, true) },
-		"zscan":            cmdZScan,
+		"bzpopmin": func(c *Client, args [][]byte) {
+			blockingZpop(c, args[1:len(args)-1], false, args[len(args)-1], -1, false)
+		},
+		"bzpopmax": func(c *Client, args [][]byte) {
+			blockingZpop(c, args[1:len(args)-1], true, args[len(args)-1], -1, false)
+		},
+		"bzmpop":      func(c *Client, args [][]byte) { zmpopGeneric(c, args, 2, true) },
+		"zrandmember": cmdZRandMember,
+		"zunion":      func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopUnion, false) },
+		"zinter":      func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, false) },
+		"zdiff":       func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopDiff, false) },
+		"zunionstore": func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopUnion, false) },
+		"zinterstore": func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopInter, false) },
+		"zdiffstore":  func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopDiff, false) },
+		"zintercard":  func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, true) },
+		"zscan":       cmdZScan,
 	}
 }
 
@@ -594,26 +601,29 @@ func zpopMinMax(c *Client, args [][]byte, max bool) {
 		}
 	}
 	nested := c.resp > 2 && count != -1
-	genericZpop(c, args[1:2], max, false, count, nested, false)
+	genericZpop(c, c.DB(), args[1:2], max, false, count, nested, false)
 }
 
 // genericZpop is genericZpopCommand: it pops from the first non-empty set
 // among keys. count -1 means a single pop without COUNT. emitKey adds the
 // key name (BZPOP*, ZMPOP); nested replies [member, score] pairs; nilIfNone
 // replies a null array when no key exists (ZMPOP) instead of an empty one.
-// It reports whether it popped anything.
-func genericZpop(c *Client, keys [][]byte, max, emitKey bool, count int64, nested, nilIfNone bool) bool {
+// It reports whether it popped anything. db is the client's database (a
+// blocked client being served must not use c.DB()).
+func genericZpop(c *Client, db *store.DB, keys [][]byte, max, emitKey bool, count int64, nested, nilIfNone bool) bool {
 	var z *store.ZSet
 	var key []byte
 	for _, k := range keys {
-		zz, ok := zsetWrite(c, k)
-		if !ok {
+		e := lookupWrite(db, k)
+		if e == nil {
+			continue
+		}
+		if z = e.ZSet(); z == nil {
+			c.ErrWrongType()
 			return false
 		}
-		if zz != nil {
-			z, key = zz, k
-			break
-		}
+		key = k
+		break
 	}
 	if z == nil {
 		if nilIfNone {
@@ -652,7 +662,9 @@ func genericZpop(c *Client, keys [][]byte, max, emitKey bool, count int64, neste
 		c.Bulk(m)
 		c.Double(s)
 	}
-	zsetDeleteIfEmpty(c, key, z)
+	if z.Len() == 0 {
+		db.Delete(key)
+	}
 	return true
 }
 
@@ -695,13 +707,66 @@ func zmpopArgs(c *Client, args [][]byte, numkeysIdx int) (keys [][]byte, max boo
 	return args[numkeysIdx+1 : whereIdx], max, count, true
 }
 
-// zmpopGeneric: ZMPOP numkeys key [key ...] MIN|MAX [COUNT count].
-func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, _ bool) {
+// zmpopGeneric: ZMPOP numkeys key [key ...] MIN|MAX [COUNT count], and
+// BZMPOP timeout numkeys ... (block).
+func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
 	keys, max, count, ok := zmpopArgs(c, args, numkeysIdx)
 	if !ok {
 		return
 	}
-	genericZpop(c, keys, max, true, count, true, true)
+	if block {
+		blockingZpop(c, keys, max, args[1], count, true)
+		return
+	}
+	genericZpop(c, c.DB(), keys, max, true, count, true, true)
+}
+
+// blockingZpop is blockingGenericZpopCommand: BZPOPMIN / BZPOPMAX (count
+// -1, flat [key, member, score] replies) and BZMPOP (nested replies). It
+// pops from the first non-empty set among keys, or blocks until a writer
+// makes one ready; a timeout replies a null array.
+func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count int64, nested bool) {
+	timeout, ok := parseBlockTimeout(c, timeoutArg)
+	if !ok {
+		return
+	}
+	db := c.DB()
+	for _, k := range keys {
+		e := lookupWrite(db, k)
+		if e == nil {
+			continue
+		}
+		z := e.ZSet()
+		if z == nil {
+			c.ErrWrongType()
+			return
+		}
+		if z.Len() == 0 {
+			continue
+		}
+		genericZpop(c, db, [][]byte{k}, max, true, count, nested, nested)
+		return
+	}
+	c.blockOn(blockSpec{
+		keys:    keys,
+		timeout: timeout,
+		serve: func(sc *blockServe) serveResult {
+			e := lookupWrite(sc.db, sc.key)
+			if e == nil {
+				return serveKeyExhausted
+			}
+			z := e.ZSet()
+			if z == nil {
+				return serveSkipped
+			}
+			if z.Len() == 0 {
+				return serveKeyExhausted
+			}
+			genericZpop(sc.c, sc.db, [][]byte{sc.key}, max, true, count, nested, nested)
+			return serveDone
+		},
+		onTimeout: (*Client).NullArray,
+	})
 }
 
 // ---------------------------------------------------------------- ZRANDMEMBER
@@ -928,5 +993,5 @@ func uitoa(v uint64) string {
 }
 
 // zsetSignalReady tells clients blocked on key (BZPOPMIN, BZPOPMAX,
-// BZMPOP) that elements arrived.
-func zsetSignalReady(c *Client, key []byte) {}
+// BZMPOP) that elements arrived; they are served when the command is over.
+func zsetSignalReady(c *Client, key []byte) { c.signalKeyReady(key) }
