@@ -117,5 +117,8 @@ func findKeyword(args [][]byte, kw string, startFrom int) int {
 // keyProcs returns the key procedures of commands whose keys the specs
 // cannot locate exactly (Redis's getkeys_proc), by full command name.
 func keyProcs() map[string]func([][]byte) ([]int, error) {
-	return map[string]func([][]byte) ([]int, error){}
+	return map[string]func([][]byte) ([]int, error){
+		"sort":    sortGetKeys,
+		"sort_ro": sortROGetKeys,
+	}
 }

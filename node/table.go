@@ -40,6 +40,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		hllHandlers(),
 		hashHandlers(),
 		setHandlers(),
+		sortHandlers(),
 		zsetHandlers(),
 		listHandlers(), // node/cmd_list.go
 	}
