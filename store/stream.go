@@ -301,7 +301,6 @@ func readBacklen(buf []byte, end int) (l, size int) {
 	}
 }
 
-
 // entryAt decodes the entry starting at pos: its body bounds and the start
 // of the next entry.
 func (n *streamNode) entryAt(pos int) (body, bodyEnd, next int) {
@@ -702,7 +701,6 @@ func (n *streamNode) appendEntry(id StreamID, flags byte, fv [][]byte) {
 	n.live++
 	n.last = id
 }
-
 
 // ---------------------------------------------------------------- iteration
 

@@ -579,7 +579,9 @@ func TestStreamGroups(t *testing.T) {
 // cases of the consumer-group tests of Redis's suite.
 func TestStreamCounters(t *testing.T) {
 	s := NewStream()
-	add := func(ms uint64) { s.Add(StreamID{ms, 0}, [][]byte{[]byte("data"), []byte("x")}, StreamLimits{MaxEntries: 100}) }
+	add := func(ms uint64) {
+		s.Add(StreamID{ms, 0}, [][]byte{[]byte("data"), []byte("x")}, StreamLimits{MaxEntries: 100})
+	}
 	for i := range 5 {
 		add(uint64(i + 1))
 	}
