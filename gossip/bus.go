@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,10 @@ type Config struct {
 	// Transport replaces memberlist's UDP/TCP transport (tests use
 	// memberlist.MockNetwork).
 	Transport memberlist.Transport
+	// MemberName is the memberlist node name ("" = "shoal-<random>"). It
+	// is not the cluster id (which RESET HARD changes); it must be unique
+	// in the membership. memberlist.MockTransport routes by it.
+	MemberName string
 	// TickInterval is the cron period (default 100 ms, as Redis).
 	TickInterval time.Duration
 	// RejoinInterval is how often peers missing from memberlist are joined
@@ -88,8 +93,10 @@ type Bus struct {
 	st *State
 
 	ref   *slots.Ref
-	ml    *memberlist.Memberlist
-	name  string // memberlist node name (not the cluster id: that may change)
+	ml    atomic.Pointer[memberlist.Memberlist]
+	mlCfg *memberlist.Config
+	found chan discovery // memberlist joins, for the loop
+	name  string         // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
 	outq  chan Envelope
 	relq  chan Envelope
@@ -106,8 +113,9 @@ type Bus struct {
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
 
-	hintMu sync.Mutex
-	alive  map[string]bool // cluster id → memberlist's last verdict (a hint)
+	hintMu    sync.Mutex
+	alive     map[string]bool // cluster id → memberlist's last verdict (a hint)
+	aliveAddr map[string]bool // bus address → memberlist's last verdict
 }
 
 // New loads nodes.conf (or starts a fresh node when it does not exist or is
@@ -130,15 +138,17 @@ func New(cfg Config) (*Bus, error) {
 		cfg.ClusterPort = cfg.Port + 10000
 	}
 	b := &Bus{
-		cfg:   cfg,
-		log:   cfg.Logger.Named("cluster"),
-		ref:   slots.NewRef(nil),
-		inbox: make(chan []byte, 4096),
-		outq:  make(chan Envelope, 8192),
-		relq:  make(chan Envelope, 1024),
-		notes: make(chan Change, 1024),
-		stop:  make(chan struct{}),
-		alive: make(map[string]bool),
+		cfg:       cfg,
+		log:       cfg.Logger.Named("cluster"),
+		ref:       slots.NewRef(nil),
+		inbox:     make(chan []byte, 4096),
+		outq:      make(chan Envelope, 8192),
+		relq:      make(chan Envelope, 1024),
+		notes:     make(chan Change, 1024),
+		stop:      make(chan struct{}),
+		alive:     make(map[string]bool),
+		aliveAddr: make(map[string]bool),
+		found:     make(chan discovery, 1024),
 	}
 	var st *State
 	if cfg.ConfigFile != "" {
@@ -188,6 +198,9 @@ func (b *Bus) Start() error {
 		nonce[i] = byte(v >> (8 * i))
 	}
 	b.name = fmt.Sprintf("shoal-%x", nonce)
+	if b.cfg.MemberName != "" {
+		b.name = b.cfg.MemberName
+	}
 	mc.Name = b.name
 	mc.BindAddr = b.cfg.BindAddr
 	if mc.BindAddr == "" {
@@ -220,11 +233,12 @@ func (b *Bus) Start() error {
 	} else {
 		mc.Logger = log.New(io.Discard, "", 0)
 	}
+	b.mlCfg = mc
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return fmt.Errorf("cluster bus on port %d: %w", b.cfg.ClusterPort, err)
 	}
-	b.ml = ml
+	b.ml.Store(ml)
 	if b.cfg.IP == "" || b.cfg.Transport != nil {
 		ln := ml.LocalNode()
 		ip := b.cfg.IP
@@ -279,9 +293,9 @@ func (b *Bus) Stop() error {
 	b.mu.Lock()
 	err := b.persistLocked(Ready{Save: true, Fsync: true})
 	b.mu.Unlock()
-	if b.ml != nil {
-		_ = b.ml.Leave(200 * time.Millisecond)
-		_ = b.ml.Shutdown()
+	if ml := b.ml.Load(); ml != nil {
+		_ = ml.Leave(200 * time.Millisecond)
+		_ = ml.Shutdown()
 	}
 	return err
 }
@@ -307,6 +321,8 @@ func (b *Bus) loop() {
 				continue
 			}
 			b.step(func(s *State) { s.Step(m) })
+		case d := <-b.found:
+			b.step(func(s *State) { s.Discovered(d.id, d.ip, d.port, d.cport) })
 		case <-rejoin.C:
 			b.rejoin()
 		}
@@ -372,11 +388,15 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 				b.dropped.Add(1)
 			}
 		}
-		if len(rd.Join) > 0 {
-			go func(addrs []string) { _, _ = b.ml.Join(addrs) }(rd.Join)
+		ml := b.ml.Load()
+		if rd.Reset {
+			ml = b.restartMemberlist()
 		}
-		if rd.IDChanged {
-			go func() { _ = b.ml.UpdateNode(time.Second) }()
+		if ml != nil && len(rd.Join) > 0 {
+			go func(addrs []string) { _, _ = ml.Join(addrs) }(rd.Join)
+		}
+		if ml != nil && rd.IDChanged && !rd.Reset {
+			go func() { _ = ml.UpdateNode(time.Second) }()
 		}
 	}
 	if rd.Table == nil && !rd.RoleChanged && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 {
@@ -436,11 +456,15 @@ func (b *Bus) sender(q chan Envelope, reliable bool) {
 			if to.Addr == nil {
 				continue
 			}
+			ml := b.ml.Load()
+			if ml == nil {
+				continue
+			}
 			b.bytesSent.Add(uint64(len(buf)))
 			if reliable || len(buf) > limit {
-				err = b.ml.SendReliable(to, buf)
+				err = ml.SendReliable(to, buf)
 			} else {
-				err = b.ml.SendBestEffort(to, buf)
+				err = ml.SendBestEffort(to, buf)
 			}
 			if err != nil {
 				b.log.Debug("bus send failed", zap.String("to", e.To), zap.Error(err))
@@ -453,13 +477,18 @@ func (b *Bus) sender(q chan Envelope, reliable bool) {
 // alive (memberlist reaps dead peers after a long partition and never
 // re-joins them by itself). It never blocks the caller.
 func (b *Bus) rejoin() {
-	if b.ml == nil || !b.joining.CompareAndSwap(false, true) {
+	ml := b.ml.Load()
+	if ml == nil || !b.joining.CompareAndSwap(false, true) {
 		return
 	}
+	// memberlist's own view comes from the event hints (Members() hands
+	// out nodes that memberlist keeps mutating).
 	alive := map[string]bool{}
-	for _, m := range b.ml.Members() {
-		alive[m.Address()] = true
+	b.hintMu.Lock()
+	for addr, ok := range b.aliveAddr {
+		alive[addr] = ok
 	}
+	b.hintMu.Unlock()
 	b.mu.Lock()
 	var addrs []string
 	for _, n := range b.st.order {
@@ -477,7 +506,7 @@ func (b *Bus) rejoin() {
 	}
 	go func() {
 		defer b.joining.Store(false)
-		_, _ = b.ml.Join(addrs)
+		_, _ = ml.Join(addrs)
 	}()
 }
 
@@ -487,11 +516,11 @@ type busDelegate Bus
 
 func (d *busDelegate) NodeMeta(limit int) []byte {
 	b := (*Bus)(d)
-	id := b.myIDAtomic()
-	if len(id) > limit {
+	meta := []byte(b.myIDAtomic() + " " + strconv.Itoa(b.cfg.Port))
+	if len(meta) > limit {
 		return nil
 	}
-	return []byte(id)
+	return meta
 }
 
 func (d *busDelegate) NotifyMsg(p []byte) {
@@ -520,14 +549,72 @@ func (e *busEvents) NotifyUpdate(n *memberlist.Node) {
 	(*Bus)(e).hint(n, n.State == memberlist.StateAlive)
 }
 
+// hint records memberlist's verdict and, for a live member, hands it to the
+// loop as a discovery: memberlist only ever learns about nodes of our own
+// cluster (its membership grows only through MEET), so it is a trusted
+// source like a gossip entry from a known node, and a much faster one.
+// Called by memberlist with its own locks held: it must not block.
 func (b *Bus) hint(n *memberlist.Node, alive bool) {
-	id := string(n.Meta)
-	if !ValidID(id) {
+	if n.Addr != nil {
+		addr := net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+		b.hintMu.Lock()
+		b.aliveAddr[addr] = alive
+		b.hintMu.Unlock()
+	}
+	meta := string(n.Meta)
+	sp := strings.IndexByte(meta, ' ')
+	if sp < 0 || !ValidID(meta[:sp]) || n.Addr == nil {
+		return
+	}
+	id := meta[:sp]
+	port, err := strconv.Atoi(meta[sp+1:])
+	if err != nil || port <= 0 || port > 65535 {
 		return
 	}
 	b.hintMu.Lock()
 	b.alive[id] = alive
 	b.hintMu.Unlock()
+	if alive {
+		select {
+		case b.found <- discovery{id: id, ip: n.Addr.String(), port: port, cport: int(n.Port)}:
+		default:
+		}
+	}
+}
+
+type discovery struct {
+	id, ip      string
+	port, cport int
+}
+
+// restartMemberlist leaves the membership and joins it afresh (after
+// CLUSTER RESET: the peers must not keep discovering a node that forgot
+// them). It returns the new instance, or nil if it could not be created.
+func (b *Bus) restartMemberlist() *memberlist.Memberlist {
+	old := b.ml.Load()
+	if old == nil || b.mlCfg == nil || b.cfg.Transport != nil {
+		// A caller-provided transport cannot be re-created: keep the
+		// instance (the peers forget us through FORGET, as in Redis).
+		return old
+	}
+	_ = old.Leave(200 * time.Millisecond)
+	_ = old.Shutdown()
+	b.hintMu.Lock()
+	b.alive = make(map[string]bool)
+	b.aliveAddr = make(map[string]bool)
+	b.hintMu.Unlock()
+	mc := *b.mlCfg
+	if b.cfg.Transport == nil {
+		mc.Transport = nil
+	}
+	ml, err := memberlist.Create(&mc)
+	if err != nil {
+		b.log.Error("restarting the cluster bus membership", zap.Error(err))
+		b.ml.Store(nil)
+		return nil
+	}
+	b.ml.Store(ml)
+	return ml
 }
 
 // MemberlistAlive is memberlist's opinion of a node (a liveness hint for

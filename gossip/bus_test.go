@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -38,8 +37,8 @@ func stopAll(buses []*Bus) {
 	wg.Wait()
 }
 
-// TestBusFiftyNodesConverge runs 50 buses over memberlist's in-memory
-// transport in one process: 25 masters claim slot ranges with distinct
+// TestBusFiftyNodesConverge runs 50 buses over an in-memory memberlist
+// transport (MemNetwork) in one process: 25 masters claim slot ranges with distinct
 // epochs (as redis-cli --cluster create does), 49 nodes MEET node 0, and
 // every node must end with the same 50 nodes and the same slot table.
 func TestBusFiftyNodesConverge(t *testing.T) {
@@ -47,21 +46,20 @@ func TestBusFiftyNodesConverge(t *testing.T) {
 		t.Skip("50-node convergence")
 	}
 	const n, masters = 50, 25
-	network := &memberlist.MockNetwork{}
-	transports := make([]*memberlist.MockTransport, n)
-	for i := range transports { // all created before any memberlist runs: MockNetwork is not concurrency-safe
-		transports[i] = network.NewTransport(fmt.Sprintf("t%d", i))
+	network := &MemNetwork{}
+	transports := make([]*MemTransport, n)
+	for i := range transports {
+		transports[i] = network.NewTransport()
 	}
 	buses := make([]*Bus, n)
 	defer func() { stopAll(buses) }()
 	per := slots.Count / masters
 	for i := 0; i < n; i++ {
-		_, cport, err := transports[i].FinalAdvertiseAddr("", 0)
-		require.NoError(t, err)
+		cport := transports[i].Port()
 		opts := DefaultOptions()
 		opts.NodeTimeout = 15 * time.Second
 		b, err := New(Config{Options: opts, IP: "127.0.0.1", Port: 7000 + i, ClusterPort: cport,
-			Transport: transports[i], Seed: uint64(i + 1)})
+			Transport: transports[i], MemberName: fmt.Sprintf("t%d", i), Seed: uint64(i + 1)})
 		require.NoError(t, err)
 		if i < masters {
 			start, end := i*per, (i+1)*per-1
@@ -113,7 +111,14 @@ func TestBusFiftyNodesConverge(t *testing.T) {
 		}
 		return true
 	}
-	waitFor(t, 90*time.Second, "50 nodes to converge", converged)
+	lastLog := time.Now()
+	waitFor(t, 90*time.Second, "50 nodes to converge", func() bool {
+		if time.Since(lastLog) > 5*time.Second {
+			lastLog = time.Now()
+			t.Log(clusterSummary(buses, want))
+		}
+		return converged()
+	})
 	elapsed := time.Since(started)
 	// Identical CLUSTER NODES slot signatures everywhere (what redis-cli checks).
 	for _, b := range buses {
@@ -245,4 +250,34 @@ func TestBusRestartFromNodesConf(t *testing.T) {
 	})
 	// The routing table names the new endpoint.
 	require.Equal(t, newPort-10000, buses[0].Slots().Load().Owner(16000).Port)
+}
+
+// clusterSummary describes how far a cluster is from convergence.
+func clusterSummary(buses []*Bus, want []string) string {
+	known, hs, pfail, fail, ok, wrong := 0, 0, 0, 0, 0, 0
+	for _, b := range buses {
+		for _, nd := range b.Nodes() {
+			known++
+			if nd.Flags&FlagHandshake != 0 {
+				hs++
+			}
+			if nd.Flags&FlagPFail != 0 {
+				pfail++
+			}
+			if nd.Flags&FlagFail != 0 {
+				fail++
+			}
+		}
+		tbl := b.Slots().Load()
+		if tbl.OK {
+			ok++
+		}
+		for s := 0; s < slots.Count; s++ {
+			if tbl.OwnerID(s) != want[s] {
+				wrong++
+			}
+		}
+	}
+	_, _, dropped := buses[0].Traffic()
+	return fmt.Sprintf("known=%d handshake=%d pfail=%d fail=%d ok=%d wrong-slots=%d dropped0=%d", known, hs, pfail, fail, ok, wrong, dropped)
 }

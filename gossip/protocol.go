@@ -543,6 +543,12 @@ func (s *State) Tick() {
 			now.Sub(n.pingSent) > nt/2 && now.Sub(n.dataReceived) > nt/2 {
 			n.linkTime = time.Time{}
 		}
+		// A new link starts with a PING (clusterLinkConnectHandler): a node
+		// just learned from gossip tells us its role and slots at once.
+		if n.linkTime.IsZero() {
+			s.sendPing(n, MsgPing, n.id)
+			continue
+		}
 		if n.pingSent.IsZero() && now.Sub(n.pongReceived) > nt/2 {
 			s.sendPing(n, MsgPing, n.id)
 			continue
@@ -653,19 +659,25 @@ func (s *State) Ready() Ready {
 
 func (s *State) buildTable() *slots.Table {
 	b := slots.NewBuilder()
-	for _, n := range s.order {
-		if n.numSlots == 0 {
+	// One pass over the slots (not one per node): the table is rebuilt
+	// after every change and must stay cheap with many nodes.
+	own := make(map[*node]*slots.Bitmap)
+	var order []*node
+	for j := range s.owner {
+		n := s.owner[j]
+		if n == nil {
 			continue
 		}
-		var own slots.Bitmap
-		for j := range s.owner {
-			if s.owner[j] == n {
-				own.Set(j)
-			}
+		bm := own[n]
+		if bm == nil {
+			bm = new(slots.Bitmap)
+			own[n] = bm
+			order = append(order, n)
 		}
-		if !own.IsEmpty() {
-			b.Assign(&own, slots.Node{ID: n.id, IP: n.ip, Port: n.port, Hostname: n.hostname})
-		}
+		bm.Set(j)
+	}
+	for _, n := range order {
+		b.Assign(own[n], slots.Node{ID: n.id, IP: n.ip, Port: n.port, Hostname: n.hostname})
 	}
 	for j := 0; j < slots.Count; j++ {
 		if s.migrating[j] != nil {

@@ -117,6 +117,9 @@ type Ready struct {
 	Join []string
 	// IDChanged: myself's id changed (RESET HARD).
 	IDChanged bool
+	// Reset: CLUSTER RESET ran; the membership layer must be left and
+	// joined afresh.
+	Reset bool
 }
 
 // State is Redis Cluster's view of the cluster as seen by one node, as a

@@ -1,0 +1,169 @@
+package gossip
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// MemNetwork is an in-memory network for memberlist, for tests that run
+// many Bus instances in one process (memberlist.MockNetwork delivers
+// packets synchronously, so two busy peers can block each other forever).
+// Packets behave like UDP: delivered through a bounded queue, silently
+// dropped when the queue is full, the peer is gone or the path is cut.
+// Streams are net.Pipe pairs. Safe for concurrent use.
+type MemNetwork struct {
+	mu      sync.Mutex
+	byAddr  map[string]*MemTransport
+	port    int
+	cut     map[[2]string]bool // directed links that drop everything
+	Dropped uint64             // packets lost (guarded by mu)
+}
+
+// NewTransport returns a transport at a new address 127.0.0.1:<port>.
+func (n *MemNetwork) NewTransport() *MemTransport {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.byAddr == nil {
+		n.byAddr = make(map[string]*MemTransport)
+		n.cut = make(map[[2]string]bool)
+		n.port = 20000
+	}
+	n.port++
+	t := &MemTransport{
+		net:      n,
+		addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)),
+		packetCh: make(chan *memberlist.Packet, 4096),
+		streamCh: make(chan net.Conn, 256),
+		done:     make(chan struct{}),
+	}
+	n.byAddr[t.addr] = t
+	return t
+}
+
+// Cut drops (or, with cut false, restores) all traffic between two
+// addresses, both directions.
+func (n *MemNetwork) Cut(a, b string, cut bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.cut[[2]string{a, b}] = cut
+	n.cut[[2]string{b, a}] = cut
+}
+
+func (n *MemNetwork) route(from, to string) (*MemTransport, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t := n.byAddr[to]
+	if t == nil || n.cut[[2]string{from, to}] {
+		n.Dropped++
+		return nil, false
+	}
+	return t, true
+}
+
+// MemTransport is one node's endpoint on a MemNetwork.
+type MemTransport struct {
+	net      *MemNetwork
+	addr     string
+	packetCh chan *memberlist.Packet
+	streamCh chan net.Conn
+	done     chan struct{}
+	once     sync.Once
+}
+
+var _ memberlist.NodeAwareTransport = (*MemTransport)(nil)
+
+// Addr is the transport's "ip:port".
+func (t *MemTransport) Addr() string { return t.addr }
+
+// Port is the transport's port (use it as the bus port).
+func (t *MemTransport) Port() int {
+	_, p, _ := net.SplitHostPort(t.addr)
+	v, _ := strconv.Atoi(p)
+	return v
+}
+
+// FinalAdvertiseAddr implements memberlist.Transport.
+func (t *MemTransport) FinalAdvertiseAddr(string, int) (net.IP, int, error) {
+	return net.ParseIP("127.0.0.1"), t.Port(), nil
+}
+
+// WriteTo implements memberlist.Transport.
+func (t *MemTransport) WriteTo(b []byte, addr string) (time.Time, error) {
+	return t.WriteToAddress(b, memberlist.Address{Addr: addr})
+}
+
+// WriteToAddress implements memberlist.NodeAwareTransport (routing is by
+// address only).
+func (t *MemTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
+	now := time.Now()
+	dest, ok := t.net.route(t.addr, a.Addr)
+	if !ok {
+		return now, nil
+	}
+	p := &memberlist.Packet{Buf: append([]byte(nil), b...), From: memAddr(t.addr), Timestamp: now}
+	select {
+	case dest.packetCh <- p:
+	case <-dest.done:
+	default:
+		t.net.mu.Lock()
+		t.net.Dropped++
+		t.net.mu.Unlock()
+	}
+	return now, nil
+}
+
+// PacketCh implements memberlist.Transport.
+func (t *MemTransport) PacketCh() <-chan *memberlist.Packet { return t.packetCh }
+
+// DialTimeout implements memberlist.Transport.
+func (t *MemTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
+	return t.DialAddressTimeout(memberlist.Address{Addr: addr}, timeout)
+}
+
+// DialAddressTimeout implements memberlist.NodeAwareTransport.
+func (t *MemTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	dest, ok := t.net.route(t.addr, a.Addr)
+	if !ok {
+		return nil, fmt.Errorf("memnet: no route to %s", a.Addr)
+	}
+	p1, p2 := net.Pipe()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case dest.streamCh <- p1:
+		return p2, nil
+	case <-dest.done:
+	case <-timer.C:
+	}
+	_ = p1.Close()
+	_ = p2.Close()
+	return nil, errors.New("memnet: connection refused")
+}
+
+// StreamCh implements memberlist.Transport.
+func (t *MemTransport) StreamCh() <-chan net.Conn { return t.streamCh }
+
+// Shutdown implements memberlist.Transport: the address disappears from
+// the network.
+func (t *MemTransport) Shutdown() error {
+	t.once.Do(func() {
+		t.net.mu.Lock()
+		if t.net.byAddr[t.addr] == t {
+			delete(t.net.byAddr, t.addr)
+		}
+		t.net.mu.Unlock()
+		close(t.done)
+	})
+	return nil
+}
+
+type memAddr string
+
+func (a memAddr) Network() string { return "mem" }
+func (a memAddr) String() string  { return string(a) }
