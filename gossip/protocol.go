@@ -546,7 +546,11 @@ func (s *State) Tick() {
 		// A new link starts with a PING (clusterLinkConnectHandler): a node
 		// just learned from gossip tells us its role and slots at once.
 		if n.linkTime.IsZero() {
+			old := n.pingSent
 			s.sendPing(n, MsgPing, n.id)
+			if !old.IsZero() {
+				n.pingSent = old // a reconnect must not hide a pending ping
+			}
 			continue
 		}
 		if n.pingSent.IsZero() && now.Sub(n.pongReceived) > nt/2 {

@@ -1,0 +1,77 @@
+package gossip
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func sampleMessage() *Message {
+	m := &Message{Type: MsgPing, Sender: strings.Repeat("a", 40), To: strings.Repeat("b", 40),
+		CurrentEpoch: 7, ConfigEpoch: 5, Offset: 12345, Flags: FlagMaster, MFlags: MFlagPaused,
+		IP: "127.0.0.1", Port: 7000, CPort: 17000, Hostname: "host-1"}
+	m.Slots.SetRange(0, 5460)
+	m.Slots.Set(10923)
+	m.Gossip = []GossipEntry{{ID: strings.Repeat("c", 40), PingSent: 1, PongReceived: 2, IP: "::1", Port: 1, CPort: 2, Flags: FlagSlave | FlagPFail}}
+	return m
+}
+
+func TestMessageRoundTrip(t *testing.T) {
+	m := sampleMessage()
+	got, err := Decode(m.Encode())
+	require.NoError(t, err)
+	require.Equal(t, m, got)
+
+	for _, x := range []*Message{
+		{Type: MsgFail, Sender: m.Sender, About: strings.Repeat("d", 40)},
+		{Type: MsgUpdate, Sender: m.Sender, Update: &Update{ID: strings.Repeat("e", 40), ConfigEpoch: 9}},
+		{Type: MsgPublish, Sender: m.Sender, Channel: []byte("ch"), Payload: []byte("hello")},
+		{Type: MsgAuthRequest, Sender: m.Sender, MFlags: MFlagForceAck},
+	} {
+		got, err := Decode(x.Encode())
+		require.NoError(t, err)
+		require.Equal(t, x, got)
+	}
+	// A full bitmap of alternating slots is sent raw (2 KiB), not as ranges.
+	alt := &Message{Type: MsgPong, Sender: m.Sender}
+	for s := 0; s < 16384; s += 2 {
+		alt.Slots.Set(s)
+	}
+	enc := alt.Encode()
+	require.Less(t, len(enc), headerFixedLen+2048+64)
+	got, err = Decode(enc)
+	require.NoError(t, err)
+	require.Equal(t, alt.Slots, got.Slots)
+}
+
+// TestDecodeNeverPanics feeds truncated, corrupted and random inputs.
+func TestDecodeNeverPanics(t *testing.T) {
+	enc := sampleMessage().Encode()
+	for i := 0; i < len(enc); i++ {
+		_, err := Decode(enc[:i])
+		require.Error(t, err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 20000; i++ {
+		b := append([]byte(nil), enc...)
+		for k := 0; k < 1+rng.IntN(4); k++ {
+			b[rng.IntN(len(b))] = byte(rng.Uint32())
+		}
+		_, _ = Decode(b)
+	}
+	// A gossip count far larger than the bytes that follow is refused
+	// before anything is allocated.
+	m := &Message{Type: MsgPing, Sender: strings.Repeat("a", 40)}
+	b := m.Encode()
+	b[len(b)-2], b[len(b)-1] = 0xff, 0xff
+	_, err := Decode(b)
+	require.Error(t, err)
+	_, err = Decode(nil)
+	require.Error(t, err)
+	v2 := sampleMessage().Encode()
+	v2[2] = 2
+	_, err = Decode(v2)
+	require.ErrorContains(t, err, "version")
+}
