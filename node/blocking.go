@@ -71,18 +71,21 @@ type blockSpec struct {
 	// extraKeys held in sc.db, and must not block or take other locks.
 	serve func(sc *blockServe) serveResult
 	// onTimeout writes the reply for a timeout (or CLIENT UNBLOCK ...
-	// TIMEOUT), and the immediate reply when the client may not block
-	// (inside MULTI/EXEC or a script): a null array for BLPOP/BRPOP/BLMPOP,
-	// a null bulk for BLMOVE/BRPOPLPUSH.
+	// TIMEOUT): a null array for every list and sorted-set command in
+	// Redis 7.0 (replyToBlockedClientTimedOut), BLMOVE included.
 	onTimeout func(c *Client)
+	// onDenied, if set, writes the immediate reply when the client may not
+	// block (inside MULTI/EXEC or a script) instead of onTimeout: BLMOVE
+	// and BRPOPLPUSH answer a null bulk there.
+	onDenied func(c *Client)
 }
 
 // blockServe is the context of one serve attempt.
 type blockServe struct {
-	// c is the blocked client: reply writers on it fill the reply it will
-	// send when it wakes up. Nothing else of c may be touched (its own
-	// goroutine may still be finishing the blocking command's dispatch):
-	// in particular use db, not c.DB().
+	// c stands for the blocked client: a Client with its id and protocol
+	// whose reply writers fill the reply the blocked client sends when it
+	// wakes up. It is not the blocked Client itself, whose goroutine owns
+	// it; use db, not c.DB().
 	c   *Client
 	db  *store.DB
 	key []byte // the ready key
@@ -140,6 +143,12 @@ type blockWaiter struct {
 
 	// Guarded by blockRegistry.mu.
 	done bool
+	// reply and replyErr are what serving produced: the reply bytes and
+	// whether they are an error (for the command's failed_calls). Written
+	// before outcomeServed is sent.
+	reply    []byte
+	replyErr bool
+	resp     int // the client's protocol when it blocked
 	// outcome receives the result exactly once (buffered).
 	outcome chan blockOutcome
 }
@@ -215,11 +224,15 @@ func (c *Client) mayBlock() bool {
 // may not block, the timeout reply is written at once.
 func (c *Client) blockOn(spec blockSpec) {
 	if !c.mayBlock() {
-		spec.onTimeout(c)
+		if spec.onDenied != nil {
+			spec.onDenied(c)
+		} else {
+			spec.onTimeout(c)
+		}
 		return
 	}
 	reg := c.blockReg()
-	w := &blockWaiter{c: c, db: c.DB().ID(), spec: spec, outcome: make(chan blockOutcome, 1)}
+	w := &blockWaiter{c: c, db: c.DB().ID(), spec: spec, resp: c.resp, outcome: make(chan blockOutcome, 1)}
 	// The arguments alias the connection's read buffer: keep copies.
 	w.spec.keys = nil
 	for _, k := range spec.keys {
@@ -307,10 +320,10 @@ func (s *Server) unblockClient(id int64, withError bool) bool {
 	return reg.finishLocked(w, outcome)
 }
 
-// awaitUnblock parks the goroutine until the pending block ends and writes
-// the reply of a timeout or an unblock (a served client's reply is already
-// in c.out). It returns the time spent waiting, which is not execution
-// time. The dispatcher calls it after releasing the slot locks.
+// awaitUnblock parks the goroutine until the pending block ends, then
+// writes the reply: what serving produced, or the reply to a timeout or an
+// unblock. It returns the time spent waiting, which is not execution time.
+// The dispatcher calls it after releasing the slot locks.
 func (c *Client) awaitUnblock() time.Duration {
 	w := c.bs.pending
 	c.bs.pending = nil
@@ -338,6 +351,11 @@ func (c *Client) awaitUnblock() time.Duration {
 	}
 	stopWatch()
 	switch outcome {
+	case outcomeServed:
+		c.out = append(c.out, w.reply...)
+		if w.replyErr {
+			c.errored = true
+		}
 	case outcomeTimeout, outcomeUnblockedTimeout:
 		w.spec.onTimeout(c)
 	case outcomeUnblockedError:
@@ -465,21 +483,24 @@ func (reg *blockRegistry) nextWaiter(bk blockKey, seq uint64) *blockWaiter {
 	return nil
 }
 
-// serveOne runs w's serve callback. A panic in it is logged and answered
-// with an error, so that the locks held around it are released.
+// serveOne runs w's serve callback with a stand-in Client collecting the
+// reply. A panic in the callback is logged and answered with an error, so
+// that the locks held around it are released.
 func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key []byte, ready *[]blockKey) (res serveResult) {
-	c := w.c
-	mark := len(c.out)
+	rc := &Client{srv: s, id: w.c.id, resp: w.resp}
 	defer func() {
 		if r := recover(); r != nil {
 			s.stats.panics.Add(1)
 			s.log.Error("panic while serving a blocked client", zap.Any("panic", r), zap.Stack("stack"))
-			c.out = c.out[:mark]
-			c.Error("ERR internal error serving the blocked command")
+			rc.out = rc.out[:0]
+			rc.Error("ERR internal error serving the blocked command")
 			res = serveDone
 		}
+		if res == serveDone {
+			w.reply, w.replyErr = rc.out, rc.errored
+		}
 	}()
-	sc := blockServe{c: c, db: db, key: key, ready: ready}
+	sc := blockServe{c: rc, db: db, key: key, ready: ready}
 	return w.spec.serve(&sc)
 }
 

@@ -39,8 +39,8 @@ func listHandlers() map[string]HandlerFunc {
 }
 
 const (
-	msgOutOfRange    = "ERR index out of range"
-	msgMustBePositve = "ERR value is out of range, must be positive"
+	msgListIndexRange    = "ERR index out of range"
+	msgListCountPositive = "ERR value is out of range, must be positive"
 )
 
 // lookupList finds key for a write (no keyspace hit/miss counted, as Redis's
@@ -78,8 +78,8 @@ func newList(c *Client, db *store.DB, key []byte) *store.List {
 	return l
 }
 
-// parseLong is getLongFromObjectOrReply.
-func parseLong(c *Client, arg []byte) (int64, bool) {
+// listArgLong is getLongFromObjectOrReply.
+func listArgLong(c *Client, arg []byte) (int64, bool) {
 	n, ok := parseInt64Arg(arg)
 	if !ok {
 		c.ErrNotInteger()
@@ -87,9 +87,9 @@ func parseLong(c *Client, arg []byte) (int64, bool) {
 	return n, ok
 }
 
-// parseRangeLong is getRangeLongFromObjectOrReply with a message: a value
+// listArgRange is getRangeLongFromObjectOrReply with a message: a value
 // that is not an integer, or outside [lo, hi], gets msg.
-func parseRangeLong(c *Client, arg []byte, lo, hi int64, msg string) (int64, bool) {
+func listArgRange(c *Client, arg []byte, lo, hi int64, msg string) (int64, bool) {
 	n, ok := parseInt64Arg(arg)
 	if !ok || n < lo || n > hi {
 		c.Error(msg)
@@ -98,8 +98,8 @@ func parseRangeLong(c *Client, arg []byte, lo, hi int64, msg string) (int64, boo
 	return n, true
 }
 
-// parseListEnd parses LEFT / RIGHT: true for LEFT (the head).
-func parseListEnd(c *Client, arg []byte) (head, ok bool) {
+// listArgEnd parses LEFT / RIGHT: true for LEFT (the head).
+func listArgEnd(c *Client, arg []byte) (head, ok bool) {
 	switch {
 	case argEquals(arg, "left"):
 		return true, true
@@ -182,7 +182,7 @@ func cmdLIndex(c *Client, args [][]byte) {
 		c.Null()
 		return
 	}
-	i, ok := parseLong(c, args[2])
+	i, ok := listArgLong(c, args[2])
 	if !ok {
 		return
 	}
@@ -204,12 +204,12 @@ func cmdLSet(c *Client, args [][]byte) {
 		c.Error(msgNoSuchKey)
 		return
 	}
-	i, ok := parseLong(c, args[2])
+	i, ok := listArgLong(c, args[2])
 	if !ok {
 		return
 	}
 	if !l.Set(i, args[3]) {
-		c.Error(msgOutOfRange)
+		c.Error(msgListIndexRange)
 		return
 	}
 	c.OK()
@@ -217,16 +217,16 @@ func cmdLSet(c *Client, args [][]byte) {
 
 // ---------------------------------------------------------------- pops
 
-// deleteIfEmpty removes a list key left empty, as Redis does.
-func deleteIfEmpty(db *store.DB, key []byte, l *store.List) {
+// deleteEmptyList removes a list key left empty, as Redis does.
+func deleteEmptyList(db *store.DB, key []byte, l *store.List) {
 	if l.Len() == 0 {
 		db.Delete(key)
 	}
 }
 
-// replyListRange is addListRangeReply: the elements start..end (Redis
+// listRangeReply is addListRangeReply: the elements start..end (Redis
 // indexes, negative from the tail), reversed if reverse.
-func replyListRange(c *Client, l *store.List, start, end int64, reverse bool) {
+func listRangeReply(c *Client, l *store.List, start, end int64, reverse bool) {
 	n := int64(l.Len())
 	if start < 0 {
 		start += n
@@ -251,48 +251,48 @@ func replyListRange(c *Client, l *store.List, start, end int64, reverse bool) {
 	})
 }
 
-// popRange replies with (and removes) up to count elements from one end,
+// listPopRange replies with (and removes) up to count elements from one end,
 // head first for the head, tail first for the tail.
-func popRange(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+func listPopRange(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
 	n := int64(l.Len())
 	take := min(count, n)
 	if head {
-		replyListRange(c, l, 0, take-1, false)
+		listRangeReply(c, l, 0, take-1, false)
 		l.DelRange(0, int(take))
 	} else {
-		replyListRange(c, l, -take, -1, true)
+		listRangeReply(c, l, -take, -1, true)
 		l.DelRange(int(n-take), int(take))
 	}
-	deleteIfEmpty(db, key, l)
+	deleteEmptyList(db, key, l)
 }
 
-// popRangeWithKey is listPopRangeAndReplyWithKey: [key, [elements]].
-func popRangeWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+// listPopRangeWithKey is listPopRangeAndReplyWithKey: [key, [elements]].
+func listPopRangeWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
 	c.Array(2)
 	c.Bulk(key)
-	popRange(c, db, key, l, head, count)
+	listPopRange(c, db, key, l, head, count)
 }
 
 // popOne pops one element and replies [key, element] (BLPOP / BRPOP).
-func popOneWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool) {
+func listPopOneWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool) {
 	v := l.Pop(head)
 	c.Array(2)
 	c.Bulk(key)
 	c.Bulk(v)
-	deleteIfEmpty(db, key, l)
+	deleteEmptyList(db, key, l)
 }
 
 // listPop is LPOP / RPOP key [count].
 func listPop(c *Client, args [][]byte, head bool) {
 	if len(args) > 3 {
-		c.ErrArity(args2name(args))
+		c.ErrArity(listCmdName(args))
 		return
 	}
 	hasCount := len(args) == 3
 	var count int64
 	if hasCount {
 		var ok bool
-		if count, ok = parseRangeLong(c, args[2], 0, 1<<63-1, msgMustBePositve); !ok {
+		if count, ok = listArgRange(c, args[2], 0, 1<<63-1, msgListCountPositive); !ok {
 			return
 		}
 	}
@@ -314,19 +314,19 @@ func listPop(c *Client, args [][]byte, head bool) {
 		c.Array(0)
 	case !hasCount:
 		c.Bulk(l.Pop(head))
-		deleteIfEmpty(db, key, l)
+		deleteEmptyList(db, key, l)
 	default:
-		popRange(c, db, key, l, head, count)
+		listPopRange(c, db, key, l, head, count)
 	}
 }
 
-// args2name is the lower-case command name for arity errors.
-func args2name(args [][]byte) string { return string(bytes.ToLower(args[0])) }
+// listCmdName is the lower-case command name for arity errors.
+func listCmdName(args [][]byte) string { return string(bytes.ToLower(args[0])) }
 
 // listMPop is LMPOP numkeys key... LEFT|RIGHT [COUNT count] (numkeysAt 1)
 // and BLMPOP timeout numkeys ... (numkeysAt 2, blocking).
 func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
-	numkeys, ok := parseRangeLong(c, args[numkeysAt], 1, 1<<63-1, "ERR numkeys should be greater than 0")
+	numkeys, ok := listArgRange(c, args[numkeysAt], 1, 1<<63-1, "ERR numkeys should be greater than 0")
 	if !ok {
 		return
 	}
@@ -337,7 +337,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 		return
 	}
 	whereAt := numkeysAt + int(numkeys) + 1
-	head, ok := parseListEnd(c, args[whereAt])
+	head, ok := listArgEnd(c, args[whereAt])
 	if !ok {
 		return
 	}
@@ -345,7 +345,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 	for j := whereAt + 1; j < len(args); j++ {
 		if count == -1 && argEquals(args[j], "count") && j+1 < len(args) {
 			j++
-			if count, ok = parseRangeLong(c, args[j], 1, 1<<63-1, "ERR count should be greater than 0"); !ok {
+			if count, ok = listArgRange(c, args[j], 1, 1<<63-1, "ERR count should be greater than 0"); !ok {
 				return
 			}
 			continue
@@ -358,7 +358,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 	}
 	keys := args[numkeysAt+1 : whereAt]
 	if blocking {
-		blockingPop(c, keys, head, args[1], count)
+		listBlockingPop(c, keys, head, args[1], count)
 		return
 	}
 	db := c.DB()
@@ -370,7 +370,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 		if l == nil || l.Len() == 0 {
 			continue
 		}
-		popRangeWithKey(c, db, key, l, head, count)
+		listPopRangeWithKey(c, db, key, l, head, count)
 		return
 	}
 	c.NullArray()
@@ -380,11 +380,11 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 
 // LRANGE key start stop
 func cmdLRange(c *Client, args [][]byte) {
-	start, ok := parseLong(c, args[2])
+	start, ok := listArgLong(c, args[2])
 	if !ok {
 		return
 	}
-	end, ok := parseLong(c, args[3])
+	end, ok := listArgLong(c, args[3])
 	if !ok {
 		return
 	}
@@ -396,16 +396,16 @@ func cmdLRange(c *Client, args [][]byte) {
 		c.Array(0)
 		return
 	}
-	replyListRange(c, l, start, end, false)
+	listRangeReply(c, l, start, end, false)
 }
 
 // LTRIM key start stop
 func cmdLTrim(c *Client, args [][]byte) {
-	start, ok := parseLong(c, args[2])
+	start, ok := listArgLong(c, args[2])
 	if !ok {
 		return
 	}
-	end, ok := parseLong(c, args[3])
+	end, ok := listArgLong(c, args[3])
 	if !ok {
 		return
 	}
@@ -439,7 +439,7 @@ func cmdLTrim(c *Client, args [][]byte) {
 	}
 	l.DelRange(0, int(ltrim))
 	l.DelRange(l.Len()-int(rtrim), int(rtrim))
-	deleteIfEmpty(db, key, l)
+	deleteEmptyList(db, key, l)
 	c.OK()
 }
 
@@ -452,7 +452,7 @@ func cmdLPos(c *Client, args [][]byte) {
 		switch {
 		case argEquals(args[j], "rank") && more:
 			j++
-			if rank, ok = parseLong(c, args[j]); !ok {
+			if rank, ok = listArgLong(c, args[j]); !ok {
 				return
 			}
 			if rank == 0 {
@@ -461,12 +461,12 @@ func cmdLPos(c *Client, args [][]byte) {
 			}
 		case argEquals(args[j], "count") && more:
 			j++
-			if count, ok = parseRangeLong(c, args[j], 0, 1<<63-1, "ERR COUNT can't be negative"); !ok {
+			if count, ok = listArgRange(c, args[j], 0, 1<<63-1, "ERR COUNT can't be negative"); !ok {
 				return
 			}
 		case argEquals(args[j], "maxlen") && more:
 			j++
-			if maxlen, ok = parseRangeLong(c, args[j], 0, 1<<63-1, "ERR MAXLEN can't be negative"); !ok {
+			if maxlen, ok = listArgRange(c, args[j], 0, 1<<63-1, "ERR MAXLEN can't be negative"); !ok {
 				return
 			}
 		default:
@@ -539,7 +539,7 @@ func cmdLPos(c *Client, args [][]byte) {
 
 // LREM key count element
 func cmdLRem(c *Client, args [][]byte) {
-	count, ok := parseLong(c, args[2])
+	count, ok := listArgLong(c, args[2])
 	if !ok {
 		return
 	}
@@ -553,7 +553,7 @@ func cmdLRem(c *Client, args [][]byte) {
 		return
 	}
 	removed := l.Remove(args[3], count)
-	deleteIfEmpty(db, key, l)
+	deleteEmptyList(db, key, l)
 	c.Int(removed)
 }
 
@@ -561,11 +561,11 @@ func cmdLRem(c *Client, args [][]byte) {
 
 // LMOVE source destination LEFT|RIGHT LEFT|RIGHT
 func cmdLMove(c *Client, args [][]byte) {
-	from, ok := parseListEnd(c, args[3])
+	from, ok := listArgEnd(c, args[3])
 	if !ok {
 		return
 	}
-	to, ok := parseListEnd(c, args[4])
+	to, ok := listArgEnd(c, args[4])
 	if !ok {
 		return
 	}
@@ -584,15 +584,15 @@ func listMove(c *Client, src, dst []byte, fromHead, toHead bool) {
 		c.Null()
 		return
 	}
-	if moveElement(c, db, src, l, dst, fromHead, toHead) {
+	if listMoveElement(c, db, src, l, dst, fromHead, toHead) {
 		c.signalKeyReady(dst)
 	}
 }
 
-// moveElement moves one element from list l (at src) to dst and replies
+// listMoveElement moves one element from list l (at src) to dst and replies
 // with it; if dst holds another type it replies WRONGTYPE and changes
 // nothing. It reports whether it moved.
-func moveElement(c *Client, db *store.DB, src []byte, l *store.List, dst []byte, fromHead, toHead bool) bool {
+func listMoveElement(c *Client, db *store.DB, src []byte, l *store.List, dst []byte, fromHead, toHead bool) bool {
 	dl, ok := lookupList(c, db, dst)
 	if !ok {
 		return false
@@ -613,13 +613,13 @@ func moveElement(c *Client, db *store.DB, src []byte, l *store.List, dst []byte,
 
 // listBPop is BLPOP / BRPOP key [key ...] timeout.
 func listBPop(c *Client, args [][]byte, head bool) {
-	blockingPop(c, args[1:len(args)-1], head, args[len(args)-1], -1)
+	listBlockingPop(c, args[1:len(args)-1], head, args[len(args)-1], -1)
 }
 
-// blockingPop is blockingPopGenericCommand: pop from the first non-empty
+// listBlockingPop is blockingPopGenericCommand: pop from the first non-empty
 // list among keys, or block. count -1 is BLPOP/BRPOP's [key, element]
 // reply; count > 0 is BLMPOP's [key, [elements]].
-func blockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count int64) {
+func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count int64) {
 	timeout, ok := parseBlockTimeout(c, timeoutArg)
 	if !ok {
 		return
@@ -634,9 +634,9 @@ func blockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count i
 			continue
 		}
 		if count == -1 {
-			popOneWithKey(c, db, key, l, head)
+			listPopOneWithKey(c, db, key, l, head)
 		} else {
-			popRangeWithKey(c, db, key, l, head, count)
+			listPopRangeWithKey(c, db, key, l, head, count)
 		}
 		return
 	}
@@ -656,9 +656,9 @@ func blockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count i
 				return serveKeyExhausted
 			}
 			if count == -1 {
-				popOneWithKey(sc.c, sc.db, sc.key, l, head)
+				listPopOneWithKey(sc.c, sc.db, sc.key, l, head)
 			} else {
-				popRangeWithKey(sc.c, sc.db, sc.key, l, head, count)
+				listPopRangeWithKey(sc.c, sc.db, sc.key, l, head, count)
 			}
 			return serveDone
 		},
@@ -668,11 +668,11 @@ func blockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count i
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
 func cmdBLMove(c *Client, args [][]byte) {
-	from, ok := parseListEnd(c, args[3])
+	from, ok := listArgEnd(c, args[3])
 	if !ok {
 		return
 	}
-	to, ok := parseListEnd(c, args[4])
+	to, ok := listArgEnd(c, args[4])
 	if !ok {
 		return
 	}
@@ -680,7 +680,7 @@ func cmdBLMove(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	blockingMove(c, args[1], args[2], from, to, timeout)
+	listBlockingMove(c, args[1], args[2], from, to, timeout)
 }
 
 // BRPOPLPUSH source destination timeout
@@ -689,12 +689,12 @@ func cmdBRPopLPush(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	blockingMove(c, args[1], args[2], false, true, timeout)
+	listBlockingMove(c, args[1], args[2], false, true, timeout)
 }
 
-// blockingMove is blmoveGenericCommand: LMOVE if the source has elements,
+// listBlockingMove is blmoveGenericCommand: LMOVE if the source has elements,
 // else block on it (the destination is checked when the client is served).
-func blockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout time.Duration) {
+func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout time.Duration) {
 	dst = bytes.Clone(dst) // the serve callback may run after the arguments' buffer is reused
 	db := c.DB()
 	l, ok := lookupList(c, db, src)
@@ -702,7 +702,7 @@ func blockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout tim
 		return
 	}
 	if l != nil && l.Len() > 0 {
-		if moveElement(c, db, src, l, dst, fromHead, toHead) {
+		if listMoveElement(c, db, src, l, dst, fromHead, toHead) {
 			c.signalKeyReady(dst)
 		}
 		return
@@ -725,11 +725,67 @@ func blockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout tim
 			}
 			// A destination of another type: the client gets WRONGTYPE
 			// and nothing moves (serveClientBlockedOnList).
-			if moveElement(sc.c, sc.db, sc.key, l, dst, fromHead, toHead) {
+			if listMoveElement(sc.c, sc.db, sc.key, l, dst, fromHead, toHead) {
 				sc.signalKeyReady(dst)
 			}
 			return serveDone
 		},
-		onTimeout: (*Client).Null,
+		onTimeout: (*Client).NullArray,
+		onDenied:  (*Client).Null,
 	})
+}
+
+// ---------------------------------------------------------------- DEBUG support
+
+// debugQuicklistPackedThreshold implements DEBUG QUICKLIST-PACKED-THRESHOLD
+// size: list elements of at least size bytes get a node of their own (0
+// restores the 1 GiB default). size is a memory amount as Redis's memtoull
+// reads it ("1b", "100", "5kb", ...). DEBUG's dispatcher calls it.
+func debugQuicklistPackedThreshold(c *Client, arg []byte) {
+	sz, ok := listMemToULL(arg)
+	if !ok || !store.SetListPackedThreshold(sz) {
+		c.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+		return
+	}
+	c.OK()
+}
+
+// listMemToULL is Redis's memtoull: digits and an optional unit (b, k, kb,
+// m, mb, g, gb, any case); overflow wraps as in C.
+func listMemToULL(b []byte) (uint64, bool) {
+	u := 0
+	for u < len(b) && b[u] >= '0' && b[u] <= '9' {
+		u++
+	}
+	var mul uint64
+	switch string(bytes.ToLower(b[u:])) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	if u >= 128 {
+		return 0, false
+	}
+	var v uint64
+	for _, d := range b[:u] {
+		if v > (1<<64-1-uint64(d-'0'))/10 {
+			v = 1<<64 - 1 // strtoull saturates at ULLONG_MAX
+			break
+		}
+		v = v*10 + uint64(d-'0')
+	}
+	return v * mul, true
 }
