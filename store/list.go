@@ -107,7 +107,7 @@ func (l *List) pointer() unsafe.Pointer { return unsafe.Pointer(l) }
 
 // ---------------------------------------------------------------- entries
 
-func uvarintSize(n int) int {
+func listUvarintSize(n int) int {
 	s := 1
 	for n >= 0x80 {
 		n >>= 7
@@ -116,11 +116,11 @@ func uvarintSize(n int) int {
 	return s
 }
 
-// entrySize is the encoded size of an element of n bytes.
-func entrySize(n int) int { return 2*uvarintSize(n) + n }
+// listEntrySize is the encoded size of an element of n bytes.
+func listEntrySize(n int) int { return 2*listUvarintSize(n) + n }
 
-// putEntry encodes v at the start of dst, which has room for it.
-func putEntry(dst []byte, v []byte) {
+// putListEntry encodes v at the start of dst, which has room for it.
+func putListEntry(dst []byte, v []byte) {
 	k := binary.PutUvarint(dst, uint64(len(v)))
 	copy(dst[k:], v)
 	// backlen: the most significant group first, the continuation bit on
@@ -136,17 +136,17 @@ func putEntry(dst []byte, v []byte) {
 	}
 }
 
-// entryAt decodes the entry starting at pos: its data and the position of
+// listEntryAt decodes the entry starting at pos: its data and the position of
 // the next entry.
-func entryAt(buf []byte, pos int) (data []byte, next int) {
+func listEntryAt(buf []byte, pos int) (data []byte, next int) {
 	n, k := binary.Uvarint(buf[pos:])
 	start := pos + k
 	end := start + int(n)
 	return buf[start:end:end], end + k
 }
 
-// entryBefore decodes the entry ending at end: its data and its start.
-func entryBefore(buf []byte, end int) (data []byte, start int) {
+// listEntryBefore decodes the entry ending at end: its data and its start.
+func listEntryBefore(buf []byte, end int) (data []byte, start int) {
 	n, shift, i := 0, 0, end-1
 	for {
 		b := buf[i]
@@ -170,7 +170,7 @@ func (n *listNode) bytes() int { return n.hi - n.lo }
 func (n *listNode) sz() int { return n.hi - n.lo + listpackHeaderSize }
 
 func newListNode(v []byte, roomAtFront bool) *listNode {
-	k := entrySize(len(v))
+	k := listEntrySize(len(v))
 	n := &listNode{count: 1}
 	if isLargeListElement(len(v)) {
 		n.plain = true
@@ -186,12 +186,12 @@ func newListNode(v []byte, roomAtFront bool) *listNode {
 			n.hi = k
 		}
 	}
-	putEntry(n.buf[n.lo:], v)
+	putListEntry(n.buf[n.lo:], v)
 	return n
 }
 
-// sizeMeetsFill is _quicklistNodeSizeMeetsOptimizationRequirement.
-func sizeMeetsFill(sz, fill int) bool {
+// listSizeMeetsFill is _quicklistNodeSizeMeetsOptimizationRequirement.
+func listSizeMeetsFill(sz, fill int) bool {
 	if fill >= 0 {
 		return false
 	}
@@ -199,14 +199,14 @@ func sizeMeetsFill(sz, fill int) bool {
 	return off < len(listSizeLevels) && sz <= listSizeLevels[off]
 }
 
-// allowInsert is _quicklistNodeAllowInsert: may an element of sz bytes join
+// listAllowInsert is _quicklistNodeAllowInsert: may an element of sz bytes join
 // node n?
-func allowInsert(n *listNode, fill, sz int) bool {
+func listAllowInsert(n *listNode, fill, sz int) bool {
 	if n == nil || n.plain || isLargeListElement(sz) {
 		return false
 	}
 	newSz := n.sz() + sz + listSizeOverhead
-	if sizeMeetsFill(newSz, fill) {
+	if listSizeMeetsFill(newSz, fill) {
 		return true
 	}
 	if newSz > listSizeSafety {
@@ -223,7 +223,7 @@ func (n *listNode) withinLimits(fill int) bool {
 	if n.plain {
 		return false
 	}
-	if sizeMeetsFill(n.sz(), fill) {
+	if listSizeMeetsFill(n.sz(), fill) {
 		return true
 	}
 	return n.sz() <= listSizeSafety && n.count <= fill
@@ -261,17 +261,17 @@ func (n *listNode) reserveBack(k int) {
 }
 
 func (n *listNode) pushFront(v []byte) {
-	k := entrySize(len(v))
+	k := listEntrySize(len(v))
 	n.reserveFront(k)
 	n.lo -= k
-	putEntry(n.buf[n.lo:], v)
+	putListEntry(n.buf[n.lo:], v)
 	n.count++
 }
 
 func (n *listNode) pushBack(v []byte) {
-	k := entrySize(len(v))
+	k := listEntrySize(len(v))
 	n.reserveBack(k)
-	putEntry(n.buf[n.hi:], v)
+	putListEntry(n.buf[n.hi:], v)
 	n.hi += k
 	n.count++
 }
@@ -293,13 +293,13 @@ func (n *listNode) offsetOf(j int) int {
 	if j <= n.count/2 {
 		pos := n.lo
 		for ; j > 0; j-- {
-			_, pos = entryAt(n.buf, pos)
+			_, pos = listEntryAt(n.buf, pos)
 		}
 		return pos
 	}
 	pos := n.hi
 	for k := n.count - j; k > 0; k-- {
-		_, pos = entryBefore(n.buf, pos)
+		_, pos = listEntryBefore(n.buf, pos)
 	}
 	return pos
 }
@@ -414,7 +414,7 @@ func (l *List) rechunk(i int) {
 	n := l.live()[i]
 	if n.withinLimits(l.fill) && (n.count <= 1 || !n.hasLarge()) {
 		if n.count == 1 {
-			v, _ := entryAt(n.buf, n.lo)
+			v, _ := listEntryAt(n.buf, n.lo)
 			n.plain = isLargeListElement(len(v))
 		}
 		return
@@ -422,8 +422,8 @@ func (l *List) rechunk(i int) {
 	var out []*listNode
 	var cur *listNode
 	for pos := n.lo; pos < n.hi; {
-		v, next := entryAt(n.buf, pos)
-		if allowInsert(cur, l.fill, len(v)) {
+		v, next := listEntryAt(n.buf, pos)
+		if listAllowInsert(cur, l.fill, len(v)) {
 			cur.pushBack(v)
 		} else {
 			if cur != nil {
@@ -440,7 +440,7 @@ func (l *List) rechunk(i int) {
 
 func (n *listNode) hasLarge() bool {
 	for pos := n.lo; pos < n.hi; {
-		v, next := entryAt(n.buf, pos)
+		v, next := listEntryAt(n.buf, pos)
 		if isLargeListElement(len(v)) {
 			return true
 		}
@@ -454,7 +454,7 @@ func (n *listNode) hasLarge() bool {
 // Push adds v at the head (LPUSH) or the tail (RPUSH).
 func (l *List) Push(v []byte, head bool) {
 	if head {
-		if n := l.first(); allowInsert(n, l.fill, len(v)) {
+		if n := l.first(); listAllowInsert(n, l.fill, len(v)) {
 			n.pushFront(v)
 		} else {
 			if n != nil {
@@ -463,7 +463,7 @@ func (l *List) Push(v []byte, head bool) {
 			l.addFirstNode(newListNode(v, true))
 		}
 	} else {
-		if n := l.last(); allowInsert(n, l.fill, len(v)) {
+		if n := l.last(); listAllowInsert(n, l.fill, len(v)) {
 			n.pushBack(v)
 		} else {
 			if n != nil {
@@ -484,7 +484,7 @@ func (l *List) Pop(head bool) []byte {
 	var v []byte
 	if head {
 		n := l.first()
-		data, next := entryAt(n.buf, n.lo)
+		data, next := listEntryAt(n.buf, n.lo)
 		v = bytes.Clone(data)
 		if v == nil {
 			v = []byte{}
@@ -496,7 +496,7 @@ func (l *List) Pop(head bool) []byte {
 		}
 	} else {
 		n := l.last()
-		data, start := entryBefore(n.buf, n.hi)
+		data, start := listEntryBefore(n.buf, n.hi)
 		v = bytes.Clone(data)
 		if v == nil {
 			v = []byte{}
@@ -531,7 +531,7 @@ func (l *List) Index(i int64) ([]byte, bool) {
 	}
 	ni, j := l.locate(p)
 	n := l.live()[ni]
-	v, _ := entryAt(n.buf, n.offsetOf(j))
+	v, _ := listEntryAt(n.buf, n.offsetOf(j))
 	return v, true
 }
 
@@ -545,9 +545,9 @@ func (l *List) Set(i int64, v []byte) bool {
 	ni, j := l.locate(p)
 	n := l.live()[ni]
 	from := n.offsetOf(j)
-	_, to := entryAt(n.buf, from)
-	enc := make([]byte, entrySize(len(v)))
-	putEntry(enc, v)
+	_, to := listEntryAt(n.buf, from)
+	enc := make([]byte, listEntrySize(len(v)))
+	putListEntry(enc, v)
 	n.splice(from, to, enc, 0)
 	l.rechunk(ni)
 	return true
@@ -558,14 +558,14 @@ func (l *List) Set(i int64, v []byte) bool {
 func (l *List) Insert(pivot, v []byte, after bool) bool {
 	for ni, n := range l.live() {
 		for pos := n.lo; pos < n.hi; {
-			e, next := entryAt(n.buf, pos)
+			e, next := listEntryAt(n.buf, pos)
 			if bytes.Equal(e, pivot) {
 				at := pos
 				if after {
 					at = next
 				}
-				enc := make([]byte, entrySize(len(v)))
-				putEntry(enc, v)
+				enc := make([]byte, listEntrySize(len(v)))
+				putListEntry(enc, v)
 				n.splice(at, at, enc, 1)
 				l.count++
 				l.rechunk(ni)
@@ -592,7 +592,7 @@ func (l *List) Range(start, stop int, reverse bool, fn func(v []byte) bool) {
 		for left > 0 {
 			n := live[ni]
 			for pos < n.hi && left > 0 {
-				v, next := entryAt(n.buf, pos)
+				v, next := listEntryAt(n.buf, pos)
 				if !fn(v) {
 					return
 				}
@@ -611,7 +611,7 @@ func (l *List) Range(start, stop int, reverse bool, fn func(v []byte) bool) {
 	for left > 0 {
 		n := live[ni]
 		for pos > n.lo && left > 0 {
-			v, start := entryBefore(n.buf, pos)
+			v, start := listEntryBefore(n.buf, pos)
 			if !fn(v) {
 				return
 			}
@@ -630,7 +630,7 @@ func (l *List) All() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		for _, n := range l.live() {
 			for pos := n.lo; pos < n.hi; {
-				v, next := entryAt(n.buf, pos)
+				v, next := listEntryAt(n.buf, pos)
 				if !yield(v) {
 					return
 				}
@@ -701,7 +701,7 @@ func (l *List) Remove(v []byte, count int64) int64 {
 		marks = marks[:0]
 		if !fromTail {
 			for pos := n.lo; pos < n.hi && (limit == 0 || removed < limit); {
-				e, next := entryAt(n.buf, pos)
+				e, next := listEntryAt(n.buf, pos)
 				if bytes.Equal(e, v) {
 					marks = append(marks, pos)
 					removed++
@@ -710,7 +710,7 @@ func (l *List) Remove(v []byte, count int64) int64 {
 			}
 		} else {
 			for pos := n.hi; pos > n.lo && (limit == 0 || removed < limit); {
-				e, start := entryBefore(n.buf, pos)
+				e, start := listEntryBefore(n.buf, pos)
 				if bytes.Equal(e, v) {
 					marks = append(marks, start)
 					removed++
@@ -725,7 +725,7 @@ func (l *List) Remove(v []byte, count int64) int64 {
 		// One compaction pass skipping the marked entries.
 		w, m := n.lo, 0
 		for pos := n.lo; pos < n.hi; {
-			_, next := entryAt(n.buf, pos)
+			_, next := listEntryAt(n.buf, pos)
 			if m < len(marks) && marks[m] == pos {
 				m++
 			} else {

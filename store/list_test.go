@@ -30,7 +30,7 @@ func checkList(t *testing.T, l *List, model [][]byte, step string) {
 		}
 		c := 0
 		for pos := n.lo; pos < n.hi; {
-			_, pos = entryAt(n.buf, pos)
+			_, pos = listEntryAt(n.buf, pos)
 			c++
 		}
 		if c != n.count {
@@ -39,7 +39,7 @@ func checkList(t *testing.T, l *List, model [][]byte, step string) {
 		// walking backwards finds the same entries
 		c = 0
 		for pos := n.hi; pos > n.lo; {
-			_, pos = entryBefore(n.buf, pos)
+			_, pos = listEntryBefore(n.buf, pos)
 			c++
 		}
 		if c != n.count {
@@ -58,13 +58,13 @@ func checkList(t *testing.T, l *List, model [][]byte, step string) {
 func TestEntryEncodingRoundTrip(t *testing.T) {
 	for _, n := range []int{0, 1, 127, 128, 300, 16383, 16384, 1 << 21, 3_000_000} {
 		v := bytes.Repeat([]byte{'x'}, n)
-		buf := make([]byte, entrySize(n)+3)
-		putEntry(buf[1:], v)
-		got, next := entryAt(buf, 1)
-		if len(got) != n || next != 1+entrySize(n) {
+		buf := make([]byte, listEntrySize(n)+3)
+		putListEntry(buf[1:], v)
+		got, next := listEntryAt(buf, 1)
+		if len(got) != n || next != 1+listEntrySize(n) {
 			t.Fatalf("n=%d: forward len %d next %d", n, len(got), next)
 		}
-		got, start := entryBefore(buf, next)
+		got, start := listEntryBefore(buf, next)
 		if len(got) != n || start != 1 {
 			t.Fatalf("n=%d: backward len %d start %d", n, len(got), start)
 		}
