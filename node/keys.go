@@ -120,5 +120,8 @@ func keyProcs() map[string]func([][]byte) ([]int, error) {
 	return map[string]func([][]byte) ([]int, error){
 		"sort":    sortGetKeys,
 		"sort_ro": sortROGetKeys,
+		// node/cmd_geo.go
+		"georadius":         georadiusGetKeys,
+		"georadiusbymember": georadiusGetKeys,
 	}
 }

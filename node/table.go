@@ -42,6 +42,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		setHandlers(),
 		sortHandlers(),
 		zsetHandlers(),
+		geoHandlers(),
 		listHandlers(), // node/cmd_list.go
 	}
 }

@@ -1,0 +1,653 @@
+package node
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// geoHandlers: the geo commands (Redis 7.0's "geo" group). A geo index is a
+// sorted set whose scores are 52-bit geohashes (geohash.go); argument
+// checks, their order and the error texts follow geo.c.
+func geoHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"geoadd":               cmdGeoAdd,
+		"geodist":              cmdGeoDist,
+		"geohash":              cmdGeoHash,
+		"geopos":               cmdGeoPos,
+		"georadius":            func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusCoords) },
+		"georadius_ro":         func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusCoords|geoNoStore) },
+		"georadiusbymember":    func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusMember) },
+		"georadiusbymember_ro": func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusMember|geoNoStore) },
+		"geosearch":            func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoSearch) },
+		"geosearchstore":       func(c *Client, args [][]byte) { georadiusGeneric(c, args, 2, geoSearch|geoSearchStore) },
+	}
+}
+
+// parseLonLatOrReply is extractLongLatOrReply: two floats within the
+// geohash ranges.
+func parseLonLatOrReply(c *Client, lonArg, latArg []byte) (lon, lat float64, ok bool) {
+	if lon, ok = parseDoubleOrReply(c, lonArg, ""); !ok {
+		return 0, 0, false
+	}
+	if lat, ok = parseDoubleOrReply(c, latArg, ""); !ok {
+		return 0, 0, false
+	}
+	if lon < geoLongMin || lon > geoLongMax || lat < geoLatMin || lat > geoLatMax {
+		c.Error("ERR invalid longitude,latitude pair " + cFormatF(lon) + "," + cFormatF(lat))
+		return 0, 0, false
+	}
+	return lon, lat, true
+}
+
+// cFormatF formats like C's "%f".
+func cFormatF(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'f', 6, 64)
+}
+
+// parseGeoUnitOrReply is extractUnitOrReply: meters per unit.
+func parseGeoUnitOrReply(c *Client, b []byte) (float64, bool) {
+	switch {
+	case argIs(b, "m"):
+		return 1, true
+	case argIs(b, "km"):
+		return 1000, true
+	case argIs(b, "ft"):
+		return 0.3048, true
+	case argIs(b, "mi"):
+		return 1609.34, true
+	}
+	c.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
+	return 0, false
+}
+
+// parseGeoDistanceOrReply is extractDistanceOrReply: radius and unit.
+func parseGeoDistanceOrReply(c *Client, radiusArg, unitArg []byte) (radius, conversion float64, ok bool) {
+	if radius, ok = parseDoubleOrReply(c, radiusArg, "need numeric radius"); !ok {
+		return 0, 0, false
+	}
+	if radius < 0 {
+		c.Error("ERR radius cannot be negative")
+		return 0, 0, false
+	}
+	if conversion, ok = parseGeoUnitOrReply(c, unitArg); !ok {
+		return 0, 0, false
+	}
+	return radius, conversion, true
+}
+
+// parseGeoBoxOrReply is extractBoxOrReply: width, height and unit.
+func parseGeoBoxOrReply(c *Client, args [][]byte) (width, height, conversion float64, ok bool) {
+	if width, ok = parseDoubleOrReply(c, args[0], "need numeric width"); !ok {
+		return 0, 0, 0, false
+	}
+	if height, ok = parseDoubleOrReply(c, args[1], "need numeric height"); !ok {
+		return 0, 0, 0, false
+	}
+	if height < 0 || width < 0 {
+		c.Error("ERR height or width cannot be negative")
+		return 0, 0, 0, false
+	}
+	if conversion, ok = parseGeoUnitOrReply(c, args[2]); !ok {
+		return 0, 0, 0, false
+	}
+	return width, height, conversion, true
+}
+
+// replyGeoDistance writes a distance with four decimals, rounded half to
+// even as Redis's fixedpoint_d2string (llrint) does; a bulk string in every
+// protocol.
+func replyGeoDistance(c *Client, d float64) {
+	c.Bulk(appendGeoDistance(nil, d))
+}
+
+func appendGeoDistance(dst []byte, d float64) []byte {
+	if d == 0 {
+		return append(dst, "0.0000"...)
+	}
+	v := math.RoundToEven(float64(d * 10000))
+	var u uint64
+	switch {
+	case v >= 9223372036854775808.0 || math.IsNaN(v):
+		u = 1 << 63 // llrint's out-of-range result
+	case v < 0:
+		dst = append(dst, '-')
+		u = uint64(-int64(max(v, -9223372036854775808.0)))
+	default:
+		u = uint64(v)
+	}
+	dst = strconv.AppendUint(dst, u/10000, 10)
+	frac := u % 10000
+	return append(dst, '.', byte('0'+frac/1000), byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10))
+}
+
+// appendHumanDouble formats like Redis's ld2string(LD_STR_HUMAN) of a long
+// double holding f: "%.17Lf" with trailing zeros (and point) removed.
+func appendHumanDouble(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'f', 17, 64)
+	if bytes.IndexByte(dst[start:], '.') >= 0 {
+		for dst[len(dst)-1] == '0' {
+			dst = dst[:len(dst)-1]
+		}
+		dst = bytes.TrimSuffix(dst, []byte("."))
+	}
+	if string(dst[start:]) == "-0" {
+		dst = append(dst[:start], '0')
+	}
+	return dst
+}
+
+// replyHumanDouble is addReplyHumanLongDouble: a bulk string in RESP2, a
+// double in RESP3.
+func replyHumanDouble(c *Client, f float64) {
+	var buf [64]byte
+	s := appendHumanDouble(buf[:0], f)
+	if c.resp == 3 {
+		c.out = append(c.out, ',')
+		c.out = append(c.out, s...)
+		c.out = append(c.out, '\r', '\n')
+		return
+	}
+	c.Bulk(s)
+}
+
+// ---------------------------------------------------------------- GEOADD
+
+// GEOADD key [NX|XX] [CH] longitude latitude member [...]: ZADD with the
+// positions turned into scores.
+func cmdGeoAdd(c *Client, args [][]byte) {
+	xx, nx := false, false
+	longIdx := 2
+options:
+	for ; longIdx < len(args); longIdx++ {
+		switch a := args[longIdx]; {
+		case argIs(a, "nx"):
+			nx = true
+		case argIs(a, "xx"):
+			xx = true
+		case argIs(a, "ch"):
+		default:
+			break options
+		}
+	}
+	if (len(args)-longIdx)%3 != 0 || xx && nx {
+		c.ErrSyntax()
+		return
+	}
+	elements := (len(args) - longIdx) / 3
+	zargs := make([][]byte, 0, longIdx+2*elements)
+	zargs = append(zargs, []byte("zadd"))
+	zargs = append(zargs, args[1:longIdx]...)
+	for i := 0; i < elements; i++ {
+		at := longIdx + 3*i
+		lon, lat, ok := parseLonLatOrReply(c, args[at], args[at+1])
+		if !ok {
+			return
+		}
+		zargs = append(zargs, strconv.AppendUint(nil, geoScore(lon, lat), 10), args[at+2])
+	}
+	zaddGeneric(c, zargs, 0)
+}
+
+// ---------------------------------------------------------------- lookups
+
+// geoMemberPos is longLatFromMember.
+func geoMemberPos(z *store.ZSet, member []byte) (lon, lat float64, ok bool) {
+	score, found := z.Score(member)
+	if !found {
+		return 0, 0, false
+	}
+	return decodeGeohashScore(score)
+}
+
+// GEODIST key member1 member2 [unit]
+func cmdGeoDist(c *Client, args [][]byte) {
+	toMeter := 1.0
+	if len(args) == 5 {
+		var ok bool
+		if toMeter, ok = parseGeoUnitOrReply(c, args[4]); !ok {
+			return
+		}
+	} else if len(args) > 5 {
+		c.ErrSyntax()
+		return
+	}
+	z, ok := zsetRead(c, args[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.Null()
+		return
+	}
+	s1, ok1 := z.Score(args[2])
+	s2, ok2 := z.Score(args[3])
+	if !ok1 || !ok2 {
+		c.Null()
+		return
+	}
+	lon1, lat1, ok1 := decodeGeohashScore(s1)
+	lon2, lat2, ok2 := decodeGeohashScore(s2)
+	if !ok1 || !ok2 {
+		c.Null()
+		return
+	}
+	replyGeoDistance(c, geoDistance(lon1, lat1, lon2, lat2)/toMeter)
+}
+
+// geoAlphabet is the standard geohash base32 alphabet.
+const geoAlphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
+
+// GEOHASH key member [...]: 11-character standard geohashes, re-encoded
+// over latitudes [-90, 90] from the cell centre.
+func cmdGeoHash(c *Client, args [][]byte) {
+	z, ok := zsetRead(c, args[1])
+	if !ok {
+		return
+	}
+	c.Array(len(args) - 2)
+	for _, m := range args[2:] {
+		var score float64
+		found := false
+		if z != nil {
+			score, found = z.Score(m)
+		}
+		if !found {
+			c.Null()
+			continue
+		}
+		lon, lat, ok := decodeGeohashScore(score)
+		if !ok {
+			c.Null()
+			continue
+		}
+		h, _ := geohashEncode(geoRange{-180, 180}, geoRange{-90, 90}, lon, lat, 26)
+		var buf [11]byte
+		for i := range buf {
+			idx := 0
+			// 52 bits make ten characters; the eleventh is taken as zero.
+			if i < 10 {
+				idx = int(h.bits>>(52-(uint(i)+1)*5)) & 0x1f
+			}
+			buf[i] = geoAlphabet[idx]
+		}
+		c.Bulk(buf[:])
+	}
+}
+
+// GEOPOS key member [...]
+func cmdGeoPos(c *Client, args [][]byte) {
+	z, ok := zsetRead(c, args[1])
+	if !ok {
+		return
+	}
+	c.Array(len(args) - 2)
+	for _, m := range args[2:] {
+		var lon, lat float64
+		found := false
+		if z != nil {
+			lon, lat, found = geoMemberPos(z, m)
+		}
+		if !found {
+			c.NullArray()
+			continue
+		}
+		c.Array(2)
+		replyHumanDouble(c, lon)
+		replyHumanDouble(c, lat)
+	}
+}
+
+// ---------------------------------------------------------------- searches
+
+type geoFlags uint8
+
+const (
+	geoRadiusCoords geoFlags = 1 << iota // GEORADIUS: around coordinates
+	geoRadiusMember                      // GEORADIUSBYMEMBER: around a member
+	geoNoStore                           // the _RO variants: no STORE/STOREDIST
+	geoSearch                            // GEOSEARCH argument syntax
+	geoSearchStore                       // GEOSEARCHSTORE: STOREDIST flag, destination first
+)
+
+// geoPoint is one search result; member aliases the searched set.
+type geoPoint struct {
+	lon, lat, dist, score float64
+	member                []byte
+}
+
+// geoWithinShape decodes score and reports whether it lies in the shape,
+// with its distance from the centre.
+func geoWithinShape(s *geoShape, score float64) (p geoPoint, ok bool) {
+	lon, lat, ok := decodeGeohashScore(score)
+	if !ok {
+		return p, false
+	}
+	p = geoPoint{lon: lon, lat: lat, score: score}
+	if s.circle {
+		p.dist = geoDistance(s.lon, s.lat, lon, lat)
+		return p, p.dist <= s.radius*s.conversion
+	}
+	p.dist, ok = geoDistanceInRectangle(s.width*s.conversion, s.height*s.conversion, s.lon, s.lat, lon, lat)
+	return p, ok
+}
+
+// geoPointsInBox appends the members of cell h that lie in the shape,
+// stopping once limit (0: none) points were found.
+func geoPointsInBox(z *store.ZSet, h geoHashBits, s *geoShape, points []geoPoint, limit int64) []geoPoint {
+	next := h
+	next.bits++
+	r := store.ScoreRange{Min: float64(geohashAlign52Bits(h)), Max: float64(geohashAlign52Bits(next)), MaxEx: true}
+	z.RangeByScore(&r, 0, -1, false, func(m []byte, score float64) bool {
+		if p, ok := geoWithinShape(s, score); ok {
+			p.member = m
+			points = append(points, p)
+		}
+		return !(len(points) > 0 && limit > 0 && int64(len(points)) >= limit)
+	})
+	return points
+}
+
+// geoPointsAround is membersOfAllNeighbors: the centre cell, then north,
+// south, east, west, north-east, north-west, south-east, south-west,
+// skipping zeroed cells and a cell equal to the last one searched.
+func geoPointsAround(z *store.ZSet, a geoRadiusAreas, s *geoShape, limit int64) []geoPoint {
+	n := a.neighbors
+	cells := [9]geoHashBits{a.hash, n.north, n.south, n.east, n.west, n.northEast, n.northWest, n.southEast, n.southWest}
+	var points []geoPoint
+	last := -1
+	for i, h := range cells {
+		if h.isZero() {
+			continue
+		}
+		// With huge radii adjacent neighbours can be the same cell.
+		if last > 0 && h == cells[last] {
+			continue
+		}
+		if len(points) > 0 && limit > 0 && int64(len(points)) >= limit {
+			break
+		}
+		points = geoPointsInBox(z, h, s, points, limit)
+		last = i
+	}
+	return points
+}
+
+// georadiusGeneric implements GEORADIUS[_RO], GEORADIUSBYMEMBER[_RO],
+// GEOSEARCH and GEOSEARCHSTORE; srcIdx is the searched key's position.
+func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
+	var storeKey []byte
+	storing, storeDist := false, false
+	z, ok := zsetRead(c, args[srcIdx])
+	if !ok {
+		return
+	}
+	var shape geoShape
+	var baseArgs int
+	switch {
+	case flags&geoRadiusCoords != 0:
+		baseArgs = 6
+		shape.circle = true
+		if shape.lon, shape.lat, ok = parseLonLatOrReply(c, args[2], args[3]); !ok {
+			return
+		}
+		if shape.radius, shape.conversion, ok = parseGeoDistanceOrReply(c, args[4], args[5]); !ok {
+			return
+		}
+	case flags&geoRadiusMember != 0 && z == nil:
+		// No source: parse the options anyway, to know which reply to give.
+		baseArgs = 5
+	case flags&geoRadiusMember != 0:
+		baseArgs = 5
+		shape.circle = true
+		if shape.lon, shape.lat, ok = geoMemberPos(z, args[2]); !ok {
+			c.Error("ERR could not decode requested zset member")
+			return
+		}
+		if shape.radius, shape.conversion, ok = parseGeoDistanceOrReply(c, args[3], args[4]); !ok {
+			return
+		}
+	default: // geoSearch
+		baseArgs = 2
+		if flags&geoSearchStore != 0 {
+			baseArgs = 3
+			storeKey, storing = args[1], true
+		}
+	}
+
+	withDist, withHash, withCoords := false, false, false
+	fromMember, fromLoc, byRadius, byBox := false, false, false, false
+	sort := 0 // 0 none, 1 asc, 2 desc
+	anyMatch := false
+	var count int64
+	if len(args) > baseArgs {
+		remaining := len(args) - baseArgs
+		for i := 0; i < remaining; i++ {
+			arg := args[baseArgs+i]
+			switch {
+			case argIs(arg, "withdist"):
+				withDist = true
+			case argIs(arg, "withhash"):
+				withHash = true
+			case argIs(arg, "withcoord"):
+				withCoords = true
+			case argIs(arg, "any"):
+				anyMatch = true
+			case argIs(arg, "asc"):
+				sort = 1
+			case argIs(arg, "desc"):
+				sort = 2
+			case argIs(arg, "count") && i+1 < remaining:
+				n, ok := parseInt64Arg(args[baseArgs+i+1])
+				if !ok {
+					c.ErrNotInteger()
+					return
+				}
+				if n <= 0 {
+					c.Error("ERR COUNT must be > 0")
+					return
+				}
+				count = n
+				i++
+			case (argIs(arg, "store") || argIs(arg, "storedist")) && i+1 < remaining && flags&(geoNoStore|geoSearch) == 0:
+				storeKey, storing = args[baseArgs+i+1], true
+				storeDist = argIs(arg, "storedist")
+				i++
+			case argIs(arg, "storedist") && flags&geoSearch != 0 && flags&geoSearchStore != 0:
+				storeDist = true
+			case argIs(arg, "frommember") && i+1 < remaining && flags&geoSearch != 0 && !fromLoc:
+				if z != nil {
+					if shape.lon, shape.lat, ok = geoMemberPos(z, args[baseArgs+i+1]); !ok {
+						c.Error("ERR could not decode requested zset member")
+						return
+					}
+				}
+				fromMember = true
+				i++
+			case argIs(arg, "fromlonlat") && i+2 < remaining && flags&geoSearch != 0 && !fromMember:
+				if shape.lon, shape.lat, ok = parseLonLatOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
+					return
+				}
+				fromLoc = true
+				i += 2
+			case argIs(arg, "byradius") && i+2 < remaining && flags&geoSearch != 0 && !byBox:
+				if shape.radius, shape.conversion, ok = parseGeoDistanceOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
+					return
+				}
+				shape.circle = true
+				byRadius = true
+				i += 2
+			case argIs(arg, "bybox") && i+3 < remaining && flags&geoSearch != 0 && !byRadius:
+				if shape.width, shape.height, shape.conversion, ok = parseGeoBoxOrReply(c, args[baseArgs+i+1:baseArgs+i+4]); !ok {
+					return
+				}
+				shape.circle = false
+				byBox = true
+				i += 3
+			default:
+				c.ErrSyntax()
+				return
+			}
+		}
+	}
+
+	if storing && (withDist || withHash || withCoords) {
+		what := "STORE option in GEORADIUS"
+		if flags&geoSearchStore != 0 {
+			what = "GEOSEARCHSTORE"
+		}
+		c.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		return
+	}
+	if flags&geoSearch != 0 && !(fromMember || fromLoc) {
+		c.Error(fmt.Sprintf("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for %s", cString(args[0])))
+		return
+	}
+	if flags&geoSearch != 0 && !(byRadius || byBox) {
+		c.Error(fmt.Sprintf("ERR exactly one of BYRADIUS and BYBOX can be specified for %s", cString(args[0])))
+		return
+	}
+	if anyMatch && count == 0 {
+		c.Error("ERR the ANY argument requires COUNT argument")
+		return
+	}
+
+	if z == nil {
+		if storing {
+			c.DB().Delete(storeKey)
+			c.Int(0)
+		} else {
+			c.Array(0)
+		}
+		return
+	}
+
+	// COUNT needs an order to return the closest points, unless ANY.
+	if count != 0 && sort == 0 && !anyMatch {
+		sort = 1
+	}
+	areas := geohashCalculateAreasByShape(&shape)
+	limit := int64(0)
+	if anyMatch {
+		limit = count
+	}
+	points := geoPointsAround(z, areas, &shape, limit)
+
+	if len(points) == 0 && !storing {
+		c.Array(0)
+		return
+	}
+	returned := len(points)
+	if count != 0 && int64(returned) > count {
+		returned = int(count)
+	}
+	switch sort {
+	case 1:
+		slices.SortStableFunc(points, func(a, b geoPoint) int { return cmpFloat(a.dist, b.dist) })
+	case 2:
+		slices.SortStableFunc(points, func(a, b geoPoint) int { return cmpFloat(b.dist, a.dist) })
+	}
+	points = points[:returned]
+
+	if !storing {
+		options := 0
+		for _, on := range []bool{withDist, withCoords, withHash} {
+			if on {
+				options++
+			}
+		}
+		c.Array(returned)
+		for i := range points {
+			p := &points[i]
+			if options > 0 {
+				c.Array(options + 1)
+			}
+			c.Bulk(p.member)
+			if withDist {
+				replyGeoDistance(c, p.dist/shape.conversion)
+			}
+			if withHash {
+				c.Int(int64(p.score))
+			}
+			if withCoords {
+				c.Array(2)
+				replyHumanDouble(c, p.lon)
+				replyHumanDouble(c, p.lat)
+			}
+		}
+		return
+	}
+
+	elems := make([]store.ZMember, 0, returned)
+	seen := make(map[string]bool, returned)
+	for i := range points {
+		p := &points[i]
+		score := p.score
+		if storeDist {
+			score = p.dist / shape.conversion
+		}
+		// The same member cannot come twice from disjoint cells; guard the
+		// set's invariant anyway.
+		if seen[bstr(p.member)] {
+			continue
+		}
+		seen[bstr(p.member)] = true
+		elems = append(elems, store.ZMember{Member: string(p.member), Score: score})
+	}
+	slices.SortFunc(elems, compareZMember)
+	if len(elems) == 0 {
+		c.DB().Delete(storeKey)
+		c.Int(0)
+		return
+	}
+	c.DB().SetValue(storeKey, store.BuildZSet(elems, zsetLimits(c)))
+	zsetSignalReady(c, storeKey)
+	c.Int(int64(returned))
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// georadiusGetKeys is Redis's georadiusGetKeys for GEORADIUS and
+// GEORADIUSBYMEMBER: the source key, and the destination of the last STORE
+// or STOREDIST option (looked for from the fifth argument on, as Redis does).
+func georadiusGetKeys(args [][]byte) ([]int, error) {
+	keys := []int{1}
+	stored := -1
+	for i := 5; i < len(args); i++ {
+		if (argIs(args[i], "store") || argIs(args[i], "storedist")) && i+1 < len(args) {
+			stored = i + 1
+			i++
+		}
+	}
+	if stored >= 0 {
+		keys = append(keys, stored)
+	}
+	return keys, nil
+}
