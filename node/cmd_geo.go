@@ -634,20 +634,36 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// georadiusGetKeys is Redis's georadiusGetKeys for GEORADIUS and
-// GEORADIUSBYMEMBER: the source key, and the destination of the last STORE
-// or STOREDIST option (looked for from the fifth argument on, as Redis does).
-func georadiusGetKeys(args [][]byte) ([]int, error) {
+// georadiusGetKeys locates GEORADIUS's keys (georadiusbymemberGetKeys
+// GEORADIUSBYMEMBER's): what Redis 7.0's key specs report (COMMAND
+// GETKEYS uses them) -- the source, the key after the first STORE and the
+// key after the first STOREDIST, searched from the first optional argument
+// -- plus, when a later STORE/STOREDIST overrides those, the destination
+// the command actually writes (Redis's own georadiusGetKeys rule), so
+// that the dispatcher locks it.
+func georadiusGetKeys(args [][]byte) ([]int, error) { return geoStoreKeys(args, 6), nil }
+
+func georadiusbymemberGetKeys(args [][]byte) ([]int, error) { return geoStoreKeys(args, 5), nil }
+
+func geoStoreKeys(args [][]byte, optStart int) []int {
 	keys := []int{1}
-	stored := -1
+	for _, kw := range []string{"store", "storedist"} {
+		for i := optStart; i < len(args)-1; i++ {
+			if argIs(args[i], kw) {
+				keys = append(keys, i+1)
+				break
+			}
+		}
+	}
+	written := -1
 	for i := 5; i < len(args); i++ {
 		if (argIs(args[i], "store") || argIs(args[i], "storedist")) && i+1 < len(args) {
-			stored = i + 1
+			written = i + 1
 			i++
 		}
 	}
-	if stored >= 0 {
-		keys = append(keys, stored)
+	if written >= 0 && !slices.Contains(keys, written) {
+		keys = append(keys, written)
 	}
-	return keys, nil
+	return keys
 }

@@ -26,7 +26,8 @@ func TestGeoRepliesExact(t *testing.T) {
 		zc("-ERR the ANY argument requires COUNT argument\r\n", "geosearch", "Sicily", "fromlonlat", "15", "37", "byradius", "1", "km", "any"),
 	}
 	runStrCases(t, tc, cases)
-	if got, want := tc.do("command", "getkeys", "georadius", "src", "1", "2", "3", "km", "store", "a", "storedist", "b"), "*2\r\n$3\r\nsrc\r\n$1\r\nb\r\n"; got != want {
+	// A later STORE overrides the first: its key is locked and reported too.
+	if got, want := tc.do("command", "getkeys", "georadius", "src", "1", "2", "3", "km", "store", "a", "store", "b"), "*3\r\n$3\r\nsrc\r\n$1\r\na\r\n$1\r\nb\r\n"; got != want {
 		t.Errorf("COMMAND GETKEYS georadius: %q, want %q", got, want)
 	}
 }
@@ -120,6 +121,14 @@ func geoScript() [][]string {
 	add("geosearch", "str", "fromlonlat", "1", "1", "byradius", "1", "km")
 	add("georadius", "Sicily", "15", "37", "200", "km", "store", "str")
 	add("type", "str")
+	for _, cmd := range [][]string{
+		{"georadius", "src", "1", "2", "3", "km", "store", "a"}, {"georadius", "src", "1", "2", "3", "km", "storedist", "a", "store", "b"},
+		{"georadiusbymember", "src", "m", "3", "km", "store", "a"}, {"georadiusbymember", "src", "m", "3", "store", "a"},
+		{"georadius_ro", "src", "1", "2", "3", "km"}, {"geosearchstore", "dst", "src", "frommember", "m", "byradius", "1", "km"},
+		{"geosearch", "src", "frommember", "m", "byradius", "1", "km"},
+	} {
+		add(append([]string{"command", "getkeys"}, cmd...)...)
+	}
 	return cmds
 }
 

@@ -297,6 +297,22 @@ func zsetScript() [][]string {
 	add("zrangestore", "conv3", "longfirst", "0", "-1")
 	add("object", "encoding", "conv3")
 	add("zscan", "conv", "0")
+	// Score formatting around the %.17g switch points.
+	add("zadd", "fmt", "1e16", "a", "1e17", "b", "123456789.123", "c", "-0.0001", "d", "1e-5", "e", "5e-324", "f",
+		"9007199254740993", "g", "0.30000000000000004", "h", "-1e308", "i", "1.7976931348623157e308", "j", "100", "k", "-2.5e-10", "l")
+	add("zrange", "fmt", "0", "-1", "withscores")
+	add("zscan", "fmt", "0")
+	add("zincrby", "fmt", "0.1", "h")
+	add("zincrby", "fmt", "1e308", "j")
+	// Key extraction of the movable-key commands.
+	for _, cmd := range [][]string{
+		{"zunionstore", "dst", "2", "a", "b", "weights", "1", "2"}, {"zinterstore", "dst", "1", "a"}, {"zdiffstore", "dst", "2", "a", "b"},
+		{"zunion", "2", "a", "b", "withscores"}, {"zinter", "3", "a", "b", "c"}, {"zdiff", "1", "a"}, {"zintercard", "2", "a", "b", "limit", "1"},
+		{"zmpop", "2", "a", "b", "min"}, {"bzmpop", "0", "2", "a", "b", "max", "count", "2"}, {"bzpopmin", "a", "b", "0"},
+		{"zrangestore", "dst", "src", "0", "-1"}, {"zunionstore", "dst", "x", "a"}, {"zunion", "5", "a"},
+	} {
+		add(append([]string{"command", "getkeys"}, cmd...)...)
+	}
 	return cmds
 }
 

@@ -122,6 +122,6 @@ func keyProcs() map[string]func([][]byte) ([]int, error) {
 		"sort_ro": sortROGetKeys,
 		// node/cmd_geo.go
 		"georadius":         georadiusGetKeys,
-		"georadiusbymember": georadiusGetKeys,
+		"georadiusbymember": georadiusbymemberGetKeys,
 	}
 }

@@ -43,7 +43,8 @@ func handlerGroups() []map[string]HandlerFunc {
 		sortHandlers(),
 		zsetHandlers(),
 		geoHandlers(),
-		listHandlers(), // node/cmd_list.go
+		listHandlers(),   // node/cmd_list.go
+		streamHandlers(), // node/cmd_stream*.go
 	}
 }
 

@@ -1,0 +1,598 @@
+package node
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// Stream commands, Redis 7.0's t_stream.c: XADD, XRANGE, XREVRANGE, XLEN,
+// XDEL, XTRIM here; XREAD/XREADGROUP in cmd_stream_read.go; the consumer
+// group commands in cmd_stream_group.go; XINFO in cmd_stream_info.go.
+// Replies, error texts and the order in which arguments and keys are
+// checked are Redis's.
+
+func streamHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"xadd":                  cmdXAdd,
+		"xrange":                func(c *Client, args [][]byte) { xrangeGeneric(c, args, false) },
+		"xrevrange":             func(c *Client, args [][]byte) { xrangeGeneric(c, args, true) },
+		"xlen":                  cmdXLen,
+		"xdel":                  cmdXDel,
+		"xtrim":                 cmdXTrim,
+		"xread":                 func(c *Client, args [][]byte) { xreadGeneric(c, args, false) },
+		"xreadgroup":            func(c *Client, args [][]byte) { xreadGeneric(c, args, true) },
+		"xgroup|create":         cmdXGroup,
+		"xgroup|setid":          cmdXGroup,
+		"xgroup|destroy":        cmdXGroup,
+		"xgroup|createconsumer": cmdXGroup,
+		"xgroup|delconsumer":    cmdXGroup,
+		"xgroup|help":           cmdXGroup,
+		"xsetid":                cmdXSetID,
+		"xack":                  cmdXAck,
+		"xpending":              cmdXPending,
+		"xclaim":                cmdXClaim,
+		"xautoclaim":            cmdXAutoClaim,
+		"xinfo|stream":          cmdXInfo,
+		"xinfo|groups":          cmdXInfo,
+		"xinfo|consumers":       cmdXInfo,
+		"xinfo|help":            cmdXInfo,
+	}
+}
+
+const msgInvalidStreamID = "ERR Invalid stream ID specified as stream command argument"
+
+// streamParseLong is getLongLongFromObjectOrReply.
+func streamParseLong(c *Client, arg []byte) (int64, bool) {
+	n, ok := parseInt64Arg(arg)
+	if !ok {
+		c.ErrNotInteger()
+	}
+	return n, ok
+}
+
+// ---------------------------------------------------------------- IDs
+
+// parseStreamID is streamGenericParseIDOrReply without the reply: "ms-seq",
+// "ms" (the sequence is then missingSeq), "-" and "+" (the least and
+// greatest IDs; refused when strict). With seqGiven non-nil the XADD form
+// "ms-*" is accepted too and *seqGiven tells whether the sequence was
+// given. The argument is read as Redis reads it, as a C string.
+func parseStreamID(arg []byte, missingSeq uint64, strict bool, seqGiven *bool) (store.StreamID, bool) {
+	if len(arg) > 127 {
+		return store.StreamID{}, false
+	}
+	if i := bytes.IndexByte(arg, 0); i >= 0 {
+		arg = arg[:i]
+	}
+	one := len(arg) == 1
+	if strict && one && (arg[0] == '-' || arg[0] == '+') {
+		return store.StreamID{}, false
+	}
+	if seqGiven != nil {
+		*seqGiven = true
+	}
+	if one && arg[0] == '-' {
+		return store.StreamID{}, true
+	}
+	if one && arg[0] == '+' {
+		return store.MaxStreamID, true
+	}
+	msPart, seqPart, hasSeq := bytes.Cut(arg, []byte{'-'})
+	ms, ok := string2ull(msPart)
+	if !ok {
+		return store.StreamID{}, false
+	}
+	seq := missingSeq
+	if hasSeq {
+		if seqGiven != nil && len(seqPart) == 1 && seqPart[0] == '*' {
+			seq = 0
+			*seqGiven = false
+		} else if seq, ok = string2ull(seqPart); !ok {
+			return store.StreamID{}, false
+		}
+	}
+	return store.StreamID{Ms: ms, Seq: seq}, true
+}
+
+// string2ull is Redis's string2ull: a strict integer that is not negative,
+// or else whatever C's strtoull accepts in full (leading blanks, a sign,
+// leading zeros; a minus sign negates modulo 2^64).
+func string2ull(s []byte) (uint64, bool) {
+	if v, ok := parseLL(s); ok {
+		return uint64(v), v >= 0
+	}
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if i == len(s) {
+		return 0, false // no digits
+	}
+	var v uint64
+	for ; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false // trailing garbage
+		}
+		if v > (math.MaxUint64-uint64(d))/10 {
+			return 0, false // ERANGE
+		}
+		v = v*10 + uint64(d)
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// parseStreamIDArg parses an ID argument or replies the invalid-ID error.
+func parseStreamIDArg(c *Client, arg []byte, missingSeq uint64, strict bool) (store.StreamID, bool) {
+	id, ok := parseStreamID(arg, missingSeq, strict, nil)
+	if !ok {
+		c.Error(msgInvalidStreamID)
+	}
+	return id, ok
+}
+
+// parseIntervalID is streamParseIntervalIDOrReply: a "(" prefix makes the
+// bound exclusive (and the ID strict).
+func parseIntervalID(c *Client, arg []byte, missingSeq uint64) (id store.StreamID, exclusive, ok bool) {
+	if len(arg) > 1 && arg[0] == '(' {
+		id, ok = parseStreamIDArg(c, arg[1:], missingSeq, true)
+		return id, true, ok
+	}
+	id, ok = parseStreamIDArg(c, arg, missingSeq, false)
+	return id, false, ok
+}
+
+// parseRangeStart and parseRangeEnd parse the bounds of a range, making
+// exclusive bounds inclusive ones.
+func parseRangeStart(c *Client, arg []byte) (store.StreamID, bool) {
+	id, ex, ok := parseIntervalID(c, arg, 0)
+	if !ok {
+		return id, false
+	}
+	if ex {
+		if id, ok = id.Next(); !ok {
+			c.Error("ERR invalid start ID for the interval")
+			return id, false
+		}
+	}
+	return id, true
+}
+
+func parseRangeEnd(c *Client, arg []byte) (store.StreamID, bool) {
+	id, ex, ok := parseIntervalID(c, arg, math.MaxUint64)
+	if !ok {
+		return id, false
+	}
+	if ex {
+		if id, ok = id.Prev(); !ok {
+			c.Error("ERR invalid end ID for the interval")
+			return id, false
+		}
+	}
+	return id, true
+}
+
+// ---------------------------------------------------------------- replies
+
+// streamIDReply writes an ID as a bulk string.
+func (c *Client) streamIDReply(id store.StreamID) {
+	var buf [48]byte
+	c.Bulk(id.AppendTo(buf[:0]))
+}
+
+// streamEntryReply writes the iterator's current entry: [id, [f, v, ...]].
+func (c *Client) streamEntryReply(it *store.StreamIterator) {
+	c.Array(2)
+	c.streamIDReply(it.ID())
+	c.Array(2 * it.NumFields())
+	for it.NextField() {
+		f, v := it.Field()
+		c.Bulk(f)
+		c.Bulk(v)
+	}
+}
+
+// streamRangeReply writes the entries of [start, end] (at most count, 0 =
+// all) as an array and returns how many (streamReplyWithRange without a
+// group).
+func (c *Client) streamRangeReply(s *store.Stream, start, end store.StreamID, count int64, rev bool) int64 {
+	mark := len(c.out)
+	n := c.streamRangeEntries(s, start, end, count, rev)
+	c.insertArrayHeader(mark, n)
+	return n
+}
+
+// streamRangeEntries writes the entries without an array header.
+func (c *Client) streamRangeEntries(s *store.Stream, start, end store.StreamID, count int64, rev bool) int64 {
+	var n int64
+	it := s.Range(start, end, rev)
+	for it.Next() {
+		c.streamEntryReply(it)
+		n++
+		if n == count {
+			break
+		}
+	}
+	return n
+}
+
+// insertArrayHeader inserts an array header for n elements at mark, for
+// replies whose length is known only after their elements are written
+// (Redis's deferred lengths).
+func (c *Client) insertArrayHeader(mark int, n int64) {
+	c.insertHeader(mark, '*', n)
+}
+
+// insertMapHeader is insertArrayHeader for a map of n pairs (a flat array
+// in RESP2).
+func (c *Client) insertMapHeader(mark int, n int64) {
+	if c.resp == 3 {
+		c.insertHeader(mark, '%', n)
+	} else {
+		c.insertHeader(mark, '*', 2*n)
+	}
+}
+
+// insertBulk inserts a bulk string at mark.
+func (c *Client) insertBulk(mark int, b []byte) {
+	h := make([]byte, 0, len(b)+16)
+	h = append(h, '$')
+	h = strconv.AppendInt(h, int64(len(b)), 10)
+	h = append(h, '\r', '\n')
+	h = append(h, b...)
+	h = append(h, '\r', '\n')
+	c.out = slices.Insert(c.out, mark, h...)
+}
+
+func (c *Client) insertHeader(mark int, kind byte, n int64) {
+	var buf [24]byte
+	h := append(buf[:0], kind)
+	h = strconv.AppendInt(h, n, 10)
+	h = append(h, '\r', '\n')
+	c.out = slices.Insert(c.out, mark, h...)
+}
+
+// ---------------------------------------------------------------- lookups
+
+// lookupStreamWrite finds key for a write (Redis's lookupKeyWrite). It
+// replies WRONGTYPE and returns ok=false for another type; s is nil when
+// the key is missing.
+func lookupStreamWrite(c *Client, key []byte) (s *store.Stream, ok bool) {
+	return streamOf(c, lookupWrite(c.DB(), key))
+}
+
+// lookupStreamRead is lookupStreamWrite for reads: hits and misses count.
+func lookupStreamRead(c *Client, key []byte) (s *store.Stream, ok bool) {
+	return streamOf(c, c.DB().Find(key))
+}
+
+func streamOf(c *Client, e *store.Entry) (*store.Stream, bool) {
+	if e == nil {
+		return nil, true
+	}
+	if e.Type() != store.TypeStream {
+		c.ErrWrongType()
+		return nil, false
+	}
+	return e.Stream(), true
+}
+
+// streamLimits reads the node size limits from the configuration.
+func (c *Client) streamLimits() store.StreamLimits {
+	return store.StreamLimits{
+		MaxBytes:   c.srv.cfg.Int("stream-node-max-bytes"),
+		MaxEntries: c.srv.cfg.Int("stream-node-max-entries"),
+	}
+}
+
+// nowMs is the server's clock in unix milliseconds (IDs, delivery times).
+func (c *Client) nowMs() int64 { return c.srv.ks.Now() }
+
+// ---------------------------------------------------------------- XADD / XTRIM
+
+// addTrimArgs are XADD's and XTRIM's parsed options.
+type addTrimArgs struct {
+	trim       store.TrimArgs
+	trimming   bool
+	id         store.StreamID
+	idGiven    bool
+	seqGiven   bool
+	noMkStream bool
+	idPos      int // XADD: the position of the ID argument
+}
+
+// parseAddTrimArgs is streamParseAddOrTrimArgsOrReply.
+func parseAddTrimArgs(c *Client, args [][]byte, xadd bool) (a addTrimArgs, ok bool) {
+	limitGiven := false
+	i := 2
+	for ; i < len(args); i++ {
+		more := len(args) - 1 - i
+		opt := args[i]
+		switch {
+		case xadd && len(opt) == 1 && opt[0] == '*':
+			// The common auto-ID case.
+			a.idPos = i
+			goto done
+		case argIs(opt, "maxlen") && more > 0, argIs(opt, "minid") && more > 0:
+			if a.trimming {
+				c.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				return a, false
+			}
+			byID := argIs(opt, "minid")
+			a.trim.Approx = false
+			next := args[i+1]
+			if more >= 2 && len(next) == 1 && next[0] == '~' {
+				a.trim.Approx = true
+				i++
+			} else if more >= 2 && len(next) == 1 && next[0] == '=' {
+				i++
+			}
+			if byID {
+				id, ok := parseStreamIDArg(c, args[i+1], 0, true)
+				if !ok {
+					return a, false
+				}
+				a.trim.ByID, a.trim.MinID = true, id
+			} else {
+				n, ok := streamParseLong(c, args[i+1])
+				if !ok {
+					return a, false
+				}
+				if n < 0 {
+					c.Error("ERR The MAXLEN argument must be >= 0.")
+					return a, false
+				}
+				a.trim.ByID, a.trim.MaxLen = false, n
+			}
+			i++
+			a.trimming = true
+		case argIs(opt, "limit") && more > 0:
+			n, ok := streamParseLong(c, args[i+1])
+			if !ok {
+				return a, false
+			}
+			if n < 0 {
+				c.Error("ERR The LIMIT argument must be >= 0.")
+				return a, false
+			}
+			a.trim.Limit = n
+			limitGiven = true
+			i++
+		case xadd && argIs(opt, "nomkstream"):
+			a.noMkStream = true
+		case xadd:
+			// An ID, or a syntax error reported as an invalid ID.
+			id, ok := parseStreamID(opt, 0, true, &a.seqGiven)
+			if !ok {
+				c.Error(msgInvalidStreamID)
+				return a, false
+			}
+			a.id, a.idGiven, a.idPos = id, true, i
+			goto done
+		default:
+			c.ErrSyntax()
+			return a, false
+		}
+	}
+	a.idPos = i
+done:
+	if a.trim.Limit != 0 && !a.trimming {
+		c.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		return a, false
+	}
+	if !xadd && !a.trimming {
+		c.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
+		return a, false
+	}
+	if limitGiven {
+		if !a.trim.Approx {
+			c.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
+			return a, false
+		}
+	} else if a.trim.Approx {
+		// Approximate trimming does at most 100 nodes' worth of work
+		// unless told otherwise; exact trimming is never limited.
+		lim := 100 * c.srv.cfg.Int("stream-node-max-entries")
+		if lim <= 0 || lim/100 != c.srv.cfg.Int("stream-node-max-entries") {
+			lim = 10000
+		}
+		a.trim.Limit = min(lim, 1000000)
+	} else {
+		a.trim.Limit = 0
+	}
+	return a, true
+}
+
+// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
+func cmdXAdd(c *Client, args [][]byte) {
+	a, ok := parseAddTrimArgs(c, args, true)
+	if !ok {
+		return
+	}
+	fieldPos := a.idPos + 1
+	if n := len(args) - fieldPos; n < 2 || n%2 == 1 {
+		c.ErrArity("xadd")
+		return
+	}
+	// 0-0 is refused before the key is created, so that the error leaves
+	// no empty stream behind.
+	if a.idGiven && a.seqGiven && a.id.IsZero() {
+		c.Error("ERR The ID specified in XADD must be greater than 0-0")
+		return
+	}
+	key := args[1]
+	s, ok := lookupStreamWrite(c, key)
+	if !ok {
+		return
+	}
+	if s == nil && a.noMkStream {
+		c.Null()
+		return
+	}
+	created := s == nil
+	if created {
+		s = store.NewStream()
+	}
+	if s.LastID() == store.MaxStreamID {
+		c.Error("ERR The stream has exhausted the last possible ID, unable to add more items")
+		return
+	}
+	id, res := streamNewID(c, s, a)
+	if res == store.AddOK {
+		res = s.Add(id, args[fieldPos:], c.streamLimits())
+	}
+	switch res {
+	case store.AddIDTooSmall:
+		c.Error("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+		return
+	case store.AddTooLarge:
+		c.Error("ERR Elements are too large to be stored")
+		return
+	}
+	if created {
+		c.DB().SetValue(key, s)
+	}
+	c.streamIDReply(id)
+	if a.trimming {
+		s.Trim(a.trim)
+	}
+	c.signalKeyReady(key)
+}
+
+// streamNewID resolves XADD's ID: generated (*), partial (ms-*) or given.
+func streamNewID(c *Client, s *store.Stream, a addTrimArgs) (store.StreamID, store.AddErr) {
+	last := s.LastID()
+	switch {
+	case !a.idGiven:
+		id, ok := s.NextAutoID(uint64(max(c.nowMs(), 0)))
+		if !ok {
+			return id, store.AddIDTooSmall
+		}
+		return id, store.AddOK
+	case !a.seqGiven:
+		if a.id.Ms == last.Ms {
+			if last.Seq == math.MaxUint64 {
+				// Redis fails here without setting errno, and so answers
+				// with the size error.
+				return a.id, store.AddTooLarge
+			}
+			return store.StreamID{Ms: last.Ms, Seq: last.Seq + 1}, store.AddOK
+		}
+	}
+	return a.id, store.AddOK
+}
+
+// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
+func cmdXTrim(c *Client, args [][]byte) {
+	a, ok := parseAddTrimArgs(c, args, false)
+	if !ok {
+		return
+	}
+	s, ok := lookupStreamWrite(c, args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(s.Trim(a.trim))
+}
+
+// ---------------------------------------------------------------- XRANGE / XREVRANGE / XLEN / XDEL
+
+// xrangeGeneric is XRANGE key start end [COUNT n] and XREVRANGE key end
+// start [COUNT n].
+func xrangeGeneric(c *Client, args [][]byte, rev bool) {
+	startArg, endArg := args[2], args[3]
+	if rev {
+		startArg, endArg = endArg, startArg
+	}
+	start, ok := parseRangeStart(c, startArg)
+	if !ok {
+		return
+	}
+	end, ok := parseRangeEnd(c, endArg)
+	if !ok {
+		return
+	}
+	count := int64(-1)
+	for j := 4; j < len(args); j++ {
+		if argIs(args[j], "count") && j+1 < len(args) {
+			n, ok := streamParseLong(c, args[j+1])
+			if !ok {
+				return
+			}
+			count = max(n, 0)
+			j++
+			continue
+		}
+		c.ErrSyntax()
+		return
+	}
+	s, ok := lookupStreamRead(c, args[1])
+	if !ok {
+		return
+	}
+	switch {
+	case s == nil:
+		c.Array(0)
+	case count == 0:
+		c.NullArray()
+	default:
+		c.streamRangeReply(s, start, end, max(count, 0), rev)
+	}
+}
+
+// XLEN key
+func cmdXLen(c *Client, args [][]byte) {
+	s, ok := lookupStreamRead(c, args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(int64(min(s.Length(), math.MaxInt64)))
+}
+
+// XDEL key id [id ...]
+func cmdXDel(c *Client, args [][]byte) {
+	s, ok := lookupStreamWrite(c, args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	// All IDs are checked first: the command runs in full or not at all.
+	ids := make([]store.StreamID, 0, len(args)-2)
+	for _, a := range args[2:] {
+		id, ok := parseStreamIDArg(c, a, 0, true)
+		if !ok {
+			return
+		}
+		ids = append(ids, id)
+	}
+	var deleted int64
+	for _, id := range ids {
+		if s.Delete(id) {
+			deleted++
+		}
+	}
+	c.Int(deleted)
+}

@@ -1,0 +1,595 @@
+package node
+
+import (
+	"math"
+	"strings"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// Consumer group commands: XGROUP, XSETID, XACK, XPENDING, XCLAIM,
+// XAUTOCLAIM (t_stream.c).
+
+var xgroupHelpLines = []string{
+	"CREATE <key> <groupname> <id|$> [option]",
+	"    Create a new consumer group. Options are:",
+	"    * MKSTREAM",
+	"      Create the empty stream if it does not exist.",
+	"    * ENTRIESREAD entries_read",
+	"      Set the group's entries_read counter (internal use).",
+	"CREATECONSUMER <key> <groupname> <consumer>",
+	"    Create a new consumer in the specified group.",
+	"DELCONSUMER <key> <groupname> <consumer>",
+	"    Remove the specified consumer.",
+	"DESTROY <key> <groupname>",
+	"    Remove the specified group.",
+	"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+	"    Set the current group ID and entries_read counter.",
+}
+
+// noGroupError is the NOGROUP text of the commands that name a key and a
+// group (XPENDING, XCLAIM, XAUTOCLAIM).
+func noGroupError(key, group []byte) string {
+	return "NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'"
+}
+
+// XGROUP CREATE key group id|$ [MKSTREAM] [ENTRIESREAD n]
+// XGROUP SETID key group id|$ [ENTRIESREAD n]
+// XGROUP DESTROY key group
+// XGROUP CREATECONSUMER key group consumer
+// XGROUP DELCONSUMER key group consumer
+// XGROUP HELP
+func cmdXGroup(c *Client, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	if sub == "help" {
+		c.replyHelp(args, xgroupHelpLines)
+		return
+	}
+	mkstream := false
+	entriesRead := int64(store.InvalidEntriesRead)
+	for i := 5; i < len(args); {
+		switch {
+		case sub == "create" && argIs(args[i], "mkstream"):
+			mkstream = true
+			i++
+		case (sub == "create" || sub == "setid") && argIs(args[i], "entriesread") && i+1 < len(args):
+			n, ok := streamParseLong(c, args[i+1])
+			if !ok {
+				return
+			}
+			if n < 0 && n != store.InvalidEntriesRead {
+				c.Error("ERR value for ENTRIESREAD must be positive or -1")
+				return
+			}
+			entriesRead = n
+			i += 2
+		default:
+			c.errSubcommandSyntax(args)
+			return
+		}
+	}
+	key, groupName := args[2], args[3]
+	s, ok := lookupStreamWrite(c, key)
+	if !ok {
+		return
+	}
+	var g *store.StreamGroup
+	if !mkstream {
+		if s == nil {
+			c.Error("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to " +
+				"use the MKSTREAM option to create an empty stream automatically.")
+			return
+		}
+		if g = s.Group(groupName); g == nil && (sub == "setid" || sub == "createconsumer" || sub == "delconsumer") {
+			c.Error("NOGROUP No such consumer group '" + cString(groupName) + "' for key name '" + cString(key) + "'")
+			return
+		}
+	}
+	switch sub {
+	case "create":
+		if len(args) > 8 {
+			c.errSubcommandSyntax(args)
+			return
+		}
+		var id store.StreamID
+		if a := args[4]; len(a) == 1 && a[0] == '$' {
+			if s != nil {
+				id = s.LastID()
+			}
+		} else if id, ok = parseStreamIDArg(c, a, 0, true); !ok {
+			return
+		}
+		if s == nil {
+			s = store.NewStream()
+			c.DB().SetValue(key, s)
+			c.signalKeyReady(key)
+		}
+		if s.CreateGroup(groupName, id, entriesRead) == nil {
+			c.Error("BUSYGROUP Consumer Group name already exists")
+			return
+		}
+		c.OK()
+	case "setid":
+		if len(args) != 5 && len(args) != 7 {
+			c.errSubcommandSyntax(args)
+			return
+		}
+		var id store.StreamID
+		if a := args[4]; len(a) == 1 && a[0] == '$' {
+			id = s.LastID()
+		} else if id, ok = parseStreamIDArg(c, a, 0, false); !ok {
+			return
+		}
+		g.LastID = id
+		g.EntriesRead = entriesRead
+		c.OK()
+	case "destroy":
+		if g == nil {
+			c.Int(0)
+			return
+		}
+		s.DestroyGroup(groupName)
+		c.Int(1)
+		// XREADGROUP clients blocked on the group get -NOGROUP.
+		c.signalKeyReady(key)
+	case "createconsumer":
+		if g.CreateConsumer(args[4], c.nowMs()) == nil {
+			c.Int(0)
+			return
+		}
+		c.Int(1)
+	case "delconsumer":
+		var pending int
+		if consumer := g.Consumer(args[4]); consumer != nil {
+			pending = g.DeleteConsumer(consumer)
+		}
+		c.Int(int64(pending))
+	default:
+		c.errSubcommandSyntax(args)
+	}
+}
+
+// XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
+func cmdXSetID(c *Client, args [][]byte) {
+	id, ok := parseStreamIDArg(c, args[2], 0, true)
+	if !ok {
+		return
+	}
+	entriesAdded := int64(-1)
+	var maxDeleted store.StreamID
+	for i := 3; i < len(args); i += 2 {
+		more := len(args) - 1 - i
+		switch {
+		case argIs(args[i], "entriesadded") && more > 0:
+			n, ok := streamParseLong(c, args[i+1])
+			if !ok {
+				return
+			}
+			if n < 0 {
+				c.Error("ERR entries_added must be positive")
+				return
+			}
+			entriesAdded = n
+		case argIs(args[i], "maxdeletedid") && more > 0:
+			md, ok := parseStreamIDArg(c, args[i+1], 0, true)
+			if !ok {
+				return
+			}
+			if id.Compare(md) < 0 {
+				c.Error("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				return
+			}
+			maxDeleted = md
+		default:
+			c.ErrSyntax()
+			return
+		}
+	}
+	s, ok := lookupStreamWrite(c, args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Error(msgNoSuchKey)
+		return
+	}
+	if s.Length() > 0 {
+		if top, _ := s.LastValidID(); id.Compare(top) < 0 {
+			c.Error("ERR The ID specified in XSETID is smaller than the target stream top item")
+			return
+		}
+		if entriesAdded != -1 && s.Length() > uint64(entriesAdded) {
+			c.Error("ERR The entries_added specified in XSETID is smaller than the target stream length")
+			return
+		}
+	}
+	s.SetID(id, entriesAdded, maxDeleted)
+	c.OK()
+}
+
+// lookupGroup finds key's stream and its group for XACK, XPENDING, XCLAIM
+// and XAUTOCLAIM (a read lookup). ok is false after a WRONGTYPE reply; g
+// is nil when the key or the group is missing.
+func lookupGroup(c *Client, key, group []byte) (s *store.Stream, g *store.StreamGroup, ok bool) {
+	s, ok = lookupStreamRead(c, key)
+	if !ok || s == nil {
+		return s, nil, ok
+	}
+	return s, s.Group(group), true
+}
+
+// XACK key group id [id ...]
+func cmdXAck(c *Client, args [][]byte) {
+	_, g, ok := lookupGroup(c, args[1], args[2])
+	if !ok {
+		return
+	}
+	if g == nil {
+		c.Int(0)
+		return
+	}
+	// All IDs are checked first: the command runs in full or not at all.
+	ids := make([]store.StreamID, 0, len(args)-3)
+	for _, a := range args[3:] {
+		id, ok := parseStreamIDArg(c, a, 0, true)
+		if !ok {
+			return
+		}
+		ids = append(ids, id)
+	}
+	var acked int64
+	for _, id := range ids {
+		if g.Ack(id) {
+			acked++
+		}
+	}
+	c.Int(acked)
+}
+
+// XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
+func cmdXPending(c *Client, args [][]byte) {
+	argc := len(args)
+	if argc != 3 && (argc < 6 || argc > 9) {
+		c.ErrSyntax()
+		return
+	}
+	var start, end store.StreamID
+	var count, minIdle int64
+	var consumerName []byte
+	if argc >= 6 {
+		at := 3
+		if argIs(args[3], "idle") {
+			n, ok := streamParseLong(c, args[4])
+			if !ok {
+				return
+			}
+			minIdle = n
+			if argc < 8 {
+				c.ErrSyntax()
+				return
+			}
+			at += 2
+		}
+		n, ok := streamParseLong(c, args[at+2])
+		if !ok {
+			return
+		}
+		count = max(n, 0)
+		if start, ok = parseRangeStart(c, args[at]); !ok {
+			return
+		}
+		if end, ok = parseRangeEnd(c, args[at+1]); !ok {
+			return
+		}
+		if at+3 < argc {
+			consumerName = args[at+3]
+		}
+	}
+	_, g, ok := lookupGroup(c, args[1], args[2])
+	if !ok {
+		return
+	}
+	if g == nil {
+		c.Error(noGroupError(args[1], args[2]))
+		return
+	}
+	if argc == 3 {
+		c.Array(4)
+		first, last, any := g.PendingBounds()
+		c.Int(int64(g.PendingLen()))
+		if !any {
+			c.Null()
+			c.Null()
+			c.NullArray()
+			return
+		}
+		c.streamIDReply(first)
+		c.streamIDReply(last)
+		mark := len(c.out)
+		var n int64
+		for _, consumer := range g.Consumers() {
+			if consumer.PendingLen() == 0 {
+				continue
+			}
+			c.Array(2)
+			c.BulkString(consumer.Name())
+			c.BulkInt(int64(consumer.PendingLen()))
+			n++
+		}
+		c.insertArrayHeader(mark, n)
+		return
+	}
+	var consumer *store.StreamConsumer
+	if consumerName != nil {
+		if consumer = g.Consumer(consumerName); consumer == nil {
+			c.Array(0)
+			return
+		}
+	}
+	now := c.nowMs()
+	mark := len(c.out)
+	var n int64
+	next := func(from store.StreamID) (store.PendingEntry, bool) {
+		if consumer != nil {
+			return g.NextConsumerPending(consumer, from)
+		}
+		return g.NextPending(from)
+	}
+	for from, more := start, true; count > 0 && more; {
+		p, ok := next(from)
+		if !ok || p.ID.Compare(end) > 0 {
+			break
+		}
+		from, more = p.ID.Next()
+		if minIdle != 0 && now-p.DeliveryTime < minIdle {
+			continue
+		}
+		n++
+		count--
+		c.Array(4)
+		c.streamIDReply(p.ID)
+		c.BulkString(p.Consumer.Name())
+		c.Int(max(now-p.DeliveryTime, 0))
+		c.Int(int64(min(p.DeliveryCount, math.MaxInt64)))
+	}
+	c.insertArrayHeader(mark, n)
+}
+
+// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-ms]
+// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
+func cmdXClaim(c *Client, args [][]byte) {
+	s, g, ok := lookupGroup(c, args[1], args[2])
+	if !ok {
+		return
+	}
+	if g == nil {
+		c.Error(noGroupError(args[1], args[2]))
+		return
+	}
+	minIdle, ok := parseInt64Arg(args[4])
+	if !ok {
+		c.Error("ERR Invalid min-idle-time argument for XCLAIM")
+		return
+	}
+	minIdle = max(minIdle, 0)
+	// The IDs run up to the first argument that is not one; the options
+	// follow.
+	var ids []store.StreamID
+	j := 5
+	for ; j < len(args); j++ {
+		id, ok := parseStreamID(args[j], 0, true, nil)
+		if !ok {
+			break
+		}
+		ids = append(ids, id)
+	}
+	now := c.nowMs()
+	deliveryTime, timeGiven := now, false
+	retryCount := int64(-1)
+	force, justID := false, false
+	var lastID store.StreamID
+	for ; j < len(args); j++ {
+		more := len(args) - 1 - j
+		opt := args[j]
+		switch {
+		case argIs(opt, "force"):
+			force = true
+		case argIs(opt, "justid"):
+			justID = true
+		case argIs(opt, "idle") && more > 0:
+			j++
+			n, ok := parseInt64Arg(args[j])
+			if !ok {
+				c.Error("ERR Invalid IDLE option argument for XCLAIM")
+				return
+			}
+			deliveryTime, timeGiven = now-n, true
+		case argIs(opt, "time") && more > 0:
+			j++
+			n, ok := parseInt64Arg(args[j])
+			if !ok {
+				c.Error("ERR Invalid TIME option argument for XCLAIM")
+				return
+			}
+			deliveryTime, timeGiven = n, true
+		case argIs(opt, "retrycount") && more > 0:
+			j++
+			n, ok := parseInt64Arg(args[j])
+			if !ok {
+				c.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
+				return
+			}
+			retryCount = n
+		case argIs(opt, "lastid") && more > 0:
+			j++
+			id, ok := parseStreamIDArg(c, args[j], 0, true)
+			if !ok {
+				return
+			}
+			lastID = id
+		default:
+			c.Error("ERR Unrecognized XCLAIM option '" + cString(opt) + "'")
+			return
+		}
+	}
+	if lastID.Compare(g.LastID) > 0 {
+		g.LastID = lastID
+	}
+	// A delivery time in the future or before the epoch is taken as now
+	// (clients may compute it from a skewed clock); Redis's -1 "not given"
+	// marker makes TIME -1 mean now as well.
+	if timeGiven && (deliveryTime < 0 || deliveryTime > now) {
+		deliveryTime = now
+	}
+	var consumer *store.StreamConsumer
+	mark := len(c.out)
+	var n int64
+	var it store.StreamIterator
+	for _, id := range ids {
+		p, pending := g.Pending(id)
+		it.Reset(s, id, id, false)
+		if !it.Next() {
+			// The entry is gone: so goes its pending entry.
+			if pending {
+				g.Ack(id)
+			}
+			continue
+		}
+		if !pending && !force {
+			continue
+		}
+		count := uint64(1) // a new pending entry (FORCE) starts at one delivery
+		if pending {
+			if minIdle != 0 && now-p.DeliveryTime < minIdle {
+				continue
+			}
+			count = p.DeliveryCount
+		}
+		if consumer == nil {
+			if consumer = g.Consumer(args[3]); consumer == nil {
+				consumer = g.CreateConsumer(args[3], now)
+			} else {
+				consumer.SeenTime = now
+			}
+		}
+		switch {
+		case retryCount >= 0:
+			count = uint64(retryCount)
+		case !justID:
+			count++
+		}
+		g.Claim(id, consumer, deliveryTime, count)
+		if justID {
+			c.streamIDReply(id)
+		} else {
+			c.streamEntryReply(&it)
+		}
+		n++
+	}
+	c.insertArrayHeader(mark, n)
+}
+
+// XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+func cmdXAutoClaim(c *Client, args [][]byte) {
+	minIdle, ok := parseInt64Arg(args[4])
+	if !ok {
+		c.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
+		return
+	}
+	minIdle = max(minIdle, 0)
+	start, ok := parseRangeStart(c, args[5])
+	if !ok {
+		return
+	}
+	count := int64(100)
+	justID := false
+	const attemptsFactor = 10
+	for j := 6; j < len(args); j++ {
+		more := len(args) - 1 - j
+		switch {
+		case argIs(args[j], "count") && more > 0:
+			n, ok := parseInt64Arg(args[j+1])
+			if !ok || n < 1 || n > math.MaxInt64/16 {
+				c.Error("ERR COUNT must be > 0")
+				return
+			}
+			count = n
+			j++
+		case argIs(args[j], "justid"):
+			justID = true
+		default:
+			c.ErrSyntax()
+			return
+		}
+	}
+	s, g, ok := lookupGroup(c, args[1], args[2])
+	if !ok {
+		return
+	}
+	if g == nil {
+		c.Error(noGroupError(args[1], args[2]))
+		return
+	}
+	now := c.nowMs()
+	var consumer *store.StreamConsumer
+	var deleted []store.StreamID
+	attempts := count * attemptsFactor
+	c.Array(3)
+	idMark := len(c.out)
+	var claimed int64
+	var it store.StreamIterator
+	cursor, eof := start, false
+	for attempts > 0 && count > 0 {
+		attempts--
+		p, ok := g.NextPending(cursor)
+		if !ok {
+			eof = true
+			break
+		}
+		if cursor, ok = p.ID.Next(); !ok {
+			eof = true // nothing can follow the greatest ID
+		}
+		it.Reset(s, p.ID, p.ID, false)
+		if !it.Next() {
+			g.Ack(p.ID)
+			deleted = append(deleted, p.ID)
+			count--
+		} else if minIdle == 0 || now-p.DeliveryTime >= minIdle {
+			if consumer == nil {
+				if consumer = g.Consumer(args[3]); consumer == nil {
+					consumer = g.CreateConsumer(args[3], now)
+				} else {
+					consumer.SeenTime = now
+				}
+			}
+			n := p.DeliveryCount
+			if !justID {
+				n++
+			}
+			g.Claim(p.ID, consumer, now, n)
+			if justID {
+				c.streamIDReply(p.ID)
+			} else {
+				c.streamEntryReply(&it)
+			}
+			claimed++
+			count--
+		}
+		if eof {
+			break
+		}
+	}
+	c.insertArrayHeader(idMark, claimed)
+	// The cursor: the next pending entry after the last one looked at.
+	var next store.StreamID
+	if !eof {
+		if p, ok := g.NextPending(cursor); ok {
+			next = p.ID
+		}
+	}
+	c.insertBulk(idMark, next.AppendTo(nil))
+	c.Array(len(deleted))
+	for _, id := range deleted {
+		c.streamIDReply(id)
+	}
+}

@@ -1,0 +1,588 @@
+package node
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/store"
+)
+
+// XREAD and XREADGROUP (xreadCommand), their blocking forms on the
+// framework of blocking.go, and the consumer-group side of reading
+// (streamReplyWithRange with a group).
+
+// xreadBlockedDefaultCount bounds what a blocked XREAD without COUNT gets
+// when it is served (XREAD_BLOCKED_DEFAULT_COUNT).
+const xreadBlockedDefaultCount = 1000
+
+// xreadReq is a parsed XREAD / XREADGROUP.
+type xreadReq struct {
+	group             bool // XREADGROUP
+	timeoutMs         int64
+	block             bool
+	count             int64
+	keys, ids         [][]byte
+	groupName, member []byte
+	noack             bool
+}
+
+// parseXRead parses the options as xreadCommand does, replying on error.
+func parseXRead(c *Client, args [][]byte, group bool) (r xreadReq, ok bool) {
+	r.group = group
+	streamsArg := 0
+	for i := 1; i < len(args); i++ {
+		more := len(args) - i - 1
+		o := args[i]
+		switch {
+		case argIs(o, "block") && more > 0:
+			i++
+			ms, ok := parseInt64Arg(args[i])
+			if !ok {
+				c.Error("ERR timeout is not an integer or out of range")
+				return r, false
+			}
+			if ms < 0 {
+				c.Error("ERR timeout is negative")
+				return r, false
+			}
+			r.timeoutMs, r.block = ms, true
+		case argIs(o, "count") && more > 0:
+			i++
+			n, ok := streamParseLong(c, args[i])
+			if !ok {
+				return r, false
+			}
+			r.count = max(n, 0)
+		case argIs(o, "streams") && more > 0:
+			streamsArg = i + 1
+			n := len(args) - streamsArg
+			if n%2 != 0 {
+				c.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				return r, false
+			}
+			r.keys = args[streamsArg : streamsArg+n/2]
+			r.ids = args[streamsArg+n/2:]
+			i = len(args)
+		case argIs(o, "group") && more >= 2:
+			if !group {
+				c.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+				return r, false
+			}
+			r.groupName, r.member = args[i+1], args[i+2]
+			i += 2
+		case argIs(o, "noack"):
+			if !group {
+				c.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+				return r, false
+			}
+			r.noack = true
+		default:
+			c.ErrSyntax()
+			return r, false
+		}
+	}
+	if streamsArg == 0 {
+		c.ErrSyntax()
+		return r, false
+	}
+	if group && r.groupName == nil {
+		c.Error("ERR Missing GROUP option for XREADGROUP")
+		return r, false
+	}
+	return r, true
+}
+
+// xreadKeyPositions is Redis's xreadGetKeys: the positions of the stream
+// keys of an XREAD / XREADGROUP call, skipping the option values before
+// STREAMS. It is the key procedure keys.go's keyProcs should register for
+// "xread" and "xreadgroup" (the STREAMS keyword search of the key specs
+// stops at an option value spelled "streams", e.g. a consumer name); until
+// then xreadGeneric checks that the keys it reads are the locked ones.
+func xreadKeyPositions(args [][]byte) ([]int, error) {
+	streamsPos := -1
+	for i := 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case argIs(a, "block"), argIs(a, "count"):
+			i++
+		case argIs(a, "group"):
+			i += 2
+		case argIs(a, "noack"):
+		case argIs(a, "streams"):
+			streamsPos = i
+			i = len(args)
+		default:
+			i = len(args)
+		}
+	}
+	n := len(args) - streamsPos - 1
+	if streamsPos < 0 || n == 0 || n%2 != 0 {
+		return nil, errKeySpec
+	}
+	pos := make([]int, n/2)
+	for i := range pos {
+		pos[i] = streamsPos + 1 + i
+	}
+	return pos, nil
+}
+
+// keysLocked reports whether the slots of all keys are among the ones the
+// dispatcher locked for the running command.
+func (c *Client) keysLocked(keys [][]byte) bool {
+	for _, k := range keys {
+		if !slices.Contains(c.slotBuf, slots.KeySlot(k)) {
+			return false
+		}
+	}
+	return true
+}
+
+// xreadGeneric is XREAD [COUNT n] [BLOCK ms] STREAMS key... id... and
+// XREADGROUP GROUP g consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...
+func xreadGeneric(c *Client, args [][]byte, group bool) {
+	r, ok := parseXRead(c, args, group)
+	if !ok {
+		return
+	}
+	if !c.keysLocked(r.keys) {
+		c.Error("ERR the stream keys of this command could not be located: an option value is spelled STREAMS")
+		return
+	}
+	db := c.DB()
+	ids := make([]store.StreamID, len(r.keys))
+	var groups []*store.StreamGroup
+	if group {
+		groups = make([]*store.StreamGroup, len(r.keys))
+	}
+	for i, key := range r.keys {
+		s, ok := lookupStreamRead(c, key)
+		if !ok {
+			return
+		}
+		if group {
+			var g *store.StreamGroup
+			if s != nil {
+				g = s.Group(r.groupName)
+			}
+			if g == nil {
+				c.Error("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(r.groupName) +
+					"' in XREADGROUP with GROUP option")
+				return
+			}
+			groups[i] = g
+		}
+		switch idArg := r.ids[i]; {
+		case len(idArg) == 1 && idArg[0] == '$':
+			if group {
+				c.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of " +
+					"this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would " +
+					"just return an empty result set.")
+				return
+			}
+			if s != nil {
+				ids[i] = s.LastID()
+			}
+		case len(idArg) == 1 && idArg[0] == '>':
+			if !group {
+				c.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				return
+			}
+			ids[i] = store.MaxStreamID // ">" is the greatest ID, as in Redis
+		default:
+			id, ok := parseStreamIDArg(c, idArg, 0, true)
+			if !ok {
+				return
+			}
+			ids[i] = id
+		}
+	}
+	// Serve what can be served now.
+	mark := len(c.out)
+	var served int64
+	now := c.nowMs()
+	for i, key := range r.keys {
+		e := db.Find(key) // Redis looks every key up a second time here
+		if e == nil || e.Type() != store.TypeStream {
+			continue
+		}
+		s := e.Stream()
+		gt := ids[i]
+		history, serve := false, false
+		if group {
+			if gt != store.MaxStreamID {
+				serve, history = true, true
+			} else if s.Length() > 0 {
+				if maxID, _ := s.LastValidID(); maxID.Compare(groups[i].LastID) > 0 {
+					serve = true
+					gt = groups[i].LastID
+				}
+			}
+		} else if s.Length() > 0 {
+			if maxID, _ := s.LastValidID(); maxID.Compare(gt) > 0 {
+				serve = true
+			}
+		}
+		if !serve {
+			continue
+		}
+		served++
+		start, _ := gt.Next()
+		if c.resp == 2 {
+			c.Array(2)
+		}
+		c.Bulk(key)
+		if !group {
+			c.streamRangeReply(s, start, store.MaxStreamID, r.count, false)
+			continue
+		}
+		g := groups[i]
+		consumer := g.Consumer(r.member)
+		if consumer == nil {
+			consumer = g.CreateConsumer(r.member, now)
+		} else {
+			consumer.SeenTime = now
+		}
+		if history {
+			c.streamHistoryReply(s, g, consumer, start, r.count, now)
+		} else {
+			c.streamGroupReadReply(s, g, consumer, start, r.count, r.noack, now)
+		}
+	}
+	if served > 0 {
+		if c.resp == 2 {
+			c.insertArrayHeader(mark, served)
+		} else {
+			c.insertMapHeader(mark, served)
+		}
+		return
+	}
+	if !r.block {
+		c.NullArray()
+		return
+	}
+	c.blockOnStreams(r, ids)
+}
+
+// streamGroupReadReply writes the entries from start on (at most count, 0 =
+// all) as delivered to a consumer of a group: the group's last delivered ID
+// and read counter advance, and unless noack each entry becomes pending for
+// the consumer (streamReplyWithRange with a group).
+func (c *Client) streamGroupReadReply(s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
+	start store.StreamID, count int64, noack bool, now int64) {
+	mark := len(c.out)
+	var n int64
+	it := s.Range(start, store.MaxStreamID, false)
+	for it.Next() {
+		id := it.ID()
+		s.AdvanceGroup(g, id)
+		c.streamEntryReply(it)
+		if !noack {
+			g.Deliver(id, consumer, now)
+		}
+		n++
+		if n == count {
+			break
+		}
+	}
+	c.insertArrayHeader(mark, n)
+}
+
+// streamHistoryReply writes the consumer's pending entries from start on
+// (at most count, 0 = all): each with its fields, or with a null in their
+// place when the entry is no longer in the stream; every entry served
+// counts as one more delivery (streamReplyWithRangeFromConsumerPEL).
+func (c *Client) streamHistoryReply(s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
+	start store.StreamID, count int64, now int64) {
+	mark := len(c.out)
+	var n int64
+	var it store.StreamIterator
+	from := start
+	for count == 0 || n < count {
+		p, ok := g.NextConsumerPending(consumer, from)
+		if !ok {
+			break
+		}
+		it.Reset(s, p.ID, p.ID, false)
+		if it.Next() {
+			c.streamEntryReply(&it)
+			g.Redeliver(p.ID, now)
+		} else {
+			c.Array(2)
+			c.streamIDReply(p.ID)
+			c.NullArray()
+		}
+		n++
+		if from, ok = p.ID.Next(); !ok {
+			break
+		}
+	}
+	c.insertArrayHeader(mark, n)
+}
+
+// ---------------------------------------------------------------- blocking
+
+// blockOnStreams blocks the client until one of its streams gets entries
+// past its ID (serveClientsBlockedOnStreamKey). A key given twice waits
+// for the ID given first.
+func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
+	type wait struct {
+		key string
+		id  store.StreamID
+	}
+	var waits []wait
+	keys := make([][]byte, 0, len(r.keys))
+	for i, k := range r.keys {
+		if !slices.ContainsFunc(waits, func(w wait) bool { return w.key == string(k) }) {
+			waits = append(waits, wait{string(k), ids[i]})
+			keys = append(keys, k)
+		}
+	}
+	count := r.count
+	if count == 0 {
+		count = xreadBlockedDefaultCount
+	}
+	// The arguments alias the connection's read buffer: keep copies for
+	// the serve callback.
+	group, groupName, member, noack := r.group, bytes.Clone(r.groupName), bytes.Clone(r.member), r.noack
+	serve := func(sc *blockServe) serveResult {
+		wc := sc.c
+		e := sc.db.Lookup(sc.key, store.LookupNoStats)
+		if e == nil || e.Type() != store.TypeStream {
+			// A deleted or replaced stream ends XREADGROUP waits; XREAD
+			// waits on for a stream to appear (and the next waiters on
+			// the key still get their turn).
+			if group {
+				wc.Error("UNBLOCKED the stream key no longer exists")
+				return serveDone
+			}
+			return serveSkipped
+		}
+		s := e.Stream()
+		i := slices.IndexFunc(waits, func(w wait) bool { return w.key == string(sc.key) })
+		if i < 0 {
+			return serveSkipped
+		}
+		gt := waits[i].id
+		var g *store.StreamGroup
+		if group {
+			if g = s.Group(groupName); g == nil {
+				wc.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+				return serveDone
+			}
+			gt = g.LastID
+		}
+		if s.LastID().Compare(gt) <= 0 {
+			return serveSkipped
+		}
+		start, _ := gt.Next()
+		now := sc.db.Keyspace().Now()
+		if wc.resp == 2 {
+			wc.Array(1)
+			wc.Array(2)
+		} else {
+			wc.Map(1)
+		}
+		wc.Bulk(sc.key)
+		if !group {
+			wc.streamRangeReply(s, start, store.MaxStreamID, count, false)
+			return serveDone
+		}
+		consumer := g.Consumer(member)
+		if consumer == nil {
+			consumer = g.CreateConsumer(member, now)
+		} else {
+			consumer.SeenTime = now
+		}
+		wc.streamGroupReadReply(s, g, consumer, start, count, noack, now)
+		return serveDone
+	}
+	timeout := time.Duration(0)
+	if r.timeoutMs > 0 {
+		timeout = time.Duration(min(r.timeoutMs, int64(1<<62)/int64(time.Millisecond))) * time.Millisecond
+	}
+	c.blockOn(blockSpec{keys: keys, timeout: timeout, serve: serve, onTimeout: (*Client).NullArray})
+	if group && c.bs.pending != nil {
+		c.srv.streamWatch().add(c.bs.pending, c.DB(), keys)
+	}
+}
+
+// ---------------------------------------------------------------- watching blocked XREADGROUP keys
+
+// Redis unblocks an XREADGROUP waiter with -UNBLOCKED as soon as its stream
+// is deleted or replaced (DEL, SET, RENAME over it, FLUSHALL, SWAPDB...):
+// the keyspace signals every stream key that goes away. shoal's writers
+// only signal the keys they add data to, so the keys XREADGROUP clients
+// wait on are watched instead: a watcher goroutine, running only while
+// there are such waiters, looks at each watched key a few times a second
+// and, when the value under the key is no longer the stream it saw, makes
+// the key ready as a writer would. The serve callbacks then decide what
+// Redis decides after such a change (data, -NOGROUP, -UNBLOCKED, or wait
+// on). A store-level hook on deletion and overwrite would make this
+// immediate; until there is one, the watcher's delay (watchInterval) is
+// the price.
+
+const (
+	watchInterval    = 10 * time.Millisecond
+	watchPerKeyDelay = 50 * time.Microsecond // spreads the work when many keys are watched
+)
+
+type streamWatcher struct {
+	srv     *Server
+	mu      sync.Mutex
+	keys    map[blockKey][]watchEntry
+	running bool
+}
+
+// watchEntry is an XREADGROUP waiter on a watched key and the stream the
+// key held when the waiter last saw it.
+type watchEntry struct {
+	w    *blockWaiter
+	seen *store.Stream
+}
+
+var (
+	streamWatchersMu sync.Mutex
+	streamWatchers   = map[weak.Pointer[Server]]*streamWatcher{}
+)
+
+// streamWatch returns the server's watcher, creating it on first use.
+func (s *Server) streamWatch() *streamWatcher {
+	wp := weak.Make(s)
+	streamWatchersMu.Lock()
+	defer streamWatchersMu.Unlock()
+	if w := streamWatchers[wp]; w != nil {
+		return w
+	}
+	w := &streamWatcher{srv: s, keys: map[blockKey][]watchEntry{}}
+	streamWatchers[wp] = w
+	done := s.done
+	go func() { // the entry goes with the server
+		<-done
+		streamWatchersMu.Lock()
+		delete(streamWatchers, wp)
+		streamWatchersMu.Unlock()
+	}()
+	return w
+}
+
+// add watches keys for waiter w. The caller holds the keys' slot locks, so
+// the streams it records are the ones w saw.
+func (sw *streamWatcher) add(w *blockWaiter, db *store.DB, keys [][]byte) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	for _, k := range keys {
+		bk := blockKey{db: db.ID(), key: string(k)}
+		sw.keys[bk] = append(sw.keys[bk], watchEntry{w: w, seen: streamAt(db, k)})
+	}
+	if !sw.running {
+		sw.running = true
+		go sw.run()
+	}
+}
+
+// streamAt is the stream under key, nil if none. Caller holds the slot lock.
+func streamAt(db *store.DB, key []byte) *store.Stream {
+	e := db.Lookup(key, store.LookupNoTouch|store.LookupNoStats|store.LookupNoExpire)
+	if e == nil || e.Type() != store.TypeStream {
+		return nil
+	}
+	return e.Stream()
+}
+
+// run is the watcher goroutine; it exits when nothing is watched.
+func (sw *streamWatcher) run() {
+	reg := sw.srv.blocking()
+	for {
+		sw.mu.Lock()
+		n := len(sw.keys)
+		sw.mu.Unlock()
+		delay := max(watchInterval, time.Duration(n)*watchPerKeyDelay)
+		select {
+		case <-sw.srv.done:
+			sw.mu.Lock()
+			sw.running = false
+			clear(sw.keys)
+			sw.mu.Unlock()
+			return
+		case <-time.After(delay):
+		}
+		if !sw.sweep(reg) {
+			return
+		}
+	}
+}
+
+// sweep drops finished waiters, looks at every watched key and serves the
+// keys whose stream changed. It returns false (and marks the watcher
+// stopped) when nothing is left to watch.
+func (sw *streamWatcher) sweep(reg *blockRegistry) bool {
+	// Which waiters are still waiting is known under the registry lock;
+	// the two locks are never held together.
+	sw.mu.Lock()
+	var all []*blockWaiter
+	for _, ws := range sw.keys {
+		for _, e := range ws {
+			all = append(all, e.w)
+		}
+	}
+	sw.mu.Unlock()
+	finished := map[*blockWaiter]bool{}
+	reg.mu.Lock()
+	for _, w := range all {
+		if w.done {
+			finished[w] = true
+		}
+	}
+	reg.mu.Unlock()
+	sw.mu.Lock()
+	probes := make([]blockKey, 0, len(sw.keys))
+	for bk, ws := range sw.keys {
+		ws = slices.DeleteFunc(ws, func(e watchEntry) bool { return finished[e.w] })
+		if len(ws) == 0 {
+			delete(sw.keys, bk)
+			continue
+		}
+		sw.keys[bk] = ws
+		probes = append(probes, bk)
+	}
+	if len(sw.keys) == 0 {
+		sw.running = false
+		sw.mu.Unlock()
+		return false
+	}
+	sw.mu.Unlock()
+
+	ks := sw.srv.ks
+	var ready []blockKey
+	for _, bk := range probes {
+		if bk.db < 0 || bk.db >= ks.NumDBs() {
+			continue
+		}
+		db := ks.DB(bk.db)
+		key := []byte(bk.key)
+		slot := slots.KeySlot(key)
+		db.Lock(slot)
+		now := streamAt(db, key)
+		db.Unlock(slot)
+		changed := false
+		sw.mu.Lock()
+		for i := range sw.keys[bk] {
+			if e := &sw.keys[bk][i]; e.seen != now {
+				e.seen = now
+				changed = true
+			}
+		}
+		sw.mu.Unlock()
+		if changed {
+			ready = append(ready, bk)
+		}
+	}
+	// Serve the changed keys as the end of a writing command would.
+	for i := 0; i < len(ready); i++ {
+		reg.serveKey(sw.srv, ready[i], &ready)
+	}
+	return true
+}
