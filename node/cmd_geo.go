@@ -586,7 +586,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 				replyGeoDistance(c, p.dist/shape.conversion)
 			}
 			if withHash {
-				c.Int(int64(p.score))
+				c.Int(cDoubleToInt64(p.score))
 			}
 			if withCoords {
 				c.Array(2)
@@ -622,6 +622,15 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 	c.DB().SetValue(storeKey, store.BuildZSet(elems, zsetLimits(c)))
 	zsetSignalReady(c, storeKey)
 	c.Int(int64(returned))
+}
+
+// cDoubleToInt64 is C's (long long) cast on x86-64: out of range (or NaN)
+// gives the minimum int64.
+func cDoubleToInt64(f float64) int64 {
+	if f >= -9223372036854775808.0 && f < 9223372036854775808.0 {
+		return int64(f)
+	}
+	return math.MinInt64
 }
 
 func cmpFloat(a, b float64) int {

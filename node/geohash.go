@@ -146,13 +146,20 @@ func geoAreaCenter(a geoArea) (lon, lat float64) {
 	return lon, lat
 }
 
-// scoreToUint64 converts a score to the unsigned 64-bit geohash the way C's
-// (uint64_t) cast does on x86-64 for the values a geo set can hold.
+// scoreToUint64 converts a score to the unsigned 64-bit geohash as C's
+// (uint64_t) cast compiles on x86-64 (where Redis's replies were observed):
+// values from 2^63 convert through a signed conversion of score-2^63, so
+// 2^64 and beyond (and +inf) give 0; negative values wrap around; NaN,
+// -inf and values below -2^63 give 2^63.
 func scoreToUint64(score float64) uint64 {
+	const two63 = 9223372036854775808.0
 	switch {
-	case score >= 0 && score < 18446744073709551616.0:
-		return uint64(score)
-	case score < 0 && score >= -9223372036854775808.0:
+	case score >= two63:
+		if v := score - two63; v < two63 {
+			return uint64(v) ^ 1<<63
+		}
+		return 0
+	case score >= -two63 && score < two63:
 		return uint64(int64(score))
 	}
 	return 1 << 63
