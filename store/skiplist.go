@@ -82,11 +82,39 @@ func zslRandomLevel() int {
 	return level
 }
 
+// newZslNode allocates a node with level levels. The upper levels share
+// the node's allocation (sizes rounded up to a few classes), so that a
+// search touches one memory block per node, as Redis's inline level array.
 func newZslNode(level int, score float64, member string) *zslNode {
-	n := &zslNode{member: member, score: score}
-	if level > 1 {
-		n.upper = make([]zslLevel, level-1)
+	var n *zslNode
+	switch {
+	case level <= 1:
+		n = &zslNode{}
+	case level == 2:
+		b := &struct {
+			n zslNode
+			l [1]zslLevel
+		}{}
+		n = &b.n
+		n.upper = b.l[:]
+	case level <= 4:
+		b := &struct {
+			n zslNode
+			l [3]zslLevel
+		}{}
+		n = &b.n
+		n.upper = b.l[:level-1]
+	case level <= 8:
+		b := &struct {
+			n zslNode
+			l [7]zslLevel
+		}{}
+		n = &b.n
+		n.upper = b.l[:level-1]
+	default:
+		n = &zslNode{upper: make([]zslLevel, level-1)}
 	}
+	n.member, n.score = member, score
 	return n
 }
 
