@@ -122,7 +122,7 @@ func (z *ZSet) MemoryUsage(samples int) int64 {
 func (z *ZSet) Digest(d Digester) {
 	var buf [32]byte
 	z.Each(false, func(member []byte, score float64) bool {
-		d.Element(member, FormatScore(buf[:0], score))
+		DigestElement(d, member, FormatScore(buf[:0], score))
 		return true
 	})
 }
