@@ -150,11 +150,14 @@ func TestGeoDifferential(t *testing.T) {
 	s := startTestServer(t)
 	for _, resp := range []string{"2", "3"} {
 		ours, real := dialTest(t, s), dialTestAddr(t, realAddr)
-		for _, c := range [][]string{{"flushall"}, {"hello", resp}} {
+		for _, c := range [][]string{{"flushall"}, {"hello", resp}, {"config", "resetstat"}} {
 			ours.do(c...)
 			real.do(c...)
 		}
 		zsetDiff(t, ours, real, geoScript(), "geo resp"+resp, true)
+		if got, want := keyspaceStats(ours.do("info", "stats")), keyspaceStats(real.do("info", "stats")); got != want {
+			t.Errorf("resp%s keyspace stats %s, Redis %s", resp, got, want)
+		}
 	}
 }
 

@@ -347,12 +347,16 @@ func TestZSetDifferential(t *testing.T) {
 	for _, resp := range []string{"2", "3"} {
 		for _, entries := range []string{"128", "0", "3"} {
 			ours, real := dialTest(t, s), dialTestAddr(t, realAddr)
-			setup := [][]string{{"flushall"}, {"hello", resp}, {"config", "set", "zset-max-listpack-entries", entries}}
+			setup := [][]string{{"flushall"}, {"hello", resp}, {"config", "set", "zset-max-listpack-entries", entries}, {"config", "resetstat"}}
 			for _, cmd := range setup {
 				ours.do(cmd...)
 				real.do(cmd...)
 			}
 			zsetDiff(t, ours, real, zsetScript(), "resp"+resp+"/entries"+entries, entries == "128")
+			// Reads count keyspace hits and misses, writes do not, as in Redis.
+			if got, want := keyspaceStats(ours.do("info", "stats")), keyspaceStats(real.do("info", "stats")); got != want {
+				t.Errorf("resp%s/entries%s keyspace stats %s, Redis %s", resp, entries, got, want)
+			}
 		}
 	}
 }
@@ -596,4 +600,15 @@ func TestZSetBlockingPops(t *testing.T) {
 	if got, want := w1.read(), "*3\r\n$3\r\ndst\r\n$1\r\nm\r\n$1\r\n5\r\n"; got != want {
 		t.Fatalf("waiter after ZUNIONSTORE: %q, want %q", got, want)
 	}
+}
+
+// keyspaceStats extracts keyspace_hits and keyspace_misses from INFO.
+func keyspaceStats(info string) string {
+	var out []string
+	for _, line := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(line, "keyspace_hits:") || strings.HasPrefix(line, "keyspace_misses:") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, " ")
 }
