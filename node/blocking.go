@@ -39,6 +39,7 @@ package node
 // a slot lock while holding blockRegistry.mu.
 
 import (
+	"cmp"
 	"container/list"
 	"math"
 	"math/big"
@@ -378,6 +379,15 @@ func (c *Client) signalKeyReady(key []byte) {
 	addReadyKey(&c.bs.ready, blockKey{db: c.DB().ID(), key: string(key)})
 }
 
+// signalKeyReadyIn is signalKeyReady for a key the command wrote in another
+// database (MOVE, COPY ... DB).
+func (c *Client) signalKeyReadyIn(db *store.DB, key []byte) {
+	if c.blockReg().waiting.Load() == 0 {
+		return
+	}
+	addReadyKey(&c.bs.ready, blockKey{db: db.ID(), key: string(key)})
+}
+
 // signalDBsSwapped makes every key with waiters in databases a and b ready
 // (SWAPDB: the data under a number changed, as Redis's
 // scanDatabaseForReadyKeys after swapdb).
@@ -386,28 +396,23 @@ func (c *Client) signalDBsSwapped(a, b int) {
 	if reg.waiting.Load() == 0 {
 		return
 	}
+	type waited struct {
+		bk     blockKey
+		oldest uint64
+	}
+	var keys []waited
 	reg.mu.Lock()
-	var keys []blockKey
-	for bk := range reg.queues {
-		if bk.db == a || bk.db == b {
-			keys = append(keys, bk)
+	for bk, q := range reg.queues {
+		if (bk.db == a || bk.db == b) && q.Len() > 0 {
+			keys = append(keys, waited{bk, q.Front().Value.(*blockWaiter).seq})
 		}
 	}
 	reg.mu.Unlock()
-	// Registration order is a fair enough order among keys.
-	slices.SortFunc(keys, func(x, y blockKey) int { return reg.oldestSeq(x) - reg.oldestSeq(y) })
-	for _, bk := range keys {
-		addReadyKey(&c.bs.ready, bk)
+	// Serve the keys in the order their first waiter blocked.
+	slices.SortFunc(keys, func(x, y waited) int { return cmp.Compare(x.oldest, y.oldest) })
+	for _, k := range keys {
+		addReadyKey(&c.bs.ready, k.bk)
 	}
-}
-
-func (reg *blockRegistry) oldestSeq(bk blockKey) int {
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	if q := reg.queues[bk]; q != nil && q.Len() > 0 {
-		return int(q.Front().Value.(*blockWaiter).seq)
-	}
-	return math.MaxInt
 }
 
 func addReadyKey(ready *[]blockKey, bk blockKey) {

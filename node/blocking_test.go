@@ -410,3 +410,32 @@ func TestBlockingNoGoroutineLeak(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestBlockingSignalsForOtherDatabases drives the hooks SWAPDB and MOVE /
+// COPY ... DB use: keys in another database, and every waited key of two
+// swapped databases.
+func TestBlockingSignalsForOtherDatabases(t *testing.T) {
+	s := startTestServer(t)
+	w := dialTest(t, s)
+	c := dialTest(t, s)
+	require.Equal(t, "+OK\r\n", c.do("SELECT", "9"))
+	c.send("BRPOP", "k", "5")
+	waitBlockedClients(t, s, 1)
+	require.Equal(t, "+OK\r\n", w.do("SELECT", "1"))
+	require.Equal(t, ":1\r\n", w.do("RPUSH", "k", "hello"))
+	s.ks.SwapDB(1, 9)
+	writer := &Client{srv: s}
+	writer.signalDBsSwapped(1, 9)
+	writer.serveReadyKeys()
+	require.Equal(t, "*2\r\n$1\r\nk\r\n$5\r\nhello\r\n", c.read())
+
+	require.Equal(t, "+OK\r\n", c.do("SELECT", "2"))
+	c.send("BLPOP", "m", "0")
+	waitBlockedClients(t, s, 1)
+	require.Equal(t, ":1\r\n", w.do("RPUSH", "m", "v"))
+	require.Equal(t, ":1\r\n", w.do("MOVE", "m", "2"))
+	writer.signalKeyReadyIn(s.ks.DB(2), []byte("m"))
+	writer.serveReadyKeys()
+	require.Equal(t, "*2\r\n$1\r\nm\r\n$1\r\nv\r\n", c.read())
+	require.Equal(t, 0, s.blockedClients())
+}

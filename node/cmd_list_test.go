@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-db/shoal/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -383,4 +384,36 @@ func TestListLargeValues(t *testing.T) {
 	require.Equal(t, ":1999\r\n", tc.do("LLEN", "big"))
 	require.Equal(t, "+OK\r\n", tc.do("LTRIM", "big", "10", "-10"))
 	require.Equal(t, "*2\r\n$2\r\n10\r\n$2\r\n11\r\n", tc.do("LRANGE", "big", "0", "1"))
+}
+
+func TestDebugQuicklistPackedThreshold(t *testing.T) {
+	s := startTestServer(t)
+	defer store.SetListPackedThreshold(0)
+	c := &Client{srv: s, resp: 2}
+	for _, tc := range []struct{ arg, want string }{
+		{"1b", "+OK\r\n"},
+		{"100", "+OK\r\n"},
+		{"5KB", "+OK\r\n"},
+		{"0", "+OK\r\n"},
+		{"4gb", "-ERR argument must be a memory value bigger than 1 and smaller than 4gb\r\n"},
+		{"-1", "-ERR argument must be a memory value bigger than 1 and smaller than 4gb\r\n"},
+		{"1x", "-ERR argument must be a memory value bigger than 1 and smaller than 4gb\r\n"},
+		{"1b", "+OK\r\n"},
+	} {
+		c.out = c.out[:0]
+		debugQuicklistPackedThreshold(c, []byte(tc.arg))
+		require.Equal(t, tc.want, string(c.out), tc.arg)
+	}
+	// With every element in a plain node of its own the commands behave
+	// the same.
+	tc := dialTest(t, s)
+	runListSteps(t, tc, []listStep{
+		ls(":3\r\n", "RPUSH", "pl", "aa", "bb", "cc"),
+		ls("+OK\r\n", "LSET", "pl", "1", "BB"),
+		ls(":4\r\n", "LINSERT", "pl", "AFTER", "BB", "x"),
+		ls("*4\r\n$2\r\naa\r\n$2\r\nBB\r\n$1\r\nx\r\n$2\r\ncc\r\n", "LRANGE", "pl", "0", "-1"),
+		ls(":1\r\n", "LREM", "pl", "0", "x"),
+		ls("+OK\r\n", "LTRIM", "pl", "1", "-1"),
+		ls("*2\r\n$2\r\nBB\r\n$2\r\ncc\r\n", "LRANGE", "pl", "0", "-1"),
+	})
 }
