@@ -69,6 +69,9 @@ type Change struct {
 	RoleChanged        bool
 	MasterID, MasterIP string
 	MasterPort         int
+	// FlushData: CLUSTER RESET turned this replica into a master: stop
+	// replicating and empty the data set (Redis's clusterReset).
+	FlushData bool
 	// LostSlots: slots this master lost to a newer configuration while
 	// staying a master; delete their keys.
 	LostSlots []int
@@ -300,6 +303,9 @@ func (b *Bus) Stop() error {
 	return err
 }
 
+// maxBatch bounds the messages handled under one lock acquisition.
+const maxBatch = 256
+
 // loop is the single goroutine that feeds the State: cron ticks, received
 // messages and the periodic re-join.
 func (b *Bus) loop() {
@@ -315,12 +321,26 @@ func (b *Bus) loop() {
 		case <-tick.C:
 			b.step(func(s *State) { s.Tick() })
 		case buf := <-b.inbox:
-			m, err := Decode(buf)
-			if err != nil {
-				b.log.Debug("dropping bus message", zap.Error(err))
-				continue
+			// Take what else is waiting too: one lock, one Ready (table
+			// rebuild, nodes.conf write) per batch, not per message.
+			batch := make([]*Message, 0, 16)
+			for more := true; more && len(batch) < maxBatch; {
+				if m, err := Decode(buf); err == nil {
+					batch = append(batch, m)
+				} else {
+					b.log.Debug("dropping bus message", zap.Error(err))
+				}
+				select {
+				case buf = <-b.inbox:
+				default:
+					more = false
+				}
 			}
-			b.step(func(s *State) { s.Step(m) })
+			b.step(func(s *State) {
+				for _, m := range batch {
+					s.Step(m)
+				}
+			})
 		case d := <-b.found:
 			b.step(func(s *State) { s.Discovered(d.id, d.ip, d.port, d.cport) })
 		case <-rejoin.C:
@@ -399,10 +419,11 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 			go func() { _ = ml.UpdateNode(time.Second) }()
 		}
 	}
-	if rd.Table == nil && !rd.RoleChanged && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 {
+	if rd.Table == nil && !rd.RoleChanged && !rd.FlushData && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 {
 		return
 	}
-	c := Change{Table: rd.Table, RoleChanged: rd.RoleChanged, MasterID: rd.MasterID, LostSlots: rd.LostSlots, Inbound: rd.Inbound}
+	c := Change{Table: rd.Table, RoleChanged: rd.RoleChanged, MasterID: rd.MasterID, FlushData: rd.FlushData,
+		LostSlots: rd.LostSlots, Inbound: rd.Inbound}
 	if c.RoleChanged && c.MasterID != "" {
 		b.mu.Lock()
 		if n, ok := b.st.Node(c.MasterID); ok {

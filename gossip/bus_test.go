@@ -124,8 +124,9 @@ func TestBusFiftyNodesConverge(t *testing.T) {
 	for _, b := range buses {
 		require.Equal(t, slotSignature(buses[0]), slotSignature(b))
 	}
+	time.Sleep(3 * time.Second) // let the post-convergence burst of first pings pass
 	s0 := totalSent(buses)
-	window := 5 * time.Second
+	window := 15 * time.Second // two node-timeout/2 ping periods: the steady-state average
 	time.Sleep(window)
 	perNode := float64(totalSent(buses)-s0) / n / window.Seconds()
 	t.Logf("50 nodes converged in %s; steady-state gossip %.0f bytes/node/s (node-timeout 15s)", elapsed.Round(10*time.Millisecond), perNode)
@@ -280,4 +281,58 @@ func clusterSummary(buses []*Bus, want []string) string {
 	}
 	_, _, dropped := buses[0].Traffic()
 	return fmt.Sprintf("known=%d handshake=%d pfail=%d fail=%d ok=%d wrong-slots=%d dropped0=%d", known, hs, pfail, fail, ok, wrong, dropped)
+}
+
+// TestBusNotifiesServer: REPLICATE and slot changes reach OnChange, in
+// order, with the master's client address; the lock-free table follows.
+func TestBusNotifiesServer(t *testing.T) {
+	network := &MemNetwork{}
+	var mu sync.Mutex
+	var changes []Change
+	buses := make([]*Bus, 2)
+	defer func() { stopAll(buses) }()
+	for i := range buses {
+		tr := network.NewTransport()
+		cfg := Config{Options: DefaultOptions(), IP: "127.0.0.1", Port: 7100 + i, ClusterPort: tr.Port(),
+			Transport: tr, Seed: uint64(40 + i)}
+		if i == 1 {
+			cfg.OnChange = func(c Change) { mu.Lock(); changes = append(changes, c); mu.Unlock() }
+		}
+		b, err := New(cfg)
+		require.NoError(t, err)
+		require.NoError(t, b.Start())
+		buses[i] = b
+	}
+	a, b := buses[0], buses[1]
+	require.NoError(t, a.AddSlotsRange(args("0 16383")))
+	me := a.Myself()
+	require.NoError(t, b.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(me.Port)), []byte(strconv.Itoa(me.CPort))))
+	waitFor(t, 20*time.Second, "b to see a's slots", func() bool { return b.Slots().Load().OwnerID(0) == a.MyID() })
+	require.NoError(t, b.Replicate(a.MyID(), true))
+	waitFor(t, 10*time.Second, "role change notification", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range changes {
+			if c.RoleChanged && c.MasterID == a.MyID() {
+				require.Equal(t, "127.0.0.1", c.MasterIP)
+				require.Equal(t, 7100, c.MasterPort)
+				return true
+			}
+		}
+		return false
+	})
+	require.Equal(t, a.MyID(), b.Slots().Load().MyMaster)
+	waitFor(t, 10*time.Second, "a to see b as its replica", func() bool {
+		n, ok := a.Node(b.MyID())
+		return ok && n.IsReplica() && n.Master == a.MyID()
+	})
+	// RESET of the replica: master again, data to be flushed, alone.
+	require.NoError(t, b.Reset(false, false))
+	waitFor(t, 10*time.Second, "reset notification", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		last := changes[len(changes)-1]
+		return last.FlushData && last.RoleChanged && last.MasterID == ""
+	})
+	require.Len(t, b.Nodes(), 1)
 }

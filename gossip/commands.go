@@ -317,6 +317,7 @@ func (s *State) Reset(hard bool, dbEmpty bool) error {
 	}
 	if me.isSlave() {
 		s.setNodeAsMaster(me)
+		s.out.FlushData = true
 	}
 	s.closeAllSlots()
 	for j := 0; j < slots.Count; j++ {

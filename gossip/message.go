@@ -13,19 +13,18 @@ import (
 type MsgType uint8
 
 const (
-	MsgPing            MsgType = 0
-	MsgPong            MsgType = 1
-	MsgMeet            MsgType = 2
-	MsgFail            MsgType = 3
-	MsgPublish         MsgType = 4
-	MsgAuthRequest     MsgType = 5 // FAILOVER_AUTH_REQUEST
-	MsgAuthAck         MsgType = 6 // FAILOVER_AUTH_ACK
-	MsgUpdate          MsgType = 7
-	MsgMFStart         MsgType = 8
-	MsgModule          MsgType = 9 // reserved (modules are not supported)
-	MsgPublishShard    MsgType = 10
-	msgTypeCount               = 11
-	maxGossipEntryHint         = 1 << 16
+	MsgPing         MsgType = 0
+	MsgPong         MsgType = 1
+	MsgMeet         MsgType = 2
+	MsgFail         MsgType = 3
+	MsgPublish      MsgType = 4
+	MsgAuthRequest  MsgType = 5 // FAILOVER_AUTH_REQUEST
+	MsgAuthAck      MsgType = 6 // FAILOVER_AUTH_ACK
+	MsgUpdate       MsgType = 7
+	MsgMFStart      MsgType = 8
+	MsgModule       MsgType = 9 // reserved (modules are not supported)
+	MsgPublishShard MsgType = 10
+	msgTypeCount            = 11
 )
 
 // String is the name CLUSTER INFO uses (clusterGetMessageTypeString).

@@ -120,6 +120,9 @@ type Ready struct {
 	// Reset: CLUSTER RESET ran; the membership layer must be left and
 	// joined afresh.
 	Reset bool
+	// FlushData: a replica was reset; like Redis, the server must stop
+	// replicating and empty its data set.
+	FlushData bool
 }
 
 // State is Redis Cluster's view of the cluster as seen by one node, as a

@@ -1,0 +1,46 @@
+// Package gossip is the Redis Cluster bus of a shoal node: the cluster view
+// (nodes by 40-hex id, flags, epochs, slot ownership, failure reports) and
+// the messages that keep it in agreement, carried over hashicorp/memberlist.
+//
+// Two layers, in the style of etcd-raft and hashicorp/raft:
+//
+//   - State is Redis's cluster.c as a deterministic state machine: no I/O,
+//     time only from a Clock. Inputs: Step(msg) for a received message,
+//     Tick() every 100 ms (clusterCron), and the CLUSTER command methods.
+//     Outputs: Ready(), which hands over the messages to send, whether
+//     nodes.conf must be written (and fsynced) first, the new routing table,
+//     a role change, slots lost with keys, and messages for the failover and
+//     pub/sub layers. Tests drive many States in one process with a
+//     FakeClock and in-memory delivery.
+//   - Bus is the I/O shell: one goroutine feeds the State (ticks, received
+//     messages, membership discoveries), nodes.conf is written atomically
+//     (temp file, fsync, rename) before the messages that depend on it
+//     leave, messages go out through memberlist (best-effort packets when
+//     they fit 1400 bytes, streams otherwise and for MEET/UPDATE), and the
+//     routing table is published in a slots.Ref for lock-free reads.
+//
+// memberlist is membership and transport only: its suspect/dead verdicts
+// are hints (Bus.MemberlistAlive); PFAIL comes from a PING left unanswered
+// for node-timeout and FAIL from failure reports of a majority of masters,
+// as in Redis. A known id that talks from a new address is the same node
+// (its address is updated); peers known from nodes.conf are re-joined every
+// RejoinInterval because memberlist forgets dead peers.
+//
+// What the server does:
+//
+//   - at start: New(Config{...}) then Start(); route every keyed command
+//     with Slots().Load() (Owner, Migrating, Importing, OK, MyID, MyMaster);
+//   - CLUSTER subcommands: call the Bus method of the same name with the raw
+//     arguments after the subcommand; a nil error is +OK, any other error's
+//     text is the exact Redis reply; the read-only ones (NODES, INFO, SLOTS,
+//     SHARDS, LINKS, REPLICAS, COUNT-FAILURE-REPORTS, MYID) have their data
+//     methods; KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT are the server's own;
+//   - OnChange: start/stop replication on RoleChanged (MasterIP:MasterPort),
+//     empty the data set on FlushData, delete keys in LostSlots, deliver
+//     Inbound PUBLISH messages;
+//   - SetReplOffset now and then; SetOptions on CONFIG SET of the
+//     cluster-* directives; Stop at shutdown.
+//
+// Wire format: see the comment above Message.Encode (versioned, big-endian,
+// every length checked before allocation).
+package gossip
