@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	"github.com/shoal-db/shoal/store"
@@ -748,6 +749,22 @@ func debugQuicklistPackedThreshold(c *Client, arg []byte) {
 		return
 	}
 	c.OK()
+}
+
+// listDebugObjectExtra is the quicklist part of DEBUG OBJECT's reply for a
+// list (appended after lru_seconds_idle, as Redis does).
+func listDebugObjectExtra(c *Client, l *store.List) string {
+	nodes, fill, size := l.QuicklistInfo()
+	avg := 0.0
+	if nodes > 0 {
+		avg = float64(l.Len()) / float64(nodes)
+	}
+	compressed := 0
+	if c.srv.cfg.Int("list-compress-depth") != 0 {
+		compressed = 1
+	}
+	return fmt.Sprintf(" ql_nodes:%d ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%d",
+		nodes, avg, fill, compressed, size)
 }
 
 // listMemToULL is Redis's memtoull: digits and an optional unit (b, k, kb,

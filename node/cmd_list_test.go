@@ -417,3 +417,14 @@ func TestDebugQuicklistPackedThreshold(t *testing.T) {
 		ls("*2\r\n$2\r\nBB\r\n$2\r\ncc\r\n", "LRANGE", "pl", "0", "-1"),
 	})
 }
+
+func TestListDebugObjectExtra(t *testing.T) {
+	s := startTestServer(t)
+	c := &Client{srv: s, resp: 2}
+	l := store.NewList(-2)
+	for _, v := range []string{"a", "b", "c"} {
+		l.Push([]byte(v), false)
+	}
+	// What Redis 7.0 prints for RPUSH dl a b c with the default settings.
+	require.Equal(t, " ql_nodes:1 ql_avg_node:3.00 ql_listpack_max:-2 ql_compressed:0 ql_uncompressed_size:16", listDebugObjectExtra(c, l))
+}

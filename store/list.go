@@ -813,5 +813,15 @@ func (l *List) Digest(d Digester) {
 	}
 }
 
+// QuicklistInfo returns what DEBUG OBJECT reports about a quicklist: the
+// number of nodes, the fill (list-max-listpack-size as clamped) and the
+// total size of the nodes, counted as Redis counts listpack bytes.
+func (l *List) QuicklistInfo() (nodes, fill int, size int64) {
+	for _, n := range l.live() {
+		size += int64(n.sz())
+	}
+	return len(l.live()), l.fill, size
+}
+
 // nodeCount is the number of nodes (tests).
 func (l *List) nodeCount() int { return len(l.live()) }
