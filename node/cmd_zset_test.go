@@ -612,3 +612,41 @@ func keyspaceStats(info string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestZSetArgumentFuzzDifferential sends random argument lists, built from
+// tokens that mean something to these commands, to both servers: every
+// reply must match (errors included), and nothing may panic.
+func TestZSetArgumentFuzzDifferential(t *testing.T) {
+	realAddr := startRealRedis(t)
+	s := startTestServer(t)
+	ours, real := dialTest(t, s), dialTestAddr(t, realAddr)
+	rng := rand.New(rand.NewPCG(21, 34))
+	cmds := []string{"zadd", "zincrby", "zrem", "zcard", "zcount", "zlexcount", "zscore", "zmscore", "zrank", "zrevrank",
+		"zrange", "zrangestore", "zrevrange", "zrangebyscore", "zrevrangebyscore", "zrangebylex", "zrevrangebylex",
+		"zremrangebyscore", "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zmpop", "zunion", "zinter", "zdiff",
+		"zunionstore", "zinterstore", "zdiffstore", "zintercard", "geoadd", "geodist", "geohash", "geopos", "georadius",
+		"georadius_ro", "georadiusbymember", "geosearch", "geosearchstore", "bzpopmin", "bzmpop"}
+	tokens := []string{"k1", "k2", "k3", "0", "1", "2", "-1", "3", "1.5", "-inf", "+inf", "(1", "[a", "(b", "-", "+", "a", "b", "c",
+		"nx", "xx", "gt", "lt", "ch", "incr", "withscores", "limit", "rev", "byscore", "bylex", "weights", "aggregate", "sum",
+		"min", "max", "count", "any", "asc", "desc", "withdist", "withcoord", "withhash", "store", "storedist", "frommember",
+		"fromlonlat", "byradius", "bybox", "m", "km", "13.3", "38.1", "200", "nan", "x", "", "9999999999999999999"}
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; i < 6000 && time.Now().Before(deadline); i++ {
+		cmd := []string{cmds[rng.IntN(len(cmds))]}
+		for n := rng.IntN(9); n >= 0; n-- {
+			cmd = append(cmd, tokens[rng.IntN(len(tokens))])
+		}
+		if cmd[0] == "bzpopmin" || cmd[0] == "bzmpop" {
+			// Never block: a tiny timeout in the timeout position.
+			if cmd[0] == "bzpopmin" {
+				cmd[len(cmd)-1] = "0.001"
+			} else if len(cmd) > 1 {
+				cmd[1] = "0.001"
+			}
+		}
+		got, want := ours.do(cmd...), real.do(cmd...)
+		if got != want {
+			t.Fatalf("step %d %q\n got %q\nwant %q", i, cmd, got, want)
+		}
+	}
+}
