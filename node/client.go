@@ -38,6 +38,8 @@ type Client struct {
 	errored       bool        // the current command replied with an error
 	multi         *multiState // open transaction (MULTI ... EXEC), nil if none
 	inExec        bool        // EXEC is running the queued commands
+	readonly      bool        // READONLY: reads of the master's slots are served on this replica
+	asking        bool        // ASKING: the next command may use an importing slot
 	slotBuf       []uint16
 	bs            clientBlocking // blocking commands' state (node/blocking.go)
 

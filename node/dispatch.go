@@ -100,25 +100,26 @@ func (c *Client) run(args [][]byte) {
 		c.flagTransaction()
 		return
 	}
+	// Keys → slots, ascending (the lock order).
+	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
+	if c.srv.cluster != nil {
+		if spec.fullName != "asking" && c.multi == nil {
+			// ASKING lasts one command (outside MULTI). Nothing reads it
+			// until slot migration gives importing slots to route.
+			c.asking = false
+		}
+		if !c.routeCommand(spec) {
+			shard.rejected.Add(1)
+			c.flagTransaction()
+			return
+		}
+	}
 	if c.multi != nil && !spec.runsInMulti() {
 		c.queue(spec, args)
 		return
 	}
 	s.pause.wait(spec)
 
-	// Keys → slots → locks, in ascending slot order.
-	var err error
-	c.keyBuf, err = commandKeys(spec, args, c.keyBuf[:0])
-	c.slotBuf = c.slotBuf[:0]
-	if err == nil {
-		for _, p := range c.keyBuf {
-			c.slotBuf = append(c.slotBuf, slots.KeySlot(args[p]))
-		}
-		if len(c.slotBuf) > 1 {
-			slices.Sort(c.slotBuf)
-			c.slotBuf = slices.Compact(c.slotBuf)
-		}
-	}
 	db := c.srv.ks.DB(int(c.dbIndex.Load()))
 	c.db = db
 	c.errored = false
@@ -144,6 +145,24 @@ func (c *Client) run(args [][]byte) {
 	if len(c.bs.ready) > 0 {
 		c.serveReadyKeys()
 	}
+}
+
+// commandSlots returns the positions of the command's keys and their slots,
+// sorted ascending without duplicates (the order locks are taken in). It
+// reuses the client's buffers.
+func (c *Client) commandSlots(spec *CommandSpec, args [][]byte) ([]int, []uint16) {
+	keys, err := commandKeys(spec, args, c.keyBuf[:0])
+	sl := c.slotBuf[:0]
+	if err == nil {
+		for _, p := range keys {
+			sl = append(sl, slots.KeySlot(args[p]))
+		}
+		if len(sl) > 1 {
+			slices.Sort(sl)
+			sl = slices.Compact(sl)
+		}
+	}
+	return keys, sl
 }
 
 // callHandler runs the handler. A panic is recovered: logged with the

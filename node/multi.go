@@ -112,6 +112,9 @@ func cmdExec(c *Client, args [][]byte) {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
+	if c.srv.cluster != nil && !c.routeTransaction(m.queue) {
+		return
+	}
 	c.Array(len(m.queue))
 	c.inExec = true
 	defer func() { c.inExec = false }()

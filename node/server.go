@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/store"
 	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
@@ -58,6 +59,7 @@ type Server struct {
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
+	cluster      *gossip.Bus // nil unless cluster-enabled
 	// slowlogThreshold reads slowlog-log-slower-than without a name lookup
 	// (it is consulted after every command).
 	slowlogThreshold func() int64
@@ -124,6 +126,12 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
+	bus, err := s.newClusterBus()
+	if err != nil {
+		return nil, fmt.Errorf("cluster bus: %w", err)
+	}
+	s.cluster = bus
+	s.registerClusterConfigHooks()
 	return s, nil
 }
 
@@ -185,6 +193,12 @@ func (s *Server) Listen() error {
 			defer s.wg.Done()
 			_ = redcon.Serve(gl, s.handle, s.accept, s.closed)
 		}()
+	}
+	if s.cluster != nil {
+		if err := s.cluster.Start(); err != nil {
+			s.Shutdown()
+			return fmt.Errorf("cluster bus: %w", err)
+		}
 	}
 	s.wg.Add(1)
 	go s.cron()
@@ -376,6 +390,9 @@ func (s *Server) Shutdown() {
 		}
 		close(s.stopCron)
 		s.wg.Wait()
+		if s.cluster != nil {
+			_ = s.cluster.Stop()
+		}
 		close(s.done)
 	})
 }

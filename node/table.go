@@ -36,6 +36,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		keyHandlers(),
 		scriptingHandlers(),
 		transactionHandlers(),
+		clusterRoutingHandlers(),
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),

@@ -231,18 +231,25 @@ func (db *DB) SlotSize(slot uint16) int64 { return db.slots[slot].keys.Load() }
 func (db *DB) Flush() int64 {
 	var n int64
 	for i := range db.slots {
-		s := &db.slots[i]
-		if s.keys.Load() == 0 {
-			continue
-		}
-		s.mu.Lock()
-		n += int64(s.dict.count)
-		s.dict.clear()
-		s.volatile = nil
-		s.keys.Store(0)
-		s.volatileCount.Store(0)
-		s.mu.Unlock()
+		n += db.FlushSlot(uint16(i))
 	}
+	return n
+}
+
+// FlushSlot deletes every key of one slot and returns how many it deleted
+// (a cluster node that lost the slot). It takes the slot's lock itself.
+func (db *DB) FlushSlot(slot uint16) int64 {
+	s := &db.slots[slot]
+	if s.keys.Load() == 0 {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := int64(s.dict.count)
+	s.dict.clear()
+	s.volatile = nil
+	s.keys.Store(0)
+	s.volatileCount.Store(0)
 	return n
 }
 
