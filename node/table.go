@@ -37,6 +37,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		scriptingHandlers(),
 		transactionHandlers(),
 		clusterRoutingHandlers(),
+		clusterHandlers(), // node/cmd_cluster.go
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
