@@ -427,20 +427,12 @@ func (d *valueDigest) mix(data []byte) {
 	*d = sha1.Sum(d[:])
 }
 
-// Mix and Element make valueDigest a store.Digester, so value types add
-// their contents the way Redis's xorObjectDigest does for each type.
+// Mix and Xor make valueDigest a store.Digester, so value types add their
+// contents the way Redis's xorObjectDigest does for each type.
 func (d *valueDigest) Mix(data []byte) { d.mix(data) }
 
-// Element adds one unordered element made of parts.
-func (d *valueDigest) Element(parts ...[]byte) {
-	var e valueDigest
-	for _, p := range parts {
-		e.mix(p)
-	}
-	for i := range d {
-		d[i] ^= e[i]
-	}
-}
+// Xor adds data without regard to order (digest ^= SHA1(data)).
+func (d *valueDigest) Xor(data []byte) { d.xor(data) }
 
 // redisTypeCode is the OBJ_* number Redis mixes into a value's digest.
 func redisTypeCode(t store.Type) uint32 {

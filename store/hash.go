@@ -1,7 +1,6 @@
 package store
 
 import (
-	"crypto/sha1"
 	"encoding/binary"
 	"iter"
 	"math/rand/v2"
@@ -395,32 +394,4 @@ func (h *Hash) Digest(d Digester) {
 	for f, v := range h.All() {
 		DigestElement(d, f, v)
 	}
-}
-
-// DigestXorer is implemented by Digesters that can add data without regard
-// to order: digest ^= SHA1(data), Redis's xorDigest.
-type DigestXorer interface {
-	Xor(data []byte)
-}
-
-// DigestElement adds one unordered element made of parts exactly as Redis's
-// xorObjectDigest does for hash pairs and sorted set entries: a zeroed
-// element digest is mixed (mixDigest) with each part in order, and the
-// SHA1 of the result is XORed into the total (xorDigest(digest, eledigest,
-// 20) hashes its input). Digesters without Xor fall back to Element.
-func DigestElement(d Digester, parts ...[]byte) {
-	x, ok := d.(DigestXorer)
-	if !ok {
-		d.Element(parts...)
-		return
-	}
-	var e [sha1.Size]byte
-	for _, p := range parts {
-		h := sha1.Sum(p)
-		for i := range e {
-			e[i] ^= h[i]
-		}
-		e = sha1.Sum(e[:])
-	}
-	x.Xor(e[:])
 }

@@ -291,8 +291,8 @@ func TestListNodeLimits(t *testing.T) {
 
 type mixRecorder struct{ parts [][]byte }
 
-func (m *mixRecorder) Mix(b []byte)            { m.parts = append(m.parts, bytes.Clone(b)) }
-func (m *mixRecorder) Element(parts ...[]byte) {}
+func (m *mixRecorder) Mix(b []byte) { m.parts = append(m.parts, bytes.Clone(b)) }
+func (m *mixRecorder) Xor(b []byte) {}
 
 func TestListValue(t *testing.T) {
 	l := NewList(-2)

@@ -289,14 +289,8 @@ func (s *Set) MemoryUsage(samples int) int64 {
 
 // Digest implements Value: every member is XORed in as SHA1(member), as
 // Redis's xorObjectDigest does for sets (xorDigest of the member).
-// Digesters without Xor fall back to Element.
 func (s *Set) Digest(d Digester) {
-	x, ok := d.(DigestXorer)
 	for m := range s.All() {
-		if ok {
-			x.Xor(m)
-		} else {
-			d.Element(m)
-		}
+		d.Xor(m)
 	}
 }

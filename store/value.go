@@ -1,6 +1,9 @@
 package store
 
-import "unsafe"
+import (
+	"crypto/sha1"
+	"unsafe"
+)
 
 // Value is implemented by every non-string value type (lists, hashes, sets,
 // sorted sets, ...). An Entry stores such a value as a bare pointer to keep
@@ -28,13 +31,29 @@ type Value interface {
 	pointer() unsafe.Pointer
 }
 
-// Digester accumulates a DEBUG DIGEST value as Redis does.
+// Digester accumulates a DEBUG DIGEST value with Redis's two primitives.
 type Digester interface {
-	// Mix adds data in order: digest = SHA1(digest XOR SHA1(data)).
+	// Mix adds data in order: digest = SHA1(digest XOR SHA1(data))
+	// (mixDigest).
 	Mix(data []byte)
-	// Element adds one unordered element made of parts: a fresh digest is
-	// Mixed with each part, then XORed into the total.
-	Element(parts ...[]byte)
+	// Xor adds data without regard to order: digest ^= SHA1(data)
+	// (xorDigest).
+	Xor(data []byte)
+}
+
+// DigestElement adds one unordered element made of parts, as Redis's
+// xorObjectDigest does for hash fields and sorted-set members: a zeroed
+// element digest is mixed with each part in order, then Xor-ed in.
+func DigestElement(d Digester, parts ...[]byte) {
+	var e [sha1.Size]byte
+	for _, p := range parts {
+		h := sha1.Sum(p)
+		for i := range e {
+			e[i] ^= h[i]
+		}
+		e = sha1.Sum(e[:])
+	}
+	d.Xor(e[:])
 }
 
 // valueKinds converts a stored pointer back into its Value, by type. Each
