@@ -214,6 +214,9 @@ func newState(opts Options, clock Clock, seed uint64, log *zap.Logger) *State {
 		log:       log,
 		nodes:     make(map[string]*node),
 		blacklist: make(map[string]time.Time),
+		// Redis's clusterInit starts cluster_size at 1; a master keeps it
+		// until its first state update after the writable delay.
+		size: 1,
 	}
 }
 
