@@ -297,6 +297,21 @@ func TestStreamBlockingXReadGroup(t *testing.T) {
 		t.Fatalf("commandstats: %q", info)
 	}
 	waitBlockedClients(t, s, 0)
+	// with no XREADGROUP waiter left, the watcher goroutine stops
+	sw := s.streamWatch()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sw.mu.Lock()
+		running := sw.running
+		sw.mu.Unlock()
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("stream watcher still running with no waiters")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestStreamCopyIndependent: COPY of a stream with groups is a deep copy.
