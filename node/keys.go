@@ -123,5 +123,9 @@ func keyProcs() map[string]func([][]byte) ([]int, error) {
 		// node/cmd_geo.go
 		"georadius":         georadiusGetKeys,
 		"georadiusbymember": georadiusbymemberGetKeys,
+		// node/cmd_stream_read.go: STREAMS found as Redis's xreadGetKeys
+		// does, so a consumer named "streams" is not taken for it.
+		"xread":      xreadKeyPositions,
+		"xreadgroup": xreadKeyPositions,
 	}
 }
