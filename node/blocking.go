@@ -91,12 +91,26 @@ type blockServe struct {
 	db  *store.DB
 	key []byte // the ready key
 	// ready collects keys the serve made ready (a BLMOVE push).
-	ready *[]blockKey
+	ready *readyQueue
 }
 
 // signalKeyReady notes that serving made key (in the same database) ready.
 func (sc *blockServe) signalKeyReady(key []byte) {
-	addReadyKey(sc.ready, blockKey{db: sc.db.ID(), key: string(key)})
+	sc.ready.add(blockKey{db: sc.db.ID(), key: string(key)})
+}
+
+// readyQueue is the round of keys being served: keys[:next] have been taken
+// up already, so a key made ready again (by a BLMOVE push into a key served
+// earlier in the round) is queued once more.
+type readyQueue struct {
+	keys []blockKey
+	next int
+}
+
+func (q *readyQueue) add(bk blockKey) {
+	if !slices.Contains(q.keys[q.next:], bk) {
+		q.keys = append(q.keys, bk)
+	}
 }
 
 // serveResult is what a serve callback did.
@@ -171,9 +185,9 @@ type clientBlocking struct {
 	reg     *blockRegistry // the server's registry, cached
 	pending *blockWaiter   // set by blockOn, consumed by awaitUnblock
 	ready   []blockKey     // keys the running command made ready
-	// denyBlocking makes blocking commands answer as if timed out at once.
-	// EXEC and scripts set it while they run commands (Redis's
-	// CLIENT_DENY_BLOCKING).
+	// denyBlocking makes blocking commands answer at once, as if timed out
+	// (Redis's CLIENT_DENY_BLOCKING): scripts set it while they run
+	// commands. EXEC needs nothing: mayBlock checks c.inExec.
 	denyBlocking bool
 }
 
@@ -332,12 +346,13 @@ func (c *Client) awaitUnblock() time.Duration {
 		return 0
 	}
 	start := time.Now()
-	if mark := len(c.out); mark > 0 {
+	if len(c.out) > 0 {
 		// The handler replied after blocking (it panicked and the
 		// dispatcher answered the error): do not wait.
 		if !c.blockReg().finish(w, outcomeDisconnected) {
-			<-w.outcome // served meanwhile: drop what was appended
-			c.out = c.out[:mark]
+			// Served meanwhile: the error already sent stands, the
+			// served reply is dropped.
+			<-w.outcome
 		}
 		if w.timer != nil {
 			w.timer.Stop()
@@ -425,17 +440,34 @@ func addReadyKey(ready *[]blockKey, bk blockKey) {
 // serveReadyKeys serves the clients blocked on the keys the command made
 // ready. The dispatcher calls it after the command, holding no lock.
 func (c *Client) serveReadyKeys() {
-	queue := c.bs.ready
+	keys := c.bs.ready
 	c.bs.ready = nil
-	reg := c.blockReg()
-	for i := 0; i < len(queue); i++ { // serving may append (BLMOVE pushes)
-		reg.serveKey(c.srv, queue[i], &queue)
-	}
-	c.bs.ready = queue[:0]
+	c.bs.ready = c.blockReg().serveRound(c.srv, keys)[:0]
 }
 
-// serveKey tries the waiters of one key in the order they blocked.
+// serveRound serves the waiters of keys, and of the keys serving makes
+// ready, in order; it returns the (grown) slice for reuse. Callers hold no
+// slot lock.
+func (reg *blockRegistry) serveRound(s *Server, keys []blockKey) []blockKey {
+	q := readyQueue{keys: keys}
+	for q.next < len(q.keys) { // serving may add keys (BLMOVE pushes)
+		bk := q.keys[q.next]
+		q.next++
+		reg.serveKeyIn(s, bk, &q)
+	}
+	return q.keys
+}
+
+// serveKey serves the waiters of one key; keys the serving makes ready are
+// appended to *ready. (serveRound does a whole round.)
 func (reg *blockRegistry) serveKey(s *Server, bk blockKey, ready *[]blockKey) {
+	q := readyQueue{keys: *ready, next: len(*ready)}
+	reg.serveKeyIn(s, bk, &q)
+	*ready = q.keys
+}
+
+// serveKeyIn tries the waiters of one key in the order they blocked.
+func (reg *blockRegistry) serveKeyIn(s *Server, bk blockKey, ready *readyQueue) {
 	if bk.db < 0 || bk.db >= s.ks.NumDBs() {
 		return
 	}
@@ -491,7 +523,7 @@ func (reg *blockRegistry) nextWaiter(bk blockKey, seq uint64) *blockWaiter {
 // serveOne runs w's serve callback with a stand-in Client collecting the
 // reply. A panic in the callback is logged and answered with an error, so
 // that the locks held around it are released.
-func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key []byte, ready *[]blockKey) (res serveResult) {
+func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key []byte, ready *readyQueue) (res serveResult) {
 	rc := &Client{srv: s, id: w.c.id, resp: w.resp}
 	defer func() {
 		if r := recover(); r != nil {

@@ -439,3 +439,29 @@ func TestBlockingSignalsForOtherDatabases(t *testing.T) {
 	require.Equal(t, "*2\r\n$1\r\nm\r\n$1\r\nv\r\n", c.read())
 	require.Equal(t, 0, s.blockedClients())
 }
+
+// TestBlockingKeyReadyAgainInSameRound: a BLMOVE served late in a round
+// pushes into a key served earlier in the same round; that key's remaining
+// waiters must be served too.
+func TestBlockingKeyReadyAgainInSameRound(t *testing.T) {
+	s := startTestServer(t)
+	if !srvImplemented(s, "multi", "exec") {
+		t.Skip("needs MULTI/EXEC")
+	}
+	w := dialTest(t, s)
+	first, mover, second := dialTest(t, s), dialTest(t, s), dialTest(t, s)
+	first.send("BLPOP", "b{r}", "0")
+	waitBlockedClients(t, s, 1)
+	mover.send("BLMOVE", "a{r}", "b{r}", "LEFT", "RIGHT", "0")
+	waitBlockedClients(t, s, 2)
+	second.send("BLPOP", "b{r}", "0")
+	waitBlockedClients(t, s, 3)
+	require.Equal(t, "+OK\r\n", w.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", w.do("RPUSH", "b{r}", "x"))
+	require.Equal(t, "+QUEUED\r\n", w.do("RPUSH", "a{r}", "y"))
+	require.Equal(t, "*2\r\n:1\r\n:1\r\n", w.do("EXEC"))
+	require.Equal(t, 0, s.blockedClients())
+	require.Equal(t, "*2\r\n$4\r\nb{r}\r\n$1\r\nx\r\n", first.read())
+	require.Equal(t, "$1\r\ny\r\n", mover.read())
+	require.Equal(t, "*2\r\n$4\r\nb{r}\r\n$1\r\ny\r\n", second.read())
+}
