@@ -2,6 +2,8 @@
 #
 #   make build                 bin/shoal-server (static, CGO_ENABLED=0)
 #   make run [PORT=6379]       one standalone node in the foreground, --dir $(DIR)
+#   make cluster               3 masters + 3 replicas on 127.0.0.1:7000-7005 via redis-cli --cluster create
+#                              (CLUSTER_BASE_PORT, CLUSTER_NODES...; stop: scripts/cluster.sh stop)
 #   make test                  vet, race tests, a short fuzz run, the Redis tcl units, the pipe check
 #   make tcl [TCL_UNITS=...]   Redis 7.0.15's own tcl units against a fresh bin/shoal-server each
 #   make pipe-test             1M SETs through redis-cli --pipe + redis-benchmark, no errors allowed
@@ -23,7 +25,7 @@ BIN := bin/shoal-server
 # with SHOAL_SERVER=/path the scripts test that binary: no need to build ours
 SERVER_DEP := $(if $(SHOAL_SERVER),,build)
 
-.PHONY: build run test vet gotest fuzz tcl pipe-test bench fmt lint
+.PHONY: build run cluster test vet gotest fuzz tcl pipe-test bench fmt lint
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/shoal-server
@@ -31,6 +33,9 @@ build:
 run: build
 	mkdir -p $(DIR)
 	$(BIN) --port $(PORT) --bind 127.0.0.1 --dir $(DIR)
+
+cluster: $(SERVER_DEP)
+	scripts/cluster.sh start
 
 test: vet gotest fuzz $(SERVER_DEP)
 	scripts/tcl-suite.sh $(TCL_UNITS)
