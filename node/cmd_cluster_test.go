@@ -95,11 +95,11 @@ func startClusterTestServer(t testing.TB, dir string, opts ...string) *clusterTe
 // ports (skipping the test without it) and returns its address and ports.
 // cluster-announce-ip gives its myself line the IP shoal shows from --bind
 // (a fresh Redis node learns its IP only from a peer).
-func startRealClusterRedis(t *testing.T) (addr string, port, cport int) {
+func startRealClusterRedis(t *testing.T, opts ...string) (addr string, port, cport int) {
 	t.Helper()
 	cport = freeLoopbackPort(t)
-	addr = startRealRedis(t, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
-		"--cluster-announce-ip", "127.0.0.1", "--cluster-config-file", "nodes.conf")
+	addr = startRealRedis(t, append([]string{"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
+		"--cluster-announce-ip", "127.0.0.1", "--cluster-config-file", "nodes.conf"}, opts...)...)
 	_, p, _ := net.SplitHostPort(addr)
 	port, _ = strconv.Atoi(p)
 	return addr, port, cport
@@ -363,6 +363,46 @@ func TestClusterCommandsMatchRedis(t *testing.T) {
 		require.Equal(t, wantN, gotN, "%q\nredis: %q\nshoal: %q", cmd, want, got)
 	}
 	require.Equal(t, rc.do("CLUSTER", "INFO"), oc.do("CLUSTER", "INFO"))
+}
+
+// TestClusterEndpointTypesMatchRedis compares CLUSTER SLOTS, SHARDS and
+// NODES under each cluster-preferred-endpoint-type, with and without a
+// cluster-announce-hostname, in RESP2 and RESP3.
+func TestClusterEndpointTypesMatchRedis(t *testing.T) {
+	for _, hostname := range []string{"", "node-a.example"} {
+		t.Run("hostname="+hostname, func(t *testing.T) {
+			var opts []string
+			if hostname != "" {
+				opts = []string{"--cluster-announce-hostname", hostname}
+			}
+			realAddr, realPort, realCPort := startRealClusterRedis(t, opts...)
+			ours := startClusterTestServer(t, "", opts...)
+			rc, oc := dialTestAddr(t, realAddr), dialTest(t, ours.srv)
+			realID := bulkBody(t, rc.do("CLUSTER", "MYID"))
+			ourID := bulkBody(t, oc.do("CLUSTER", "MYID"))
+			realNorm := normalizer(realID, "<ID>", strconv.Itoa(realCPort), "<CPORT>", strconv.Itoa(realPort), "<PORT>")
+			ourNorm := normalizer(ourID, "<ID>", strconv.Itoa(ours.cport), "<CPORT>", strconv.Itoa(ours.port), "<PORT>")
+			for _, c := range []*testConn{rc, oc} {
+				require.Equal(t, "+OK\r\n", c.do("CLUSTER", "ADDSLOTSRANGE", "0", "10", "100", "200"))
+			}
+			for _, proto := range []string{"2", "3"} {
+				for _, kind := range []string{"ip", "hostname", "unknown-endpoint"} {
+					for _, cmd := range [][]string{
+						{"HELLO", proto}, {"CONFIG", "SET", "cluster-preferred-endpoint-type", kind},
+						{"CLUSTER", "SLOTS"}, {"CLUSTER", "SHARDS"}, {"CLUSTER", "NODES"},
+					} {
+						want, got := rc.do(cmd...), oc.do(cmd...)
+						if cmd[0] == "HELLO" {
+							require.Equal(t, want[:1], got[:1])
+							continue
+						}
+						require.Equal(t, parseClusterReply(t, want).render(realNorm), parseClusterReply(t, got).render(ourNorm),
+							"%s %q\nredis: %q\nshoal: %q", kind, cmd, want, got)
+					}
+				}
+			}
+		})
+	}
 }
 
 // waitFor polls cond every 50 ms for at most d.
