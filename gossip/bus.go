@@ -213,6 +213,10 @@ func (b *Bus) Start() error {
 	mc.AdvertisePort = b.cfg.ClusterPort
 	if b.cfg.IP != "" {
 		mc.AdvertiseAddr = b.cfg.IP
+	} else if b.cfg.Transport == nil && net.ParseIP(mc.BindAddr).IsUnspecified() {
+		// memberlist would refuse to start without a private address
+		// with a default route (see advertiseFallback).
+		mc.AdvertiseAddr = systemAdvertiseFallback()
 	}
 	if b.cfg.Transport != nil {
 		mc.Transport = b.cfg.Transport
