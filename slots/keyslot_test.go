@@ -3,6 +3,8 @@ package slots
 import (
 	"testing"
 
+	"github.com/sigurn/crc16"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,4 +31,14 @@ func TestHashTagRules(t *testing.T) {
 	require.Equal(t, "b", string(HashTag([]byte("a}{b}"))))
 	require.Equal(t, "x{", string(HashTag([]byte("x{"))))
 	require.Equal(t, "{}x", string(HashTag([]byte("{}x"))), "empty tag hashes the whole key")
+}
+
+func TestKeySlotMatchesLibraryChecksum(t *testing.T) {
+	keys := [][]byte{nil, []byte("a"), []byte("key:__rand_int__"), []byte("\x00\xff\x80"), make([]byte, 1000)}
+	for i := range keys[4] {
+		keys[4][i] = byte(i * 7)
+	}
+	for _, k := range keys {
+		require.Equal(t, crc16.Checksum(HashTag(k), xmodem)&(Count-1), KeySlot(k), "key %q", k)
+	}
 }

@@ -89,6 +89,13 @@ func (e *Entry) Bytes() []byte {
 // setString stores b as the entry's string value, copying it into a
 // compact allocation.
 func (e *Entry) setString(b []byte) {
+	if e.meta&(metaTypeMask|metaFlagsMask) == uint32(TypeString) && e.vlen == uint32(len(b)) && len(b) > 0 {
+		// A compact string of the same length: overwrite it in place. No
+		// allocation and no garbage for the common fixed-size overwrite;
+		// safe because nobody keeps Bytes() past the slot lock.
+		copy(unsafe.Slice((*byte)(e.val), e.vlen), b)
+		return
+	}
 	e.meta = e.meta&^(metaTypeMask|metaFlagsMask) | uint32(TypeString)
 	e.vlen = uint32(len(b))
 	if len(b) == 0 {
