@@ -307,7 +307,10 @@ func (s *State) stepPing(m *Message, sender *node, now time.Time) {
 		s.setNodeAsMaster(sender)
 	} else {
 		master := s.lookup(m.Master)
-		if sender.isMaster() {
+		// Redis tests nodeIsMaster here; a node that membership found
+		// (flags 0, "noflags") must become a replica too, or it would
+		// stay without a role for ever.
+		if !sender.isSlave() {
 			s.delNodeSlots(sender)
 			sender.flags &^= FlagMaster | FlagMigrateTo
 			sender.flags |= FlagSlave
