@@ -43,14 +43,10 @@ import (
 	"container/list"
 	"math"
 	"math/big"
-	"reflect"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
-	"weak"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -191,29 +187,12 @@ type clientBlocking struct {
 	denyBlocking bool
 }
 
-// Registries hang off their server through a weak map, so that the Server
-// struct needs no field for them; the entry goes away with the server.
-var (
-	registriesMu sync.Mutex
-	registries   = map[weak.Pointer[Server]]*blockRegistry{}
-)
+// blocking returns the server's waiter registry (created in New).
+func (s *Server) blocking() *blockRegistry { return s.blockReg }
 
-// blocking returns the server's waiter registry, creating it on first use.
-func (s *Server) blocking() *blockRegistry {
-	wp := weak.Make(s)
-	registriesMu.Lock()
-	defer registriesMu.Unlock()
-	if r := registries[wp]; r != nil {
-		return r
-	}
-	r := &blockRegistry{queues: map[blockKey]*list.List{}, byID: map[int64]*blockWaiter{}}
-	registries[wp] = r
-	runtime.AddCleanup(s, func(wp weak.Pointer[Server]) {
-		registriesMu.Lock()
-		delete(registries, wp)
-		registriesMu.Unlock()
-	}, wp)
-	return r
+// newBlockRegistry returns an empty waiter registry.
+func newBlockRegistry() *blockRegistry {
+	return &blockRegistry{queues: map[blockKey]*list.List{}, byID: map[int64]*blockWaiter{}}
 }
 
 // blockReg returns the registry, cached in the client.
@@ -669,37 +648,13 @@ func (g *respGuard) injectInput(p []byte) {
 
 // flushQueuedReplies writes out the replies redcon buffered for earlier
 // commands of the same pipeline, which would otherwise wait until the
-// blocked command returns (Redis sends them at once). redcon.Conn has no
-// Flush method, so the buffered writer is found by reflection on redcon's
-// connection type (a field "wr" of type *redcon.Writer); if redcon's layout
-// changes the flush is skipped, which only delays those replies.
+// blocked command returns (Redis sends them at once). redcon.BaseWriter is
+// redcon's public handle on a connection's buffered writer.
 func flushQueuedReplies(conn redcon.Conn) {
 	if conn == nil {
 		return
 	}
-	off, ok := redconWriterOffset(reflect.TypeOf(conn))
-	if !ok {
-		return
-	}
-	wr := *(**redcon.Writer)(unsafe.Add(reflect.ValueOf(conn).UnsafePointer(), off))
-	if wr != nil {
+	if wr := redcon.BaseWriter(conn); wr != nil {
 		_ = wr.Flush()
 	}
-}
-
-var redconWriterOffsets sync.Map // reflect.Type → int64 offset, -1 if none
-
-func redconWriterOffset(t reflect.Type) (uintptr, bool) {
-	if v, ok := redconWriterOffsets.Load(t); ok {
-		off := v.(int64)
-		return uintptr(off), off >= 0
-	}
-	off := int64(-1)
-	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-		if f, ok := t.Elem().FieldByName("wr"); ok && f.Type == reflect.TypeFor[*redcon.Writer]() && len(f.Index) == 1 {
-			off = int64(f.Offset)
-		}
-	}
-	redconWriterOffsets.Store(t, off)
-	return uintptr(off), off >= 0
 }

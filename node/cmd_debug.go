@@ -117,7 +117,7 @@ func cmdDebug(c *Client, args [][]byte) {
 	case (sub == "listpack" || sub == "quicklist") && (argc == 3 || sub == "quicklist" && argc == 4):
 		debugEncodingDump(c, sub, args[2])
 	case sub == "quicklist-packed-threshold" && argc == 3:
-		c.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+		debugQuicklistPackedThreshold(c, args[2])
 	case sub == "goroutines" && argc == 2:
 		var b bytes.Buffer
 		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
@@ -285,8 +285,12 @@ func debugObject(c *Client, key []byte) {
 	ks := c.srv.ks
 	idle := ks.IdleMillis(e) / 1000
 	lru := (ks.Now()/1000 - idle) & (1<<24 - 1)
-	c.Status(fmt.Sprintf("Value at:%p refcount:1 encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		e, store.EncodingOf(e), serializedLength(e), lru, idle))
+	extra := ""
+	if e.Type() == store.TypeList {
+		extra = listDebugObjectExtra(c, e.List())
+	}
+	c.Status(fmt.Sprintf("Value at:%p refcount:1 encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d%s",
+		e, store.EncodingOf(e), serializedLength(e), lru, idle, extra))
 }
 
 // debugSdsLen reports a string key's lengths in Redis's DEBUG SDSLEN format

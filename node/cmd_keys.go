@@ -134,6 +134,7 @@ func renameGeneric(c *Client, args [][]byte, nx bool) {
 		return
 	}
 	db.Rename(src, dst)
+	c.signalKeyReady(dst) // clients blocked on dst may now be served
 	if nx {
 		c.Int(1)
 	} else {
@@ -220,6 +221,7 @@ func cmdMove(c *Client, args [][]byte) {
 		return
 	}
 	src.MoveTo(dst, key)
+	c.signalKeyReadyIn(dst, key)
 	c.Int(1)
 }
 
@@ -273,6 +275,7 @@ func cmdCopy(c *Client, args [][]byte) {
 		return
 	}
 	srcDB.CopyTo(dstDB, src, dst, replace)
+	c.signalKeyReadyIn(dstDB, dst)
 	c.Int(1)
 }
 
@@ -341,6 +344,7 @@ func cmdSwapDB(c *Client, args [][]byte) {
 	}
 	if a != b {
 		c.srv.ks.SwapDB(a, b)
+		c.signalDBsSwapped(a, b)
 	}
 	c.OK()
 }

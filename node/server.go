@@ -60,6 +60,7 @@ type Server struct {
 	slowlog      slowlog
 	auxState     *serverAux
 	cluster      *gossip.Bus // nil unless cluster-enabled
+	blockReg     *blockRegistry
 	// slowlogThreshold reads slowlog-log-slower-than without a name lookup
 	// (it is consulted after every command).
 	slowlogThreshold func() int64
@@ -116,6 +117,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.log = log.With(zap.String("node", s.runID[:8]))
 	s.auxState = newServerAux()
+	s.blockReg = newBlockRegistry()
 	s.slowlogThreshold = cfg.IntFunc("slowlog-log-slower-than")
 	ndb := int(cfg.Int("databases"))
 	if ndb < 1 {
