@@ -431,6 +431,10 @@ func strtollFull(s string) (int64, bool) {
 	return v, end == len(s)
 }
 
+// MemToULL is memtoull for the server's commands that take memory amounts
+// (DEBUG QUICKLIST-PACKED-THRESHOLD).
+func MemToULL(s string) (uint64, bool) { return memtoull(s) }
+
 // memtoull parses a memory amount like Redis's memtoull(): digits followed
 // by an optional unit b, k, kb, m, mb, g, gb (case-insensitive). As in Redis
 // an empty number counts as 0 and overflow is not detected.

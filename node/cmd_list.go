@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -743,7 +744,7 @@ func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout
 // restores the 1 GiB default). size is a memory amount as Redis's memtoull
 // reads it ("1b", "100", "5kb", ...). DEBUG's dispatcher calls it.
 func debugQuicklistPackedThreshold(c *Client, arg []byte) {
-	sz, ok := listMemToULL(arg)
+	sz, ok := config.MemToULL(string(arg))
 	if !ok || !store.SetListPackedThreshold(sz) {
 		c.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 		return
@@ -765,44 +766,4 @@ func listDebugObjectExtra(c *Client, l *store.List) string {
 	}
 	return fmt.Sprintf(" ql_nodes:%d ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%d",
 		nodes, avg, fill, compressed, size)
-}
-
-// listMemToULL is Redis's memtoull: digits and an optional unit (b, k, kb,
-// m, mb, g, gb, any case); overflow wraps as in C.
-func listMemToULL(b []byte) (uint64, bool) {
-	u := 0
-	for u < len(b) && b[u] >= '0' && b[u] <= '9' {
-		u++
-	}
-	var mul uint64
-	switch string(bytes.ToLower(b[u:])) {
-	case "", "b":
-		mul = 1
-	case "k":
-		mul = 1000
-	case "kb":
-		mul = 1024
-	case "m":
-		mul = 1000 * 1000
-	case "mb":
-		mul = 1024 * 1024
-	case "g":
-		mul = 1000 * 1000 * 1000
-	case "gb":
-		mul = 1024 * 1024 * 1024
-	default:
-		return 0, false
-	}
-	if u >= 128 {
-		return 0, false
-	}
-	var v uint64
-	for _, d := range b[:u] {
-		if v > (1<<64-1-uint64(d-'0'))/10 {
-			v = 1<<64 - 1 // strtoull saturates at ULLONG_MAX
-			break
-		}
-		v = v*10 + uint64(d-'0')
-	}
-	return v * mul, true
 }

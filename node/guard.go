@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/slots"
 )
 
 // respGuard sits between a client socket and redcon's reader. It parses the
@@ -339,53 +340,9 @@ func (g *respGuard) inline() bool {
 	return true
 }
 
-// parseLL parses a decimal int64 exactly as Redis's string2ll: optional '-',
-// no '+', no leading zeros except "0" itself, no spaces, no overflow.
-func parseLL(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := false
-	i := 0
-	if b[0] == '-' {
-		neg = true
-		i = 1
-		if len(b) == 1 {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (1<<64-1)/10 {
-			return 0, false
-		}
-		v *= 10
-		if v > 1<<64-1-uint64(c-'0') {
-			return 0, false
-		}
-		v += uint64(c - '0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
-}
+// parseLL parses a decimal int64 exactly as Redis's string2ll (one
+// implementation, in package slots, serves the whole server).
+func parseLL(b []byte) (int64, bool) { return slots.ParseInt64(b) }
 
 // splitInline splits an inline command line with Redis's sdssplitargs
 // rules (config.SplitArgs implements them for redis.conf lines too).
