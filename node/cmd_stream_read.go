@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -443,29 +442,13 @@ type watchEntry struct {
 	seen *store.Stream
 }
 
-var (
-	streamWatchersMu sync.Mutex
-	streamWatchers   = map[weak.Pointer[Server]]*streamWatcher{}
-)
+// streamWatch returns the server's watcher (created in New).
+func (s *Server) streamWatch() *streamWatcher { return s.streamWatcher }
 
-// streamWatch returns the server's watcher, creating it on first use.
-func (s *Server) streamWatch() *streamWatcher {
-	wp := weak.Make(s)
-	streamWatchersMu.Lock()
-	defer streamWatchersMu.Unlock()
-	if w := streamWatchers[wp]; w != nil {
-		return w
-	}
-	w := &streamWatcher{srv: s, keys: map[blockKey][]watchEntry{}}
-	streamWatchers[wp] = w
-	done := s.done
-	go func() { // the entry goes with the server
-		<-done
-		streamWatchersMu.Lock()
-		delete(streamWatchers, wp)
-		streamWatchersMu.Unlock()
-	}()
-	return w
+// newStreamWatcher returns the watcher of server s, idle until a waiter is
+// added.
+func newStreamWatcher(s *Server) *streamWatcher {
+	return &streamWatcher{srv: s, keys: map[blockKey][]watchEntry{}}
 }
 
 // add watches keys for waiter w. The caller holds the keys' slot locks, so

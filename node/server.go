@@ -61,6 +61,9 @@ type Server struct {
 	auxState     *serverAux
 	cluster      *gossip.Bus // nil unless cluster-enabled
 	blockReg     *blockRegistry
+	// streamWatcher serves XREADGROUP clients whose stream was deleted or
+	// replaced (see cmd_stream_read.go).
+	streamWatcher *streamWatcher
 	// slowlogThreshold reads slowlog-log-slower-than without a name lookup
 	// (it is consulted after every command).
 	slowlogThreshold func() int64
@@ -118,6 +121,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.log = log.With(zap.String("node", s.runID[:8]))
 	s.auxState = newServerAux()
 	s.blockReg = newBlockRegistry()
+	s.streamWatcher = newStreamWatcher(s)
 	s.slowlogThreshold = cfg.IntFunc("slowlog-log-slower-than")
 	ndb := int(cfg.Int("databases"))
 	if ndb < 1 {
