@@ -103,6 +103,9 @@ func cmdHSet(c *Client, args [][]byte) {
 	}
 	maxEntries, maxValue := hashLimits(c)
 	h.TryConvert(maxValue, args[2:])
+	if len(args) > 4 {
+		h.Reserve(args[2:])
+	}
 	created := 0
 	for i := 2; i < len(args); i += 2 {
 		if h.Set(args[i], args[i+1], maxEntries, maxValue) {

@@ -223,6 +223,13 @@ options:
 		z = store.NewZSet(lim, len(args[idx+1]))
 		c.DB().SetValue(key, z)
 	}
+	if elements > 1 {
+		members := make([][]byte, elements)
+		for j := range members {
+			members[j] = args[idx+2*j+1]
+		}
+		z.Reserve(members)
+	}
 	failed := false
 	for j := 0; j < elements; j++ {
 		res, newScore := z.Add(args[idx+2*j+1], scores[j], flags, lim)

@@ -173,6 +173,26 @@ func (h *Hash) Set(field, value []byte, maxEntries, maxValue int64) (created boo
 	return true
 }
 
+// Reserve makes room in the listpack form for the field/value pairs a
+// multi-field write is about to add, so that the buffer grows once to
+// about its final size: no chain of intermediate buffers becomes garbage
+// between the long-lived values (heap fragmentation). No-op for the table
+// form.
+func (h *Hash) Reserve(pairs [][]byte) {
+	if h.table != nil {
+		return
+	}
+	need := 0
+	for _, b := range pairs {
+		need += uvarintLen(uint64(len(b))) + len(b)
+	}
+	if cap(h.pack)-len(h.pack) < need {
+		nb := make([]byte, len(h.pack), len(h.pack)+need)
+		copy(nb, h.pack)
+		h.pack = nb
+	}
+}
+
 // splice replaces b[from:to] with rec.
 func splice(b []byte, from, to int, rec []byte) []byte {
 	tail := len(b) - to

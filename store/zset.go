@@ -164,6 +164,23 @@ func (z *ZSet) lpFind(member []byte) (off, end int, score float64, ok bool) {
 	return 0, 0, 0, false
 }
 
+// Reserve makes room in the listpack form for the members a multi-member
+// ZADD is about to insert, so that the buffer grows once (see Hash.Reserve).
+func (z *ZSet) Reserve(members [][]byte) {
+	if z.sl != nil {
+		return
+	}
+	need := 0
+	for _, m := range members {
+		need += lpEntrySize(len(m))
+	}
+	if cap(z.lp)-len(z.lp) < need {
+		nb := make([]byte, len(z.lp), len(z.lp)+need)
+		copy(nb, z.lp)
+		z.lp = nb
+	}
+}
+
 // lpInsert adds member (not present) at its ordered position.
 func (z *ZSet) lpInsert(member []byte, score float64) {
 	score = lpScore(score)
