@@ -185,12 +185,25 @@ func (c *Client) redirect(r clusterRedirect, slot uint16, owner *slots.Node) {
 	case routeDownReadOnly:
 		c.Error("CLUSTERDOWN The cluster is down and only accepts read commands")
 	case routeMoved:
-		host := owner.IP
-		if c.srv.cfg.String("cluster-preferred-endpoint-type") == "hostname" && owner.Hostname != "" {
-			host = owner.Hostname
-		}
-		c.Error(fmt.Sprintf("MOVED %d %s:%d", slot, host, owner.Port))
+		c.Error(fmt.Sprintf("MOVED %d %s:%d", slot, c.srv.preferredEndpoint(owner), owner.Port))
 	}
+}
+
+// preferredEndpoint is the host a redirect names, per
+// cluster-preferred-endpoint-type, as Redis's getPreferredEndpoint: the IP,
+// the hostname ("?" when the node announced none), or "" for
+// unknown-endpoint.
+func (s *Server) preferredEndpoint(n *slots.Node) string {
+	switch s.cfg.String("cluster-preferred-endpoint-type") {
+	case "hostname":
+		if n.Hostname == "" {
+			return "?"
+		}
+		return n.Hostname
+	case "unknown-endpoint":
+		return ""
+	}
+	return n.IP
 }
 
 // routeCommand routes the running command by the slots in c.slotBuf (its
