@@ -39,29 +39,13 @@ func hashLimits(c *Client) (maxEntries, maxValue int64) {
 // readHash is Redis's lookupKeyRead + checkType for hashes: it returns the
 // hash at key (nil when missing, counting a keyspace miss), or replies
 // WRONGTYPE and returns ok == false.
-func readHash(c *Client, key []byte) (h *store.Hash, ok bool) {
-	e := c.DB().Find(key)
-	if e == nil {
-		return nil, true
-	}
-	if e.Type() != store.TypeHash {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return e.Hash(), true
+func readHash(c *Client, key []byte) (*store.Hash, bool) {
+	return lookupTyped(c, c.DB(), key, false, store.TypeHash, (*store.Entry).Hash)
 }
 
 // writeHash is lookupKeyWrite + checkType: no keyspace hit/miss counted.
-func writeHash(c *Client, key []byte) (h *store.Hash, ok bool) {
-	e := lookupWrite(c.DB(), key)
-	if e == nil {
-		return nil, true
-	}
-	if e.Type() != store.TypeHash {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return e.Hash(), true
+func writeHash(c *Client, key []byte) (*store.Hash, bool) {
+	return lookupTyped(c, c.DB(), key, true, store.TypeHash, (*store.Entry).Hash)
 }
 
 // writeHashOrCreate is Redis's hashTypeLookupWriteOrCreate: the hash at key,

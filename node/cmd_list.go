@@ -48,29 +48,13 @@ const (
 // lookupList finds key for a write (no keyspace hit/miss counted, as Redis's
 // lookupKeyWrite). It replies WRONGTYPE and returns ok=false if the key
 // holds another type; l is nil if the key is missing.
-func lookupList(c *Client, db *store.DB, key []byte) (l *store.List, ok bool) {
-	e := lookupWrite(db, key)
-	if e == nil {
-		return nil, true
-	}
-	if e.Type() != store.TypeList {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return e.List(), true
+func lookupList(c *Client, db *store.DB, key []byte) (*store.List, bool) {
+	return lookupTyped(c, db, key, true, store.TypeList, (*store.Entry).List)
 }
 
 // readList is lookupList for reads: hits and misses are counted.
-func readList(c *Client, key []byte) (l *store.List, ok bool) {
-	e := c.DB().Find(key)
-	if e == nil {
-		return nil, true
-	}
-	if e.Type() != store.TypeList {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return e.List(), true
+func readList(c *Client, key []byte) (*store.List, bool) {
+	return lookupTyped(c, c.DB(), key, false, store.TypeList, (*store.Entry).List)
 }
 
 // newList creates an empty list for key with the configured node size.

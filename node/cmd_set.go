@@ -37,29 +37,13 @@ func maxIntsetEntries(c *Client) int64 {
 
 // readSet is lookupKeyRead + checkType for sets: the set at key (nil when
 // missing, counting a keyspace miss), or ok == false after WRONGTYPE.
-func readSet(c *Client, key []byte) (s *store.Set, ok bool) {
-	e := c.DB().Find(key)
-	if e == nil {
-		return nil, true
-	}
-	if e.Type() != store.TypeSet {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return e.Set(), true
+func readSet(c *Client, key []byte) (*store.Set, bool) {
+	return lookupTyped(c, c.DB(), key, false, store.TypeSet, (*store.Entry).Set)
 }
 
 // writeSet is lookupKeyWrite + checkType: no keyspace hit/miss counted.
-func writeSet(c *Client, key []byte) (s *store.Set, ok bool) {
-	e := lookupWrite(c.DB(), key)
-	if e == nil {
-		return nil, true
-	}
-	if e.Type() != store.TypeSet {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return e.Set(), true
+func writeSet(c *Client, key []byte) (*store.Set, bool) {
+	return lookupTyped(c, c.DB(), key, true, store.TypeSet, (*store.Entry).Set)
 }
 
 // replyEmptySet is Redis's shared.emptyset: *0 in RESP2, ~0 in RESP3.

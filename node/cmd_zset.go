@@ -65,29 +65,13 @@ func zsetLimits(c *Client) store.ZSetLimits {
 
 // zsetRead is lookupKeyRead + checkType: the set (nil when the key is
 // missing), or ok=false after replying WRONGTYPE.
-func zsetRead(c *Client, key []byte) (z *store.ZSet, ok bool) {
-	e := c.DB().Find(key)
-	if e == nil {
-		return nil, true
-	}
-	if z = e.ZSet(); z == nil {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return z, true
+func zsetRead(c *Client, key []byte) (*store.ZSet, bool) {
+	return lookupTyped(c, c.DB(), key, false, store.TypeZSet, (*store.Entry).ZSet)
 }
 
 // zsetWrite is lookupKeyWrite + checkType.
-func zsetWrite(c *Client, key []byte) (z *store.ZSet, ok bool) {
-	e := lookupWrite(c.DB(), key)
-	if e == nil {
-		return nil, true
-	}
-	if z = e.ZSet(); z == nil {
-		c.ErrWrongType()
-		return nil, false
-	}
-	return z, true
+func zsetWrite(c *Client, key []byte) (*store.ZSet, bool) {
+	return lookupTyped(c, c.DB(), key, true, store.TypeZSet, (*store.Entry).ZSet)
 }
 
 // zsetDeleteIfEmpty removes key when its set became empty, as Redis does.
