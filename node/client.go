@@ -42,6 +42,7 @@ type Client struct {
 	asking        bool        // ASKING: the next command may use an importing slot
 	slotBuf       []uint16
 	bs            clientBlocking // blocking commands' state (node/blocking.go)
+	fx            clientEffects  // the running command's write effect (node/effects.go)
 
 	// Read by other goroutines.
 	dbIndex         atomic.Int32

@@ -125,6 +125,7 @@ func (c *Client) run(args [][]byte) {
 	c.errored = false
 	db.LockSlots(c.slotBuf)
 	c.callHandler(spec, args)
+	c.propagateEffects(spec, args)
 	db.UnlockSlots(c.slotBuf)
 	c.db = nil
 	// A blocking command that found nothing to serve waits here, holding no

@@ -175,6 +175,7 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	start := time.Now()
 	c.errored = false
 	c.callHandler(qc.spec, qc.args)
+	c.propagateEffects(qc.spec, qc.args)
 	shard := &qc.spec.stats[c.id%statShards]
 	shard.calls.Add(1)
 	shard.usec.Add(int64(time.Since(start) / time.Microsecond))

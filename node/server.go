@@ -47,6 +47,7 @@ type Server struct {
 	pid   int
 
 	limits serverLimits
+	feeds  effectFeeds // consumers of the write-effect feed (node/effects.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -141,10 +142,17 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// expiryEvents receives keyspace events; replication will hang off it.
+// expiryEvents receives the keyspace's own deletions (under the slot lock)
+// and propagates each as DEL, as Redis does.
 type expiryEvents Server
 
-func (e *expiryEvents) KeyExpired(db int, key string) {}
+func (e *expiryEvents) KeyExpired(db int, key string) {
+	s := (*Server)(e)
+	if s.feeds.list.Load() == nil {
+		return
+	}
+	s.propagate(db, [][][]byte{{[]byte("DEL"), []byte(key)}})
+}
 
 // applyLimits copies the directives the hot path reads into atomics.
 func (s *Server) applyLimits() {

@@ -1,0 +1,135 @@
+package node
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// The write-effect feed (DESIGN.md §4).
+//
+// Everything that leaves the node — the replication stream, the AOF, a slot
+// migration stream — carries the deterministic effect of a write, never the
+// request: SPOP becomes SREM, EXPIRE becomes PEXPIREAT, a key deleted by
+// expiry becomes DEL. The dispatcher calls propagateEffects after every
+// handler, with the command's slots still locked, so the effects of the
+// writes to one slot enter every feed in the order they were applied to the
+// keyspace. Writes to different slots run in parallel and enter the feeds
+// in either order, which is harmless because they commute.
+//
+// A handler says what its effect is:
+//   - by default a write command (FlagWrite) that did not reply with an
+//     error propagates its own argv verbatim;
+//   - ReplaceEffect gives the effect explicitly (call it once per command of
+//     the effect; a read command may call it too, e.g. to propagate a DEL);
+//   - NoEffect says the command changed nothing.
+
+// EffectFeed consumes the write-effect feed.
+type EffectFeed interface {
+	// Propagate records one command's effects: cmds in argv form, in the
+	// order they apply, against database db. It is called on the writer's
+	// goroutine with the command's slots locked, so it must not block, and
+	// the argument slices are only valid during the call (encode or copy
+	// them).
+	Propagate(db int, cmds [][][]byte)
+}
+
+// effectFeeds is the server's set of feed consumers, read without a lock on
+// every write.
+type effectFeeds struct {
+	mu   sync.Mutex // serialises changes to list
+	list atomic.Pointer[[]EffectFeed]
+}
+
+// AddEffectFeed starts sending the write-effect feed to f. Safe at any time;
+// writes already under way may or may not reach f.
+func (s *Server) AddEffectFeed(f EffectFeed) {
+	s.feeds.mu.Lock()
+	defer s.feeds.mu.Unlock()
+	var next []EffectFeed
+	if cur := s.feeds.list.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, f)
+	s.feeds.list.Store(&next)
+}
+
+// RemoveEffectFeed stops sending the feed to f.
+func (s *Server) RemoveEffectFeed(f EffectFeed) {
+	s.feeds.mu.Lock()
+	defer s.feeds.mu.Unlock()
+	cur := s.feeds.list.Load()
+	if cur == nil {
+		return
+	}
+	var next []EffectFeed
+	for _, g := range *cur {
+		if g != f {
+			next = append(next, g)
+		}
+	}
+	if len(next) == 0 {
+		s.feeds.list.Store(nil)
+		return
+	}
+	s.feeds.list.Store(&next)
+}
+
+// propagate sends one command's effects to every feed.
+func (s *Server) propagate(db int, cmds [][][]byte) {
+	feeds := s.feeds.list.Load()
+	if feeds == nil {
+		return
+	}
+	for _, f := range *feeds {
+		f.Propagate(db, cmds)
+	}
+}
+
+// clientEffects is what the running command said about its effect.
+type clientEffects struct {
+	replaced bool       // ReplaceEffect was called: cmds is the effect
+	none     bool       // NoEffect was called
+	cmds     [][][]byte // the explicit effect
+	verbatim [1][][]byte
+}
+
+// ReplaceEffect appends argv to the running command's effect, which then
+// replaces the command's own argv in the feed. argv must stay valid until
+// the handler returns.
+func (c *Client) ReplaceEffect(argv ...[]byte) {
+	c.fx.replaced = true
+	c.fx.cmds = append(c.fx.cmds, argv)
+}
+
+// NoEffect says the running command changed nothing: nothing is propagated
+// (an explicit ReplaceEffect still is).
+func (c *Client) NoEffect() { c.fx.none = true }
+
+// propagateEffects runs after every handler, with the command's slots still
+// locked: it sends the command's effect to the feeds and resets the
+// client's effect state.
+func (c *Client) propagateEffects(spec *CommandSpec, args [][]byte) {
+	fx := &c.fx
+	if !fx.replaced && (spec.Flags&FlagWrite == 0 || fx.none || c.errored || c.bs.pending != nil) {
+		// A read, a write that changed nothing or failed, or a blocking
+		// command that is waiting (its effect is the pop that serves it).
+		fx.none = false
+		return
+	}
+	db := 0
+	if c.db != nil {
+		db = c.db.ID()
+	} else {
+		db = int(c.dbIndex.Load())
+	}
+	cmds := fx.cmds
+	if !fx.replaced {
+		fx.verbatim[0] = args
+		cmds = fx.verbatim[:]
+	}
+	c.srv.propagate(db, cmds)
+	fx.verbatim[0] = nil
+	clear(fx.cmds)
+	fx.cmds = fx.cmds[:0]
+	fx.replaced, fx.none = false, false
+}
