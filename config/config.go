@@ -77,7 +77,7 @@ func New() *Config {
 		hooks:        make(map[*directive][]func(string) error),
 		rewriteLines: make(map[string]func() []string),
 	}
-	for _, d := range buildDirectives(currentDir()) {
+	for _, d := range append(buildDirectives(currentDir()), shoalDirectives()...) {
 		d.cur.Store(d.def)
 		c.dirs = append(c.dirs, d)
 		c.addEntry(&entry{name: d.name, d: d})

@@ -16,7 +16,7 @@ import (
 func hiddenNames(c *Config) []string {
 	var out []string
 	for _, in := range c.Directives() {
-		if in.Flags&FlagHidden != 0 {
+		if in.Flags&FlagHidden != 0 && in.Flags&FlagExtension == 0 {
 			out = append(out, in.Name)
 		}
 	}
