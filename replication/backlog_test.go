@@ -1,0 +1,68 @@
+package replication
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestBacklogRingKeepsTheNewestBytes(t *testing.T) {
+	b := NewBacklog(8, 100)
+	if b.First() != 101 || b.End() != 100 || !b.Contains(101) || b.Contains(100) {
+		t.Fatalf("empty: first %d end %d", b.First(), b.End())
+	}
+	b.Write([]byte("abcde"))
+	if got := b.AppendFrom(nil, 101); string(got) != "abcde" {
+		t.Fatalf("got %q", got)
+	}
+	b.Write([]byte("fghij")) // wraps: holds "cdefghij"
+	if b.First() != 103 || b.End() != 110 || b.Histlen() != 8 {
+		t.Fatalf("first %d end %d hist %d", b.First(), b.End(), b.Histlen())
+	}
+	if b.Contains(102) || !b.Contains(103) || !b.Contains(111) || b.Contains(112) {
+		t.Fatal("Contains bounds")
+	}
+	if got := b.AppendFrom(nil, 103); string(got) != "cdefghij" {
+		t.Fatalf("got %q", got)
+	}
+	if got := b.AppendFrom(nil, 108); string(got) != "hij" {
+		t.Fatalf("got %q", got)
+	}
+	b.Write([]byte("0123456789xyz")) // longer than the ring
+	if got := b.AppendFrom(nil, b.First()); string(got) != "56789xyz" {
+		t.Fatalf("got %q", got)
+	}
+	b.Resize(4)
+	if got := b.AppendFrom(nil, b.First()); string(got) != "9xyz" || b.End() != 123 {
+		t.Fatalf("after resize %q end %d", got, b.End())
+	}
+}
+
+func TestCRC64MatchesRedis(t *testing.T) {
+	// crc64.c's self-test vector.
+	if got := CRC64(0, []byte("123456789")); got != 0xe9c6d914c4b8d9ca {
+		t.Fatalf("crc64 %x", got)
+	}
+	rdb := EmptyRDB()
+	if !bytes.HasPrefix(rdb, []byte("REDIS0010\xff")) || len(rdb) != 18 {
+		t.Fatalf("rdb %q", rdb)
+	}
+}
+
+func TestStreamReaderCountsBytes(t *testing.T) {
+	in := AppendCommandStrings(nil, "SET", "k", "v")
+	in = append(in, '\n')
+	in = AppendCommandStrings(in, "PING")
+	rd := NewStreamReader(bytes.NewReader(in), Limits{MaxBulkLen: 16})
+	args, raw, err := rd.ReadCommand(nil)
+	if err != nil || len(args) != 3 || string(args[2]) != "v" || len(raw) != 27 {
+		t.Fatalf("args %q raw %d err %v", args, len(raw), err)
+	}
+	args, raw, err = rd.ReadCommand(args)
+	if err != nil || len(args) != 1 || string(args[0]) != "PING" || len(raw) != 15 {
+		t.Fatalf("args %q raw %q err %v", args, raw, err)
+	}
+	big := AppendCommandStrings(nil, "SET", "k", "0123456789abcdefXYZ")
+	if _, _, err := NewStreamReader(bytes.NewReader(big), Limits{MaxBulkLen: 16}).ReadCommand(nil); err != ErrProtocol {
+		t.Fatalf("oversized bulk: %v", err)
+	}
+}

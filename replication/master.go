@@ -1,0 +1,591 @@
+package replication
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Master is a node's replication state and the fan-out of its stream: the
+// replication ID and ID2, the offset, the backlog and the connected
+// replicas (links). A replica node has one too: it proxies its master's
+// stream to its own sub-replicas with the same IDs and offsets (chained
+// replication), through FeedRaw.
+//
+// Concurrency contract: every method is safe for concurrent use. Writers
+// call Propagate/FeedRaw on their own goroutines (with their slot locks
+// held); these only encode and copy bytes under mu and never wait for a
+// socket: each link has a writer goroutine that drains its pending bytes,
+// and a link whose pending bytes pass the output limit is dropped. Hooks
+// given to Propagate and functions given to Locked run under mu and must not
+// block on I/O or call back into Master.
+type Master struct {
+	cfg Config
+
+	mu           sync.Mutex
+	replID       string
+	replID2      string
+	offset       int64 // master_repl_offset
+	secondOffset int64 // second_repl_offset (-1 when replID2 is unset)
+	backlog      *Backlog
+	selDB        int // the database the stream last SELECTed, -1 = none
+	links        []*Link
+	enc          []byte
+	noLinksSince time.Time // when the last link went away (repl-backlog-ttl)
+
+	active atomic.Bool // the backlog exists: Propagate has work to do
+
+	ackMu   sync.Mutex
+	ackWake chan struct{} // closed and replaced when a link acknowledges
+}
+
+// Config is what Master reads from the node's configuration, as functions
+// so CONFIG SET applies at once.
+type Config struct {
+	// BacklogSize is repl-backlog-size.
+	BacklogSize func() int
+	// OutputLimit is client-output-buffer-limit for the replica class.
+	OutputLimit func() (hard, soft uint64, softSeconds int64)
+	// OnDrop is told (without mu held) why a link was dropped.
+	OnDrop func(l *Link, reason string)
+}
+
+// NewMaster returns the state of a node that has never replicated: a
+// fresh replication ID, offset 0, no backlog.
+func NewMaster(cfg Config) *Master {
+	if cfg.BacklogSize == nil {
+		cfg.BacklogSize = func() int { return 1 << 20 }
+	}
+	if cfg.OutputLimit == nil {
+		cfg.OutputLimit = func() (uint64, uint64, int64) { return 256 << 20, 64 << 20, 60 }
+	}
+	return &Master{cfg: cfg, replID: NewReplID(), replID2: zeroID, secondOffset: -1, selDB: -1,
+		ackWake: make(chan struct{}), noLinksSince: time.Now()}
+}
+
+const zeroID = "0000000000000000000000000000000000000000"
+
+// NewReplID returns a random 40-hex replication ID.
+func NewReplID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Info is a snapshot of the state INFO replication reports.
+type Info struct {
+	ReplID, ReplID2      string
+	Offset, SecondOffset int64
+	BacklogActive        bool
+	BacklogSize          int
+	BacklogFirst         int64
+	BacklogHistlen       int
+	Links                []LinkInfo
+}
+
+// LinkInfo is one replica's line in INFO replication.
+type LinkInfo struct {
+	IP       string
+	Port     int
+	State    string
+	Offset   int64
+	LagSec   int64
+	ID       int64
+	Online   bool
+	Priority int
+}
+
+// Snapshot returns the state for INFO / ROLE.
+func (m *Master) Snapshot() Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	in := Info{ReplID: m.replID, ReplID2: m.replID2, Offset: m.offset, SecondOffset: m.secondOffset}
+	if m.backlog != nil {
+		in.BacklogActive = true
+		in.BacklogSize = m.backlog.Size()
+		in.BacklogFirst = m.backlog.First()
+		in.BacklogHistlen = m.backlog.Histlen()
+	} else {
+		in.BacklogSize = m.cfg.BacklogSize()
+	}
+	now := time.Now().Unix()
+	for _, l := range m.links {
+		in.Links = append(in.Links, LinkInfo{IP: l.ip, Port: l.port, State: l.state, Offset: l.ackOff.Load(),
+			LagSec: now - l.ackTime.Load(), ID: l.id, Online: l.state == "online"})
+	}
+	return in
+}
+
+// Offset returns master_repl_offset.
+func (m *Master) Offset() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.offset
+}
+
+// IDs returns the replication ID and the offset.
+func (m *Master) IDs() (string, int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.replID, m.offset
+}
+
+// Active reports whether the backlog exists (the stream is being recorded).
+func (m *Master) Active() bool { return m.active.Load() }
+
+// Propagate appends one command's effects, against database db, to the
+// stream: a SELECT first when the stream's database changes, as Redis
+// does. pre, if not nil, runs under mu before the bytes are appended (the
+// full sync inserts slot images there). It returns at once when there is
+// no backlog.
+func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
+	if !m.active.Load() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		return
+	}
+	if pre != nil {
+		pre()
+	}
+	enc := m.enc[:0]
+	if db != m.selDB {
+		enc = AppendCommandStrings(enc, "SELECT", strconv.Itoa(db))
+		m.selDB = db
+	}
+	for _, argv := range cmds {
+		enc = AppendCommand(enc, argv)
+	}
+	m.appendLocked(enc)
+	if cap(enc) > 1<<20 {
+		enc = nil
+	}
+	m.enc = enc
+}
+
+// FeedCommand appends a command that does not depend on the database
+// (PING, REPLCONF GETACK) to the stream.
+func (m *Master) FeedCommand(argv ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		return
+	}
+	m.appendLocked(AppendCommandStrings(nil, argv...))
+}
+
+// FeedRaw appends bytes received from this node's own master to the stream
+// (a replica proxies them to its sub-replicas and backlog unchanged).
+func (m *Master) FeedRaw(p []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		m.offset += int64(len(p))
+		return
+	}
+	m.appendLocked(p)
+}
+
+func (m *Master) appendLocked(p []byte) {
+	m.backlog.Write(p)
+	m.offset = m.backlog.End()
+	var drop []*Link
+	for _, l := range m.links {
+		if !l.queueLocked(p) {
+			drop = append(drop, l)
+		}
+	}
+	for _, l := range drop {
+		m.dropLocked(l, "output buffer limit")
+	}
+}
+
+// Locked runs fn under the fan-out's lock: bytes queued to a link with
+// QueueImageLocked inside fn land at the current stream position.
+func (m *Master) Locked(fn func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fn()
+}
+
+// ensureBacklogLocked creates the backlog. A node that had none (it never
+// had replicas, or freed the backlog after repl-backlog-ttl) takes a new
+// replication ID, as Redis does: replicas with data from before cannot
+// continue.
+func (m *Master) ensureBacklogLocked(freshID bool) {
+	if m.backlog != nil {
+		return
+	}
+	if freshID {
+		m.replID = NewReplID()
+		m.replID2 = zeroID
+		m.secondOffset = -1
+	}
+	m.backlog = NewBacklog(m.cfg.BacklogSize(), m.offset)
+	m.active.Store(true)
+}
+
+// PsyncRequest is what a replica asked for.
+type PsyncRequest struct {
+	ReplID string // "?" for a full sync
+	From   int64  // the first byte it wants (its offset + 1); -1 with "?"
+	Psync2 bool   // REPLCONF capa psync2: +CONTINUE names the replication ID
+	Sync   bool   // the old SYNC command: no +FULLRESYNC line
+	IP     string
+	Port   int
+	ID     int64 // the client id (INFO, CLIENT LIST)
+}
+
+// Attach registers a replica connection. conn is only written by the link's
+// writer goroutine from now on. It returns the link and whether a full sync
+// follows (the caller then sends the slot images, and calls Online when
+// done). The reply (+FULLRESYNC ... and the empty RDB, or +CONTINUE and the
+// missing bytes) is the first thing the link sends.
+func (m *Master) Attach(conn net.Conn, req PsyncRequest) (*Link, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := &Link{m: m, conn: conn, ip: req.IP, port: req.Port, id: req.ID,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	l.ackTime.Store(time.Now().Unix())
+	partial := false
+	if m.backlog != nil && !req.Sync && req.ReplID != "?" {
+		idOK := req.ReplID == m.replID || (req.ReplID == m.replID2 && req.From <= m.secondOffset)
+		partial = idOK && m.backlog.Contains(req.From)
+	}
+	if partial {
+		if req.Psync2 {
+			l.pending = append(l.pending, "+CONTINUE "+m.replID+"\r\n"...)
+		} else {
+			l.pending = append(l.pending, "+CONTINUE\r\n"...)
+		}
+		l.pending = m.backlog.AppendFrom(l.pending, req.From)
+		l.state = "online"
+		l.ackOff.Store(req.From - 1)
+	} else {
+		m.ensureBacklogLocked(len(m.links) == 0)
+		if !req.Sync {
+			l.pending = append(l.pending, "+FULLRESYNC "+m.replID+" "+strconv.FormatInt(m.offset, 10)+"\r\n"...)
+		}
+		rdb := EmptyRDB()
+		l.pending = append(l.pending, '$')
+		l.pending = strconv.AppendInt(l.pending, int64(len(rdb)), 10)
+		l.pending = append(l.pending, '\r', '\n')
+		l.pending = append(l.pending, rdb...)
+		l.state = "send_bulk"
+		// The stream continues with a SELECT whatever its database was.
+		m.selDB = -1
+	}
+	m.links = append(m.links, l)
+	l.wake <- struct{}{}
+	go l.writeLoop()
+	return l, !partial
+}
+
+// Detach removes a link whose connection closed.
+func (m *Master) Detach(l *Link) {
+	m.mu.Lock()
+	m.dropLocked(l, "")
+	m.mu.Unlock()
+}
+
+func (m *Master) dropLocked(l *Link, reason string) {
+	for i, x := range m.links {
+		if x == l {
+			m.links = append(m.links[:i], m.links[i+1:]...)
+			break
+		}
+	}
+	if l.closed {
+		return
+	}
+	l.closed = true
+	close(l.done)
+	_ = l.conn.Close()
+	if len(m.links) == 0 {
+		m.noLinksSince = time.Now()
+	}
+	if reason != "" && m.cfg.OnDrop != nil {
+		go m.cfg.OnDrop(l, reason)
+	}
+}
+
+// DropAll disconnects every replica (they reconnect and PSYNC: after a
+// replication ID change, or when this node starts following a new master).
+func (m *Master) DropAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for len(m.links) > 0 {
+		m.dropLocked(m.links[0], "")
+	}
+}
+
+// NumLinks returns the number of connected replicas.
+func (m *Master) NumLinks() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.links)
+}
+
+// Expire frees the backlog after ttl without replicas (repl-backlog-ttl, a
+// master only; 0 means never), and reports whether it did. The next
+// replica then gets a new replication ID.
+func (m *Master) Expire(ttl time.Duration) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil || len(m.links) > 0 || ttl <= 0 || time.Since(m.noLinksSince) < ttl {
+		return false
+	}
+	m.backlog = nil
+	m.active.Store(false)
+	m.replID = NewReplID()
+	m.replID2 = zeroID
+	m.secondOffset = -1
+	return true
+}
+
+// ResizeBacklog applies CONFIG SET repl-backlog-size.
+func (m *Master) ResizeBacklog(size int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog != nil {
+		m.backlog.Resize(size)
+	}
+}
+
+// ShiftID is what a replica does when it becomes a master (PSYNC2): the
+// current ID becomes ID2, valid up to the current offset, and a new ID
+// starts, so former siblings can continue from this node. Sub-replicas are
+// dropped to learn the new ID (they continue with +CONTINUE).
+func (m *Master) ShiftID() {
+	m.mu.Lock()
+	m.replID2 = m.replID
+	m.secondOffset = m.offset + 1
+	m.replID = NewReplID()
+	m.selDB = -1
+	for len(m.links) > 0 {
+		m.dropLocked(m.links[0], "")
+	}
+	m.mu.Unlock()
+}
+
+// ContinueWith is a replica's +CONTINUE <id>: when the master's ID differs
+// from the cached one, the cached ID becomes ID2 up to the current offset.
+// Sub-replicas are dropped to learn the new ID.
+func (m *Master) ContinueWith(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id == "" || id == m.replID {
+		return
+	}
+	m.replID2 = m.replID
+	m.secondOffset = m.offset + 1
+	m.replID = id
+	for len(m.links) > 0 {
+		m.dropLocked(m.links[0], "")
+	}
+}
+
+// ResetTo is a replica's +FULLRESYNC id offset: the stream restarts at
+// offset with the master's ID, the backlog restarts empty and sub-replicas
+// must sync again.
+func (m *Master) ResetTo(id string, offset int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.replID = id
+	m.replID2 = zeroID
+	m.secondOffset = -1
+	m.offset = offset
+	m.backlog = NewBacklog(m.cfg.BacklogSize(), offset)
+	m.active.Store(true)
+	m.selDB = -1
+	for len(m.links) > 0 {
+		m.dropLocked(m.links[0], "")
+	}
+}
+
+// GoodLinks counts online replicas whose last ACK is at most maxLag old
+// (min-replicas-max-lag).
+func (m *Master) GoodLinks(maxLag time.Duration) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now().Unix()
+	n := 0
+	for _, l := range m.links {
+		if l.state == "online" && time.Duration(now-l.ackTime.Load())*time.Second <= maxLag {
+			n++
+		}
+	}
+	return n
+}
+
+// Acked counts the online replicas that acknowledged offset off.
+func (m *Master) Acked(off int64) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, l := range m.links {
+		if l.state == "online" && l.ackOff.Load() >= off {
+			n++
+		}
+	}
+	return n
+}
+
+// AckChanged returns a channel closed at the next acknowledgement.
+func (m *Master) AckChanged() <-chan struct{} {
+	m.ackMu.Lock()
+	defer m.ackMu.Unlock()
+	return m.ackWake
+}
+
+func (m *Master) noteAck() {
+	m.ackMu.Lock()
+	close(m.ackWake)
+	m.ackWake = make(chan struct{})
+	m.ackMu.Unlock()
+}
+
+// Link is one connected replica.
+type Link struct {
+	m    *Master
+	conn net.Conn
+	ip   string
+	port int
+	id   int64
+
+	// Guarded by m.mu.
+	state     string // send_bulk, online
+	pending   []byte
+	spare     []byte
+	inFlight  int // bytes the writer is writing now
+	closed    bool
+	softSince time.Time // when pending first passed the soft limit
+
+	wake chan struct{} // cap 1: pending has bytes
+	done chan struct{} // closed when the link is dropped
+
+	ackOff  atomic.Int64
+	ackTime atomic.Int64 // unix seconds of the last ACK
+}
+
+// Done is closed when the link was dropped.
+func (l *Link) Done() <-chan struct{} { return l.done }
+
+// Ack records REPLCONF ACK offset.
+func (l *Link) Ack(off int64) {
+	l.ackTime.Store(time.Now().Unix())
+	if off > l.ackOff.Load() {
+		l.ackOff.Store(off)
+	}
+	l.m.noteAck()
+}
+
+// SetAddr records REPLCONF listening-port / ip-address given after PSYNC's
+// bookkeeping started (they normally come first).
+func (l *Link) SetAddr(ip string, port int) {
+	l.m.mu.Lock()
+	if ip != "" {
+		l.ip = ip
+	}
+	if port != 0 {
+		l.port = port
+	}
+	l.m.mu.Unlock()
+}
+
+// Online marks the end of a full sync: the replica is in the stream.
+func (l *Link) Online() {
+	l.m.mu.Lock()
+	l.state = "online"
+	l.m.mu.Unlock()
+}
+
+// QueueImageLocked queues bytes that are not part of the stream (a slot
+// image of a full sync) at the current position. Only inside Locked or a
+// Propagate hook.
+func (l *Link) QueueImageLocked(p []byte) {
+	if l.closed {
+		return
+	}
+	l.pending = append(l.pending, p...)
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Closed reports whether the link was dropped. Only inside Locked or a
+// Propagate hook.
+func (l *Link) ClosedLocked() bool { return l.closed }
+
+// Pending returns the bytes queued and being written.
+func (l *Link) Pending() int {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	return len(l.pending) + l.inFlight
+}
+
+// queueLocked appends stream bytes and reports false when the replica is
+// over its output limit and must be dropped.
+func (l *Link) queueLocked(p []byte) bool {
+	l.pending = append(l.pending, p...)
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	size := uint64(len(l.pending) + l.inFlight)
+	hard, soft, softSec := l.m.cfg.OutputLimit()
+	if hard > 0 && size > hard {
+		return false
+	}
+	if soft > 0 && size > soft {
+		if l.softSince.IsZero() {
+			l.softSince = time.Now()
+		} else if time.Since(l.softSince) > time.Duration(softSec)*time.Second {
+			return false
+		}
+	} else {
+		l.softSince = time.Time{}
+	}
+	return true
+}
+
+// writeLoop drains pending to the socket until the link is dropped.
+func (l *Link) writeLoop() {
+	for {
+		select {
+		case <-l.wake:
+		case <-l.done:
+			return
+		}
+		l.m.mu.Lock()
+		buf := l.pending
+		l.pending = l.spare[:0]
+		l.spare = nil
+		l.inFlight = len(buf)
+		l.m.mu.Unlock()
+		if len(buf) == 0 {
+			continue
+		}
+		_ = l.conn.SetWriteDeadline(time.Now().Add(60 * time.Second))
+		_, err := l.conn.Write(buf)
+		l.m.mu.Lock()
+		l.inFlight = 0
+		if cap(buf) <= 4<<20 {
+			l.spare = buf[:0]
+		}
+		if err != nil {
+			l.m.dropLocked(l, "")
+		}
+		l.m.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
