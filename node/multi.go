@@ -178,7 +178,9 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	c.propagateEffects(qc.spec, qc.args)
 	shard := &qc.spec.stats[c.id%statShards]
 	shard.calls.Add(1)
-	shard.usec.Add(int64(time.Since(start) / time.Microsecond))
+	dur := time.Since(start)
+	shard.usec.Add(int64(dur / time.Microsecond))
+	shard.lat.observe(dur)
 	if c.errored {
 		shard.failed.Add(1)
 	}

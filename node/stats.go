@@ -78,6 +78,7 @@ func (spec *CommandSpec) resetCounters() {
 		sh.usec.Store(0)
 		sh.rejected.Store(0)
 		sh.failed.Store(0)
+		sh.lat.reset()
 	}
 }
 

@@ -20,7 +20,8 @@ const statShards = 8
 
 type cmdStat struct {
 	calls, usec, rejected, failed atomic.Int64
-	_                             [32]byte
+	lat                           latencyBuckets // node/metrics_hist.go
+	_                             [24]byte
 }
 
 type cmdStats [statShards]cmdStat
@@ -59,7 +60,7 @@ func newCommandTable() *commandTable {
 	}
 	procs := keyProcs()
 	t := &commandTable{byName: map[string]*CommandSpec{}}
-	for _, spec := range allCommandMeta() {
+	for _, spec := range withShoalExtensions(allCommandMeta()) {
 		t.finalize(spec, nil, handlers, procs)
 		t.byName[spec.Name] = spec
 		if spec.Handler != nil || len(spec.Subcommands) > 0 && anyImplemented(spec) {

@@ -1,0 +1,342 @@
+package integration
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// The deployment tests (issue 9): the command lines of
+// deploy/docker-compose.host.yml, run as plain processes on free ports,
+// must form a healthy 3+3 cluster with no manual step.
+
+// formTimeout is the promise of the self-forming cluster: healthy (every
+// node cluster_state:ok, 3 masters with 3 replicas, redis-cli --cluster
+// check clean) within 15 s of the start.
+const formTimeout = 15 * time.Second
+
+// composeFile is the part of a docker-compose file the tests read.
+type composeFile struct {
+	Services map[string]struct {
+		Image       string   `json:"image"`
+		NetworkMode string   `json:"network_mode"`
+		Command     []string `json:"command"`
+	} `json:"services"`
+}
+
+// hostComposeCommands returns the command lines of the host-network compose
+// file, by service name.
+func hostComposeCommands(t *testing.T) (names []string, cmds map[string][]string) {
+	t.Helper()
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "docker-compose.host.yml"))
+	require.NoError(t, err)
+	var cf composeFile
+	require.NoError(t, yaml.Unmarshal(data, &cf))
+	cmds = map[string][]string{}
+	for name, svc := range cf.Services {
+		require.Equal(t, "host", svc.NetworkMode, name)
+		require.NotEmpty(t, svc.Command, name)
+		names = append(names, name)
+		cmds[name] = svc.Command
+	}
+	slices.Sort(names)
+	return names, cmds
+}
+
+// directive returns the value of --name in a command line.
+func directive(cmd []string, name string) string {
+	for i := 0; i+1 < len(cmd); i++ {
+		if cmd[i] == "--"+name {
+			return cmd[i+1]
+		}
+	}
+	return ""
+}
+
+// deployNode is one compose service run as a process: its compose ports
+// and the free ports it really uses.
+type deployNode struct {
+	*ClusterNode
+	service                string
+	composePort, composeBus int
+	MetricsPort            int
+}
+
+// remapped is the compose command line with the ports replaced by this
+// run's (also inside --cluster-seeds) and without the directives the
+// harness sets itself (--port, --bind, --dir).
+func remapped(t *testing.T, cmd []string, ports map[int]int) []string {
+	t.Helper()
+	var out []string
+	for i := 0; i < len(cmd); i++ {
+		arg := cmd[i]
+		if !strings.HasPrefix(arg, "--") || i+1 >= len(cmd) {
+			out = append(out, arg)
+			continue
+		}
+		val := cmd[i+1]
+		i++
+		switch arg {
+		case "--port", "--bind", "--dir":
+			continue
+		case "--cluster-port", "--metrics-port":
+			p, err := strconv.Atoi(val)
+			require.NoError(t, err)
+			val = strconv.Itoa(ports[p])
+		case "--cluster-seeds":
+			var seeds []string
+			for _, s := range strings.Split(val, ",") {
+				host, rest, _ := strings.Cut(s, ":")
+				portStr, busStr, _ := strings.Cut(rest, "@")
+				p, _ := strconv.Atoi(portStr)
+				b, _ := strconv.Atoi(busStr)
+				require.Contains(t, ports, p, "seed %s", s)
+				seeds = append(seeds, fmt.Sprintf("%s:%d@%d", host, ports[p], ports[b]))
+			}
+			val = strings.Join(seeds, ",")
+		}
+		out = append(out, arg, val)
+	}
+	return out
+}
+
+// startHostCompose starts every service of the host compose file as a
+// process on free ports and returns them, started concurrently.
+func startHostCompose(t *testing.T) []*deployNode {
+	t.Helper()
+	bin := BuildServer(t)
+	names, cmds := hostComposeCommands(t)
+	ports := map[int]int{} // compose port → this run's
+	taken := map[int]bool{}
+	free := func(bus bool) int {
+		for range 100 {
+			var p int
+			var err error
+			if bus {
+				p, err = freeBusPort()
+			} else {
+				p, err = freePort()
+			}
+			require.NoError(t, err)
+			if !taken[p] {
+				taken[p] = true
+				return p
+			}
+		}
+		t.Fatal("no distinct free port")
+		return 0
+	}
+	nodes := make([]*deployNode, len(names))
+	for i, name := range names {
+		cmd := cmds[name]
+		port, _ := strconv.Atoi(directive(cmd, "port"))
+		bus, _ := strconv.Atoi(directive(cmd, "cluster-port"))
+		metrics, _ := strconv.Atoi(directive(cmd, "metrics-port"))
+		require.NotZero(t, port*bus*metrics, "%s needs --port, --cluster-port and --metrics-port", name)
+		ports[port], ports[bus], ports[metrics] = free(false), free(true), free(false)
+		nodes[i] = &deployNode{service: name, composePort: port, composeBus: bus}
+	}
+	for i, name := range names {
+		dir := t.TempDir()
+		s := &Server{Bin: bin, Dir: dir, t: t, logPath: filepath.Join(dir, "server.log")}
+		n := nodes[i]
+		n.ClusterNode = &ClusterNode{Server: s, CPort: ports[n.composeBus]}
+		s.Port = ports[n.composePort]
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+		s.Args = remapped(t, cmds[name], ports)
+		n.MetricsPort, _ = strconv.Atoi(directive(s.Args, "metrics-port"))
+		t.Cleanup(func() {
+			s.Stop()
+			if t.Failed() {
+				t.Logf("last %d lines of %s (%s, port %d):\n%s", failedLogLines, s.logPath, name, s.Port, s.lastLines(failedLogLines))
+			}
+		})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(nodes))
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = n.start()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "starting %s", nodes[i].service)
+	}
+	return nodes
+}
+
+func clusterNodesOf(nodes []*deployNode) []*ClusterNode {
+	out := make([]*ClusterNode, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ClusterNode
+	}
+	return out
+}
+
+// formedAsPlanned reports why the cluster is not the 3+3 the bootstrap
+// promises ("" = it is): three masters with a third of the slots each and
+// one replica each, seen alike by every node.
+func formedAsPlanned(nodes []*ClusterNode) string {
+	if why := clusterSettled(nodes, 3); why != "" {
+		return why
+	}
+	for _, n := range nodes {
+		lines, err := ClusterNodes(n.Addr)
+		if err != nil {
+			return err.Error()
+		}
+		replicasOf := map[string]int{}
+		masters := 0
+		for _, l := range lines {
+			if l.HasFlag("master") {
+				masters++
+				if len(l.Slots) != 1 {
+					return fmt.Sprintf("%s: master %s serves %v", n.Addr, l.ID, l.Slots)
+				}
+			} else {
+				replicasOf[l.Master]++
+			}
+		}
+		if masters != 3 || len(replicasOf) != 3 {
+			return fmt.Sprintf("%s: %d masters, replicas per master %v", n.Addr, masters, replicasOf)
+		}
+	}
+	return ""
+}
+
+func TestSelfFormingClusterFromHostCompose(t *testing.T) {
+	cli := redisCLIPath(t)
+	BuildServer(t)
+	start := time.Now()
+	nodes := startHostCompose(t)
+	cnodes := clusterNodesOf(nodes)
+	WaitFor(t, formTimeout, "the cluster to form itself", func() string { return formedAsPlanned(cnodes) })
+	var checkOut string
+	WaitFor(t, formTimeout-time.Since(start), "redis-cli --cluster check to pass", func() string {
+		out, code := RunTool(t, 10*time.Second, cli, "--cluster", "check", nodes[0].Addr)
+		checkOut = out
+		if code != 0 {
+			return out
+		}
+		return ""
+	})
+	formed := time.Since(start)
+	t.Logf("6 processes started and the 3+3 cluster formed and checked in %v", formed.Round(time.Millisecond))
+	require.Contains(t, checkOut, "[OK] All 16384 slots covered.")
+
+	// Every node computed the same assignment: the three smallest ids are
+	// the masters, with the slot ranges in id order.
+	lines, err := ClusterNodes(nodes[0].Addr)
+	require.NoError(t, err)
+	var ids []string
+	for _, l := range lines {
+		ids = append(ids, l.ID)
+	}
+	slices.Sort(ids)
+	wantRanges := []string{"0-5461", "5462-10922", "10923-16383"}
+	for _, l := range lines {
+		if i := slices.Index(ids, l.ID); i < 3 {
+			require.True(t, l.HasFlag("master"), "%s (%d-th id) %s", l.ID, i, l.Flags)
+			require.Equal(t, []string{wantRanges[i]}, l.Slots)
+		} else {
+			require.True(t, l.HasFlag("slave"), "%s (%d-th id) %s", l.ID, i, l.Flags)
+			require.Equal(t, ids[(i-3)%3], l.Master)
+		}
+	}
+
+	goRedisClusterKeys(t, nodes[0].Addr)
+
+	// METRICS
+
+	// A master comes back on other ports from the same directory: same id,
+	// slots and role, and the cluster is whole again.
+	var victim *deployNode
+	for _, n := range nodes {
+		me, err := Myself(n.Addr)
+		require.NoError(t, err)
+		if me.HasFlag("master") {
+			victim = n
+		}
+	}
+	before, err := Myself(victim.Addr)
+	require.NoError(t, err)
+	oldPort := victim.Port
+	restartOnNewPorts(t, victim)
+	require.NotEqual(t, oldPort, victim.Port)
+	after, err := Myself(victim.Addr)
+	require.NoError(t, err)
+	require.Equal(t, before.ID, after.ID)
+	require.Equal(t, before.Slots, after.Slots)
+	require.Equal(t, "myself,master", after.Flags)
+	require.Equal(t, fmt.Sprintf("127.0.0.1:%d@%d", victim.Port, victim.CPort), after.Addr)
+	WaitFor(t, settleTimeout, "every node to know the moved master by its id at its new address", func() string {
+		for _, n := range cnodes {
+			lines, err := ClusterNodes(n.Addr)
+			if err != nil {
+				return err.Error()
+			}
+			for _, l := range lines {
+				if l.ID == before.ID && (l.Addr != after.Addr || !l.HasFlag("master") || !slices.Equal(l.Slots, before.Slots)) {
+					return fmt.Sprintf("%s has %s at %s %s %v", n.Addr, l.ID, l.Addr, l.Flags, l.Slots)
+				}
+			}
+		}
+		return ""
+	})
+	WaitFor(t, settleTimeout, "the cluster to settle as planned", func() string { return formedAsPlanned(cnodes) })
+	out, code := RunTool(t, 30*time.Second, cli, "--cluster", "check", victim.Addr)
+	require.Equal(t, 0, code, out)
+}
+
+// restartOnNewPorts stops a node and starts it again from its directory on
+// new free client, bus and metrics ports, with the rest of its command line
+// (its seeds included) unchanged.
+func restartOnNewPorts(t *testing.T, n *deployNode) {
+	t.Helper()
+	n.Stop()
+	for range startAttempts {
+		port, err := freePort()
+		require.NoError(t, err)
+		cport, err := freeBusPort()
+		require.NoError(t, err)
+		mport, err := freePort()
+		require.NoError(t, err)
+		if port == n.Port || cport == n.CPort || port == cport || mport == port || mport == cport {
+			continue
+		}
+		args := slices.Clone(n.Args)
+		for i := 0; i+1 < len(args); i++ {
+			switch args[i] {
+			case "--cluster-port":
+				args[i+1] = strconv.Itoa(cport)
+			case "--metrics-port":
+				args[i+1] = strconv.Itoa(mport)
+			}
+		}
+		n.Port, n.CPort, n.MetricsPort, n.Args = port, cport, mport, args
+		n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		busy, err := n.start()
+		if err == nil {
+			return
+		}
+		if !busy {
+			t.Fatalf("restarting %s: %v", n.service, err)
+		}
+	}
+	t.Fatalf("could not restart %s on new ports", n.service)
+}

@@ -1,0 +1,365 @@
+package node
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/gossip"
+	"github.com/shoal-db/shoal/slots"
+	"go.uber.org/zap"
+)
+
+// This file is the self-forming cluster (issue 9): nodes started with
+// cluster-seeds meet each other without a `redis-cli --cluster create`, and
+// with cluster-bootstrap-masters N (and -replicas R) they assign the slots
+// and attach the replicas themselves.
+//
+// The decision is a pure function of the cluster view (formationStep), so
+// that every node, given the same view, reaches the same assignment:
+//
+//   - A node that serves slots or replicates a master is formed; nothing is
+//     ever undone (nodes.conf wins, so restarts are idempotent).
+//   - While no node serves any slot, a node waits until it knows N*(1+R)
+//     nodes and that set has not changed for formationSettle; the plan is
+//     the sorted ids: the first N are the masters (master i claims the i-th
+//     of N equal slot ranges), the next N*R are the replicas (replica j of
+//     master j mod N).
+//   - Once slots are served, a planned master whose range is still free
+//     claims it (the others may have acted first); a planned replica
+//     replicates its planned master while that one serves slots or can
+//     still claim them; any other unformed node (one that joins later)
+//     becomes a replica of the slot-serving master with the fewest
+//     replicas.
+//
+// The seeds are met again whenever a known node is unreachable, with their
+// names resolved afresh: a pod that came back with a new IP is found through
+// its stable DNS name (its id, slots and role come from its nodes.conf).
+
+const (
+	// formationPoll is how often the view is examined.
+	formationPoll = 200 * time.Millisecond
+	// formationSettle is how long the set of known nodes must stay the same
+	// before a fresh cluster assigns its slots (nodes still in handshake
+	// would otherwise make two nodes compute different plans).
+	formationSettle = time.Second
+	// seedMeetEvery paces MEETs to seeds while a node is missing.
+	seedMeetEvery = 2 * time.Second
+	// seedResolveTimeout bounds one DNS lookup of a seed.
+	seedResolveTimeout = 2 * time.Second
+)
+
+// formationKind is what a node should do to join the planned cluster.
+type formationKind int
+
+const (
+	formWait      formationKind = iota // not enough information yet
+	formDone                           // already serving slots or replicating
+	formClaim                          // claim slots [Start, End]
+	formReplicate                      // CLUSTER REPLICATE Master
+)
+
+// formationAction is the outcome of formationStep.
+type formationAction struct {
+	Kind       formationKind
+	Start, End int    // formClaim: the slot range
+	Master     string // formReplicate: the master's id
+}
+
+// planRange is the i-th of n equal slot ranges (the remainder spread over
+// the first ranges, as redis-cli --cluster create does).
+func planRange(i, n int) (start, end int) {
+	per := slots.Count / n
+	rem := slots.Count % n
+	start = i*per + min(i, rem)
+	end = start + per - 1
+	if i < rem {
+		end++
+	}
+	return start, end
+}
+
+// formationStep decides this node's next step from the cluster view (nodes
+// as Bus.Nodes returns them, myself included) for masters N and replicas R
+// per master. It is deterministic and has no side effects.
+func formationStep(myID string, nodes []gossip.NodeInfo, masters, replicas int) formationAction {
+	var me *gossip.NodeInfo
+	var ids []string
+	owners := map[string]int{} // slot-serving, non-failed master → replica count
+	served := 0
+	var owned slots.Bitmap
+	for i := range nodes {
+		n := &nodes[i]
+		if n.ID == myID {
+			me = &nodes[i]
+		}
+		if n.Flags&(gossip.FlagHandshake|gossip.FlagNoAddr) != 0 {
+			continue
+		}
+		ids = append(ids, n.ID)
+		if n.NumSlots > 0 {
+			served += n.NumSlots
+			n.Slots.Each(func(s int) { owned.Set(s) })
+			if n.Flags&(gossip.FlagFail|gossip.FlagPFail) == 0 && n.Flags&gossip.FlagSlave == 0 {
+				owners[n.ID] = 0
+			}
+		}
+	}
+	if me == nil {
+		return formationAction{Kind: formWait}
+	}
+	if me.NumSlots > 0 || me.Master != "" || me.Flags&gossip.FlagSlave != 0 {
+		return formationAction{Kind: formDone}
+	}
+	for _, n := range nodes {
+		if _, ok := owners[n.Master]; ok && n.Flags&gossip.FlagFail == 0 {
+			owners[n.Master]++
+		}
+	}
+	total := masters * (1 + replicas)
+	slices.Sort(ids)
+	planned := -1
+	if len(ids) >= total {
+		planned = slices.Index(ids[:total], myID)
+	}
+	if served == 0 {
+		if planned < 0 {
+			return formationAction{Kind: formWait}
+		}
+		if planned < masters {
+			start, end := planRange(planned, masters)
+			return formationAction{Kind: formClaim, Start: start, End: end}
+		}
+		return formationAction{Kind: formReplicate, Master: ids[(planned-masters)%masters]}
+	}
+	if planned >= 0 && planned < masters {
+		start, end := planRange(planned, masters)
+		free := true
+		for s := start; s <= end && free; s++ {
+			free = !owned.Has(s)
+		}
+		if free {
+			return formationAction{Kind: formClaim, Start: start, End: end}
+		}
+	}
+	if planned >= masters {
+		// My planned master, if it still can be one: it serves slots, or
+		// it is a live master and slots are still free for it to claim
+		// (it may not have acted yet).
+		m := ids[(planned-masters)%masters]
+		if hasKey(owners, m) || served < slots.Count && liveMaster(nodes, m) {
+			return formationAction{Kind: formReplicate, Master: m}
+		}
+	}
+	// A node that joins later: the master with the fewest replicas, the
+	// smallest id on ties.
+	best, bestCount := "", 0
+	for id, count := range owners {
+		if best == "" || count < bestCount || (count == bestCount && id < best) {
+			best, bestCount = id, count
+		}
+	}
+	if best == "" || best == myID {
+		return formationAction{Kind: formWait}
+	}
+	return formationAction{Kind: formReplicate, Master: best}
+}
+
+// liveMaster: id is known, not a replica, not failing.
+func liveMaster(nodes []gossip.NodeInfo, id string) bool {
+	for _, n := range nodes {
+		if n.ID == id {
+			return n.Master == "" && n.Flags&(gossip.FlagSlave|gossip.FlagFail|gossip.FlagPFail|gossip.FlagHandshake) == 0
+		}
+	}
+	return false
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// clusterFormer runs the seeds and the bootstrap for one server. It is
+// driven by one goroutine (run); its fields are that goroutine's own.
+type clusterFormer struct {
+	srv      *Server
+	bus      *gossip.Bus
+	log      *zap.Logger
+	seeds    []config.ClusterSeed
+	masters  int
+	replicas int
+
+	lastSet   []string  // the known ids at the previous poll
+	setSince  time.Time // when lastSet last changed
+	lastMeet  time.Time
+	announced bool // "formed" logged
+}
+
+// startClusterFormer starts the former when the directives ask for it.
+func (s *Server) startClusterFormer() error {
+	if s.cluster == nil {
+		return nil
+	}
+	seeds, err := config.ParseClusterSeeds(s.cfg.String("cluster-seeds"))
+	if err != nil {
+		return err
+	}
+	masters := int(s.cfg.Int("cluster-bootstrap-masters"))
+	if len(seeds) == 0 && masters == 0 {
+		return nil
+	}
+	f := &clusterFormer{srv: s, bus: s.cluster, log: s.log.Named("former"), seeds: seeds,
+		masters: masters, replicas: int(s.cfg.Int("cluster-bootstrap-replicas"))}
+	s.wg.Add(1)
+	go f.run()
+	return nil
+}
+
+func (f *clusterFormer) run() {
+	defer f.srv.wg.Done()
+	t := time.NewTicker(formationPoll)
+	defer t.Stop()
+	if f.needsSeeds(f.bus.Nodes()) {
+		f.meetSeeds(context.Background()) // at once: the first poll is 200 ms away
+	}
+	for {
+		select {
+		case <-f.srv.stopCron:
+			return
+		case <-t.C:
+		}
+		f.poll()
+	}
+}
+
+// poll is one look at the view: meet the seeds if someone is missing, then
+// take the next formation step.
+func (f *clusterFormer) poll() {
+	nodes := f.bus.Nodes()
+	now := time.Now()
+	if f.needsSeeds(nodes) && now.Sub(f.lastMeet) >= seedMeetEvery {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-f.srv.stopCron:
+			case <-ctx.Done():
+			}
+			cancel()
+		}()
+		f.meetSeeds(ctx)
+		cancel()
+	}
+	if f.masters <= 0 {
+		return
+	}
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if n.Flags&(gossip.FlagHandshake|gossip.FlagNoAddr) == 0 {
+			ids = append(ids, n.ID)
+		}
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, f.lastSet) {
+		f.lastSet, f.setSince = ids, now
+	}
+	act := formationStep(f.bus.MyID(), nodes, f.masters, f.replicas)
+	switch act.Kind {
+	case formDone:
+		if !f.announced {
+			f.announced = true
+			f.log.Info("cluster formation: this node has its role", zap.String("id", f.bus.MyID()))
+		}
+	case formClaim:
+		// A fresh cluster waits for the set to settle; once others serve
+		// slots the plan is fixed and a planned master claims at once.
+		if !anyServes(nodes) && now.Sub(f.setSince) < formationSettle {
+			return
+		}
+		err := f.bus.AddSlotsRange([][]byte{[]byte(strconv.Itoa(act.Start)), []byte(strconv.Itoa(act.End))})
+		f.log.Info("cluster formation: claiming slots", zap.Int("from", act.Start), zap.Int("to", act.End), zap.Error(err))
+		if err == nil {
+			f.bus.BroadcastPong()
+		}
+	case formReplicate:
+		if !anyServes(nodes) && now.Sub(f.setSince) < formationSettle {
+			return
+		}
+		err := f.bus.Replicate(act.Master, f.srv.dbEmpty())
+		f.log.Info("cluster formation: replicating", zap.String("master", act.Master), zap.Error(err))
+		if err == nil {
+			f.bus.BroadcastPong()
+		}
+	}
+}
+
+func anyServes(nodes []gossip.NodeInfo) bool {
+	for _, n := range nodes {
+		if n.NumSlots > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// needsSeeds: no peer known yet, or a known node is unreachable (it may be
+// back under a new address that only its name resolves to).
+func (f *clusterFormer) needsSeeds(nodes []gossip.NodeInfo) bool {
+	if len(f.seeds) == 0 {
+		return false
+	}
+	peers := 0
+	for _, n := range nodes {
+		if n.Flags&gossip.FlagMyself != 0 || n.Flags&gossip.FlagHandshake != 0 {
+			continue
+		}
+		peers++
+		if n.Flags&(gossip.FlagPFail|gossip.FlagFail|gossip.FlagNoAddr) != 0 {
+			return true
+		}
+	}
+	return peers == 0
+}
+
+// meetSeeds resolves every seed and MEETs those no known node answers at.
+func (f *clusterFormer) meetSeeds(ctx context.Context) {
+	f.lastMeet = time.Now()
+	if len(f.seeds) == 0 {
+		return
+	}
+	known := map[string]bool{}
+	for _, n := range f.bus.Nodes() {
+		if n.Flags&(gossip.FlagPFail|gossip.FlagFail) == 0 || n.Flags&gossip.FlagMyself != 0 {
+			known[net.JoinHostPort(n.IP, strconv.Itoa(n.Port))] = true
+		}
+	}
+	var r net.Resolver
+	for _, seed := range f.seeds {
+		ips := []string{seed.Host}
+		if net.ParseIP(seed.Host) == nil {
+			lctx, cancel := context.WithTimeout(ctx, seedResolveTimeout)
+			addrs, err := r.LookupHost(lctx, seed.Host)
+			cancel()
+			if err != nil {
+				f.log.Debug("cluster seed does not resolve yet", zap.String("seed", seed.Host), zap.Error(err))
+				continue
+			}
+			ips = addrs
+		}
+		for _, ip := range ips {
+			if known[net.JoinHostPort(ip, strconv.Itoa(seed.Port))] {
+				continue
+			}
+			cport := seed.CPort
+			if cport == 0 {
+				cport = seed.Port + 10000
+			}
+			if err := f.bus.Meet([]byte(ip), []byte(strconv.Itoa(seed.Port)), []byte(strconv.Itoa(cport))); err != nil {
+				f.log.Debug("meeting a cluster seed", zap.String("addr", ip), zap.Error(err))
+			}
+		}
+	}
+}

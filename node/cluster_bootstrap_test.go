@@ -1,0 +1,116 @@
+package node
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/shoal-db/shoal/gossip"
+	"github.com/shoal-db/shoal/slots"
+)
+
+func testID(i int) string { return fmt.Sprintf("%040x", i+1) }
+
+// freshView is n nodes that know each other, none serving slots.
+func freshView(n int) []gossip.NodeInfo {
+	out := make([]gossip.NodeInfo, n)
+	for i := range out {
+		out[i] = gossip.NodeInfo{ID: testID(i), Flags: gossip.FlagMaster}
+	}
+	return out
+}
+
+func claim(v []gossip.NodeInfo, i, start, end int) {
+	v[i].Slots.SetRange(start, end)
+	v[i].NumSlots = end - start + 1
+}
+
+func TestPlanRangeCoversEverySlotOnce(t *testing.T) {
+	for n := 1; n <= 7; n++ {
+		next := 0
+		for i := range n {
+			s, e := planRange(i, n)
+			if s != next || e < s {
+				t.Fatalf("n=%d range %d = %d-%d, want start %d", n, i, s, e, next)
+			}
+			next = e + 1
+		}
+		if next != slots.Count {
+			t.Fatalf("n=%d ends at %d", n, next)
+		}
+	}
+	if s, e := planRange(0, 3); s != 0 || e != 5461 {
+		t.Fatalf("first of 3 = %d-%d (redis-cli gives 0-5461)", s, e)
+	}
+}
+
+func TestFormationStepFreshCluster(t *testing.T) {
+	// Too few nodes: everyone waits.
+	v := freshView(5)
+	for i := range v {
+		if a := formationStep(testID(i), v, 3, 1); a.Kind != formWait {
+			t.Fatalf("node %d with 5 of 6 nodes: %+v", i, a)
+		}
+	}
+	// Six nodes (ids sorted = index order): 0-2 claim thirds, 3-5 replicate 0-2.
+	v = freshView(6)
+	v[5].Flags |= gossip.FlagMyself
+	for i := range v {
+		a := formationStep(testID(i), v, 3, 1)
+		if i < 3 {
+			s, e := planRange(i, 3)
+			if a != (formationAction{Kind: formClaim, Start: s, End: e}) {
+				t.Fatalf("node %d: %+v", i, a)
+			}
+		} else if a != (formationAction{Kind: formReplicate, Master: testID(i - 3)}) {
+			t.Fatalf("node %d: %+v", i, a)
+		}
+	}
+	// A node in handshake does not count.
+	v[4].Flags |= gossip.FlagHandshake
+	if a := formationStep(testID(0), v, 3, 1); a.Kind != formWait {
+		t.Fatalf("with a handshake node: %+v", a)
+	}
+}
+
+func TestFormationStepPartlyFormed(t *testing.T) {
+	v := freshView(6)
+	claim(v, 0, 0, 5461)
+	// Master 1 has not acted yet: it claims its own range; replica 4
+	// still waits for master 1 rather than joining master 0.
+	if a := formationStep(testID(1), v, 3, 1); a != (formationAction{Kind: formClaim, Start: 5462, End: 10922}) {
+		t.Fatalf("master 1: %+v", a)
+	}
+	if a := formationStep(testID(4), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
+		t.Fatalf("replica 4: %+v", a)
+	}
+	// A node that serves slots or replicates is done (restarts change nothing).
+	if a := formationStep(testID(0), v, 3, 1); a.Kind != formDone {
+		t.Fatalf("master 0: %+v", a)
+	}
+	v[3].Master = testID(0)
+	if a := formationStep(testID(3), v, 3, 1); a.Kind != formDone {
+		t.Fatalf("replica 3: %+v", a)
+	}
+}
+
+func TestFormationStepLateJoinerTakesFewestReplicas(t *testing.T) {
+	v := freshView(7)
+	// Formed: masters 1, 2, 3 (ids 2..4); replicas 4 and 5 of masters 1
+	// and 3; the new node is id 7 (index 6), and a node with the
+	// smallest id (index 0) joins later too.
+	claim(v, 1, 0, 5461)
+	claim(v, 2, 5462, 10922)
+	claim(v, 3, 10923, 16383)
+	v[4].Master, v[4].Flags = testID(1), gossip.FlagSlave
+	v[5].Master, v[5].Flags = testID(3), gossip.FlagSlave
+	for _, late := range []int{6, 0} {
+		if a := formationStep(testID(late), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(2)}) {
+			t.Fatalf("late node %d: %+v", late, a)
+		}
+	}
+	// A failed master is never chosen.
+	v[2].Flags |= gossip.FlagFail
+	if a := formationStep(testID(6), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
+		t.Fatalf("with master 2 failed: %+v", a)
+	}
+}
