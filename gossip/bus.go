@@ -75,9 +75,13 @@ type Change struct {
 	// LostSlots: slots this master lost to a newer configuration while
 	// staying a master; delete their keys.
 	LostSlots []int
-	// Inbound: AUTH_REQUEST/AUTH_ACK/MFSTART/PUBLISH(SHARD) messages from
-	// known nodes, for the failover and pub/sub layers.
+	// Inbound: PUBLISH(SHARD) messages from known nodes, for pub/sub.
 	Inbound []*Message
+	// PauseWrites > 0: a manual failover of this master started; stop
+	// accepting writes for that long (CLIENT PAUSE WRITE). ResumeWrites:
+	// it ended, accept writes again.
+	PauseWrites  time.Duration
+	ResumeWrites bool
 }
 
 // Bus is one node's cluster bus: the State, driven by a 100 ms cron and by
@@ -115,6 +119,9 @@ type Bus struct {
 	saveErr                       atomic.Pointer[error]
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
+
+	offsetSrc atomic.Pointer[func() int64] // SetReplOffsetSource
+	wakeAt    time.Time                    // failover deadline; loop goroutine only
 
 	hintMu    sync.Mutex
 	alive     map[string]bool // cluster id → memberlist's last verdict (a hint)
@@ -318,12 +325,35 @@ func (b *Bus) loop() {
 	defer tick.Stop()
 	rejoin := time.NewTicker(b.cfg.RejoinInterval)
 	defer rejoin.Stop()
+	// wake fires at the failover layer's next deadline (an election's
+	// start), which falls between two cron ticks.
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
+	var armed time.Time
 	for {
+		if !b.wakeAt.Equal(armed) {
+			armed = b.wakeAt
+			wake.Stop()
+			if !armed.IsZero() {
+				wake.Reset(time.Until(armed))
+			}
+		}
 		select {
 		case <-b.stop:
 			return
+		case <-wake.C:
+			armed = time.Time{}
+			b.step(func(s *State) { s.FailoverWake() })
 		case <-tick.C:
-			b.step(func(s *State) { s.Tick() })
+			// The replication offset is read outside the lock (the
+			// source may take its own locks).
+			off, fresh := b.readReplOffset()
+			b.step(func(s *State) {
+				if fresh {
+					s.SetReplOffset(off)
+				}
+				s.Tick()
+			})
 		case buf := <-b.inbox:
 			// Take what else is waiting too: one lock, one Ready (table
 			// rebuild, nodes.conf write) per batch, not per message.
@@ -357,6 +387,7 @@ func (b *Bus) step(fn func(*State)) {
 	b.mu.Lock()
 	fn(b.st)
 	rd := b.st.Ready()
+	b.wakeAt = b.st.FailoverWakeup()
 	err := b.persistLocked(rd)
 	b.mu.Unlock()
 	if err != nil {
@@ -423,11 +454,12 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 			go func() { _ = ml.UpdateNode(time.Second) }()
 		}
 	}
-	if rd.Table == nil && !rd.RoleChanged && !rd.FlushData && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 {
+	if rd.Table == nil && !rd.RoleChanged && !rd.FlushData && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 &&
+		rd.PauseWrites == 0 && !rd.ResumeWrites {
 		return
 	}
 	c := Change{Table: rd.Table, RoleChanged: rd.RoleChanged, MasterID: rd.MasterID, FlushData: rd.FlushData,
-		LostSlots: rd.LostSlots, Inbound: rd.Inbound}
+		LostSlots: rd.LostSlots, Inbound: rd.Inbound, PauseWrites: rd.PauseWrites, ResumeWrites: rd.ResumeWrites}
 	if c.RoleChanged && c.MasterID != "" {
 		b.mu.Lock()
 		if n, ok := b.st.Node(c.MasterID); ok {

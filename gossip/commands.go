@@ -411,6 +411,7 @@ func (s *State) SetOptions(o Options) {
 		o.NodeTimeout = s.opts.NodeTimeout
 	}
 	s.opts = o
+	s.fo.SetConfig(failoverConfig(o))
 	if o.NoFailover {
 		s.myself.flags |= FlagNoFailover
 	} else {

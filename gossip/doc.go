@@ -9,9 +9,14 @@
 //     Tick() every 100 ms (clusterCron), and the CLUSTER command methods.
 //     Outputs: Ready(), which hands over the messages to send, whether
 //     nodes.conf must be written (and fsynced) first, the new routing table,
-//     a role change, slots lost with keys, and messages for the failover and
-//     pub/sub layers. Tests drive many States in one process with a
-//     FakeClock and in-memory delivery.
+//     a role change, slots lost with keys, a write pause for a manual
+//     failover, and messages for the pub/sub layer. Tests drive many States
+//     in one process with a FakeClock and in-memory delivery.
+//   - The failover layer (package failover, also I/O-free) runs inside the
+//     State: it sees the State as its View, gets the cron ticks and the
+//     FAILOVER_AUTH_REQUEST/ACK, MFSTART and PAUSED messages, and its
+//     actions (epochs, votes, promotion, migration) are applied to the
+//     State with nodes.conf fsynced before any dependent message leaves.
 //   - Bus is the I/O shell: one goroutine feeds the State (ticks, received
 //     messages, membership discoveries), nodes.conf is written atomically
 //     (temp file, fsync, rename) before the messages that depend on it
@@ -37,9 +42,11 @@
 //     methods; KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT are the server's own;
 //   - OnChange: start/stop replication on RoleChanged (MasterIP:MasterPort),
 //     empty the data set on FlushData, delete keys in LostSlots, deliver
-//     Inbound PUBLISH messages;
-//   - SetReplOffset now and then; SetOptions on CONFIG SET of the
-//     cluster-* directives; Stop at shutdown.
+//     Inbound PUBLISH messages, pause/resume writes on PauseWrites /
+//     ResumeWrites (manual failover);
+//   - SetReplOffsetSource (or SetReplOffset now and then); SetOptions on
+//     CONFIG SET of the cluster-* directives; Failover for CLUSTER
+//     FAILOVER; Stop at shutdown.
 //
 // Wire format: see the comment above Message.Encode (versioned, big-endian,
 // every length checked before allocation).

@@ -3,6 +3,7 @@ package gossip
 import (
 	"time"
 
+	"github.com/shoal-db/shoal/failover"
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
@@ -30,6 +31,10 @@ func (s *State) header(t MsgType) *Message {
 	}
 	if me.isSlave() && me.master != nil {
 		m.Master = me.master.id
+	}
+	if me.isMaster() && s.fo.MasterPaused() {
+		// Paused for a manual failover: our offset is final.
+		m.MFlags |= MFlagPaused
 	}
 	return m
 }
@@ -199,6 +204,7 @@ func (s *State) Step(m *Message) {
 			failing.flags &^= FlagPFail
 			s.todoUpdateState = true
 			s.save(false)
+			s.masterFailed(failing)
 		}
 	case MsgUpdate:
 		if sender == nil || m.Update == nil {
@@ -214,11 +220,27 @@ func (s *State) Step(m *Message) {
 		n.configEpoch = m.Update.ConfigEpoch
 		s.save(true)
 		s.updateSlotsConfigWith(n, m.Update.ConfigEpoch, &m.Update.Slots)
-	case MsgAuthRequest, MsgAuthAck, MsgMFStart, MsgPublish, MsgPublishShard:
+	case MsgAuthRequest, MsgAuthAck, MsgMFStart:
+		if sender == nil {
+			return
+		}
+		kind := failover.MsgAuthRequest
+		if m.Type == MsgAuthAck {
+			kind = failover.MsgAuthAck
+		} else if m.Type == MsgMFStart {
+			kind = failover.MsgMFStart
+		}
+		s.failoverStep(m, kind)
+	case MsgPublish, MsgPublishShard:
 		if sender == nil {
 			return
 		}
 		s.out.Inbound = append(s.out.Inbound, m)
+	}
+	// Any packet of our master flagged PAUSED carries its final offset for
+	// our manual failover.
+	if sender != nil && m.MFlags&MFlagPaused != 0 && s.myself.master == sender && sender.isMaster() {
+		s.failoverStep(m, failover.MsgMasterPaused)
 	}
 }
 
@@ -536,6 +558,7 @@ func (s *State) Tick() {
 	}
 
 	updateState := false
+	var pfailed []*node
 	for _, n := range s.order {
 		if n.flags&(FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
 			continue
@@ -556,12 +579,22 @@ func (s *State) Tick() {
 			}
 			continue
 		}
-		if n.pingSent.IsZero() && now.Sub(n.pongReceived) > nt/2 {
+		if n.pingSent.IsZero() && now.Sub(n.pongReceived) >= pingInterval(nt) {
 			s.sendPing(n, MsgPing, n.id)
 			continue
 		}
 		if n.pingSent.IsZero() {
 			continue
+		}
+		// A ping lost on the way (a dropped packet, or one sent while the
+		// node was down) is never answered, and memberlist has no TCP link
+		// whose reset would re-ping as Redis's does. Ping again a node that
+		// talks to us but leaves our ping pending (keeping the first send
+		// time for PFAIL): its PONG is what clears PFAIL and FAIL.
+		if n.dataReceived.After(n.pingSent) && now.Sub(n.pingSent) > pingInterval(nt) {
+			old := n.pingSent
+			s.sendPing(n, MsgPing, n.id)
+			n.pingSent = old
 		}
 		delay := now.Sub(n.pingSent)
 		if d := now.Sub(n.dataReceived); d < delay {
@@ -571,11 +604,37 @@ func (s *State) Tick() {
 			s.log.Debug("node possibly failing", zap.String("node", n.id))
 			n.flags |= FlagPFail
 			updateState = true
+			pfailed = append(pfailed, n)
 		}
 	}
 	if updateState || !s.stateOK {
 		s.todoUpdateState = true
 	}
+	for _, n := range pfailed {
+		s.pushFailureReport(n)
+	}
+	s.failoverTick()
+}
+
+// pingInterval is how old a node's last PONG may get before we ping it
+// again. Redis uses node-timeout/2, so a crashed node's pending ping is up to
+// node-timeout/2 old when it dies and PFAIL comes at node-timeout plus up to
+// another half; the failure reports of the other masters travel in the same
+// sparse pings, adding up to node-timeout/2 more before FAIL. Pinging every
+// node-timeout/10 (at least one tick, at most Redis's node-timeout/2) takes
+// both waits down to about a tick — at node-timeout 1 s, ~0.5 s of the
+// ~1.5 s Redis needs from a crash to FAIL — while PFAIL still needs a full
+// node-timeout of silence, so pauses shorter than that cause no failover.
+// The cost is more PINGs: with N nodes, N×(N-1) per node-timeout/10.
+func pingInterval(nt time.Duration) time.Duration {
+	iv := nt / 10
+	if iv < 100*time.Millisecond {
+		iv = 100 * time.Millisecond
+	}
+	if iv > nt/2 {
+		iv = nt / 2
+	}
+	return iv
 }
 
 // afterStep runs what Redis does in clusterBeforeSleep.

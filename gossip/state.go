@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/shoal-db/shoal/failover"
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
@@ -22,11 +23,22 @@ type Options struct {
 	AllowReplicaMigration bool
 	// NoFailover is cluster-replica-no-failover (the nofailover flag).
 	NoFailover bool
+	// ValidityFactor is cluster-replica-validity-factor.
+	ValidityFactor int
+	// MigrationBarrier is cluster-migration-barrier.
+	MigrationBarrier int
+	// ReplPingPeriod is repl-ping-replica-period (part of a replica's
+	// allowed data age).
+	ReplPingPeriod time.Duration
+	// ElectionDelays override the failover layer's election delays (zero:
+	// failover.DefaultDelays).
+	ElectionDelays failover.Delays
 }
 
 // DefaultOptions are Redis's defaults.
 func DefaultOptions() Options {
-	return Options{NodeTimeout: 15 * time.Second, RequireFullCoverage: true, AllowReplicaMigration: true}
+	return Options{NodeTimeout: 15 * time.Second, RequireFullCoverage: true, AllowReplicaMigration: true,
+		ValidityFactor: 10, MigrationBarrier: 1, ReplPingPeriod: 10 * time.Second}
 }
 
 const (
@@ -108,9 +120,9 @@ type Ready struct {
 	// LostSlots are slots this master lost to a newer configuration while
 	// remaining a master: the server must delete the keys it holds in them.
 	LostSlots []int
-	// Inbound are received messages for the layers above (failover:
-	// AUTH_REQUEST/AUTH_ACK/MFSTART; pub/sub: PUBLISH/PUBLISHSHARD), from
-	// known senders only.
+	// Inbound are received PUBLISH/PUBLISHSHARD messages for pub/sub, from
+	// known senders only (the failover messages are handled inside, see
+	// failover.go).
 	Inbound []*Message
 	// MemberlistJoin lists bus addresses to (re)join at the membership
 	// layer (MEET).
@@ -123,6 +135,11 @@ type Ready struct {
 	// FlushData: a replica was reset; like Redis, the server must stop
 	// replicating and empty its data set.
 	FlushData bool
+	// PauseWrites > 0: this master starts a manual failover; the server
+	// must stop accepting writes for that long (CLIENT PAUSE WRITE).
+	// ResumeWrites: that pause is over (the failover ended either way).
+	PauseWrites  time.Duration
+	ResumeWrites bool
 }
 
 // State is Redis Cluster's view of the cluster as seen by one node, as a
@@ -144,6 +161,10 @@ type State struct {
 
 	currentEpoch  uint64
 	lastVoteEpoch uint64
+
+	// fo is the failover layer (elections, votes, manual failover, replica
+	// migration), fed by Tick and Step (gossip/failover.go).
+	fo *failover.Machine
 
 	owner            [slots.Count]*node
 	ownerNotClaiming slots.Bitmap
@@ -217,6 +238,7 @@ func newState(opts Options, clock Clock, seed uint64, log *zap.Logger) *State {
 		// Redis's clusterInit starts cluster_size at 1; a master keeps it
 		// until its first state update after the writable delay.
 		size: 1,
+		fo:   failover.New(failoverConfig(opts), clock, seed^0x5bd1e995, log),
 	}
 }
 
@@ -525,6 +547,7 @@ func (s *State) markFailingIfNeeded(n *node) {
 	s.broadcast(&Message{Type: MsgFail, About: n.id}, false)
 	s.todoUpdateState = true
 	s.save(false)
+	s.masterFailed(n)
 }
 
 // clearFailureIfNeeded is clearNodeFailureIfNeeded.

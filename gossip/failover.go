@@ -1,0 +1,303 @@
+package gossip
+
+import (
+	"strings"
+	"time"
+
+	"github.com/shoal-db/shoal/failover"
+	"go.uber.org/zap"
+)
+
+// This file wires the failover layer (package failover, an I/O-free state
+// machine) into the cluster state: the State is the machine's View, the
+// cron and the FAILOVER_AUTH_REQUEST / FAILOVER_AUTH_ACK / MFSTART messages
+// (and PAUSED packets from our master) are its events, and its Actions are
+// carried out here, under the same serialization as everything else in
+// State. Epochs and votes set by an action mark nodes.conf for a save with
+// fsync; Ready hands that save to the Bus before any message of the same
+// step leaves, so a vote is on disk before its ACK is sent.
+
+// failoverConfig maps the cluster options onto the failover settings.
+func failoverConfig(o Options) failover.Config {
+	nt := o.NodeTimeout
+	if nt <= 0 {
+		nt = 15 * time.Second
+	}
+	return failover.Config{
+		NodeTimeout:           nt,
+		ValidityFactor:        o.ValidityFactor,
+		ReplPingPeriod:        o.ReplPingPeriod,
+		MigrationBarrier:      o.MigrationBarrier,
+		AllowReplicaMigration: o.AllowReplicaMigration,
+		NoFailover:            o.NoFailover,
+		Delays:                o.ElectionDelays,
+	}
+}
+
+// failoverView is the State seen through failover.View.
+type failoverView State
+
+var _ failover.View = (*failoverView)(nil)
+
+func (v *failoverView) st() *State { return (*State)(v) }
+
+func (v *failoverView) node(n *node) failover.Node {
+	s := v.st()
+	fn := failover.Node{
+		ID: n.id, IsMaster: n.isMaster(), IsReplica: n.isSlave(),
+		PFail: n.timedOut(), Fail: n.failed(), NoFailover: n.flags&FlagNoFailover != 0,
+		NumSlots: n.numSlots, ConfigEpoch: n.configEpoch, ReplOffset: n.replOffset,
+		MigrateTo: n.flags&FlagMigrateTo != 0, LastSeen: n.dataReceived,
+	}
+	if n == s.myself {
+		fn.LastSeen = s.clock.Now()
+	}
+	if n.master != nil {
+		fn.MasterID = n.master.id
+	}
+	if len(n.replicas) > 0 {
+		fn.Replicas = make([]string, len(n.replicas))
+		for i, r := range n.replicas {
+			fn.Replicas[i] = r.id
+		}
+	}
+	return fn
+}
+
+func (v *failoverView) Myself() failover.Node { return v.node(v.myself) }
+
+func (v *failoverView) Node(id string) (failover.Node, bool) {
+	n := v.st().lookup(id)
+	if n == nil || n.inHandshake() {
+		return failover.Node{}, false
+	}
+	return v.node(n), true
+}
+
+func (v *failoverView) Nodes() []failover.Node {
+	out := make([]failover.Node, 0, len(v.order))
+	for _, n := range v.order {
+		if !n.inHandshake() {
+			out = append(out, v.node(n))
+		}
+	}
+	return out
+}
+
+func (v *failoverView) CurrentEpoch() uint64   { return v.currentEpoch }
+func (v *failoverView) LastVoteEpoch() uint64  { return v.lastVoteEpoch }
+func (v *failoverView) MaxConfigEpoch() uint64 { return v.st().maxEpoch() }
+func (v *failoverView) Size() int              { return v.size }
+func (v *failoverView) StateOK() bool          { return v.stateOK }
+
+func (v *failoverView) SlotOwnerEpoch(slot int) (uint64, bool) {
+	if v.st().slotUnclaimed(slot) {
+		return 0, false
+	}
+	return v.owner[slot].configEpoch, true
+}
+
+func (s *State) view() *failoverView { return (*failoverView)(s) }
+
+// failoverTick runs the failover layer's cron part.
+func (s *State) failoverTick() { s.applyFailover(s.fo.Tick(s.view())) }
+
+// FailoverWakeup is when the failover layer wants FailoverWake called
+// before the next cron tick (zero: no deadline).
+func (s *State) FailoverWakeup() time.Time { return s.fo.Wakeup() }
+
+// FailoverWake runs the failover layer's timed work now (an election whose
+// delay expired between two cron ticks).
+func (s *State) FailoverWake() {
+	defer s.afterStep()
+	s.failoverTick()
+}
+
+// masterFailed is called when n was just flagged FAIL: a replica of n starts
+// its election schedule at once instead of at the next cron tick.
+func (s *State) masterFailed(n *node) {
+	if s.myself.isSlave() && s.myself.master == n {
+		s.failoverTick()
+	}
+}
+
+// pushFailureReport sends our gossip (which lists every PFAIL node) to
+// every master at once when we flag a node PFAIL: only masters' reports
+// count towards FAIL, and waiting for the next scheduled ping would add up
+// to a ping interval before they reach the quorum.
+func (s *State) pushFailureReport(failing *node) {
+	for _, n := range s.order {
+		if n == s.myself || n == failing || !n.isMaster() || n.flags&(FlagHandshake|FlagNoAddr|FlagPFail|FlagFail) != 0 {
+			continue
+		}
+		old := n.pingSent
+		s.sendPing(n, MsgPing, n.id)
+		if !old.IsZero() {
+			n.pingSent = old
+		}
+	}
+}
+
+// failoverStep hands a failover message (already counted and with its
+// header epochs applied) to the failover layer.
+func (s *State) failoverStep(m *Message, kind failover.MsgKind) {
+	fm := failover.Message{Kind: kind, From: m.Sender, CurrentEpoch: m.CurrentEpoch, ConfigEpoch: m.ConfigEpoch,
+		Slots: &m.Slots, ForceAck: m.MFlags&MFlagForceAck != 0, Offset: m.Offset}
+	s.applyFailover(s.fo.Step(s.view(), fm))
+}
+
+// applyFailover carries out the failover layer's actions, in order.
+func (s *State) applyFailover(acts []failover.Action) {
+	me := s.myself
+	for _, a := range acts {
+		switch a.Kind {
+		case failover.ActSetCurrentEpoch:
+			if a.Epoch > s.currentEpoch {
+				s.currentEpoch = a.Epoch
+			}
+			s.save(true)
+			s.todoUpdateState = true
+		case failover.ActRecordVote:
+			s.SetLastVoteEpoch(a.Epoch)
+		case failover.ActSendAuthAck:
+			s.SendTo(a.Node, &Message{Type: MsgAuthAck}, true)
+		case failover.ActRequestVotes:
+			s.requestVotes(a.ForceAck)
+		case failover.ActPromote:
+			s.promoteMyself(a.Epoch)
+		case failover.ActPongSiblings:
+			if me.master != nil {
+				for _, r := range me.master.replicas {
+					if r != me && !r.inHandshake() {
+						s.sendPing(r, MsgPong, "")
+					}
+				}
+			}
+		case failover.ActSendMFStart:
+			s.SendTo(a.Node, &Message{Type: MsgMFStart}, true)
+		case failover.ActPauseWrites:
+			s.out.PauseWrites = a.Duration
+			s.out.ResumeWrites = false
+		case failover.ActResumeWrites:
+			s.out.PauseWrites = 0
+			s.out.ResumeWrites = true
+		case failover.ActPingPaused:
+			if n := s.lookup(a.Node); n != nil && n != me {
+				s.sendPing(n, MsgPing, n.id)
+			}
+		case failover.ActReplicate:
+			n := s.lookup(a.Node)
+			if n == nil || n == me || !n.isMaster() || me.isMaster() {
+				continue
+			}
+			s.setMyMaster(n)
+			s.save(true)
+			s.todoUpdateState = true
+		}
+	}
+}
+
+// requestVotes is clusterRequestFailoverAuth: the vote request goes to
+// every master that may vote (Redis broadcasts it to every node; replicas
+// and failed masters ignore it). Skipping the failed master keeps a
+// reliable send to a dead address from delaying the others.
+func (s *State) requestVotes(forceAck bool) {
+	var mflags uint8
+	if forceAck {
+		mflags = MFlagForceAck
+	}
+	for _, n := range s.order {
+		if n == s.myself || n.inHandshake() || !n.isMaster() || n.failed() {
+			continue
+		}
+		h := s.header(MsgAuthRequest)
+		h.MFlags = mflags
+		h.To = n.id
+		s.send(n, h, true)
+	}
+}
+
+// promoteMyself is clusterFailoverReplaceYourMaster: turn myself into a
+// master with configEpoch epoch (when greater), claim every slot of the old
+// master, save with fsync, and tell everyone with a PONG.
+func (s *State) promoteMyself(epoch uint64) {
+	me := s.myself
+	old := me.master
+	if me.isMaster() || old == nil {
+		return
+	}
+	if epoch > me.configEpoch {
+		me.configEpoch = epoch
+	}
+	if epoch > s.currentEpoch {
+		s.currentEpoch = epoch
+	}
+	s.setNodeAsMaster(me)
+	var taken int
+	for j := 0; j < len(s.owner); j++ {
+		if old.slots.Has(j) {
+			s.delSlot(j)
+			s.addSlot(me, j)
+			taken++
+		}
+	}
+	s.log.Warn("failover: promoted to master", zap.String("oldMaster", old.id),
+		zap.Uint64("configEpoch", me.configEpoch), zap.Uint64("currentEpoch", s.currentEpoch), zap.Int("slots", taken))
+	s.touchTable()
+	s.updateState()
+	s.save(true)
+	s.BroadcastPong()
+}
+
+// Failover is CLUSTER FAILOVER [FORCE|TAKEOVER]; mode is the raw argument
+// (nil for none). The error text is Redis's reply.
+func (s *State) Failover(mode []byte) error {
+	defer s.afterStep()
+	md := failover.ModeDefault
+	if mode != nil {
+		switch strings.ToLower(string(mode)) {
+		case "force":
+			md = failover.ModeForce
+		case "takeover":
+			md = failover.ModeTakeover
+		default:
+			return errSyntax
+		}
+	}
+	acts, err := s.fo.ManualFailover(s.view(), md)
+	if err != nil {
+		return err
+	}
+	s.applyFailover(acts)
+	return nil
+}
+
+// ElectionState returns the failover layer's election state (tests, logs).
+func (s *State) ElectionState() failover.Election { return s.fo.Election() }
+
+// Failover is CLUSTER FAILOVER [FORCE|TAKEOVER] (mode nil for none).
+func (b *Bus) Failover(mode []byte) error {
+	return b.do(func(s *State) error { return s.Failover(mode) })
+}
+
+// SetReplOffsetSource makes the bus read this node's replication offset
+// from src before every cron tick (outside the Bus lock: src may take its
+// own locks but must not call back into the Bus). The replication layer
+// installs it; the failover layer ranks replicas and finishes manual
+// failovers on these offsets. nil removes the source.
+func (b *Bus) SetReplOffsetSource(src func() int64) {
+	if src == nil {
+		b.offsetSrc.Store(nil)
+		return
+	}
+	b.offsetSrc.Store(&src)
+}
+
+// readReplOffset calls the offset source, if any.
+func (b *Bus) readReplOffset() (int64, bool) {
+	p := b.offsetSrc.Load()
+	if p == nil {
+		return 0, false
+	}
+	return (*p)(), true
+}
