@@ -104,6 +104,7 @@ func (s *Server) registerClusterConfigHooks() {
 // one goroutine, without the bus lock).
 func (s *Server) onClusterChange(ch gossip.Change) {
 	if ch.RoleChanged {
+		s.repl.followClusterRole(ch.MasterID, ch.MasterIP, ch.MasterPort) // node/replication.go
 		if ch.MasterID == "" {
 			s.log.Info("cluster: this node is now a master")
 		} else {

@@ -124,7 +124,7 @@ func parseClientType(b []byte) (clientType, bool) {
 
 // kind returns the client's class. Every shoal connection is a normal one
 // until Pub/Sub and replication exist.
-func (c *Client) kind() clientType { return clientNormal }
+func (c *Client) kind() clientType { return clientType(c.replKind.Load()) }
 
 // liveClients returns the connected clients that were not killed, by id.
 func (s *Server) liveClients() []*Client {

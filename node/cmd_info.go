@@ -524,9 +524,9 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.str("instantaneous_input_repl_kbps", "0.00")
 	w.str("instantaneous_output_repl_kbps", "0.00")
 	w.int("rejected_connections", st.rejectedConns.Load())
-	w.int("sync_full", 0)
-	w.int("sync_partial_ok", 0)
-	w.int("sync_partial_err", 0)
+	w.int("sync_full", s.repl.syncFull.Load())
+	w.int("sync_partial_ok", s.repl.syncPartialOK.Load())
+	w.int("sync_partial_err", s.repl.syncPartialErr.Load())
 	w.int("expired_keys", s.ks.ExpiredKeys())
 	w.float2("expired_stale_perc", float64(s.ks.ExpiredStalePercent()))
 	w.int("expired_time_cap_reached_count", 0)
@@ -563,21 +563,6 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("reply_buffer_shrinks", 0)
 	w.int("reply_buffer_expands", 0)
 	w.int("shoal_command_panics", st.panics.Load())
-}
-
-func (s *Server) infoReplication(w *infoWriter) {
-	w.section("Replication")
-	w.str("role", "master")
-	w.int("connected_slaves", 0)
-	w.str("master_failover_state", "no-failover")
-	w.str("master_replid", s.aux().replID())
-	w.str("master_replid2", strings.Repeat("0", 40))
-	w.int("master_repl_offset", 0)
-	w.int("second_repl_offset", -1)
-	w.int("repl_backlog_active", 0)
-	w.int("repl_backlog_size", s.cfg.Int("repl-backlog-size"))
-	w.int("repl_backlog_first_byte_offset", 0)
-	w.int("repl_backlog_histlen", 0)
 }
 
 func infoCPU(w *infoWriter) {

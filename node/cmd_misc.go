@@ -36,7 +36,6 @@ func miscHandlers() map[string]HandlerFunc {
 		"memory|help":         func(c *Client, args [][]byte) { c.replyHelp(args, memoryHelpLines) },
 
 		"lastsave": func(c *Client, args [][]byte) { c.Int(c.srv.start.Unix()) },
-		"role":     cmdRole,
 		"time":     cmdTime,
 		"shutdown": cmdShutdown,
 		"save":     cmdSave,
@@ -296,13 +295,6 @@ func cmdMemoryPurge(c *Client, args [][]byte) {
 }
 
 // ---------------------------------------------------------------- ROLE, TIME
-
-func cmdRole(c *Client, args [][]byte) {
-	c.Array(3)
-	c.BulkString("master")
-	c.Int(0)
-	c.Array(0)
-}
 
 func cmdTime(c *Client, args [][]byte) {
 	now := time.Now()

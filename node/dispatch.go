@@ -102,7 +102,7 @@ func (c *Client) run(args [][]byte) {
 	}
 	// Keys → slots, ascending (the lock order).
 	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
-	if c.srv.cluster != nil {
+	if c.srv.cluster != nil && !c.isMasterLink() {
 		if spec.fullName != "asking" && c.multi == nil {
 			// ASKING lasts one command (outside MULTI). Nothing reads it
 			// until slot migration gives importing slots to route.
@@ -114,6 +114,11 @@ func (c *Client) run(args [][]byte) {
 			return
 		}
 	}
+	if !c.replicationAllows(spec) { // replica / min-replicas (node/replication.go)
+		shard.rejected.Add(1)
+		c.flagTransaction()
+		return
+	}
 	if c.multi != nil && !spec.runsInMulti() {
 		c.queue(spec, args)
 		return
@@ -124,8 +129,17 @@ func (c *Client) run(args [][]byte) {
 	c.db = db
 	c.errored = false
 	db.LockSlots(c.slotBuf)
+	masterLink := c.isMasterLink()
+	if masterLink {
+		// The master link acts on keys its master still has, expired here
+		// or not (store/replica.go).
+		db.SeeExpired(c.slotBuf, true)
+	}
 	c.callHandler(spec, args)
 	c.propagateEffects(spec, args)
+	if masterLink {
+		db.SeeExpired(c.slotBuf, false)
+	}
 	db.UnlockSlots(c.slotBuf)
 	c.db = nil
 	// A blocking command that found nothing to serve waits here, holding no

@@ -48,6 +48,7 @@ type Server struct {
 
 	limits serverLimits
 	feeds  effectFeeds // consumers of the write-effect feed (node/effects.go)
+	repl   *replState  // replication, both sides (node/replication*.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -134,6 +135,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
+	s.repl = newReplState(s)
 	bus, err := s.newClusterBus()
 	if err != nil {
 		return nil, fmt.Errorf("cluster bus: %w", err)
@@ -222,6 +224,7 @@ func (s *Server) Listen() error {
 	}
 	s.wg.Add(1)
 	go s.cron()
+	s.startReplication()
 	return nil
 }
 
@@ -325,6 +328,7 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	}
 	s.mu.Lock()
 	delete(s.clients, c.id)
+	defer c.detachReplica()
 	s.stats.closedCommands.Add(c.cmdsProcessed.Load())
 	s.stats.closedIn.Add(c.guard.readBytes.Load())
 	s.stats.closedOut.Add(c.outBytes.Load())

@@ -46,8 +46,9 @@ func handlerGroups() []map[string]HandlerFunc {
 		sortHandlers(),
 		zsetHandlers(),
 		geoHandlers(),
-		listHandlers(),   // node/cmd_list.go
-		streamHandlers(), // node/cmd_stream*.go
+		listHandlers(),        // node/cmd_list.go
+		streamHandlers(),      // node/cmd_stream*.go
+		replicationHandlers(), // node/cmd_replication.go
 	}
 }
 

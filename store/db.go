@@ -18,6 +18,8 @@ type Slot struct {
 	keys          atomic.Int64
 	volatileCount atomic.Int64
 	hits, misses  atomic.Int64
+
+	seeExpired bool // replica: the master link is looking (store/replica.go)
 }
 
 // DB is one numbered database: NumSlots slot tables. The array is embedded so
@@ -81,8 +83,8 @@ func (db *DB) Find(key []byte) *Entry { return db.Lookup(key, 0) }
 func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e != nil && e.expire != 0 && db.ks.clock() > e.expire {
-		if flags&LookupNoExpire == 0 {
+	if e != nil && e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+		if flags&LookupNoExpire == 0 && !db.ks.replicaMode.Load() {
 			db.expireEntry(s, h, e)
 		}
 		e = nil
@@ -142,8 +144,12 @@ func (db *DB) newEntry(s *Slot, h uint64, key []byte) *Entry {
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e != nil && e.expire != 0 && db.ks.clock() > e.expire {
-		db.expireEntry(s, h, e)
+	if e != nil && e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+		if db.ks.replicaMode.Load() {
+			db.unlink(s, h, e) // replaced: a replica never expires keys itself
+		} else {
+			db.expireEntry(s, h, e)
+		}
 		e = nil
 	}
 	if e == nil {
@@ -180,8 +186,10 @@ func (db *DB) Delete(key []byte) bool {
 	if e == nil {
 		return false
 	}
-	if e.expire != 0 && db.ks.clock() > e.expire {
-		db.expireEntry(s, h, e)
+	if e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+		if !db.ks.replicaMode.Load() {
+			db.expireEntry(s, h, e)
+		}
 		return false
 	}
 	db.unlink(s, h, e)

@@ -26,6 +26,9 @@ const (
 // where it stopped on the next call. It returns the number of keys deleted.
 // Must not be called concurrently with itself.
 func (ks *Keyspace) ActiveExpireCycle(budget time.Duration) int {
+	if ks.replicaMode.Load() {
+		return 0 // a replica's keys expire by its master's DEL
+	}
 	deadline := time.Now().Add(budget)
 	deleted := 0
 	sampled, expiredSeen := 0, 0

@@ -51,6 +51,8 @@ type Keyspace struct {
 	expireCursor    expireCursor // owned by the goroutine calling ActiveExpireCycle
 
 	events Events
+
+	replicaMode atomic.Bool // keys expire only by the master's DEL (store/replica.go)
 }
 
 // New returns an empty keyspace with n databases.

@@ -1,0 +1,334 @@
+package node
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/shoal-db/shoal/replication"
+	"go.uber.org/zap"
+)
+
+// The replication commands: PSYNC, SYNC, REPLCONF (master side), REPLICAOF
+// and SLAVEOF (replica side), WAIT, ROLE, and INFO replication.
+
+func replicationHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"psync":     cmdPsync,
+		"sync":      cmdSync,
+		"replconf":  cmdReplconf,
+		"replicaof": cmdReplicaof,
+		"slaveof":   cmdReplicaof,
+		"wait":      cmdWait,
+		"role":      cmdRole,
+	}
+}
+
+// PSYNC replid offset
+func cmdPsync(c *Client, args [][]byte) { c.startSync(args, false) }
+
+// SYNC
+func cmdSync(c *Client, args [][]byte) { c.startSync(args, true) }
+
+// startSync turns the connection into a replica link (syncCommand).
+func (c *Client) startSync(args [][]byte, oldSync bool) {
+	if c.repl != nil && c.repl.link != nil {
+		return // already a replica: ignored, as Redis does
+	}
+	r := c.srv.repl
+	if r.proxy.Load() && !r.up.Load() {
+		c.Error("NOMASTERLINK Can't SYNC while not connected with my master")
+		return
+	}
+	if c.multi != nil || c.inExec {
+		c.Error("ERR Replica can't be used inside MULTI")
+		return
+	}
+	if c.repl == nil {
+		c.repl = &clientRepl{}
+	}
+	req := replication.PsyncRequest{ReplID: "?", From: -1, Sync: oldSync, Psync2: c.repl.psync2,
+		IP: c.repl.ip, Port: c.repl.port, ID: c.id}
+	if req.IP == "" {
+		if ta, ok := c.guard.Conn.RemoteAddr().(*net.TCPAddr); ok {
+			req.IP = ta.IP.String()
+		}
+	}
+	if !oldSync {
+		req.ReplID = string(args[1])
+		if off, ok := parseInt64Arg(args[2]); ok {
+			req.From = off
+		} else {
+			req.ReplID = "?"
+		}
+	}
+	// Replies to earlier pipelined commands go first; from now on the link's
+	// writer owns the socket and nothing else is sent to a replica.
+	flushQueuedReplies(c.conn)
+	c.replyMode = replyOff
+	r.ensureFeed()
+	link, full := r.m.Attach(c.guard, req)
+	c.repl.link = link
+	c.replKind.Store(int32(clientReplica))
+	if !full {
+		r.syncPartialOK.Add(1)
+		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", net.JoinHostPort(req.IP, strconv.Itoa(req.Port))))
+		return
+	}
+	r.syncFull.Add(1)
+	if req.ReplID != "?" && !oldSync {
+		r.syncPartialErr.Add(1)
+	}
+	go r.runFullSync(link)
+}
+
+// detachReplica runs when a replica's connection closes.
+func (c *Client) detachReplica() {
+	if c.repl != nil && c.repl.link != nil {
+		c.srv.repl.m.Detach(c.repl.link)
+	}
+}
+
+// REPLCONF option value [option value ...]
+func cmdReplconf(c *Client, args [][]byte) {
+	if len(args)%2 == 0 {
+		c.ErrSyntax()
+		return
+	}
+	if c.repl == nil {
+		c.repl = &clientRepl{}
+	}
+	for j := 1; j < len(args); j += 2 {
+		val := args[j+1]
+		switch lowerASCII(args[j]) {
+		case "listening-port":
+			p, ok := parseInt64Arg(val)
+			if !ok {
+				c.ErrNotInteger()
+				return
+			}
+			c.repl.port = int(p)
+			if c.repl.link != nil {
+				c.repl.link.SetAddr("", int(p))
+			}
+		case "ip-address":
+			if len(val) >= 46 {
+				c.Error("ERR REPLCONF ip-address provided by replica instance is too long: " + strconv.Itoa(len(val)) + " bytes")
+				return
+			}
+			c.repl.ip = string(val)
+		case "capa":
+			if argIs(val, "psync2") {
+				c.repl.psync2 = true
+			}
+		case "ack":
+			// Only a replica acknowledges, and it gets no reply.
+			if c.repl.link != nil {
+				if off, ok := parseInt64Arg(val); ok {
+					c.repl.link.Ack(off)
+				}
+			}
+			return
+		case "getack":
+			// This node's master asks; the link answers it
+			// (replication_replica.go). No reply.
+			return
+		case "rdb-only", "rdb-filter-only":
+		default:
+			c.Error("ERR Unrecognized REPLCONF option: " + string(args[j]))
+			return
+		}
+	}
+	c.OK()
+}
+
+// REPLICAOF host port | NO ONE
+func cmdReplicaof(c *Client, args [][]byte) {
+	if c.srv.cluster != nil {
+		c.Error("ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
+	r := c.srv.repl
+	if argIs(args[1], "no") && argIs(args[2], "one") {
+		if host, _ := r.master(); host != "" {
+			r.unfollow()
+			c.srv.log.Info("MASTER MODE enabled (user request)")
+		}
+		c.OK()
+		return
+	}
+	if c.repl != nil && c.repl.link != nil {
+		c.Error("ERR Command is not valid when client is a replica.")
+		return
+	}
+	port, ok := parseInt64Arg(args[2])
+	if !ok || port < 0 || port > 65535 {
+		c.Error("ERR Invalid master port")
+		return
+	}
+	host := string(args[1])
+	if h, p := r.master(); h == host && p == int(port) {
+		c.Status("OK Already connected to specified master")
+		return
+	}
+	r.follow(host, int(port), "")
+	c.OK()
+}
+
+// WAIT numreplicas timeout
+func cmdWait(c *Client, args [][]byte) {
+	r := c.srv.repl
+	if r.proxy.Load() {
+		c.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	n, ok := parseInt64Arg(args[1])
+	if !ok {
+		c.ErrNotInteger()
+		return
+	}
+	ms, ok := parseInt64Arg(args[2])
+	if !ok {
+		c.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.Error("ERR timeout is negative")
+		return
+	}
+	target := r.m.Offset()
+	acked := r.m.Acked(target)
+	if int64(acked) >= n || c.inExec {
+		c.Int(int64(acked))
+		return
+	}
+	r.m.FeedCommand("REPLCONF", "GETACK", "*")
+	var deadline <-chan time.Time
+	if ms > 0 {
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		deadline = t.C
+	}
+	c.blocked.Store(true)
+	defer c.blocked.Store(false)
+	for {
+		changed := r.m.AckChanged()
+		if acked = r.m.Acked(target); int64(acked) >= n {
+			break
+		}
+		select {
+		case <-changed:
+			continue
+		case <-deadline:
+		case <-c.srv.done:
+		}
+		acked = r.m.Acked(target)
+		break
+	}
+	c.Int(int64(acked))
+}
+
+// ROLE
+func cmdRole(c *Client, args [][]byte) {
+	r := c.srv.repl
+	if host, port := r.master(); host != "" {
+		c.Array(5)
+		c.BulkString("slave")
+		c.BulkString(host)
+		c.Int(int64(port))
+		c.BulkString(r.linkStateName())
+		off := int64(-1)
+		if r.up.Load() {
+			off = r.m.Offset()
+		}
+		c.Int(off)
+		return
+	}
+	in := r.m.Snapshot()
+	c.Array(3)
+	c.BulkString("master")
+	c.Int(in.Offset)
+	n := 0
+	for _, l := range in.Links {
+		if l.Online {
+			n++
+		}
+	}
+	c.Array(n)
+	for _, l := range in.Links {
+		if !l.Online {
+			continue
+		}
+		c.Array(3)
+		c.BulkString(l.IP)
+		c.BulkString(strconv.Itoa(l.Port))
+		c.BulkString(strconv.FormatInt(l.Offset, 10))
+	}
+}
+
+// infoReplication writes INFO's Replication section, field for field as
+// Redis 7.0 does.
+func (s *Server) infoReplication(w *infoWriter) {
+	r := s.repl
+	in := r.m.Snapshot()
+	w.section("Replication")
+	host, port := r.master()
+	if host == "" {
+		w.str("role", "master")
+	} else {
+		w.str("role", "slave")
+		w.str("master_host", host)
+		w.int("master_port", int64(port))
+		up := r.up.Load()
+		if up {
+			w.str("master_link_status", "up")
+			w.int("master_last_io_seconds_ago", time.Now().Unix()-r.lastIO.Load())
+		} else {
+			w.str("master_link_status", "down")
+			w.int("master_last_io_seconds_ago", -1)
+		}
+		syncing := int64(0)
+		if r.sync.Load() {
+			syncing = 1
+		}
+		w.int("master_sync_in_progress", syncing)
+		w.int("slave_read_repl_offset", in.Offset)
+		w.int("slave_repl_offset", in.Offset)
+		if !up {
+			since := int64(-1)
+			if d := r.downAt.Load(); d > 0 {
+				since = time.Now().Unix() - d
+			}
+			w.int("master_link_down_since_seconds", since)
+		}
+		w.int("slave_priority", s.cfg.Int("replica-priority"))
+		w.int("slave_read_only", boolInt(s.cfg.Bool("replica-read-only")))
+		w.int("replica_announced", boolInt(s.cfg.Bool("replica-announced")))
+	}
+	w.int("connected_slaves", int64(len(in.Links)))
+	if s.cfg.Int("min-replicas-to-write") > 0 && s.cfg.Int("min-replicas-max-lag") > 0 {
+		w.int("min_slaves_good_slaves", r.goodReplicas.Load())
+	}
+	for i, l := range in.Links {
+		lag := int64(0)
+		if l.Online {
+			lag = l.LagSec
+		}
+		w.str("slave"+strconv.Itoa(i), "ip="+l.IP+",port="+strconv.Itoa(l.Port)+",state="+l.State+
+			",offset="+strconv.FormatInt(l.Offset, 10)+",lag="+strconv.FormatInt(lag, 10))
+	}
+	w.str("master_failover_state", "no-failover")
+	w.str("master_replid", in.ReplID)
+	w.str("master_replid2", in.ReplID2)
+	w.int("master_repl_offset", in.Offset)
+	w.int("second_repl_offset", in.SecondOffset)
+	w.int("repl_backlog_active", boolInt(in.BacklogActive))
+	w.int("repl_backlog_size", int64(in.BacklogSize))
+	if in.BacklogActive {
+		w.int("repl_backlog_first_byte_offset", in.BacklogFirst)
+		w.int("repl_backlog_histlen", int64(in.BacklogHistlen))
+	} else {
+		w.int("repl_backlog_first_byte_offset", 0)
+		w.int("repl_backlog_histlen", 0)
+	}
+}

@@ -1,0 +1,386 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shoal-db/shoal/replication"
+	"github.com/shoal-db/shoal/store"
+	"go.uber.org/zap"
+)
+
+// The replica side: one goroutine per followed master connects, hands
+// shakes (PING, AUTH, REPLCONF, PSYNC with the cached ID and offset), and
+// applies the stream through the command table as the master-link client,
+// reconnecting with a partial resync after a drop. Its own sub-replicas get
+// the master's bytes unchanged (chained replication).
+
+// masterLink is one followed master.
+type masterLink struct {
+	host   string
+	port   int
+	nodeID string // cluster mode: the master's node ID (its address may change)
+
+	stop chan struct{}
+	done chan struct{}
+
+	mu     sync.Mutex // guards conn and writes to it
+	conn   net.Conn
+	client *Client
+	state  string // connect, connecting, handshake, sync, connected
+}
+
+// master returns the followed master's address ("" when a master).
+func (r *replState) master() (string, int) {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if r.link == nil {
+		return "", 0
+	}
+	return r.link.host, r.link.port
+}
+
+// linkStateName is ROLE's replication state of a replica.
+func (r *replState) linkStateName() string {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if r.link == nil {
+		return "none"
+	}
+	r.link.mu.Lock()
+	defer r.link.mu.Unlock()
+	return r.link.state
+}
+
+// follow makes this node a replica of host:port (REPLICAOF, or the cluster
+// view naming our master). The data stays until the master's full sync
+// replaces it; a partial resync keeps it.
+func (r *replState) follow(host string, port int, nodeID string) {
+	r.stopLink()
+	r.s.ks.SetReplicaMode(true)
+	r.proxy.Store(true)
+	r.updateGuards()
+	r.up.Store(false)
+	r.downAt.Store(0)
+	ml := &masterLink{host: host, port: port, nodeID: nodeID, stop: make(chan struct{}), done: make(chan struct{}), state: "connect"}
+	r.linkMu.Lock()
+	r.link = ml
+	r.linkMu.Unlock()
+	r.s.log.Info("Connecting to MASTER", zap.String("addr", net.JoinHostPort(host, strconv.Itoa(port))))
+	go r.runLink(ml)
+}
+
+// unfollow makes this node a master again: the data stays, the replication
+// ID shifts to ID2 (PSYNC2), so former siblings can continue from here.
+func (r *replState) unfollow() {
+	r.stopLink()
+	r.linkMu.Lock()
+	r.link = nil
+	r.linkMu.Unlock()
+	r.proxy.Store(false)
+	r.up.Store(false)
+	r.sync.Store(false)
+	r.updateGuards()
+	r.s.ks.SetReplicaMode(false)
+	r.m.ShiftID()
+}
+
+// stopLink ends the link goroutine, if any, and waits for it.
+func (r *replState) stopLink() {
+	r.linkMu.Lock()
+	ml := r.link
+	r.linkMu.Unlock()
+	if ml == nil {
+		return
+	}
+	select {
+	case <-ml.stop:
+	default:
+		close(ml.stop)
+	}
+	ml.mu.Lock()
+	if ml.conn != nil {
+		_ = ml.conn.Close()
+	}
+	ml.mu.Unlock()
+	<-ml.done
+}
+
+// runLink connects and replicates until stopped, retrying every second.
+func (r *replState) runLink(ml *masterLink) {
+	defer close(ml.done)
+	for {
+		err := r.replicateOnce(ml)
+		if r.up.Swap(false) {
+			r.downAt.Store(time.Now().Unix())
+		}
+		r.sync.Store(false)
+		ml.mu.Lock()
+		ml.state = "connect"
+		ml.mu.Unlock()
+		select {
+		case <-ml.stop:
+			return
+		default:
+		}
+		if err != nil {
+			r.s.log.Info("Replication link to MASTER lost or failed", zap.Error(err))
+		}
+		select {
+		case <-ml.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// masterAddr is where to connect: in cluster mode the master's current
+// address from the bus.
+func (r *replState) masterAddr(ml *masterLink) string {
+	if ml.nodeID != "" && r.s.cluster != nil {
+		if n, ok := r.s.cluster.Node(ml.nodeID); ok && n.IP != "" && n.Port > 0 {
+			return net.JoinHostPort(n.IP, strconv.Itoa(n.Port))
+		}
+	}
+	return net.JoinHostPort(ml.host, strconv.Itoa(ml.port))
+}
+
+var errStopped = errors.New("replication link stopped")
+
+// replicateOnce is one connection's life: handshake, sync, stream.
+func (r *replState) replicateOnce(ml *masterLink) error {
+	cfg := r.s.cfg
+	timeout := time.Duration(cfg.Int("repl-timeout")) * time.Second
+	ml.mu.Lock()
+	ml.state = "connecting"
+	ml.mu.Unlock()
+	conn, err := net.DialTimeout("tcp", r.masterAddr(ml), timeout)
+	if err != nil {
+		return err
+	}
+	ml.mu.Lock()
+	select {
+	case <-ml.stop:
+		ml.mu.Unlock()
+		_ = conn.Close()
+		return errStopped
+	default:
+	}
+	ml.conn = conn
+	ml.state = "handshake"
+	ml.mu.Unlock()
+	defer conn.Close()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(!cfg.Bool("repl-disable-tcp-nodelay"))
+	}
+	rd := replication.NewStreamReader(conn, replication.Limits{MaxBulkLen: cfg.Int("proto-max-bulk-len")})
+	ask := func(argv ...string) (string, error) {
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+		if _, err := conn.Write(replication.AppendCommandStrings(nil, argv...)); err != nil {
+			return "", err
+		}
+		return rd.ReadLine()
+	}
+	reply, err := ask("PING")
+	if err != nil {
+		return err
+	}
+	if reply[0] == '-' && !strings.HasPrefix(reply, "-NOAUTH") && !strings.HasPrefix(reply, "-NOPERM") &&
+		!strings.HasPrefix(reply, "-ERR operation not permitted") {
+		return fmt.Errorf("error reply to PING from master: %s", reply)
+	}
+	if pass := cfg.String("masterauth"); pass != "" {
+		argv := []string{"AUTH", pass}
+		if user := cfg.String("masteruser"); user != "" {
+			argv = []string{"AUTH", user, pass}
+		}
+		if reply, err = ask(argv...); err != nil {
+			return err
+		}
+		if reply[0] == '-' {
+			return fmt.Errorf("unable to AUTH to MASTER: %s", reply)
+		}
+	}
+	port := cfg.Int("port")
+	if p := cfg.Int("replica-announce-port"); p > 0 {
+		port = p
+	}
+	if _, err = ask("REPLCONF", "listening-port", strconv.FormatInt(port, 10)); err != nil {
+		return err
+	}
+	if ip := cfg.String("replica-announce-ip"); ip != "" {
+		if _, err = ask("REPLCONF", "ip-address", ip); err != nil {
+			return err
+		}
+	}
+	if _, err = ask("REPLCONF", "capa", "psync2"); err != nil {
+		return err
+	}
+	id, off := r.m.IDs()
+	reply, err = ask("PSYNC", id, strconv.FormatInt(off+1, 10))
+	if err != nil {
+		return err
+	}
+	_ = conn.SetDeadline(time.Time{})
+	switch {
+	case strings.HasPrefix(reply, "+FULLRESYNC"):
+		f := strings.Fields(reply)
+		if len(f) != 3 {
+			return fmt.Errorf("bad FULLRESYNC reply: %q", reply)
+		}
+		newOff, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return fmt.Errorf("bad FULLRESYNC reply: %q", reply)
+		}
+		r.s.log.Info("Full resync from master", zap.String("replid", f[1]), zap.Int64("offset", newOff))
+		r.sync.Store(true)
+		ml.mu.Lock()
+		ml.state = "sync"
+		ml.mu.Unlock()
+		var rdb bytes.Buffer
+		_ = conn.SetReadDeadline(time.Now().Add(timeout))
+		if _, err := rd.ReadPayload(func(p []byte) error {
+			if rdb.Len() < 1<<20 {
+				rdb.Write(p)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if !bytes.Equal(rdb.Bytes(), replication.EmptyRDB()) {
+			r.s.log.Warn("the master sent a non-empty RDB payload; only a shoal master's fork-less sync (slot images) is loaded")
+		}
+		r.s.ks.FlushAll()
+		r.m.ResetTo(f[1], newOff)
+	case strings.HasPrefix(reply, "+CONTINUE"):
+		newID := strings.TrimSpace(strings.TrimPrefix(reply, "+CONTINUE"))
+		r.m.ContinueWith(newID)
+		r.s.log.Info("Successful partial resynchronization with master")
+	default:
+		return fmt.Errorf("unexpected reply to PSYNC from master: %s", reply)
+	}
+	return r.streamFromMaster(ml, conn, rd, timeout)
+}
+
+// streamFromMaster applies the stream until the link fails or stops.
+func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replication.StreamReader, timeout time.Duration) error {
+	s := r.s
+	c := &Client{srv: s, guard: newRespGuard(conn, &guardLimits{shared: &s.limits}), id: s.nextClientID.Add(1),
+		resp: 2, created: time.Now(), addr: redisAddr(conn.RemoteAddr()), laddr: redisAddr(conn.LocalAddr()),
+		authenticated: true, repl: &clientRepl{master: true}}
+	c.replKind.Store(int32(clientMaster))
+	c.multiLen.Store(-1)
+	c.lastInteraction.Store(time.Now().UnixMilli())
+	s.mu.Lock()
+	s.clients[c.id] = c
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.clients, c.id)
+		s.mu.Unlock()
+	}()
+	ml.mu.Lock()
+	ml.client = c
+	if !r.sync.Load() {
+		ml.state = "connected"
+	}
+	ml.mu.Unlock()
+	r.up.Store(true)
+	r.lastIO.Store(time.Now().Unix())
+	r.sendAck()
+	var args [][]byte
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(timeout))
+		var raw []byte
+		var err error
+		args, raw, err = rd.ReadCommand(args)
+		if err != nil {
+			return err
+		}
+		r.lastIO.Store(time.Now().Unix())
+		if argIs(args[0], imageCommand) {
+			if err := r.applyImage(c, args); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(args) >= 2 && argIs(args[0], "replconf") && argIs(args[1], "getack") {
+			r.sendAck()
+			r.m.FeedRaw(raw)
+			continue
+		}
+		c.out = c.out[:0]
+		c.run(args)
+		c.out = c.out[:0]
+		r.m.FeedRaw(raw)
+	}
+}
+
+// applyImage replaces one slot with its image ("REPLIMAGE db slot payload"),
+// or ends the full sync ("REPLIMAGE DONE").
+func (r *replState) applyImage(c *Client, args [][]byte) error {
+	if len(args) == 2 && argIs(args[1], "done") {
+		r.sync.Store(false)
+		r.linkMu.Lock()
+		if ml := r.link; ml != nil {
+			ml.mu.Lock()
+			ml.state = "connected"
+			ml.mu.Unlock()
+		}
+		r.linkMu.Unlock()
+		r.s.log.Info("MASTER <-> REPLICA sync: Finished with success")
+		return nil
+	}
+	if len(args) != 4 {
+		return replication.ErrProtocol
+	}
+	dbID, ok1 := parseInt64Arg(args[1])
+	slot, ok2 := parseInt64Arg(args[2])
+	if !ok1 || !ok2 || dbID < 0 || dbID >= int64(r.s.ks.NumDBs()) || slot < 0 || slot >= store.NumSlots {
+		return replication.ErrProtocol
+	}
+	r.s.ks.DB(int(dbID)).FlushSlot(uint16(slot))
+	saved := c.dbIndex.Load()
+	c.dbIndex.Store(int32(dbID))
+	defer c.dbIndex.Store(saved)
+	pr := replication.NewStreamReader(bytes.NewReader(args[3]), replication.Limits{MaxBulkLen: int64(len(args[3]))})
+	var argv [][]byte
+	for {
+		var err error
+		argv, _, err = pr.ReadCommand(argv)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		c.out = c.out[:0]
+		c.run(argv)
+	}
+}
+
+// sendAck sends REPLCONF ACK <offset> to the master (every second, and on
+// GETACK).
+func (r *replState) sendAck() {
+	r.linkMu.Lock()
+	ml := r.link
+	r.linkMu.Unlock()
+	if ml == nil || !r.up.Load() {
+		return
+	}
+	off := r.m.Offset()
+	ml.mu.Lock()
+	defer ml.mu.Unlock()
+	if ml.conn == nil {
+		return
+	}
+	_ = ml.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = ml.conn.Write(replication.AppendCommandStrings(nil, "REPLCONF", "ACK", strconv.FormatInt(off, 10)))
+}
