@@ -44,6 +44,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.replyMode = replyOn
 	c.noEvict.Store(false)
 	c.discardTransaction()
+	c.srv.tx.watch.unwatchAll(c)
 	c.authenticated = c.srv.cfg.String("requirepass") == ""
 	c.Status("RESET")
 }

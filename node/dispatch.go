@@ -102,7 +102,7 @@ func (c *Client) run(args [][]byte) {
 	}
 	// Keys → slots, ascending (the lock order).
 	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
-	if c.srv.cluster != nil && !c.isMasterLink() {
+	if c.srv.cluster != nil {
 		if spec.fullName != "asking" && c.multi == nil {
 			// ASKING lasts one command (outside MULTI). Nothing reads it
 			// until slot migration gives importing slots to route.
@@ -114,34 +114,32 @@ func (c *Client) run(args [][]byte) {
 			return
 		}
 	}
-	if !c.replicationAllows(spec) { // replica / min-replicas (node/replication.go)
-		shard.rejected.Add(1)
-		c.flagTransaction()
-		return
-	}
 	if c.multi != nil && !spec.runsInMulti() {
+		if c.busyRejects(spec) { // a script is busy (node/multi.go)
+			shard.rejected.Add(1)
+			c.flagTransaction()
+			return
+		}
 		c.queue(spec, args)
 		return
 	}
 	s.pause.wait(spec)
+	// The execution gate: wait while an exclusive EXEC or a script runs,
+	// or answer -BUSY (node/multi.go).
+	if !c.enterRun(spec) {
+		shard.rejected.Add(1)
+		return
+	}
 
 	db := c.srv.ks.DB(int(c.dbIndex.Load()))
 	c.db = db
 	c.errored = false
 	db.LockSlots(c.slotBuf)
-	masterLink := c.isMasterLink()
-	if masterLink {
-		// The master link acts on keys its master still has, expired here
-		// or not (store/replica.go).
-		db.SeeExpired(c.slotBuf, true)
-	}
 	c.callHandler(spec, args)
 	c.propagateEffects(spec, args)
-	if masterLink {
-		db.SeeExpired(c.slotBuf, false)
-	}
 	db.UnlockSlots(c.slotBuf)
 	c.db = nil
+	c.leaveRun()
 	// A blocking command that found nothing to serve waits here, holding no
 	// lock; the wait is not execution time (node/blocking.go).
 	var blockedFor time.Duration
@@ -151,10 +149,6 @@ func (c *Client) run(args [][]byte) {
 	dur := time.Since(now) - blockedFor
 	shard.calls.Add(1)
 	shard.usec.Add(int64(dur / time.Microsecond))
-	shard.lat.observe(dur)
-	if st := s.slotStats; st != nil && len(c.slotBuf) == 1 { // node/cmd_slotstats.go
-		st.record(c.slotBuf[0], args, dur, len(c.out))
-	}
 	if c.errored {
 		shard.failed.Add(1)
 	}

@@ -110,6 +110,9 @@ func (c *Client) NoEffect() { c.fx.none = true }
 // client's effect state.
 func (c *Client) propagateEffects(spec *CommandSpec, args [][]byte) {
 	fx := &c.fx
+	if c.srv.tx.watch.watching() {
+		c.touchWritten(spec, args) // node/watch.go
+	}
 	if !fx.replaced && (spec.Flags&FlagWrite == 0 || fx.none || c.errored || c.bs.pending != nil) {
 		// A read, a write that changed nothing or failed, or a blocking
 		// command that is waiting (its effect is the pop that serves it).
@@ -127,7 +130,7 @@ func (c *Client) propagateEffects(spec *CommandSpec, args [][]byte) {
 		fx.verbatim[0] = args
 		cmds = fx.verbatim[:]
 	}
-	c.srv.propagate(db, cmds)
+	c.emitEffects(db, cmds) // the feed, or the open transaction's capture
 	fx.verbatim[0] = nil
 	clear(fx.cmds)
 	fx.cmds = fx.cmds[:0]

@@ -1,27 +1,51 @@
 package node
 
 import (
+	"runtime"
 	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
 
-// MULTI / EXEC / DISCARD.
+// MULTI / EXEC / DISCARD, and the execution gate that makes EXEC and
+// scripts atomic.
 //
 // While a client is in MULTI the dispatcher queues every command except
 // EXEC, DISCARD, MULTI, WATCH, QUIT and RESET and answers +QUEUED; a command
-// rejected while queueing (unknown, wrong arity, NOAUTH, ...) marks the
+// rejected while queueing (unknown, wrong arity, NOAUTH, BUSY...) marks the
 // transaction so that EXEC answers EXECABORT, as Redis does.
 //
-// EXEC runs the queue as runs of consecutive commands that have keys: the
-// slots of a run's keys are locked together, in ascending order, for the
-// whole run, so the run is atomic with respect to every other client. A
-// command without keys (SELECT, FLUSHALL, KEYS, PING...) runs between runs
-// with no transaction lock held, because the keyspace-wide commands lock
-// slot by slot themselves and Go's mutexes are not re-entrant. The
-// scripting-and-transactions issue makes such transactions atomic too.
+// EXEC runs the whole queue atomically, in one of two ways:
+//
+//   - Slot-locked: when every queued command has keys, in the selected
+//     database, and every watched key is in that database too, EXEC locks
+//     the slots of all of them (ascending, like any multi-key command) for
+//     the whole transaction: the WATCH check, the commands and the
+//     propagation of their effects. Other clients run in parallel on other
+//     slots.
+//   - Exclusive: a transaction with a keyless command (FLUSHALL, KEYS,
+//     SCAN, SELECT, SWAPDB, EVAL, ...) closes the execution gate: every
+//     other client's command waits until EXEC is done, as in Redis's single
+//     thread. Each queued command then locks its own slots as the
+//     dispatcher would, so the keyspace-wide commands, which lock slot by
+//     slot themselves, do not deadlock (Go mutexes are not re-entrant).
+//
+// The execution gate (execGate) is closed by an exclusive EXEC and by
+// every script. The dispatcher marks each client active while it runs a
+// command (one atomic store and one atomic load per command, no shared
+// write); the closer waits until no other client is active. A client that
+// finds the gate closed waits for it to open, or — when the closer is a
+// script that has run past busy-reply-threshold — is answered -BUSY unless
+// its command is allowed while busy (SCRIPT KILL, FUNCTION KILL, ...).
+//
+// The transaction's write effects go to the effect feed as one Propagate
+// call, wrapped in MULTI ... EXEC when there is more than one (Redis 7.0),
+// emitted before the transaction lets go of its locks or the gate.
 
 // multiState is a client's open transaction.
 type multiState struct {
@@ -34,12 +58,33 @@ type queuedCommand struct {
 	args [][]byte // redcon gives every command its own copy of the request
 }
 
-// transactionHandlers: MULTI, EXEC, DISCARD.
+// clientTx is a client's transaction and scripting state beyond the open
+// MULTI (node/watch.go, node/script*.go).
+type clientTx struct {
+	watch clientWatch
+	// active is set while the client runs a command (the gate waits for
+	// it to clear); read by the goroutine closing the gate.
+	active atomic.Bool
+	// exclusive: this client holds the execution gate.
+	exclusive bool
+	// capture collects the write effects of a transaction or script.
+	capture *effectCapture
+}
+
+// serverTx is the server's transaction and scripting state.
+type serverTx struct {
+	watch watchRegistry
+	gate  execGate
+}
+
+// transactionHandlers: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 func transactionHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"multi":   cmdMulti,
 		"exec":    cmdExec,
 		"discard": cmdDiscard,
+		"watch":   cmdWatch,
+		"unwatch": cmdUnwatch,
 	}
 }
 
@@ -98,6 +143,7 @@ func cmdDiscard(c *Client, args [][]byte) {
 		return
 	}
 	c.discardTransaction()
+	c.srv.tx.watch.unwatchAll(c)
 	c.OK()
 }
 
@@ -109,62 +155,115 @@ func cmdExec(c *Client, args [][]byte) {
 	}
 	c.discardTransaction()
 	if m.dirty {
+		c.srv.tx.watch.unwatchAll(c)
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
 	if c.srv.cluster != nil && !c.routeTransaction(m.queue) {
+		c.srv.tx.watch.unwatchAll(c)
 		return
 	}
-	c.Array(len(m.queue))
-	c.inExec = true
-	defer func() { c.inExec = false }()
-	q := m.queue
-	for len(q) > 0 {
-		if !c.hasKeys(q[0]) {
-			c.execQueued(q[0], c.srv.ks.DB(int(c.dbIndex.Load())))
-			q = q[1:]
-			continue
-		}
-		// A run of keyed commands, all in the database selected now.
-		n := 1
-		for n < len(q) && c.hasKeys(q[n]) {
-			n++
-		}
-		run := q[:n]
-		q = q[n:]
-		db := c.srv.ks.DB(int(c.dbIndex.Load()))
-		var locked []uint16
-		for _, qc := range run {
-			keys, _ := commandKeys(qc.spec, qc.args, nil)
-			for _, p := range keys {
-				locked = append(locked, slots.KeySlot(qc.args[p]))
-			}
-		}
-		slices.Sort(locked)
-		locked = slices.Compact(locked)
-		c.runLocked(db, locked, run)
+	defer c.srv.tx.watch.unwatchAll(c)
+	db := c.srv.ks.DB(int(c.dbIndex.Load()))
+	locked, ok := c.transactionSlots(m.queue, db.ID())
+	if !ok || c.tx.exclusive {
+		c.execExclusive(m.queue)
+		return
 	}
+	c.execLocked(m.queue, db, locked)
 }
 
-// runLocked executes a run of keyed commands under their slots' locks.
-func (c *Client) runLocked(db *store.DB, locked []uint16, run []queuedCommand) {
+// transactionSlots returns the sorted slots of every key of the queue and
+// of every watched key, or false when the transaction must run exclusive:
+// a command without keys (other than a few that never touch the
+// keyspace), keys that cannot be extracted, a script, or a watched key in
+// another database.
+func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bool) {
+	var locked []uint16
+	for _, qc := range queue {
+		keys, err := commandKeys(qc.spec, qc.args, c.keyBuf[:0])
+		c.keyBuf = keys
+		if err != nil || qc.spec.needsGate() {
+			return nil, false
+		}
+		if len(keys) == 0 {
+			switch qc.spec.fullName {
+			case "ping", "echo", "time":
+				continue
+			}
+			return nil, false
+		}
+		for _, p := range keys {
+			locked = append(locked, slots.KeySlot(qc.args[p]))
+		}
+	}
+	for _, wk := range c.tx.watch.keys {
+		if wk.db != dbID {
+			return nil, false
+		}
+		locked = append(locked, slots.KeySlot([]byte(wk.key)))
+	}
+	slices.Sort(locked)
+	return slices.Compact(locked), true
+}
+
+// execLocked runs the transaction holding the slots of all its keys.
+func (c *Client) execLocked(queue []queuedCommand, db *store.DB, locked []uint16) {
 	db.LockSlots(locked)
 	defer db.UnlockSlots(locked)
+	if c.watchFailed(func(dbID int, slot uint16) bool {
+		_, found := slices.BinarySearch(locked, slot)
+		return dbID == db.ID() && found
+	}) {
+		c.NullArray()
+		return
+	}
 	// Handlers that must re-take locks (MOVE, COPY ... DB) release and
-	// re-acquire exactly c.slotBuf: make it the run's set.
+	// re-acquire exactly c.slotBuf: make it the transaction's set.
 	saved := c.slotBuf
 	c.slotBuf = locked
 	defer func() { c.slotBuf = saved }()
-	for _, qc := range run {
+	capture := c.startCapture()
+	c.Array(len(queue))
+	c.inExec = true
+	for _, qc := range queue {
 		c.execQueued(qc, db)
 	}
+	c.inExec = false
+	c.finishCapture(capture)
 }
 
-// hasKeys reports whether a queued command names keys.
-func (c *Client) hasKeys(qc queuedCommand) bool {
-	keys, err := commandKeys(qc.spec, qc.args, c.keyBuf[:0])
-	c.keyBuf = keys
-	return err == nil && len(keys) > 0
+// execExclusive runs the transaction with the execution gate closed; each
+// command locks its own slots.
+func (c *Client) execExclusive(queue []queuedCommand) {
+	release := c.closeGate()
+	defer release()
+	if c.watchFailed(nil) {
+		c.NullArray()
+		return
+	}
+	capture := c.startCapture()
+	c.Array(len(queue))
+	c.inExec = true
+	for _, qc := range queue {
+		c.execUnlocked(qc)
+	}
+	c.inExec = false
+	c.finishCapture(capture)
+}
+
+// execUnlocked runs one command the way the dispatcher does — its slots
+// locked around the handler — for a client that holds the gate.
+func (c *Client) execUnlocked(qc queuedCommand) {
+	db := c.srv.ks.DB(int(c.dbIndex.Load()))
+	saved := c.slotBuf
+	_, sl := c.commandSlots(qc.spec, qc.args)
+	sl = slices.Clone(sl)
+	c.slotBuf = sl
+	db.LockSlots(sl)
+	c.execQueued(qc, db)
+	db.UnlockSlots(sl)
+	c.slotBuf = saved
 }
 
 // execQueued runs one queued command inside EXEC on db and counts it in
@@ -180,9 +279,260 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	shard.calls.Add(1)
 	dur := time.Since(start)
 	shard.usec.Add(int64(dur / time.Microsecond))
-	shard.lat.observe(dur)
 	if c.errored {
 		shard.failed.Add(1)
 	}
 	c.db = nil
+}
+
+// needsGate reports whether a command closes the execution gate itself
+// (scripts): inside EXEC it makes the transaction exclusive.
+func (spec *CommandSpec) needsGate() bool {
+	switch spec.fullName {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+		return true
+	}
+	return false
+}
+
+// ---------------------------------------------------------------- effects
+
+// effectCapture collects the effects of a transaction or a script, to be
+// propagated as one unit.
+type effectCapture struct {
+	db    int // the database of the first effect
+	cur   int // the database the last effect applied to
+	cmds  [][][]byte
+	count int // effects, not counting the SELECTs inserted
+}
+
+// startCapture starts collecting the client's effects, unless nobody
+// consumes the feed or a capture is already open (EXEC of a script...).
+func (c *Client) startCapture() *effectCapture {
+	if c.tx.capture != nil || c.srv.feeds.list.Load() == nil {
+		return nil
+	}
+	c.tx.capture = &effectCapture{db: -1}
+	return c.tx.capture
+}
+
+// add records the effects of one command against database db. The
+// arguments are copied: the handler's buffers are reused after it returns.
+func (ec *effectCapture) add(db int, cmds [][][]byte) {
+	if ec.db < 0 {
+		ec.db, ec.cur = db, db
+	}
+	if db != ec.cur {
+		ec.cmds = append(ec.cmds, [][]byte{[]byte("SELECT"), []byte(strconv.Itoa(db))})
+		ec.cur = db
+	}
+	for _, cmd := range cmds {
+		cp := make([][]byte, len(cmd))
+		for i, a := range cmd {
+			cp[i] = slices.Clone(a)
+		}
+		ec.cmds = append(ec.cmds, cp)
+		ec.count++
+	}
+}
+
+// finishCapture ends the capture started by startCapture and sends what it
+// collected to the feed: as is when it is one command, wrapped in MULTI /
+// EXEC otherwise. A transaction that changed databases ends with a SELECT
+// back to the one it started in, which is the database of the call.
+func (c *Client) finishCapture(ec *effectCapture) {
+	if ec == nil {
+		return
+	}
+	c.tx.capture = nil
+	if ec.count == 0 {
+		return
+	}
+	if ec.count == 1 && len(ec.cmds) == 1 {
+		c.srv.propagate(ec.db, ec.cmds)
+		return
+	}
+	out := make([][][]byte, 0, len(ec.cmds)+3)
+	out = append(out, [][]byte{[]byte("MULTI")})
+	out = append(out, ec.cmds...)
+	if ec.cur != ec.db {
+		out = append(out, [][]byte{[]byte("SELECT"), []byte(strconv.Itoa(ec.db))})
+	}
+	out = append(out, [][]byte{[]byte("EXEC")})
+	c.srv.propagate(ec.db, out)
+}
+
+// emitEffects sends one command's effects to the feed, or to the open
+// capture (called by propagateEffects).
+func (c *Client) emitEffects(db int, cmds [][][]byte) {
+	if c.tx.capture != nil {
+		c.tx.capture.add(db, cmds)
+		return
+	}
+	c.srv.propagate(db, cmds)
+}
+
+// ---------------------------------------------------------------- the gate
+
+// execGate lets one client at a time run with every other client stopped.
+type execGate struct {
+	closed atomic.Bool // read by every command (hot path)
+
+	mu      sync.Mutex
+	owner   *Client
+	busy    bool          // the owner is a script past busy-reply-threshold
+	busyEvl bool          // ... run by EVAL (else a function)
+	changed chan struct{} // closed when the gate opens or turns busy
+}
+
+// enterRun marks c active before it runs a command, waiting while the gate
+// is closed. It returns false, having written -BUSY, when the gate is held
+// by a script that has run too long and the command is not allowed then.
+func (c *Client) enterRun(spec *CommandSpec) bool {
+	g := &c.srv.tx.gate
+	for {
+		c.tx.active.Store(true)
+		if !g.closed.Load() {
+			return true
+		}
+		c.tx.active.Store(false)
+		if c.tx.exclusive {
+			c.tx.active.Store(true)
+			return true
+		}
+		switch g.wait(spec) {
+		case gateOpen:
+		case gateBusyAllowed:
+			c.tx.active.Store(true)
+			return true
+		case gateBusy:
+			c.rejectBusy(g)
+			return false
+		}
+	}
+}
+
+// leaveRun clears c's active mark.
+func (c *Client) leaveRun() { c.tx.active.Store(false) }
+
+// busyRejects reports whether a command must be refused because a script
+// is busy (and writes -BUSY): the check Redis makes before queueing a
+// command in MULTI, too.
+func (c *Client) busyRejects(spec *CommandSpec) bool {
+	g := &c.srv.tx.gate
+	if !g.closed.Load() || c.tx.exclusive || spec.Flags&FlagAllowBusy != 0 {
+		return false
+	}
+	g.mu.Lock()
+	busy := g.busy && g.owner != c
+	g.mu.Unlock()
+	if busy {
+		c.rejectBusy(g)
+	}
+	return busy
+}
+
+func (c *Client) rejectBusy(g *execGate) {
+	g.mu.Lock()
+	evl := g.busyEvl
+	g.mu.Unlock()
+	if evl {
+		c.Error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+	} else {
+		c.Error("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
+	}
+}
+
+type gateWait uint8
+
+const (
+	gateOpen gateWait = iota
+	gateBusy
+	gateBusyAllowed
+)
+
+// wait blocks until the gate opens, or answers at once when its owner is
+// a busy script.
+func (g *execGate) wait(spec *CommandSpec) gateWait {
+	for {
+		g.mu.Lock()
+		if g.owner == nil {
+			g.mu.Unlock()
+			return gateOpen
+		}
+		if g.busy {
+			g.mu.Unlock()
+			if spec != nil && spec.Flags&FlagAllowBusy != 0 {
+				return gateBusyAllowed
+			}
+			return gateBusy
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		<-ch
+	}
+}
+
+// closeGate makes c the only client running commands; the returned
+// function opens the gate again. Re-entrant for the owner (a script run
+// by an exclusive EXEC).
+func (c *Client) closeGate() (release func()) {
+	if c.tx.exclusive {
+		return func() {}
+	}
+	wasActive := c.tx.active.Load()
+	c.tx.active.Store(false)
+	g := &c.srv.tx.gate
+	for {
+		g.mu.Lock()
+		if g.owner == nil {
+			g.owner = c
+			g.busy = false
+			g.changed = make(chan struct{})
+			g.closed.Store(true)
+			g.mu.Unlock()
+			break
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		<-ch
+	}
+	c.tx.exclusive = true
+	// Wait for the commands already running elsewhere to finish. They
+	// hold at most slot locks, which they release without waiting for us.
+	for _, other := range c.srv.Clients() {
+		if other == c {
+			continue
+		}
+		for i := 0; other.tx.active.Load(); i++ {
+			if i < 100 {
+				runtime.Gosched()
+			} else {
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
+	}
+	return func() {
+		c.tx.exclusive = false
+		g.mu.Lock()
+		g.owner = nil
+		g.busy = false
+		g.closed.Store(false)
+		close(g.changed)
+		g.mu.Unlock()
+		c.tx.active.Store(wasActive)
+	}
+}
+
+// setBusy marks the gate's owner as a script running past the busy
+// threshold: waiting clients are answered -BUSY.
+func (g *execGate) setBusy(eval bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.busy || g.owner == nil {
+		return
+	}
+	g.busy, g.busyEvl = true, eval
+	close(g.changed)
+	g.changed = make(chan struct{})
 }

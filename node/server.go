@@ -48,7 +48,7 @@ type Server struct {
 
 	limits serverLimits
 	feeds  effectFeeds // consumers of the write-effect feed (node/effects.go)
-	repl   *replState  // replication, both sides (node/replication*.go)
+	tx     serverTx // WATCH registry, execution gate, scripts (node/multi.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -62,7 +62,6 @@ type Server struct {
 	slowlog      slowlog
 	auxState     *serverAux
 	cluster      *gossip.Bus // nil unless cluster-enabled
-	slotStats    *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg     *blockRegistry
 	// streamWatcher serves XREADGROUP clients whose stream was deleted or
 	// replaced (see cmd_stream_read.go).
@@ -135,13 +134,11 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
-	s.repl = newReplState(s)
 	bus, err := s.newClusterBus()
 	if err != nil {
 		return nil, fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
-	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return s, nil
 }
@@ -152,6 +149,9 @@ type expiryEvents Server
 
 func (e *expiryEvents) KeyExpired(db int, key string) {
 	s := (*Server)(e)
+	if s.tx.watch.watching() {
+		s.tx.watch.touch(db, []byte(key), nil) // deleted: no longer live
+	}
 	if s.feeds.list.Load() == nil {
 		return
 	}
@@ -218,13 +218,8 @@ func (s *Server) Listen() error {
 			return fmt.Errorf("cluster bus: %w", err)
 		}
 	}
-	if err := s.startDeployServices(); err != nil { // node/deploy.go
-		s.Shutdown()
-		return err
-	}
 	s.wg.Add(1)
 	go s.cron()
-	s.startReplication()
 	return nil
 }
 
@@ -328,11 +323,11 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	}
 	s.mu.Lock()
 	delete(s.clients, c.id)
-	defer c.detachReplica()
 	s.stats.closedCommands.Add(c.cmdsProcessed.Load())
 	s.stats.closedIn.Add(c.guard.readBytes.Load())
 	s.stats.closedOut.Add(c.outBytes.Load())
 	s.mu.Unlock()
+	s.tx.watch.unwatchAll(c)
 	if errors.Is(err, errQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
 	}
