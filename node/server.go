@@ -48,7 +48,7 @@ type Server struct {
 
 	limits serverLimits
 	feeds  effectFeeds // consumers of the write-effect feed (node/effects.go)
-	tx     serverTx // WATCH registry, execution gate, scripts (node/multi.go)
+	tx     serverTx    // WATCH registry, execution gate, scripts (node/multi.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
