@@ -127,5 +127,6 @@ func keyProcs() map[string]func([][]byte) ([]int, error) {
 		// does, so a consumer named "streams" is not taken for it.
 		"xread":      xreadKeyPositions,
 		"xreadgroup": xreadKeyPositions,
+		"migrate":    migrateGetKeys, // node/cmd_dump.go
 	}
 }

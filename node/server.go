@@ -46,9 +46,10 @@ type Server struct {
 	start time.Time
 	pid   int
 
-	limits serverLimits
-	feeds  effectFeeds // consumers of the write-effect feed (node/effects.go)
-	tx     serverTx    // WATCH registry, execution gate, scripts (node/multi.go)
+	limits       serverLimits
+	feeds        effectFeeds      // consumers of the write-effect feed (node/effects.go)
+	tx           serverTx         // WATCH registry, execution gate, scripts (node/multi.go)
+	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -408,6 +409,7 @@ func (s *Server) Shutdown() {
 			c.kill()
 		}
 		close(s.stopCron)
+		s.migrateConns.closeAll()
 		s.wg.Wait()
 		if s.cluster != nil {
 			_ = s.cluster.Stop()

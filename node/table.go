@@ -49,6 +49,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		listHandlers(),        // node/cmd_list.go
 		streamHandlers(),      // node/cmd_stream*.go
 		replicationHandlers(), // node/cmd_replication.go
+		dumpHandlers(),        // node/cmd_dump.go
 	}
 }
 
