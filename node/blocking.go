@@ -658,3 +658,21 @@ func flushQueuedReplies(conn redcon.Conn) {
 		_ = wr.Flush()
 	}
 }
+
+// redirectWaiters ends, with an error reply, the wait of every blocked
+// client for which redirect returns a text (cluster routing: the slot of
+// its keys left this node, or the cluster went down). redirect runs with
+// the registry lock held and must not take slot locks.
+func (reg *blockRegistry) redirectWaiters(redirect func(w *blockWaiter) string) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	for _, w := range reg.byID {
+		if msg := redirect(w); msg != "" {
+			w.reply = append(w.reply[:0], '-')
+			w.reply = append(w.reply, msg...)
+			w.reply = append(w.reply, '\r', '\n')
+			w.replyErr = true
+			reg.finishLocked(w, outcomeServed)
+		}
+	}
+}

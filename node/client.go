@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/migrate"
+	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 	"github.com/tidwall/redcon"
 )
@@ -34,12 +36,17 @@ type Client struct {
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
 	lastName      []byte
-	db            *store.DB   // the database locked for the running command; nil between commands
-	errored       bool        // the current command replied with an error
-	multi         *multiState // open transaction (MULTI ... EXEC), nil if none
-	inExec        bool        // EXEC is running the queued commands
-	readonly      bool        // READONLY: reads of the master's slots are served on this replica
-	asking        bool        // ASKING: the next command may use an importing slot
+	db            *store.DB       // the database locked for the running command; nil between commands
+	errored       bool            // the current command replied with an error
+	multi         *multiState     // open transaction (MULTI ... EXEC), nil if none
+	inExec        bool            // EXEC is running the queued commands
+	readonly      bool            // READONLY: reads of the master's slots are served on this replica
+	asking        bool            // ASKING: the next command may use an importing slot
+	askingJustSet bool            // the command running now is ASKING (node/cluster_route.go)
+	routeRecheck  bool            // routing must be decided again under the slot lock (open slot)
+	routeKeys     [][]byte        // routing's key buffer
+	routeTable    *slots.Table    // the slot table the running command was routed with
+	importing     *migrate.Import // the atomic slot migration this connection streams, if any
 	slotBuf       []uint16
 	bs            clientBlocking // blocking commands' state (node/blocking.go)
 	fx            clientEffects  // the running command's write effect (node/effects.go)

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -91,6 +90,7 @@ func (s *Server) registerClusterConfigHooks() {
 	if s.cluster == nil {
 		return
 	}
+	s.migrations = s.newMigrations()
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage",
 		"cluster-allow-replica-migration", "cluster-replica-no-failover"} {
 		s.cfg.OnChange(name, func(string) error {
@@ -117,6 +117,9 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 	if ch.FlushData {
 		s.ks.FlushAll()
 	}
+	if ch.Table != nil {
+		s.redirectBlockedClients(ch.Table)
+	}
 	if len(ch.LostSlots) > 0 {
 		db := s.ks.DB(0)
 		var n int64
@@ -125,68 +128,6 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 		}
 		s.log.Info("cluster: deleted the keys of slots lost to a newer configuration",
 			zap.Int("slots", len(ch.LostSlots)), zap.Int64("keys", n))
-	}
-}
-
-// clusterRedirect is why a keyed command cannot run here.
-type clusterRedirect int
-
-const (
-	routeHere clusterRedirect = iota
-	routeCrossSlot
-	routeUnbound
-	routeDown
-	routeDownReadOnly
-	routeMoved
-)
-
-// routeSlots decides where keys in the given slots (non-empty) are served,
-// as Redis's getNodeByQuery does without the migration cases: one slot only,
-// an assigned slot, a cluster that is up (reads may be allowed while down),
-// and this node as the owner — or, for a READONLY client's read, this
-// node's master.
-func (c *Client) routeSlots(spec *CommandSpec, slotList []uint16) (clusterRedirect, uint16, *slots.Node) {
-	slot := slotList[0]
-	for _, x := range slotList[1:] {
-		if x != slot {
-			return routeCrossSlot, slot, nil
-		}
-	}
-	t := c.srv.cluster.Slots().Load()
-	owner := t.Owner(int(slot))
-	if owner == nil {
-		return routeUnbound, slot, nil
-	}
-	if !t.OK {
-		if !c.srv.cfg.Bool("cluster-allow-reads-when-down") {
-			return routeDown, slot, nil
-		}
-		if spec.Flags&FlagWrite != 0 {
-			return routeDownReadOnly, slot, nil
-		}
-	}
-	if owner.ID == t.MyID {
-		return routeHere, slot, nil
-	}
-	if c.readonly && t.MyMaster != "" && owner.ID == t.MyMaster && spec.Flags&FlagWrite == 0 {
-		return routeHere, slot, nil
-	}
-	return routeMoved, slot, owner
-}
-
-// redirect writes the error for a command that cannot run here.
-func (c *Client) redirect(r clusterRedirect, slot uint16, owner *slots.Node) {
-	switch r {
-	case routeCrossSlot:
-		c.Error("CROSSSLOT Keys in request don't hash to the same slot")
-	case routeUnbound:
-		c.Error("CLUSTERDOWN Hash slot not served")
-	case routeDown:
-		c.Error("CLUSTERDOWN The cluster is down")
-	case routeDownReadOnly:
-		c.Error("CLUSTERDOWN The cluster is down and only accepts read commands")
-	case routeMoved:
-		c.Error(fmt.Sprintf("MOVED %d %s:%d", slot, c.srv.preferredEndpoint(owner), owner.Port))
 	}
 }
 
@@ -205,48 +146,6 @@ func (s *Server) preferredEndpoint(n *slots.Node) string {
 		return ""
 	}
 	return n.IP
-}
-
-// routeCommand routes the running command by the slots in c.slotBuf (its
-// keys'); it writes the redirect and returns false when the command must
-// not run here. Commands without keys are never redirected.
-func (c *Client) routeCommand(spec *CommandSpec) bool {
-	if len(c.slotBuf) == 0 {
-		return true
-	}
-	r, slot, owner := c.routeSlots(spec, c.slotBuf)
-	if r == routeHere {
-		return true
-	}
-	c.redirect(r, slot, owner)
-	return false
-}
-
-// routeTransaction checks at EXEC that every queued command's keys hash to
-// one slot served here (Redis routes the whole transaction as one request).
-func (c *Client) routeTransaction(queue []queuedCommand) bool {
-	var all []uint16
-	var write bool
-	for _, qc := range queue {
-		keys, _ := commandKeys(qc.spec, qc.args, nil)
-		for _, p := range keys {
-			all = append(all, slots.KeySlot(qc.args[p]))
-		}
-		write = write || qc.spec.Flags&FlagWrite != 0
-	}
-	if len(all) == 0 {
-		return true
-	}
-	probe := &CommandSpec{}
-	if write {
-		probe.Flags = FlagWrite
-	}
-	r, slot, owner := c.routeSlots(probe, all)
-	if r == routeHere {
-		return true
-	}
-	c.redirect(r, slot, owner)
-	return false
 }
 
 // clusterHandlers: READONLY, READWRITE, ASKING (the CLUSTER command itself
@@ -287,6 +186,9 @@ func cmdAsking(c *Client, args [][]byte) {
 		return
 	}
 	c.asking = true
+	if !c.inExec {
+		c.askingJustSet = true
+	}
 	c.OK()
 }
 

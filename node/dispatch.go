@@ -24,6 +24,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	}
 	c.out = c.out[:0]
 	c.run(cmd.Args)
+	c.endCommandAsking()
 	if len(c.out) > 0 {
 		switch c.replyMode {
 		case replyOn:
@@ -103,12 +104,7 @@ func (c *Client) run(args [][]byte) {
 	// Keys → slots, ascending (the lock order).
 	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
 	if c.srv.cluster != nil {
-		if spec.fullName != "asking" && c.multi == nil {
-			// ASKING lasts one command (outside MULTI). Nothing reads it
-			// until slot migration gives importing slots to route.
-			c.asking = false
-		}
-		if !c.routeCommand(spec) {
+		if !c.routeCommand(spec, args) {
 			shard.rejected.Add(1)
 			c.flagTransaction()
 			return
@@ -135,6 +131,16 @@ func (c *Client) run(args [][]byte) {
 	c.db = db
 	c.errored = false
 	db.LockSlots(c.slotBuf)
+	if c.srv.cluster != nil && len(c.slotBuf) > 0 && (c.routeRecheck || c.srv.cluster.Slots().Load() != c.routeTable) &&
+		!c.routeCommandLocked(spec, args) {
+		// An open slot, or a slot table that changed since routing: the
+		// check under the lock decided against running here.
+		db.UnlockSlots(c.slotBuf)
+		c.db = nil
+		c.leaveRun()
+		shard.rejected.Add(1)
+		return
+	}
 	c.callHandler(spec, args)
 	c.propagateEffects(spec, args)
 	db.UnlockSlots(c.slotBuf)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
+	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/store"
 	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
@@ -50,6 +51,7 @@ type Server struct {
 	feeds        effectFeeds      // consumers of the write-effect feed (node/effects.go)
 	tx           serverTx         // WATCH registry, execution gate, scripts (node/multi.go)
 	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
+	migrations   *migrate.Manager // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -328,6 +330,7 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	s.stats.closedIn.Add(c.guard.readBytes.Load())
 	s.stats.closedOut.Add(c.outBytes.Load())
 	s.mu.Unlock()
+	s.importConnClosed(c) // node/cmd_cluster_migrate.go
 	s.tx.watch.unwatchAll(c)
 	if errors.Is(err, errQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
@@ -411,6 +414,9 @@ func (s *Server) Shutdown() {
 		close(s.stopCron)
 		s.migrateConns.closeAll()
 		s.wg.Wait()
+		if s.migrations != nil {
+			s.migrations.Close()
+		}
 		if s.cluster != nil {
 			_ = s.cluster.Stop()
 		}

@@ -38,7 +38,8 @@ func handlerGroups() []map[string]HandlerFunc {
 		scriptingHandlers(),
 		transactionHandlers(),
 		clusterRoutingHandlers(),
-		clusterHandlers(), // node/cmd_cluster.go
+		clusterHandlers(),        // node/cmd_cluster.go
+		clusterMigrateHandlers(), // node/cmd_cluster_migrate.go
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
@@ -62,7 +63,7 @@ func newCommandTable() *commandTable {
 	}
 	procs := keyProcs()
 	t := &commandTable{byName: map[string]*CommandSpec{}}
-	for _, spec := range withShoalExtensions(allCommandMeta()) {
+	for _, spec := range withClusterExtensions(withShoalExtensions(allCommandMeta())) {
 		t.finalize(spec, nil, handlers, procs)
 		t.byName[spec.Name] = spec
 		if spec.Handler != nil || len(spec.Subcommands) > 0 && anyImplemented(spec) {

@@ -1,0 +1,144 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-db/shoal/slots"
+)
+
+// JobSpec is one export requested by CLUSTER MIGRATESLOTS: the slots and
+// the target's id.
+type JobSpec struct {
+	Slots  []int // ascending, no repeats
+	Target string
+}
+
+var errMigrateSyntax = errors.New("ERR syntax error")
+
+// ParseMigrateSlots parses the arguments after CLUSTER MIGRATESLOTS:
+// SLOTSRANGE start end [start end ...] NODE id, repeated. A slot named
+// twice, in one job or two, is an error.
+func ParseMigrateSlots(args [][]byte) ([]JobSpec, error) {
+	var specs []JobSpec
+	var seen slots.Bitmap
+	i := 0
+	if len(args) == 0 {
+		return nil, errMigrateSyntax
+	}
+	for i < len(args) {
+		if !strings.EqualFold(string(args[i]), "slotsrange") {
+			return nil, errMigrateSyntax
+		}
+		i++
+		var spec JobSpec
+		for i < len(args) && !strings.EqualFold(string(args[i]), "node") {
+			if i+1 >= len(args) {
+				return nil, errMigrateSyntax
+			}
+			start, err := slots.ParseSlot(args[i])
+			if err != nil {
+				return nil, err
+			}
+			end, err := slots.ParseSlot(args[i+1])
+			if err != nil {
+				return nil, err
+			}
+			if start > end {
+				return nil, fmt.Errorf("ERR start slot number %d is greater than end slot number %d", start, end)
+			}
+			for s := start; s <= end; s++ {
+				if seen.Has(s) {
+					return nil, fmt.Errorf("ERR Slot %d specified multiple times", s)
+				}
+				seen.Set(s)
+				spec.Slots = append(spec.Slots, s)
+			}
+			i += 2
+		}
+		if len(spec.Slots) == 0 || i+1 >= len(args) {
+			return nil, errMigrateSyntax
+		}
+		spec.Target = string(args[i+1])
+		i += 2
+		specs = append(specs, spec)
+	}
+	for k := range specs {
+		sortInts(specs[k].Slots)
+	}
+	return specs, nil
+}
+
+func sortInts(a []int) {
+	// Insertion sort on mostly sorted input (ranges in the order given).
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// formatRanges writes slots (ascending) as "a-b c d-e".
+func formatRanges(list []int) string {
+	var b strings.Builder
+	for i := 0; i < len(list); {
+		j := i
+		for j+1 < len(list) && list[j+1] == list[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(list[i]))
+		b.WriteByte('-')
+		b.WriteString(strconv.Itoa(list[j]))
+		i = j + 1
+	}
+	return b.String()
+}
+
+// rangeArgs returns slots (ascending) as start/end argument pairs.
+func rangeArgs(list []int) [][]byte {
+	var out [][]byte
+	for i := 0; i < len(list); {
+		j := i
+		for j+1 < len(list) && list[j+1] == list[j]+1 {
+			j++
+		}
+		out = append(out, []byte(strconv.Itoa(list[i])), []byte(strconv.Itoa(list[j])))
+		i = j + 1
+	}
+	return out
+}
+
+// ParseImportRanges parses start/end pairs (CLUSTER IMPORTSLOTS BEGIN).
+func ParseImportRanges(args [][]byte) ([]int, error) {
+	if len(args) == 0 || len(args)%2 != 0 {
+		return nil, errMigrateSyntax
+	}
+	var seen slots.Bitmap
+	var list []int
+	for i := 0; i < len(args); i += 2 {
+		start, err := slots.ParseSlot(args[i])
+		if err != nil {
+			return nil, err
+		}
+		end, err := slots.ParseSlot(args[i+1])
+		if err != nil {
+			return nil, err
+		}
+		if start > end {
+			return nil, fmt.Errorf("ERR start slot number %d is greater than end slot number %d", start, end)
+		}
+		for s := start; s <= end; s++ {
+			if !seen.Has(s) {
+				seen.Set(s)
+				list = append(list, s)
+			}
+		}
+	}
+	sortInts(list)
+	return list, nil
+}
