@@ -50,6 +50,8 @@ type Client struct {
 	slotBuf       []uint16
 	bs            clientBlocking // blocking commands' state (node/blocking.go)
 	fx            clientEffects  // the running command's write effect (node/effects.go)
+	repl          *clientRepl    // replica link or master link (node/replication.go); nil for others
+	replKind      atomic.Int32   // clientNormal, clientReplica or clientMaster, for other goroutines
 	tx            clientTx       // WATCH, the execution gate, scripts (node/multi.go)
 
 	// Read by other goroutines.

@@ -311,7 +311,13 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	if !flushArgsOK(c, args) {
 		return
 	}
-	c.DB().Flush()
+	// The flush and its effect happen under every slot lock of the
+	// database, so no write to it lands between them in the stream.
+	db := c.DB()
+	unlock := lockWholeDBs(db)
+	db.FlushLocked()
+	c.propagateNow(args)
+	unlock()
 	c.OK()
 }
 
@@ -320,7 +326,21 @@ func cmdFlushAll(c *Client, args [][]byte) {
 	if !flushArgsOK(c, args) {
 		return
 	}
-	c.srv.ks.FlushAll()
+	// As FLUSHDB: every slot of every database is locked across the flush
+	// and its effect.
+	ks := c.srv.ks
+	var dbs []*store.DB
+	for i := 0; i < ks.NumDBs(); i++ {
+		if db := ks.ExistingDB(i); db != nil {
+			dbs = append(dbs, db)
+		}
+	}
+	unlock := lockWholeDBs(dbs...)
+	for _, db := range dbs {
+		db.FlushLocked()
+	}
+	c.propagateNow(args)
+	unlock()
 	c.OK()
 }
 
@@ -343,7 +363,11 @@ func cmdSwapDB(c *Client, args [][]byte) {
 		return
 	}
 	if a != b {
+		// Both databases stay locked until the swap is in the stream.
+		unlock := lockWholeDBs(c.srv.ks.DB(a), c.srv.ks.DB(b))
 		c.srv.ks.SwapDB(a, b)
+		c.propagateNow(args)
+		unlock()
 		c.signalDBsSwapped(a, b)
 	}
 	c.OK()

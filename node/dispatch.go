@@ -103,12 +103,17 @@ func (c *Client) run(args [][]byte) {
 	}
 	// Keys → slots, ascending (the lock order).
 	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
-	if c.srv.cluster != nil {
+	if c.srv.cluster != nil && !c.isMasterLink() {
 		if !c.routeCommand(spec, args) {
 			shard.rejected.Add(1)
 			c.flagTransaction()
 			return
 		}
+	}
+	if !c.replicationAllows(spec) { // replica / min-replicas (node/replication.go)
+		shard.rejected.Add(1)
+		c.flagTransaction()
+		return
 	}
 	if c.multi != nil && !spec.runsInMulti() {
 		if c.busyRejects(spec) { // a script is busy (node/multi.go)
@@ -131,7 +136,7 @@ func (c *Client) run(args [][]byte) {
 	c.db = db
 	c.errored = false
 	db.LockSlots(c.slotBuf)
-	if c.srv.cluster != nil && len(c.slotBuf) > 0 && (c.routeRecheck || c.srv.cluster.Slots().Load() != c.routeTable) &&
+	if c.srv.cluster != nil && len(c.slotBuf) > 0 && !c.isMasterLink() && (c.routeRecheck || c.srv.cluster.Slots().Load() != c.routeTable) &&
 		!c.routeCommandLocked(spec, args) {
 		// An open slot, or a slot table that changed since routing: the
 		// check under the lock decided against running here.
@@ -141,8 +146,17 @@ func (c *Client) run(args [][]byte) {
 		shard.rejected.Add(1)
 		return
 	}
+	masterLink := c.isMasterLink()
+	if masterLink {
+		// The master link acts on keys its master still has, expired here
+		// or not (store/replica.go).
+		db.SeeExpired(c.slotBuf, true)
+	}
 	c.callHandler(spec, args)
 	c.propagateEffects(spec, args)
+	if masterLink {
+		db.SeeExpired(c.slotBuf, false)
+	}
 	db.UnlockSlots(c.slotBuf)
 	c.db = nil
 	c.leaveRun()

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,11 @@ type replState struct {
 	goodReplicas                            atomic.Int64 // for min-replicas-to-write
 	guards                                  atomic.Bool  // a write may be refused (replica or min-replicas)
 
+	// applyMu orders, on a replica, the master link's apply-then-forward of
+	// one command against the full-sync walker of a sub-replica: the walker
+	// must not image a slot between the two.
+	applyMu sync.Mutex
+
 	// Replica side (replication_replica.go).
 	linkMu sync.Mutex
 	link   *masterLink
@@ -66,6 +72,7 @@ func newReplState(s *Server) *replState {
 	for _, name := range []string{"min-replicas-to-write", "replica-read-only", "replica-serve-stale-data"} {
 		cfg.OnChange(name, func(string) error { r.updateGuards(); return nil })
 	}
+	r.updateGuards()
 	return r
 }
 
@@ -85,7 +92,7 @@ func (r *replState) Propagate(db int, cmds [][][]byte) {
 		r.m.Propagate(db, cmds, nil)
 		return
 	}
-	r.m.Propagate(db, cmds, func() { r.beforeSyncLocked(db, cmds) })
+	r.m.Propagate(db, cmds, func() { r.beforeSyncLocked(db, cmds, false) })
 }
 
 // ensureFeed registers the feed before the first replica attaches.
@@ -186,7 +193,11 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []dbSlot) []dbSlot {
 // the unwalked slots' images first: the command holds their locks, and the
 // replica, replaying the command after the images, computes what the master
 // did.
-func (r *replState) beforeSyncLocked(db int, cmds [][][]byte) {
+//
+// On a replica (chained replication) the master link calls it before
+// applying a command, holding applyMu and no slot lock: lockSlots says to
+// take each imaged slot's lock.
+func (r *replState) beforeSyncLocked(db int, cmds [][][]byte, lockSlots bool) {
 	syncs := r.syncs.Load()
 	if syncs == nil {
 		return
@@ -234,8 +245,16 @@ func (r *replState) beforeSyncLocked(db int, cmds [][][]byte) {
 			if fs.walked[p.db][p.slot] {
 				continue
 			}
-			// The command holds this slot's lock (it is one of its keys).
-			img, _ := appendSlotImage(nil, r.s.ks.DB(p.db), p.db, p.slot, nil)
+			// The command holds this slot's lock (it is one of its keys),
+			// or, on a replica, nothing else writes it while applyMu is held.
+			d := r.s.ks.DB(p.db)
+			if lockSlots {
+				d.Lock(p.slot)
+			}
+			img, _ := appendSlotImage(nil, d, p.db, p.slot, nil)
+			if lockSlots {
+				d.Unlock(p.slot)
+			}
 			fs.link.QueueImageLocked(img)
 			fs.walked[p.db][p.slot] = true
 		}
@@ -300,6 +319,7 @@ func (r *replState) runFullSync(link *replication.Link) {
 			// SWAPDB may have replaced the database under this number: take
 			// the current one, under the slot lock, each time.
 			db = ks.DB(dbID)
+			r.applyMu.Lock()
 			db.Lock(uint16(slot))
 			// The image is built under the slot lock only; writers of other
 			// slots wait for the fan-out lock just while it is queued.
@@ -322,6 +342,7 @@ func (r *replState) runFullSync(link *replication.Link) {
 				link.QueueImageLocked(buf)
 			})
 			db.Unlock(uint16(slot))
+			r.applyMu.Unlock()
 			select {
 			case <-link.Done():
 				return
@@ -461,4 +482,41 @@ func (r *replState) followClusterRole(id, ip string, port int) {
 		return
 	}
 	r.follow(ip, port, id)
+}
+
+// lockWholeDBs locks every slot of the given databases (in the store's
+// database order) and returns the unlock. FLUSHALL, FLUSHDB and SWAPDB hold
+// them while they change the data and put their effect in the stream, so
+// no write to a slot they cleared can enter the stream between the two.
+func lockWholeDBs(dbs ...*store.DB) (unlock func()) {
+	sorted := slices.Clone(dbs)
+	slices.SortFunc(sorted, func(a, b *store.DB) int {
+		switch {
+		case a == b:
+			return 0
+		case store.LockOrderLess(a, b):
+			return -1
+		}
+		return 1
+	})
+	sorted = slices.Compact(sorted)
+	for _, db := range sorted {
+		db.LockAll()
+	}
+	return func() {
+		for i := len(sorted) - 1; i >= 0; i-- {
+			sorted[i].UnlockAll()
+		}
+	}
+}
+
+// propagateNow puts the running command's argv in the effect feed at once
+// (the handler holds the locks that order it) and nothing after it returns.
+func (c *Client) propagateNow(args [][]byte) {
+	db := int(c.dbIndex.Load())
+	if c.db != nil {
+		db = c.db.ID()
+	}
+	c.emitEffects(db, [][][]byte{args}) // the feed, or EXEC's capture (node/multi.go)
+	c.NoEffect()
 }

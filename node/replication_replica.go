@@ -64,6 +64,8 @@ func (r *replState) linkStateName() string {
 // replaces it; a partial resync keeps it.
 func (r *replState) follow(host string, port int, nodeID string) {
 	r.stopLink()
+	// Sub-replicas reconnect to learn of the change (they may continue).
+	r.m.DropAll()
 	r.s.ks.SetReplicaMode(true)
 	r.proxy.Store(true)
 	r.updateGuards()
@@ -316,10 +318,16 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 			r.m.FeedRaw(raw)
 			continue
 		}
+		r.applyMu.Lock()
+		if r.syncs.Load() != nil {
+			db := int(c.dbIndex.Load())
+			r.m.Locked(func() { r.beforeSyncLocked(db, [][][]byte{args}, true) })
+		}
 		c.out = c.out[:0]
 		c.run(args)
 		c.out = c.out[:0]
 		r.m.FeedRaw(raw)
+		r.applyMu.Unlock()
 	}
 }
 

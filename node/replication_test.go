@@ -167,6 +167,11 @@ func TestReplicationFullSyncExactUnderWrites(t *testing.T) {
 					case 5:
 						err = mc.SInterStore(ctx, "s"+k, "s"+k, "s"+strconv.Itoa(rng.IntN(500))).Err()
 					}
+					if w == 0 && n%4000 == 3999 {
+						// Keyless writes over the whole keyspace, ordered
+						// with the per-slot writes and images.
+						err = mc.Do(ctx, "SWAPDB", 0, 1).Err()
+					}
 					if err != nil && err != redis.Nil {
 						t.Errorf("write: %v", err)
 						return
@@ -188,5 +193,128 @@ func TestReplicationFullSyncExactUnderWrites(t *testing.T) {
 	}
 	if got := infoField(t, m, "stats", "sync_full"); got == "" {
 		t.Fatalf("sync_full missing")
+	}
+}
+
+// TestReplicationPartialResyncAfterLinkDrop kills the master link on the
+// replica; it reconnects and continues with +CONTINUE (no full sync).
+func TestReplicationPartialResyncAfterLinkDrop(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	full := infoField(t, m, "stats", "sync_full")
+	if got := r.do("CLIENT", "KILL", "TYPE", "master"); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL TYPE master: %q", got)
+	}
+	for i := range 100 {
+		m.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	waitInSync(t, m, r)
+	if got := infoField(t, m, "stats", "sync_partial_ok"); got != "1" {
+		t.Fatalf("sync_partial_ok %q", got)
+	}
+	if got := infoField(t, m, "stats", "sync_full"); got != full {
+		t.Fatalf("sync_full %q, was %q", got, full)
+	}
+	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("digest master %q replica %q", a, b)
+	}
+}
+
+// TestReplicationChainedUnderWrites: a replica's sub-replica, full-synced
+// from the replica while the master is written, gets the same data, ID and
+// offset.
+func TestReplicationChainedUnderWrites(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	ss := startTestServer(t)
+	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	ctx := context.Background()
+	mc := redis.NewClient(&redis.Options{Addr: ms.Addr().String(), PoolSize: 4})
+	defer mc.Close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for n := 0; n < 30000; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := strconv.Itoa(rng.IntN(300))
+				var err error
+				switch rng.IntN(3) {
+				case 0:
+					err = mc.Incr(ctx, "n"+k).Err()
+				case 1:
+					err = mc.RPush(ctx, "l"+k, n).Err()
+				case 2:
+					err = mc.RPopLPush(ctx, "l"+k, "l"+strconv.Itoa(rng.IntN(300))).Err()
+				}
+				if err != nil && err != redis.Nil {
+					t.Errorf("write: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	replicaOf(t, sub, rs)
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	waitInSync(t, m, r)
+	waitInSync(t, r, sub)
+	if a, b, c := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"), sub.do("DEBUG", "DIGEST"); a != b || b != c {
+		t.Fatalf("digests master %q replica %q sub-replica %q", a, b, c)
+	}
+	if a, b := infoField(t, m, "replication", "master_replid"), infoField(t, sub, "replication", "master_replid"); a != b {
+		t.Fatalf("replid master %q sub-replica %q", a, b)
+	}
+}
+
+func TestReplicationMinReplicasAndWait(t *testing.T) {
+	ms := startTestServer(t, "--min-replicas-to-write", "1")
+	m := dialTest(t, ms)
+	if got := m.do("SET", "k", "v"); got != "-NOREPLICAS Not enough good replicas to write.\r\n" {
+		t.Fatalf("SET without replicas: %q", got)
+	}
+	if got := m.do("GET", "k"); got != "$-1\r\n" {
+		t.Fatalf("GET: %q", got)
+	}
+	if got := m.do("WAIT", "1", "50"); got != ":0\r\n" {
+		t.Fatalf("WAIT without replicas: %q", got)
+	}
+	if got := m.do("WAIT", "1", "-1"); got != "-ERR timeout is negative\r\n" {
+		t.Fatalf("WAIT negative: %q", got)
+	}
+	rs := startTestServer(t)
+	r := dialTest(t, rs)
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	replWaitFor(t, 5*time.Second, "a good replica", func() bool { return m.do("SET", "k", "v") == "+OK\r\n" })
+	start := time.Now()
+	if got := m.do("WAIT", "1", "5000"); got != ":1\r\n" {
+		t.Fatalf("WAIT: %q", got)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("WAIT took %v", d)
+	}
+	if got := r.do("WAIT", "1", "10"); !strings.HasPrefix(got, "-ERR WAIT cannot be used with replica instances.") {
+		t.Fatalf("WAIT on a replica: %q", got)
+	}
+	if got := r.do("REPLCONF", "listening-port"); got != "-ERR syntax error\r\n" {
+		t.Fatalf("REPLCONF odd args: %q", got)
+	}
+	if got := r.do("REPLCONF", "foo", "bar"); got != "-ERR Unrecognized REPLCONF option: foo\r\n" {
+		t.Fatalf("REPLCONF unknown: %q", got)
 	}
 }

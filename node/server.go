@@ -49,6 +49,7 @@ type Server struct {
 
 	limits       serverLimits
 	feeds        effectFeeds      // consumers of the write-effect feed (node/effects.go)
+	repl         *replState       // replication, both sides (node/replication*.go)
 	tx           serverTx         // WATCH registry, execution gate, scripts (node/multi.go)
 	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
 	migrations   *migrate.Manager // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
@@ -137,6 +138,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
+	s.repl = newReplState(s)
 	bus, err := s.newClusterBus()
 	if err != nil {
 		return nil, fmt.Errorf("cluster bus: %w", err)
@@ -223,6 +225,7 @@ func (s *Server) Listen() error {
 	}
 	s.wg.Add(1)
 	go s.cron()
+	s.startReplication()
 	return nil
 }
 
@@ -326,6 +329,7 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	}
 	s.mu.Lock()
 	delete(s.clients, c.id)
+	defer c.detachReplica()
 	s.stats.closedCommands.Add(c.cmdsProcessed.Load())
 	s.stats.closedIn.Add(c.guard.readBytes.Load())
 	s.stats.closedOut.Add(c.outBytes.Load())

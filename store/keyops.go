@@ -27,8 +27,10 @@ func LockOrderLess(a, b *DB) bool {
 func (db *DB) liveEntry(key []byte) (*Slot, uint64, *Entry) {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e != nil && e.expire != 0 && db.ks.clock() > e.expire {
-		db.expireEntry(s, h, e)
+	if e != nil && e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+		if !db.ks.replicaMode.Load() {
+			db.expireEntry(s, h, e)
+		}
 		e = nil
 	}
 	return s, h, e
