@@ -3,6 +3,7 @@ package gossip
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/shoal-db/shoal/failover"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // fsim is a deterministic cluster for the failover tests: State machines on
@@ -42,6 +44,8 @@ type fsim struct {
 	slotEpoch map[[2]uint64]string
 	checkSlot []int
 	violation string
+	// log, when set, receives every node's logs (debugging a seed).
+	log *zap.Logger
 }
 
 type fnode struct {
@@ -118,6 +122,13 @@ func newCluster(t testing.TB, seed uint64, opts Options, masters, replicas int) 
 }
 
 func (fs *fsim) now() time.Time { return fs.clock.Now() }
+
+func (fs *fsim) nodeLog(i int) *zap.Logger {
+	if fs.log == nil {
+		return nil
+	}
+	return fs.log.With(zap.Int("n", i))
+}
 
 // step advances 10 ms: due crons run, replication follows, messages due are
 // delivered.
@@ -312,7 +323,7 @@ func (fs *fsim) kill(i int) {
 func (fs *fsim) restart(i int) {
 	fn := fs.nodes[i]
 	fn.seed += 7919
-	st, err := LoadState(fn.opts, fs.clock, fn.seed, nil, fn.conf)
+	st, err := LoadState(fn.opts, fs.clock, fn.seed, fs.nodeLog(i), fn.conf)
 	require.NoError(fs.t, err)
 	st.SetMyAddress("127.0.0.1", fn.port, fn.port+10000, "")
 	fn.st = st
@@ -704,3 +715,180 @@ func TestFailoverTimeToPromotion(t *testing.T) {
 	require.Less(t, ours, 1700*time.Millisecond)
 	require.Less(t, ours, redis)
 }
+
+// ---- randomized schedules ----
+
+// baseCluster is a 3+3 (or 3+6) cluster built once and saved as nodes.conf
+// texts; each schedule loads its nodes from them (as after a restart).
+type baseCluster struct {
+	confs  [][]byte
+	check  []int
+	opts   Options
+	copies int
+}
+
+func buildBase(t testing.TB, replicas int) *baseCluster {
+	o := DefaultOptions()
+	o.NodeTimeout = time.Second
+	fs := newCluster(t, 4242+uint64(replicas), o, 3, replicas)
+	fs.run(2 * time.Second)
+	b := &baseCluster{opts: o, check: fs.checkSlot}
+	for _, fn := range fs.nodes {
+		b.confs = append(b.confs, fn.st.ConfigText())
+	}
+	return b
+}
+
+// fromBase makes a simulation of the base cluster with its own seed.
+func fromBase(t testing.TB, b *baseCluster, seed uint64, opts Options, log *zap.Logger) *fsim {
+	fs := &fsim{t: t, log: log, clock: NewFakeClock(time.Unix(1_700_000_000, 0)), rng: rand.New(rand.NewPCG(seed, seed*7+1)),
+		byAddr: map[string]*fnode{}, winners: map[uint64]string{}, slotEpoch: map[[2]uint64]string{}, checkSlot: b.check}
+	for i, conf := range b.confs {
+		port := 7000 + i
+		fn := &fnode{idx: i, opts: opts, port: port, addr: "127.0.0.1:" + strconv.Itoa(port+10000), alive: true,
+			conf: conf, seed: seed*1000 + uint64(i) + 1, phase: fs.rng.Uint64N(10)}
+		st, err := LoadState(opts, fs.clock, fn.seed, fs.nodeLog(i), conf)
+		require.NoError(t, err)
+		st.SetMyAddress("127.0.0.1", port, port+10000, "")
+		fn.st = st
+		fn.wasRep = st.Myself().IsReplica()
+		fs.nodes = append(fs.nodes, fn)
+		fs.byAddr[fn.addr] = fn
+	}
+	return fs
+}
+
+// runSchedule plays one random schedule of faults for d of simulated time:
+// crashes and restarts, partitions (symmetric or one-way), message loss and
+// delay, writes; every delivery checks the invariants.
+func runSchedule(t testing.TB, b *baseCluster, seed uint64, d time.Duration) (string, int) {
+	return runScheduleLog(t, b, seed, d, nil)
+}
+
+// runScheduleLog is runSchedule with the schedule's events and the nodes'
+// logs sent to logf (debugging one seed). It returns the first invariant
+// violation ("" for none) and the number of elections won.
+func runScheduleLog(t testing.TB, b *baseCluster, seed uint64, d time.Duration, logf func(string, ...any)) (string, int) {
+	r := rand.New(rand.NewPCG(seed, 99))
+	opts := b.opts
+	switch r.IntN(3) {
+	case 0: // near-simultaneous elections: the vote rules alone keep it safe
+		opts.ElectionDelays = failover.Delays{Fixed: time.Millisecond, Random: time.Millisecond, PerRank: time.Millisecond}
+	case 1:
+		opts.ElectionDelays = failover.RedisDelays()
+	}
+	if r.IntN(4) == 0 {
+		opts.ValidityFactor = 0
+	}
+	var log *zap.Logger
+	if logf != nil {
+		cfg := zap.NewDevelopmentConfig()
+		cfg.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
+		cfg.EncoderConfig.TimeKey = ""
+		cfg.EncoderConfig.CallerKey = ""
+		log, _ = cfg.Build(zap.AddStacktrace(zap.FatalLevel))
+	}
+	fs := fromBase(t, b, seed, opts, log)
+	say := func(format string, args ...any) {
+		if logf != nil {
+			logf("%s: "+format, append([]any{fs.now().Format("05.000")}, args...)...)
+		}
+	}
+	fs.codec = false
+	fs.loss = []float64{0, 0, 0.05, 0.2, 0.4}[r.IntN(5)]
+	fs.maxDelay = []time.Duration{0, 5 * time.Millisecond, 50 * time.Millisecond, 300 * time.Millisecond}[r.IntN(4)]
+	n := len(fs.nodes)
+	var side map[*fnode]bool
+	oneWay := false
+	partUntil := time.Time{}
+	fs.cut = func(a, b *fnode) bool {
+		if side == nil {
+			return false
+		}
+		if oneWay {
+			return side[a] && !side[b]
+		}
+		return side[a] != side[b]
+	}
+	end := fs.now().Add(d)
+	for fs.now().Before(end) && fs.violation == "" {
+		fs.run(time.Duration(100+r.IntN(900)) * time.Millisecond)
+		for i := 0; i < 3; i++ {
+			fs.write(r.IntN(n), 1+r.IntN(5))
+		}
+		if side != nil && fs.now().After(partUntil) {
+			side = nil
+		}
+		switch ev := r.IntN(10); {
+		case ev < 2: // crash a live node (at most two down)
+			dead := 0
+			for _, fn := range fs.nodes {
+				if !fn.alive {
+					dead++
+				}
+			}
+			if dead < 2 {
+				i := r.IntN(n)
+				say("kill #%d %s", i, fs.id(i))
+				fs.kill(i)
+			}
+		case ev < 4: // restart a dead node
+			for _, i := range r.Perm(n) {
+				if !fs.nodes[i].alive {
+					say("restart #%d", i)
+					fs.restart(i)
+					break
+				}
+			}
+		case ev < 6 && side == nil: // partition
+			side = map[*fnode]bool{}
+			k := 1 + r.IntN(n/2)
+			for _, i := range r.Perm(n)[:k] {
+				side[fs.nodes[i]] = true
+			}
+			oneWay = r.IntN(3) == 0
+			partUntil = fs.now().Add(time.Duration(500+r.IntN(5000)) * time.Millisecond)
+			say("partition oneWay=%v until %s: %d nodes", oneWay, partUntil.Format("05.000"), k)
+		case ev == 6: // freeze/unfreeze a replica's data stream
+			fn := fs.nodes[r.IntN(n)]
+			fn.frozen = !fn.frozen
+		}
+	}
+	return fs.violation, len(fs.winners)
+}
+
+// TestFailoverRandomSchedules plays thousands of seeded fault schedules and
+// checks, at every step, that no two election winners share an epoch and
+// that no slot has two masters with the same configEpoch in any node's
+// view. SHOAL_FAILOVER_SCHEDULES raises the count; CI runs within a wall
+// budget.
+func TestFailoverRandomSchedules(t *testing.T) {
+	total := 2000
+	if v, err := strconv.Atoi(getenv("SHOAL_FAILOVER_SCHEDULES")); err == nil && v > 0 {
+		total = v
+	}
+	budget := 25 * time.Second
+	if testing.Short() {
+		budget = 5 * time.Second
+	}
+	bases := []*baseCluster{buildBase(t, 1), buildBase(t, 2)}
+	start := time.Now()
+	ran, elections := 0, 0
+	for seed := uint64(1); seed <= uint64(total); seed++ {
+		if time.Since(start) > budget && getenv("SHOAL_FAILOVER_SCHEDULES") == "" {
+			break
+		}
+		b := bases[seed%2]
+		v, won := runSchedule(t, b, seed, 15*time.Second)
+		if v != "" {
+			t.Fatalf("schedule seed %d (replicas per master %d): %s", seed, 1+int(seed%2), v)
+		}
+		ran++
+		elections += won
+	}
+	t.Logf("%d schedules of 15 s simulated time, %d elections won, no violation (%s)", ran, elections,
+		time.Since(start).Round(time.Millisecond))
+	require.GreaterOrEqual(t, ran, 50)
+}
+
+func getenv(k string) string { return os.Getenv(k) }

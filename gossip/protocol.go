@@ -182,7 +182,11 @@ func (s *State) Step(m *Message) {
 			s.currentEpoch = m.CurrentEpoch
 			s.save(true)
 		}
-		if m.ConfigEpoch > sender.configEpoch {
+		// A replica's header carries its master's configEpoch, not its own:
+		// taking it for the sender would show a node that still owns slots
+		// in our (stale) table under its new master's epoch — the same
+		// slots under the same epoch as the master that took them over.
+		if m.Master == "" && m.ConfigEpoch > sender.configEpoch {
 			sender.configEpoch = m.ConfigEpoch
 			s.save(true)
 		}
