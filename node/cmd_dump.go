@@ -346,8 +346,15 @@ func cmdMigrate(c *Client, args [][]byte) {
 
 	for attempt := 0; attempt < 2; attempt++ {
 		mayRetry := attempt == 0
-		cn, ok := cache.get(name, addr, m.timeout)
-		if !ok {
+		cn, err := cache.get(name, addr, m.timeout)
+		if errors.Is(err, errMigrateRefused) {
+			if mayRetry {
+				continue
+			}
+			c.Error("IOERR error or timeout writing to target instance")
+			return
+		}
+		if err != nil {
 			c.Error("IOERR error or timeout connecting to the client")
 			return
 		}
@@ -405,7 +412,6 @@ func cmdMigrate(c *Client, args [][]byte) {
 			return
 		}
 		var authReply, selReply string
-		var err error
 		if m.hasAuth {
 			if authReply, err = cn.readLine(deadline); err != nil {
 				if fail(false, err) {

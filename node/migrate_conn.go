@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -47,9 +48,15 @@ type migrateConn struct {
 
 var errMigrateTimeout = errors.New("timeout")
 
+// errMigrateRefused is a connection the target refused. Redis connects
+// without blocking and only waits for writability, so a refusal shows up
+// as a failed write ("writing to target instance"), not as a failed
+// connect; callers treat it as such.
+var errMigrateRefused = errors.New("connection refused")
+
 // get checks out the connection to name, dialling addr if none is cached.
-// ok is false when the dial failed or timed out.
-func (mc *migrateConnCache) get(name, addr string, timeout time.Duration) (*migrateConn, bool) {
+// It fails with errMigrateRefused or with the dial error.
+func (mc *migrateConnCache) get(name, addr string, timeout time.Duration) (*migrateConn, error) {
 	mc.mu.Lock()
 	if cn := mc.conns[name]; cn != nil {
 		delete(mc.conns, name)
@@ -57,7 +64,7 @@ func (mc *migrateConnCache) get(name, addr string, timeout time.Duration) (*migr
 		mc.out++
 		mc.mu.Unlock()
 		cn.lastUse = time.Now()
-		return cn, true
+		return cn, nil
 	}
 	if len(mc.conns) >= migrateCacheItems {
 		// Too many: drop one at random, as Redis does.
@@ -80,12 +87,15 @@ func (mc *migrateConnCache) get(name, addr string, timeout time.Duration) (*migr
 		mc.mu.Lock()
 		mc.out--
 		mc.mu.Unlock()
-		return nil, false
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, errMigrateRefused
+		}
+		return nil, err
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &migrateConn{name: name, conn: conn, r: bufio.NewReaderSize(conn, 4096), lastDB: -1, lastUse: time.Now()}, true
+	return &migrateConn{name: name, conn: conn, r: bufio.NewReaderSize(conn, 4096), lastDB: -1, lastUse: time.Now()}, nil
 }
 
 // put checks a healthy connection back in.
