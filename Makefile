@@ -9,6 +9,8 @@
 #   make pipe-test             1M SETs through redis-cli --pipe + redis-benchmark, no errors allowed
 #   make bench                 shoal vs redis-server with ../shared/bench (REPEATS, PLAN, KEYS... pass through)
 #   make fmt / make lint       gofmt -l check (lint adds go vet); `gofmt -w .` fixes formatting
+#   make image [IMAGE=...]     FROM-scratch Docker image of a stripped static shoal-server (deploy/README.md);
+#                              no base image is pulled
 #
 # Scripts honour SHOAL_SERVER=/path (e.g. /usr/bin/redis-server to check the checks themselves).
 
@@ -25,10 +27,22 @@ BIN := bin/shoal-server
 # with SHOAL_SERVER=/path the scripts test that binary: no need to build ours
 SERVER_DEP := $(if $(SHOAL_SERVER),,build)
 
-.PHONY: build run cluster test vet gotest fuzz tcl pipe-test bench fmt lint
+.PHONY: build run cluster test vet gotest fuzz tcl pipe-test bench fmt lint image
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/shoal-server
+
+# The image's build context: the binary (stripped: -s -w) and an empty /data,
+# both owned by the image's user through COPY --chown (deploy/Dockerfile).
+IMAGE     ?= shoal-server:latest
+IMAGE_CTX := bin/image
+image:
+	rm -rf $(IMAGE_CTX) && mkdir -p $(IMAGE_CTX)/rootfs/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_CTX)/rootfs/shoal-server ./cmd/shoal-server
+	cp deploy/Dockerfile $(IMAGE_CTX)/Dockerfile
+	docker build -t $(IMAGE) $(IMAGE_CTX)
+	@ls -l $(IMAGE_CTX)/rootfs/shoal-server | awk '{print "binary: " $$5 " bytes"}'
+	@docker image inspect $(IMAGE) --format 'image $(IMAGE): {{.Size}} bytes'
 
 run: build
 	mkdir -p $(DIR)

@@ -69,9 +69,9 @@ func directive(cmd []string, name string) string {
 // and the free ports it really uses.
 type deployNode struct {
 	*ClusterNode
-	service                string
+	service                 string
 	composePort, composeBus int
-	MetricsPort            int
+	MetricsPort             int
 }
 
 // remapped is the compose command line with the ports replaced by this

@@ -154,8 +154,8 @@ var (
 		"Bytes read from clients.", nil, nil)
 	descNetOut = prometheus.NewDesc("shoal_net_output_bytes_total",
 		"Bytes written to clients.", nil, nil)
-	descHits = prometheus.NewDesc("shoal_keyspace_hits_total", "Key lookups that found the key.", nil, nil)
-	descMiss = prometheus.NewDesc("shoal_keyspace_misses_total", "Key lookups that did not.", nil, nil)
+	descHits    = prometheus.NewDesc("shoal_keyspace_hits_total", "Key lookups that found the key.", nil, nil)
+	descMiss    = prometheus.NewDesc("shoal_keyspace_misses_total", "Key lookups that did not.", nil, nil)
 	descExpired = prometheus.NewDesc("shoal_expired_keys_total", "Keys deleted because their TTL passed.", nil, nil)
 	descUptime  = prometheus.NewDesc("shoal_uptime_seconds", "Seconds since the server started.", nil, nil)
 
@@ -171,7 +171,7 @@ var (
 	descCurrentEpoch = prometheus.NewDesc("shoal_cluster_current_epoch", "The cluster's currentEpoch.", nil, nil)
 	descConfigEpoch  = prometheus.NewDesc("shoal_cluster_config_epoch",
 		"This node's configEpoch (its master's for a replica).", nil, nil)
-	descMyRole = prometheus.NewDesc("shoal_cluster_myself_master", "1 when this node is a master.", nil, nil)
+	descMyRole  = prometheus.NewDesc("shoal_cluster_myself_master", "1 when this node is a master.", nil, nil)
 	descMySlots = prometheus.NewDesc("shoal_cluster_myself_slots",
 		"Slots this node serves (its master's for a replica).", nil, nil)
 	descBusBytes = prometheus.NewDesc("shoal_cluster_bus_bytes_total",

@@ -29,6 +29,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "--prestop" { // cmd/shoal-server/prestop.go
+		return prestop(args[1:], stdout, stderr)
+	}
 	if len(args) == 1 {
 		switch args[0] {
 		case "-v", "--version":

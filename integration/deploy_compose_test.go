@@ -1,0 +1,277 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// TestComposeHostNetwork builds the image (make image) and runs
+// deploy/docker-compose.host.yml under Docker, with its ports remapped to
+// free ones (other clusters may use 7000-7005 on this machine) and its own
+// project name. It is skipped, with the reason, when no Docker engine can
+// run here; as root it starts dockerd itself when none answers.
+func TestComposeHostNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Docker image and starts containers")
+	}
+	docker := dockerEngine(t)
+	compose := composeCommand(t, docker)
+	cli := redisCLIPath(t)
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+
+	image := "shoal-server:itest-" + strconv.Itoa(os.Getpid())
+	out, code := RunTool(t, 5*time.Minute, "make", "-C", root, "image", "IMAGE="+image)
+	require.Equal(t, 0, code, out)
+	t.Cleanup(func() { _, _ = RunTool(t, time.Minute, docker, "rmi", "-f", image) })
+	t.Logf("make image: %s", lastLines(out, 2))
+
+	// The host compose file with free ports and this run's image.
+	names, cmds := hostComposeCommands(t)
+	ports := map[int]int{}
+	taken := map[int]bool{}
+	for _, name := range names {
+		for _, d := range []string{"port", "cluster-port", "metrics-port"} {
+			p, _ := strconv.Atoi(directive(cmds[name], d))
+			for {
+				var np int
+				if d == "cluster-port" {
+					np, err = freeBusPort()
+				} else {
+					np, err = freePort()
+				}
+				require.NoError(t, err)
+				if !taken[np] {
+					taken[np], ports[p] = true, np
+					break
+				}
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "docker-compose.host.yml"))
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	services := doc["services"].(map[string]any)
+	var addrs []string
+	for _, name := range names {
+		svc := services[name].(map[string]any)
+		cmd := cmds[name]
+		newCmd := remappedKeepAll(t, cmd, ports)
+		svc["command"] = newCmd
+		svc["image"] = image
+		delete(svc, "container_name") // one project per run
+		p, _ := strconv.Atoi(directive(newCmd, "port"))
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
+	}
+	delete(doc, "x-shoal")
+	gen, err := yaml.Marshal(doc)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "docker-compose.host.yml")
+	require.NoError(t, os.WriteFile(file, gen, 0o644))
+	project := "shoalitest" + strconv.Itoa(os.Getpid())
+	run := func(timeout time.Duration, args ...string) (string, int) {
+		return RunTool(t, timeout, compose[0], append(append(slices.Clone(compose[1:]), "-f", file, "-p", project), args...)...)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := run(time.Minute, "logs", "--tail", "30")
+			t.Logf("compose logs:\n%s", logs)
+		}
+		out, _ := run(2*time.Minute, "down", "-v", "--timeout", "5")
+		t.Logf("compose down: %s", lastLines(out, 3))
+	})
+
+	start := time.Now()
+	out, code = run(3*time.Minute, "up", "-d")
+	require.Equal(t, 0, code, out)
+	nodes := make([]*ClusterNode, len(addrs))
+	for i, a := range addrs {
+		p, _ := strconv.Atoi(a[strings.LastIndexByte(a, ':')+1:])
+		nodes[i] = &ClusterNode{Server: &Server{Addr: a, Port: p}}
+	}
+	WaitFor(t, formTimeout, "the compose cluster to form itself", func() string { return formedAsPlanned(nodes) })
+	WaitFor(t, formTimeout, "redis-cli --cluster check", func() string {
+		out, code := RunTool(t, 10*time.Second, cli, "--cluster", "check", addrs[0])
+		if code != 0 {
+			return out
+		}
+		return ""
+	})
+	t.Logf("docker compose up -d to a checked 3+3 cluster: %v", time.Since(start).Round(time.Millisecond))
+	goRedisClusterKeys(t, addrs[0])
+
+	// Restart one master's container. First its preStop handover (what
+	// deploy/k8s runs): its replica takes the slots over with CLUSTER
+	// FAILOVER, so the restart loses nothing. Where this build cannot fail
+	// over yet, the master restarts with its slots from nodes.conf in its
+	// volume (and, with no persistence, without its keys).
+	var victim string
+	var before NodeLine
+	for i, a := range addrs {
+		me, err := Myself(a)
+		require.NoError(t, err)
+		if me.HasFlag("master") {
+			victim, before = names[i], me
+			break
+		}
+	}
+	victimAddr := addrs[slices.Index(names, victim)]
+	handover, _ := RunTool(t, 40*time.Second, BuildServer(t), "--prestop", victimAddr[strings.LastIndexByte(victimAddr, ':')+1:], "20")
+	handedOver := strings.Contains(handover, "took over the slots")
+	t.Logf("preStop handover of %s: %s", victim, strings.TrimSpace(handover))
+	out, code = run(2*time.Minute, "restart", "-t", "5", victim)
+	require.Equal(t, 0, code, out)
+	WaitFor(t, 30*time.Second, "the cluster to recover after restarting "+victim, func() string {
+		if why := clusterSettled(nodes, 3); why != "" {
+			return why
+		}
+		me, err := Myself(victimAddr)
+		if err != nil {
+			return err.Error()
+		}
+		if me.ID != before.ID {
+			return "the restarted node has a new id " + me.ID
+		}
+		if !handedOver && !slices.Equal(me.Slots, before.Slots) {
+			return fmt.Sprintf("the restarted master serves %v, not %v", me.Slots, before.Slots)
+		}
+		return ""
+	})
+	out, code = RunTool(t, 30*time.Second, cli, "--cluster", "check", addrs[0])
+	require.Equal(t, 0, code, out)
+	// Every key the cluster acknowledged before the restart, read back.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 5})
+	defer cc.Close()
+	lost := 0
+	for lo := 0; lo < 10000; lo += 1000 {
+		cmds, _ := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := lo; i < lo+1000; i++ {
+				p.Get(ctx, "gr:"+strconv.Itoa(i))
+			}
+			return nil
+		})
+		for _, c := range cmds {
+			if c.Err() != nil {
+				lost++
+			}
+		}
+	}
+	t.Logf("after restarting master %s (%s): %d of 10000 acknowledged keys unreadable", victim, before.ID[:8], lost)
+	if handedOver {
+		require.Zero(t, lost, "acknowledged writes lost across a master restart after the handover")
+	} else {
+		t.Logf("no handover in this build (CLUSTER FAILOVER unavailable) and no persistence: the restarted master's keys are gone")
+	}
+}
+
+// remappedKeepAll is the compose command with its ports (also inside
+// --cluster-seeds) replaced; unlike remapped it keeps --port, --bind and
+// --dir, because the container runs it as is.
+func remappedKeepAll(t *testing.T, cmd []string, ports map[int]int) []string {
+	t.Helper()
+	out := slices.Clone(cmd)
+	for i := 0; i+1 < len(out); i++ {
+		switch out[i] {
+		case "--port", "--cluster-port", "--metrics-port":
+			p, err := strconv.Atoi(out[i+1])
+			require.NoError(t, err)
+			out[i+1] = strconv.Itoa(ports[p])
+		case "--cluster-seeds":
+			var seeds []string
+			for _, s := range strings.Split(out[i+1], ",") {
+				host, rest, _ := strings.Cut(s, ":")
+				portStr, busStr, _ := strings.Cut(rest, "@")
+				p, _ := strconv.Atoi(portStr)
+				b, _ := strconv.Atoi(busStr)
+				seeds = append(seeds, fmt.Sprintf("%s:%d@%d", host, ports[p], ports[b]))
+			}
+			out[i+1] = strings.Join(seeds, ",")
+		}
+	}
+	return out
+}
+
+// dockerEngine returns the docker client's path once an engine answers,
+// starting dockerd (as root, when installed) if none does; it skips the
+// test with the reason otherwise.
+func dockerEngine(t *testing.T) string {
+	t.Helper()
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		t.Skip("no docker client on this machine (apt-get install docker.io)")
+	}
+	if _, code := RunTool(t, 20*time.Second, docker, "info"); code == 0 {
+		return docker
+	}
+	dockerd, err := exec.LookPath("dockerd")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skipf("no Docker engine answers and dockerd cannot be started here (dockerd: %v, uid %d)", err, os.Geteuid())
+	}
+	logPath := filepath.Join(t.TempDir(), "dockerd.log")
+	logf, err := os.Create(logPath)
+	require.NoError(t, err)
+	cmd := exec.Command(dockerd)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Skipf("starting dockerd: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = logf.Close()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, code := RunTool(t, 5*time.Second, docker, "info"); code == 0 {
+			return docker
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(logPath)
+	t.Skipf("dockerd started but no engine answered within 30 s; its log ends:\n%s", lastLines(string(log), 10))
+	return ""
+}
+
+// composeCommand is "docker compose" (v2) or "docker-compose" (v1).
+func composeCommand(t *testing.T, docker string) []string {
+	t.Helper()
+	if _, code := RunTool(t, 20*time.Second, docker, "compose", "version"); code == 0 {
+		return []string{docker, "compose"}
+	}
+	if p, err := exec.LookPath("docker-compose"); err == nil {
+		return []string{p}
+	}
+	t.Skip("neither `docker compose` nor docker-compose is installed (apt-get install docker-compose)")
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

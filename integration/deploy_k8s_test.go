@@ -1,0 +1,239 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shoal-db/shoal/config"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+// k8sManifests are the objects of deploy/k8s, decoded strictly (an unknown
+// or misspelt field fails) into the Kubernetes API types.
+type k8sManifests struct {
+	statefulSet *appsv1.StatefulSet
+	services    map[string]*corev1.Service
+	configMaps  map[string]*corev1.ConfigMap
+	pdb         *policyv1.PodDisruptionBudget
+}
+
+func loadK8sManifests(t *testing.T) k8sManifests {
+	t.Helper()
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+	dir := filepath.Join(root, "deploy", "k8s")
+	kust, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	require.NoError(t, err)
+	var k struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Resources  []string `json:"resources"`
+	}
+	require.NoError(t, yaml.UnmarshalStrict(kust, &k))
+	require.Equal(t, "Kustomization", k.Kind)
+	m := k8sManifests{services: map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{}}
+	for _, res := range k.Resources {
+		data, err := os.ReadFile(filepath.Join(dir, res))
+		require.NoError(t, err)
+		for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
+			if strings.TrimSpace(stripYAMLComments(doc)) == "" {
+				continue
+			}
+			var meta struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+			}
+			require.NoError(t, yaml.Unmarshal([]byte(doc), &meta), "%s #%d", res, i)
+			where := fmt.Sprintf("%s #%d (%s %s)", res, i, meta.APIVersion, meta.Kind)
+			var obj any
+			switch meta.APIVersion + "/" + meta.Kind {
+			case "apps/v1/StatefulSet":
+				require.Nil(t, m.statefulSet, "one StatefulSet")
+				m.statefulSet = &appsv1.StatefulSet{}
+				obj = m.statefulSet
+			case "v1/Service":
+				obj = &corev1.Service{}
+			case "v1/ConfigMap":
+				obj = &corev1.ConfigMap{}
+			case "policy/v1/PodDisruptionBudget":
+				m.pdb = &policyv1.PodDisruptionBudget{}
+				obj = m.pdb
+			default:
+				t.Fatalf("%s: unexpected object", where)
+			}
+			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), obj), where)
+			switch o := obj.(type) {
+			case *corev1.Service:
+				m.services[o.Name] = o
+			case *corev1.ConfigMap:
+				m.configMaps[o.Name] = o
+			}
+		}
+	}
+	return m
+}
+
+func stripYAMLComments(doc string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// TestK8sManifests checks deploy/k8s against the API types and against
+// shoal itself: the ConfigMap's shoal.conf and the container's arguments
+// load with shoal's configuration loader, the probes and the preStop hook
+// use what the server serves, and the objects refer to each other.
+func TestK8sManifests(t *testing.T) {
+	m := loadK8sManifests(t)
+	sts := m.statefulSet
+	require.NotNil(t, sts, "a StatefulSet")
+	require.NotNil(t, m.pdb, "a PodDisruptionBudget")
+	labels := sts.Spec.Template.Labels
+	require.NotEmpty(t, labels)
+	for k, v := range sts.Spec.Selector.MatchLabels {
+		require.Equal(t, v, labels[k], "StatefulSet selector %s", k)
+	}
+	for k, v := range m.pdb.Spec.Selector.MatchLabels {
+		require.Equal(t, v, labels[k], "PDB selector %s", k)
+	}
+	require.NotNil(t, m.pdb.Spec.MaxUnavailable)
+	require.Equal(t, intstr.FromInt32(1), *m.pdb.Spec.MaxUnavailable)
+
+	// The headless Service behind the pods' names publishes them before
+	// they are ready (a node is ready only once the cluster formed).
+	headless := m.services[sts.Spec.ServiceName]
+	require.NotNil(t, headless, "Service %s (the StatefulSet's serviceName)", sts.Spec.ServiceName)
+	require.Equal(t, corev1.ClusterIPNone, headless.Spec.ClusterIP)
+	require.True(t, headless.Spec.PublishNotReadyAddresses)
+	for k, v := range headless.Spec.Selector {
+		require.Equal(t, v, labels[k], "headless Service selector %s", k)
+	}
+	require.Equal(t, appsv1.ParallelPodManagement, sts.Spec.PodManagementPolicy)
+
+	pod := sts.Spec.Template.Spec
+	require.Len(t, pod.Containers, 1)
+	c := pod.Containers[0]
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	for _, sp := range headless.Spec.Ports {
+		require.Contains(t, ports, sp.TargetPort.StrVal, "Service port %s", sp.Name)
+	}
+
+	// The configuration: the ConfigMap's file at the path of the first
+	// argument, loaded with the remaining arguments ($(VAR)s filled in).
+	var confMount, dataMount string
+	for _, vm := range c.VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name == vm.Name && v.ConfigMap != nil {
+				confMount = vm.MountPath
+				cm := m.configMaps[v.ConfigMap.Name]
+				require.NotNil(t, cm, "ConfigMap %s", v.ConfigMap.Name)
+				dir := t.TempDir()
+				for name, text := range cm.Data {
+					require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+				}
+				confMount = dir + "|" + vm.MountPath
+			}
+		}
+		for _, pvc := range sts.Spec.VolumeClaimTemplates {
+			if pvc.Name == vm.Name {
+				dataMount = vm.MountPath
+			}
+		}
+	}
+	require.NotEmpty(t, confMount, "a ConfigMap volume")
+	require.Equal(t, "/data", dataMount, "the data volume claim is mounted on /data")
+	localDir, mountPath, _ := strings.Cut(confMount, "|")
+	require.NotEmpty(t, c.Args)
+	require.True(t, strings.HasPrefix(c.Args[0], mountPath+"/"), "first argument %s is the mounted config file", c.Args[0])
+	env := map[string]string{"POD_NAME": "shoal-4", "POD_NAMESPACE": "prod", "POD_IP": "10.1.2.3"}
+	for _, e := range c.Env {
+		require.NotNil(t, e.ValueFrom, e.Name)
+		require.Contains(t, env, e.Name)
+	}
+	args := []string{filepath.Join(localDir, strings.TrimPrefix(c.Args[0], mountPath+"/"))}
+	require.Equal(t, dataMount, directive(c.Args, "dir"), "--dir is the data volume")
+	for _, a := range c.Args[1:] {
+		if a == dataMount {
+			a = t.TempDir() // /data does not exist here
+		}
+		for k, v := range env {
+			a = strings.ReplaceAll(a, "$("+k+")", v)
+		}
+		require.NotContains(t, a, "$(", "unexpanded variable")
+		args = append(args, a)
+	}
+	cfg, err := config.Load(args)
+	require.NoError(t, err, "shoal-server %v", args)
+	require.True(t, cfg.Bool("cluster-enabled"))
+	require.Equal(t, "shoal-4.shoal-headless.prod.svc.cluster.local", cfg.String("cluster-announce-hostname"))
+	require.Equal(t, "10.1.2.3", cfg.String("cluster-announce-ip"))
+	require.Equal(t, "hostname", cfg.String("cluster-preferred-endpoint-type"))
+	require.EqualValues(t, ports["client"], cfg.Int("port"))
+	require.EqualValues(t, ports["bus"], cfg.Int("cluster-port"))
+	require.EqualValues(t, ports["metrics"], cfg.Int("metrics-port"))
+
+	// Seeds: every pod of the StatefulSet by its stable name, and the
+	// bootstrap plan uses exactly the pods there are.
+	seeds, err := config.ParseClusterSeeds(cfg.String("cluster-seeds"))
+	require.NoError(t, err)
+	require.NotNil(t, sts.Spec.Replicas)
+	replicas := int(*sts.Spec.Replicas)
+	require.Len(t, seeds, replicas)
+	for i, s := range seeds {
+		require.Equal(t, sts.Name+"-"+strconv.Itoa(i)+"."+headless.Name, s.Host)
+		require.EqualValues(t, cfg.Int("port"), s.Port)
+	}
+	require.EqualValues(t, replicas, cfg.Int("cluster-bootstrap-masters")*(1+cfg.Int("cluster-bootstrap-replicas")))
+
+	// Probes and the preStop hook use what shoal-server serves.
+	rp, lp := c.ReadinessProbe, c.LivenessProbe
+	require.NotNil(t, rp)
+	require.NotNil(t, rp.HTTPGet)
+	require.Equal(t, "/ready", rp.HTTPGet.Path)
+	require.Equal(t, "metrics", rp.HTTPGet.Port.StrVal)
+	require.NotNil(t, lp)
+	require.NotNil(t, lp.HTTPGet)
+	require.Equal(t, "/live", lp.HTTPGet.Path)
+	require.Equal(t, "metrics", lp.HTTPGet.Port.StrVal)
+	require.NotNil(t, c.Lifecycle)
+	require.NotNil(t, c.Lifecycle.PreStop)
+	require.NotNil(t, c.Lifecycle.PreStop.Exec)
+	cmd := c.Lifecycle.PreStop.Exec.Command
+	require.GreaterOrEqual(t, len(cmd), 4)
+	require.Equal(t, []string{"/shoal-server", "--prestop", strconv.Itoa(int(ports["client"]))}, cmd[:3])
+	wait, err := strconv.Atoi(cmd[3])
+	require.NoError(t, err)
+	require.NotNil(t, pod.TerminationGracePeriodSeconds)
+	require.Less(t, int64(wait), *pod.TerminationGracePeriodSeconds, "the preStop wait fits the grace period")
+
+	// The image's numeric user (deploy/Dockerfile) runs the pod.
+	require.NotNil(t, pod.SecurityContext)
+	require.NotNil(t, pod.SecurityContext.RunAsNonRoot)
+	require.True(t, *pod.SecurityContext.RunAsNonRoot)
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+	dockerfile, err := os.ReadFile(filepath.Join(root, "deploy", "Dockerfile"))
+	require.NoError(t, err)
+	user := regexp.MustCompile(`(?m)^USER (\d+):(\d+)$`).FindStringSubmatch(string(dockerfile))
+	require.NotNil(t, user, "USER uid:gid in the Dockerfile")
+	require.NotNil(t, pod.SecurityContext.RunAsUser)
+	require.Equal(t, user[1], strconv.FormatInt(*pod.SecurityContext.RunAsUser, 10))
+	require.Contains(t, string(dockerfile), "\nFROM scratch\n")
+}
