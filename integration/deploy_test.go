@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
@@ -261,7 +265,7 @@ func TestSelfFormingClusterFromHostCompose(t *testing.T) {
 
 	goRedisClusterKeys(t, nodes[0].Addr)
 
-	// METRICS
+	t.Run("metrics", func(t *testing.T) { checkMetricsFamilies(t, nodes) })
 
 	// A master comes back on other ports from the same directory: same id,
 	// slots and role, and the cluster is whole again.
@@ -339,4 +343,50 @@ func restartOnNewPorts(t *testing.T, n *deployNode) {
 		}
 	}
 	t.Fatalf("could not restart %s on new ports", n.service)
+}
+
+// metricFamilies are the families every node's /metrics must show (issue
+// 9): commands, latency, keys, memory, clients, cluster state, epochs,
+// PFAIL/FAIL counts, replication and per-slot figures.
+var metricFamilies = []string{
+	"shoal_commands_total", "shoal_command_duration_seconds", "shoal_db_keys", "shoal_memory_used_bytes",
+	"shoal_connected_clients", "shoal_cluster_state_ok", "shoal_cluster_current_epoch", "shoal_cluster_config_epoch",
+	"shoal_cluster_nodes_flagged", "shoal_replication_master", "shoal_replication_offset_bytes",
+	"shoal_slot_keys", "shoal_slot_commands_total", "shoal_ready",
+}
+
+// checkMetricsFamilies GETs /metrics of every node (after the 10,000 keys
+// were written), parses the text format and checks the families and a few
+// values against the cluster; /ready is 200 everywhere.
+func checkMetricsFamilies(t *testing.T, nodes []*deployNode) {
+	cl := &http.Client{Timeout: 5 * time.Second}
+	var keys, masters float64
+	for _, n := range nodes {
+		resp, err := cl.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", n.MetricsPort))
+		require.NoError(t, err)
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := p.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err, n.service)
+		for _, name := range metricFamilies {
+			require.Contains(t, fams, name, "%s /metrics", n.service)
+		}
+		require.Equal(t, dto.MetricType_HISTOGRAM, fams["shoal_command_duration_seconds"].GetType())
+		require.Equal(t, 1.0, fams["shoal_cluster_state_ok"].Metric[0].GetGauge().GetValue(), n.service)
+		for _, m := range fams["shoal_cluster_nodes_flagged"].Metric {
+			require.Zero(t, m.GetGauge().GetValue(), "%s flagged nodes", n.service)
+		}
+		if fams["shoal_replication_master"].Metric[0].GetGauge().GetValue() == 1 {
+			masters++
+			for _, m := range fams["shoal_db_keys"].Metric {
+				keys += m.GetGauge().GetValue()
+			}
+		}
+		resp, err = cl.Get(fmt.Sprintf("http://127.0.0.1:%d/ready", n.MetricsPort))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s /ready", n.service)
+	}
+	require.Equal(t, 3.0, masters)
+	require.GreaterOrEqual(t, keys, 10000.0, "keys on the masters")
 }
