@@ -3,6 +3,7 @@ package node
 import (
 	"strconv"
 
+	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
 	"github.com/shoal-db/shoal/store"
 )
@@ -14,15 +15,13 @@ import (
 //	REPLIMAGE <db> <slot> <payload>
 //
 // where payload is a sequence of RESP commands that rebuild the slot's keys
-// from nothing (SET / RPUSH / HSET / SADD / ZADD, then PEXPIREAT). The
+// from nothing (SET and PEXPIREAT for strings, RESTORE of the DUMP payload
+// for every other type). The
 // replica empties the slot, runs the payload against db, and does not count
 // the image's bytes in its replication offset (they are not in the master's
 // backlog). "REPLIMAGE DONE" ends the full sync.
 
 const imageCommand = "REPLIMAGE"
-
-// imageBatch bounds the elements of one rebuilding command.
-const imageBatch = 512
 
 // appendSlotImage appends the REPLIMAGE command for one slot of db. The
 // caller holds the slot's lock.
@@ -40,72 +39,20 @@ func appendSlotImage(dst []byte, db *store.DB, dbID int, slot uint16, scratch []
 	return dst, payload
 }
 
-// appendKeyImage appends the commands that rebuild e.
+// appendKeyImage appends the commands that rebuild e: SET (and PEXPIREAT)
+// for a string; for every other type RESTORE of its DUMP payload (package
+// rdb) with REPLACE ABSTTL, which keeps the exact encoding, stream consumer
+// groups and pending entries included.
 func appendKeyImage(dst []byte, e *store.Entry) []byte {
 	key := []byte(e.Key())
-	switch e.Type() {
-	case store.TypeString:
+	at := e.ExpireAt()
+	if e.Type() == store.TypeString {
 		dst = replication.AppendCommand(dst, [][]byte{[]byte("SET"), key, e.Bytes()})
-	case store.TypeList:
-		l := e.Value().(*store.List)
-		argv := [][]byte{[]byte("RPUSH"), key}
-		for v := range l.All() {
-			argv = append(argv, v)
-			if len(argv)-2 == imageBatch {
-				dst = replication.AppendCommand(dst, argv)
-				argv = argv[:2]
-			}
+		if at != 0 {
+			dst = replication.AppendCommand(dst, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
 		}
-		if len(argv) > 2 {
-			dst = replication.AppendCommand(dst, argv)
-		}
-	case store.TypeHash:
-		h := e.Value().(*store.Hash)
-		argv := [][]byte{[]byte("HSET"), key}
-		for f, v := range h.All() {
-			argv = append(argv, f, v)
-			if len(argv)-2 >= 2*imageBatch {
-				dst = replication.AppendCommand(dst, argv)
-				argv = argv[:2]
-			}
-		}
-		if len(argv) > 2 {
-			dst = replication.AppendCommand(dst, argv)
-		}
-	case store.TypeSet:
-		st := e.Value().(*store.Set)
-		argv := [][]byte{[]byte("SADD"), key}
-		for m := range st.All() {
-			argv = append(argv, m)
-			if len(argv)-2 == imageBatch {
-				dst = replication.AppendCommand(dst, argv)
-				argv = argv[:2]
-			}
-		}
-		if len(argv) > 2 {
-			dst = replication.AppendCommand(dst, argv)
-		}
-	case store.TypeZSet:
-		z := e.Value().(*store.ZSet)
-		argv := [][]byte{[]byte("ZADD"), key}
-		z.Each(false, func(m []byte, score float64) bool {
-			argv = append(argv, strconv.AppendFloat(nil, score, 'g', 17, 64), m)
-			if len(argv)-2 >= 2*imageBatch {
-				dst = replication.AppendCommand(dst, argv)
-				argv = argv[:2]
-			}
-			return true
-		})
-		if len(argv) > 2 {
-			dst = replication.AppendCommand(dst, argv)
-		}
-	default:
-		// Streams have no rebuilding commands here yet: the DUMP payload
-		// encoder (package rdb) will carry them as RESTORE.
 		return dst
 	}
-	if at := e.ExpireAt(); at != 0 {
-		dst = replication.AppendCommand(dst, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
-	}
-	return dst
+	return replication.AppendCommand(dst, [][]byte{[]byte("RESTORE"), key, strconv.AppendInt(nil, at, 10),
+		rdb.DumpPayload(e), []byte("REPLACE"), []byte("ABSTTL")})
 }
