@@ -344,6 +344,14 @@ func (m *Machine) Tick(v View) []Action {
 		return m.take()
 	}
 
+	if !m.mfEnd.IsZero() && !m.mfCanStart && m.mfMasterOffset < 0 && me.MasterID != "" {
+		// Until the master answers with its final offset, repeat MFSTART
+		// every tick: Redis sends it once, and a master that has not yet
+		// processed our switch to being its replica (a replica that just
+		// rejoined) drops it, leaving the manual failover to time out.
+		m.emit(Action{Kind: ActSendMFStart, Node: me.MasterID})
+	}
+
 	nodes := v.Nodes()
 	byID := make(map[string]*Node, len(nodes))
 	for i := range nodes {
@@ -418,6 +426,9 @@ func (m *Machine) Step(v View, msg Message) []Action {
 		sender, ok := v.Node(msg.From)
 		if !ok || !me.IsMaster || sender.MasterID != me.ID {
 			break
+		}
+		if m.mfReplica == msg.From && !m.mfEnd.IsZero() {
+			break // a repeated MFSTART (see Tick): already paused for it
 		}
 		m.resetManual("")
 		m.mfEnd = now.Add(manualFailoverTimeout)

@@ -272,9 +272,16 @@ func (b *Bus) Start() error {
 	b.wg.Add(2)
 	go b.loop()
 	go b.notifier()
-	b.swg.Add(2)
+	// Reliable sends dial a stream each and may wait up to TCPTimeout for
+	// an unreachable peer: several senders keep one dead address from
+	// holding up a vote request or an ACK to the live ones (these
+	// messages are idempotent and epoch-guarded, so their order across
+	// senders does not matter).
+	b.swg.Add(1 + reliableSenders)
 	go b.sender(b.outq, false)
-	go b.sender(b.relq, true)
+	for i := 0; i < reliableSenders; i++ {
+		go b.sender(b.relq, true)
+	}
 	b.rejoin()
 	return nil
 }
@@ -313,6 +320,9 @@ func (b *Bus) Stop() error {
 	}
 	return err
 }
+
+// reliableSenders is the number of goroutines draining the reliable queue.
+const reliableSenders = 4
 
 // maxBatch bounds the messages handled under one lock acquisition.
 const maxBatch = 256
