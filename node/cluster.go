@@ -50,12 +50,12 @@ func (s *Server) newClusterBus() (*gossip.Bus, error) {
 
 // clusterOptions maps the cluster-* directives onto the bus's options.
 func (s *Server) clusterOptions() gossip.Options {
-	return gossip.Options{
+	return s.failoverOptions(gossip.Options{ // node/cmd_failover.go
 		NodeTimeout:           time.Duration(s.cfg.Int("cluster-node-timeout")) * time.Millisecond,
 		RequireFullCoverage:   s.cfg.Bool("cluster-require-full-coverage"),
 		AllowReplicaMigration: s.cfg.Bool("cluster-allow-replica-migration"),
 		NoFailover:            s.cfg.Bool("cluster-replica-no-failover"),
-	}
+	})
 }
 
 // announceIP is cluster-announce-ip, else the first concrete bind address
@@ -91,6 +91,7 @@ func (s *Server) registerClusterConfigHooks() {
 		return
 	}
 	s.migrations = s.newMigrations()
+	s.wireFailover() // node/cmd_failover.go
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage",
 		"cluster-allow-replica-migration", "cluster-replica-no-failover"} {
 		s.cfg.OnChange(name, func(string) error {
@@ -103,6 +104,7 @@ func (s *Server) registerClusterConfigHooks() {
 // onClusterChange acts on the bus's notifications (called in order, from
 // one goroutine, without the bus lock).
 func (s *Server) onClusterChange(ch gossip.Change) {
+	s.applyFailoverPause(ch) // node/cmd_failover.go
 	if ch.RoleChanged {
 		s.repl.followClusterRole(ch.MasterID, ch.MasterIP, ch.MasterPort) // node/replication.go
 		if ch.MasterID == "" {

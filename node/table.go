@@ -40,6 +40,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		clusterRoutingHandlers(),
 		clusterHandlers(),        // node/cmd_cluster.go
 		clusterMigrateHandlers(), // node/cmd_cluster_migrate.go
+		failoverHandlers(),       // node/cmd_failover.go
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
