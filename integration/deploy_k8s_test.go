@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -236,4 +237,57 @@ func TestK8sManifests(t *testing.T) {
 	require.NotNil(t, pod.SecurityContext.RunAsUser)
 	require.Equal(t, user[1], strconv.FormatInt(*pod.SecurityContext.RunAsUser, 10))
 	require.Contains(t, string(dockerfile), "\nFROM scratch\n")
+}
+
+// TestComposeFilesLoad checks both compose files against shoal itself:
+// every service's command line loads with shoal's configuration loader,
+// the seeds name exactly the services, and the bootstrap plan uses exactly
+// the services there are.
+func TestComposeFilesLoad(t *testing.T) {
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+	for _, file := range []string{"docker-compose.yml", "docker-compose.host.yml"} {
+		data, err := os.ReadFile(filepath.Join(root, "deploy", file))
+		require.NoError(t, err)
+		var cf composeFile
+		require.NoError(t, yaml.Unmarshal(data, &cf), file)
+		require.Len(t, cf.Services, 6, file)
+		wantSeeds := map[string]bool{}
+		for name, svc := range cf.Services {
+			require.Equal(t, "${SHOAL_IMAGE:-shoal-server:latest}", svc.Image, "%s %s", file, name)
+			host := name
+			if svc.NetworkMode == "host" {
+				host = "127.0.0.1"
+			}
+			port := directive(svc.Command, "port")
+			if port == "" {
+				port = "6379"
+			}
+			wantSeeds[host+":"+port] = true
+		}
+		for name, svc := range cf.Services {
+			args := slices.Clone(svc.Command)
+			for i := range args {
+				if i > 0 && args[i-1] == "--dir" {
+					args[i] = t.TempDir() // /data is the container's volume
+				}
+			}
+			cfg, err := config.Load(args)
+			require.NoError(t, err, "%s %s: %v", file, name, args)
+			require.True(t, cfg.Bool("cluster-enabled"), "%s %s", file, name)
+			require.NotZero(t, cfg.Int("metrics-port"), "%s %s", file, name)
+			seeds, err := config.ParseClusterSeeds(cfg.String("cluster-seeds"))
+			require.NoError(t, err)
+			got := map[string]bool{}
+			for _, s := range seeds {
+				got[s.Host+":"+strconv.Itoa(s.Port)] = true
+			}
+			require.Equal(t, wantSeeds, got, "%s %s seeds", file, name)
+			require.EqualValues(t, len(cf.Services), cfg.Int("cluster-bootstrap-masters")*(1+cfg.Int("cluster-bootstrap-replicas")), "%s %s", file, name)
+			if svc.NetworkMode != "host" {
+				require.Equal(t, name, cfg.String("cluster-announce-hostname"), "%s %s", file, name)
+				require.Equal(t, "hostname", cfg.String("cluster-preferred-endpoint-type"), "%s %s", file, name)
+			}
+		}
+	}
 }

@@ -266,6 +266,7 @@ func TestSelfFormingClusterFromHostCompose(t *testing.T) {
 	goRedisClusterKeys(t, nodes[0].Addr)
 
 	t.Run("metrics", func(t *testing.T) { checkMetricsFamilies(t, nodes) })
+	t.Run("prestop", func(t *testing.T) { checkPrestop(t, nodes) })
 
 	// A master comes back on other ports from the same directory: same id,
 	// slots and role, and the cluster is whole again.
@@ -389,4 +390,47 @@ func checkMetricsFamilies(t *testing.T, nodes []*deployNode) {
 	}
 	require.Equal(t, 3.0, masters)
 	require.GreaterOrEqual(t, keys, 10000.0, "keys on the masters")
+}
+
+// checkPrestop runs the Kubernetes preStop hook (shoal-server --prestop)
+// against a replica (nothing to do) and a master: the master's replica is
+// asked for CLUSTER FAILOVER; when this build serves it, the two swap roles
+// and the cluster settles again, else the hook says so and exits 0 at once.
+func checkPrestop(t *testing.T, nodes []*deployNode) {
+	bin := BuildServer(t)
+	var master, replica *deployNode
+	for _, n := range nodes {
+		me, err := Myself(n.Addr)
+		require.NoError(t, err)
+		switch {
+		case me.HasFlag("master") && master == nil:
+			master = n
+		case me.HasFlag("slave") && replica == nil:
+			replica = n
+		}
+	}
+	out, code := RunTool(t, 10*time.Second, bin, "--prestop", strconv.Itoa(replica.Port), "5")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "not a master serving slots")
+
+	before, err := Myself(master.Addr)
+	require.NoError(t, err)
+	start := time.Now()
+	out, code = RunTool(t, 40*time.Second, bin, "--prestop", strconv.Itoa(master.Port), "20")
+	require.Equal(t, 0, code, out)
+	t.Logf("prestop on master %s after %v: %s", master.service, time.Since(start).Round(time.Millisecond), strings.TrimSpace(out))
+	if strings.Contains(out, "took over the slots") {
+		after, err := Myself(master.Addr)
+		require.NoError(t, err)
+		require.True(t, after.HasFlag("slave"), after.Flags)
+		require.Equal(t, before.ID, after.ID)
+		cnodes := clusterNodesOf(nodes)
+		WaitFor(t, settleTimeout, "the cluster to settle after the handover", func() string { return formedAsPlanned(cnodes) })
+		return
+	}
+	require.Contains(t, out, "stopping without a failover")
+	require.Less(t, time.Since(start), 10*time.Second, "a refused handover must not hold the pod")
+	me, err := Myself(master.Addr)
+	require.NoError(t, err)
+	require.True(t, me.HasFlag("master"))
 }
