@@ -283,3 +283,27 @@ func TestRestoreAndMigrateEffects(t *testing.T) {
 	require.Equal(t, "+NOKEY\r\n", tc.do("MIGRATE", "127.0.0.1", port, "k2", "0", "1000"))
 	require.Empty(t, feed.take())
 }
+
+// TestMigrateFromClusterSendsRestoreAsking: a cluster-mode source sends
+// RESTORE-ASKING (what a target with the slot IMPORTING accepts), a
+// standalone source plain RESTORE, as Redis does; the empty key argument
+// of the KEYS form names no key (no slot of "" is routed).
+func TestMigrateFromClusterSendsRestoreAsking(t *testing.T) {
+	src := startTestServer(t, "--cluster-enabled", "yes", "--cluster-config-file", t.TempDir()+"/nodes.conf")
+	dst := startTestServer(t)
+	tc := dialTest(t, src)
+	dc := dialTest(t, dst)
+	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
+	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Equal(t, "+OK\r\n", tc.do("MSET", "{t}a", "1", "{t}b", "2"))
+	_, port, _ := net.SplitHostPort(dst.Addr().String())
+	require.Equal(t, "+OK\r\n", tc.do("MIGRATE", "127.0.0.1", port, "", "0", "1000", "KEYS", "{t}a", "{t}b"))
+	require.Equal(t, "*2\r\n$1\r\n1\r\n$1\r\n2\r\n", dc.do("MGET", "{t}a", "{t}b"))
+	stats := bulkBody(t, dc.do("INFO", "commandstats"))
+	require.Contains(t, stats, "cmdstat_restore-asking:calls=2,")
+	require.NotContains(t, stats, "cmdstat_restore:")
+	require.Equal(t, "-CROSSSLOT Keys in request don't hash to the same slot\r\n",
+		tc.do("MIGRATE", "127.0.0.1", port, "", "0", "1000", "KEYS", "a", "b"))
+}
