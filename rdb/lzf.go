@@ -1,6 +1,9 @@
 package rdb
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // LZF, the compression format of RDB strings (RDB_ENC_LZF).
 //
@@ -15,6 +18,11 @@ import "errors"
 // positions), so that a value compressed here is byte-identical to Redis's
 // DUMP of it. The table starts empty on every call (Redis leaves it
 // uninitialised, and stale slots only ever fail its validity checks).
+//
+// The 64 Ki-slot table is not allocated and cleared per call (that cost
+// more than the compression of small values): tables are pooled, and each
+// slot carries the number of the call that wrote it, so a slot from an
+// earlier call reads as empty. A table is used by one call at a time.
 
 const (
 	lzfHashLog = 16
@@ -24,6 +32,39 @@ const (
 )
 
 var errLZF = errors.New("rdb: bad LZF data")
+
+// lzfTable is a compressor hash table: per slot, the call number (high
+// 32 bits) and the input position + 1 (low 32 bits).
+type lzfTable struct {
+	slots [1 << lzfHashLog]uint64
+	call  uint32
+}
+
+// lzfTables recycles tables between calls (package-level only as a cache:
+// a table holds nothing between calls that a later call can observe).
+var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
+
+// begin starts a call: slots written by earlier calls become empty.
+func (t *lzfTable) begin() {
+	t.call++
+	if t.call == 0 {
+		clear(t.slots[:])
+		t.call = 1
+	}
+}
+
+// swap stores pos (+1) in slot i and returns the previous position of
+// this call, or -1.
+func (t *lzfTable) swap(i uint32, pos int) int {
+	old := t.slots[i]
+	t.slots[i] = uint64(t.call)<<32 | uint64(pos+1)
+	if uint32(old>>32) != t.call {
+		return -1
+	}
+	return int(uint32(old)) - 1
+}
+
+func (t *lzfTable) set(i uint32, pos int) { t.slots[i] = uint64(t.call)<<32 | uint64(pos+1) }
 
 // lzfHashIndex is the table slot of the three bytes packed in h (only the
 // low 24 bits of h count).
@@ -38,8 +79,9 @@ func lzfCompress(in []byte, outLen int) []byte {
 	if n == 0 || outLen <= 0 {
 		return nil
 	}
-	// table holds position+1 of the last occurrence of each hash; 0 = none.
-	table := make([]int32, 1<<lzfHashLog)
+	table := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(table)
+	table.begin()
 	out := make([]byte, outLen)
 	op := 1 // out[0] is the header of the first literal run
 	lit := 0
@@ -50,9 +92,7 @@ func lzfCompress(in []byte, outLen int) []byte {
 	}
 	for ip < n-2 {
 		hval = hval<<8 | uint32(in[ip+2])
-		slot := lzfHashIndex(hval)
-		ref := int(table[slot]) - 1
-		table[slot] = int32(ip + 1)
+		ref := table.swap(lzfHashIndex(hval), ip)
 		if ref > 0 && ip-ref-1 < lzfMaxOff && ref < ip &&
 			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
 			off := ip - ref - 1
@@ -117,10 +157,10 @@ func lzfCompress(in []byte, outLen int) []byte {
 			ip -= 2
 			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
 			hval = hval<<8 | uint32(in[ip+2])
-			table[lzfHashIndex(hval)] = int32(ip + 1)
+			table.set(lzfHashIndex(hval), ip)
 			ip++
 			hval = hval<<8 | uint32(in[ip+2])
-			table[lzfHashIndex(hval)] = int32(ip + 1)
+			table.set(lzfHashIndex(hval), ip)
 			ip++
 			continue
 		}
