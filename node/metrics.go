@@ -19,7 +19,8 @@ import (
 
 // This file is the HTTP endpoint of metrics-port (issue 9):
 //
-//   - /metrics: Prometheus text format. Nothing is observed per request
+//   - /metrics: Prometheus text format (/metrics?slots=false: without the
+//     per-slot series). Nothing is observed per request
 //     beyond the counters the server keeps anyway (INFO commandstats'
 //     shards, the latency buckets next to them, the per-slot counters): the
 //     collector reads them at scrape time.
@@ -51,13 +52,26 @@ func (s *Server) startMetrics() error {
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister((*nodeCollector)(s),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Two registries over the same sources: with and without the per-slot
+	// series (up to 5 per active slot; /metrics?slots=false leaves them out
+	// for scrapers that only want the node's figures).
+	handler := func(perSlot bool) http.Handler {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(&nodeCollector{srv: s, perSlot: perSlot},
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+			ErrorLog: zap.NewStdLog(s.log.Named("metrics")), MaxRequestsInFlight: 4})
+	}
+	full, nodeOnly := handler(true), handler(false)
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog: zap.NewStdLog(s.log.Named("metrics")), MaxRequestsInFlight: 4}))
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("slots") == "false" {
+			nodeOnly.ServeHTTP(w, r)
+			return
+		}
+		full.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/ready", s.serveReady)
 	mux.HandleFunc("/live", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
@@ -119,7 +133,10 @@ func (s *Server) serveReady(w http.ResponseWriter, _ *http.Request) {
 // is read at scrape time from counters the server keeps anyway. It is
 // unchecked (Describe sends nothing) because the label sets (commands
 // called, slots served, replicas) change at run time.
-type nodeCollector Server
+type nodeCollector struct {
+	srv     *Server
+	perSlot bool // emit the shoal_slot_* series
+}
 
 func (*nodeCollector) Describe(chan<- *prometheus.Desc) {}
 
@@ -215,7 +232,7 @@ func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels 
 // Collect reads everything at scrape time. Safe for concurrent use: every
 // source is atomic or takes its own lock briefly.
 func (nc *nodeCollector) Collect(ch chan<- prometheus.Metric) {
-	s := (*Server)(nc)
+	s := nc.srv
 	s.collectCommands(ch)
 	s.collectServer(ch)
 	s.collectReplication(ch)
@@ -224,7 +241,9 @@ func (nc *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(ch, descReady, float64(boolInt(ready)))
 	if s.cluster != nil {
 		s.collectCluster(ch)
-		s.collectSlots(ch)
+		if nc.perSlot {
+			s.collectSlots(ch)
+		}
 	}
 }
 

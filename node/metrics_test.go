@@ -151,6 +151,40 @@ func TestMetricsEndpointAndReadiness(t *testing.T) {
 	}
 }
 
+func TestMetricsWithoutSlots(t *testing.T) {
+	mport := freeLoopbackPort(t)
+	n := startClusterTestServer(t, "", "--metrics-port", strconv.Itoa(mport))
+	tc := dialTest(t, n.srv)
+	if r := tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); r != "+OK\r\n" {
+		t.Fatalf("ADDSLOTSRANGE: %q", r)
+	}
+	for i := 0; !n.srv.cluster.Slots().Load().OK; i++ {
+		if i > 500 {
+			t.Fatal("cluster_state never became ok")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := tc.do("SET", "k", "v"); r != "+OK\r\n" {
+		t.Fatalf("SET: %q", r)
+	}
+	code, body := httpStatus(t, fmt.Sprintf("http://127.0.0.1:%d/metrics?slots=false", mport))
+	if code != http.StatusOK || !strings.Contains(body, "shoal_cluster_state_ok 1") || !strings.Contains(body, `shoal_commands_total{cmd="set"} 1`) {
+		t.Fatalf("/metrics?slots=false = %d:\n%s", code, body)
+	}
+	if strings.Contains(body, "shoal_slot_") {
+		t.Fatal("/metrics?slots=false has per-slot series")
+	}
+	// Without cluster-slot-stats-enabled: keys and calls per slot only.
+	fams := scrapeMetrics(t, mport)
+	if _, ok := fams["shoal_slot_cpu_seconds_total"]; ok {
+		t.Error("per-slot CPU time without cluster-slot-stats-enabled")
+	}
+	slot := strconv.Itoa(int(slots.KeySlot([]byte("k"))))
+	if v := metricValue(t, fams, "shoal_slot_keys", map[string]string{"slot": slot}); v != 1 {
+		t.Errorf("shoal_slot_keys = %v", v)
+	}
+}
+
 func TestLatencyBuckets(t *testing.T) {
 	var h latencyBuckets
 	for _, d := range []time.Duration{0, 500 * time.Nanosecond, time.Microsecond, 3 * time.Microsecond, time.Millisecond, time.Hour} {
@@ -176,5 +210,26 @@ func TestMetricsPortOffByDefault(t *testing.T) {
 	}
 	if !strings.Contains(dialTest(t, s).do("CONFIG", "GET", "metrics-port"), "metrics-port") {
 		t.Fatal("CONFIG GET metrics-port does not name the directive")
+	}
+}
+
+// The per-command cost the metrics add to the hot path.
+func BenchmarkLatencyObserve(b *testing.B) {
+	var h latencyBuckets
+	d := 3 * time.Microsecond
+	for b.Loop() {
+		h.observe(d)
+	}
+}
+
+func BenchmarkSlotStatsRecord(b *testing.B) {
+	args := [][]byte{[]byte("SET"), []byte("key:000001"), []byte("value")}
+	for _, enabled := range []bool{false, true} {
+		b.Run("enabled="+strconv.FormatBool(enabled), func(b *testing.B) {
+			st := &slotStats{enabled: func() bool { return enabled }}
+			for b.Loop() {
+				st.record(1234, args, 3*time.Microsecond, 5)
+			}
+		})
 	}
 }
