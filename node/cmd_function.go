@@ -7,9 +7,13 @@ import "bytes"
 // FUNCTION FLUSH — which Redis's test harness sends before every test file —
 // empties it exactly as Redis does an empty library.
 func scriptingHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+	h := map[string]HandlerFunc{
 		"function|flush": cmdFunctionFlush,
 	}
+	for name, fn := range scriptHandlers() { // EVAL and SCRIPT: node/script.go
+		h[name] = fn
+	}
+	return h
 }
 
 // cmdFunctionFlush: FUNCTION FLUSH [ASYNC|SYNC].

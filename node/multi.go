@@ -73,8 +73,9 @@ type clientTx struct {
 
 // serverTx is the server's transaction and scripting state.
 type serverTx struct {
-	watch watchRegistry
-	gate  execGate
+	watch   watchRegistry
+	gate    execGate
+	scripts scriptEngine // EVAL scripts and the Lua state (node/script.go)
 }
 
 // transactionHandlers: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
@@ -279,6 +280,7 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	shard.calls.Add(1)
 	dur := time.Since(start)
 	shard.usec.Add(int64(dur / time.Microsecond))
+	shard.lat.observe(dur)
 	if c.errored {
 		shard.failed.Add(1)
 	}

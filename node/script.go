@@ -1,0 +1,893 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-db/shoal/slots"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT (Redis 7.0's
+// eval.c and script.c).
+//
+// A script runs with the execution gate closed (node/multi.go): no other
+// client runs a command until it returns, as in Redis's single thread.
+// The commands it calls go through the command table on a script client
+// (a Client without a connection) that locks each command's slots around
+// its handler; the slots EVAL's own dispatch locked are released for the
+// script's duration (they are re-taken before EVAL returns), so the
+// called commands never wait for a lock their own script holds. The
+// writes a script makes go to the effect feed as one unit, wrapped in
+// MULTI/EXEC when more than one.
+//
+// One Lua state serves every script (Redis keeps one too); it is only
+// touched by the gate's owner. The script cache (sha → body, flags,
+// compiled prototype) has its own lock: SCRIPT LOAD and EXISTS run
+// without the gate.
+
+// scriptFlags are the shebang flags (#!lua flags=...).
+type scriptFlags uint8
+
+const (
+	sfCompat         scriptFlags = 1 << iota // no shebang: EVAL's backward-compatible mode
+	sfNoWrites                               // no-writes
+	sfAllowOOM                               // allow-oom
+	sfAllowStale                             // allow-stale
+	sfNoCluster                              // no-cluster
+	sfAllowCrossSlot                         // allow-cross-slot-keys
+)
+
+var scriptFlagNames = []struct {
+	flag scriptFlags
+	name string
+}{
+	{sfNoWrites, "no-writes"}, {sfAllowOOM, "allow-oom"}, {sfAllowStale, "allow-stale"},
+	{sfNoCluster, "no-cluster"}, {sfAllowCrossSlot, "allow-cross-slot-keys"},
+}
+
+// luaScript is one cached EVAL script.
+type luaScript struct {
+	body  []byte
+	flags scriptFlags
+	proto *lua.FunctionProto
+}
+
+// scriptEngine is the server's EVAL scripts and Lua state.
+type scriptEngine struct {
+	mu      sync.Mutex // guards scripts
+	scripts map[string]*luaScript
+
+	// Owned by the gate's owner.
+	env  *luaEnv
+	fns  map[string]*lua.LFunction
+	rand lrand48
+	cur  *scriptRun // the run redis.call serves
+
+	running atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
+}
+
+// scriptRun is one script invocation.
+type scriptRun struct {
+	caller   *Client
+	lc       *Client // the script client
+	name     string  // the sha (EVAL) or function name
+	eval     bool    // EVAL (else FCALL)
+	readOnly bool
+	flags    scriptFlags
+	start    time.Time
+	dirty    atomic.Bool // a write command ran: SCRIPT KILL refuses
+	killed   atomic.Bool
+	cancel   context.CancelFunc
+	repl     int   // redis.set_repl flags
+	slot     int32 // the slot the script's keys hash to, -1 unknown (cluster)
+	held     []uint16
+}
+
+// scriptHandlers: EVAL and SCRIPT (FUNCTION is in cmd_function.go).
+func scriptHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"eval":          func(c *Client, a [][]byte) { c.evalCommand(a, false, false) },
+		"evalsha":       func(c *Client, a [][]byte) { c.evalCommand(a, true, false) },
+		"eval_ro":       func(c *Client, a [][]byte) { c.evalCommand(a, false, true) },
+		"evalsha_ro":    func(c *Client, a [][]byte) { c.evalCommand(a, true, true) },
+		"script|load":   cmdScriptLoad,
+		"script|exists": cmdScriptExists,
+		"script|flush":  cmdScriptFlush,
+		"script|kill":   cmdScriptKill,
+		"script|help":   cmdScriptHelp,
+	}
+}
+
+func sha1Hex(b []byte) string {
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// parseShebang extracts the flags of a "#!lua flags=a,b" first line; it
+// returns the flags and how many bytes the shebang takes (its newline is
+// kept so that line numbers stay right).
+func parseShebang(body []byte) (scriptFlags, int, string) {
+	if !bytes.HasPrefix(body, []byte("#!")) {
+		return sfCompat, 0, ""
+	}
+	end := bytes.IndexByte(body, '\n')
+	if end < 0 {
+		return 0, 0, "ERR Invalid script shebang"
+	}
+	parts, ok := splitArgs(string(body[:end]))
+	if !ok || len(parts) == 0 {
+		return 0, 0, "ERR Invalid engine in script shebang"
+	}
+	if parts[0] != "#!lua" {
+		return 0, 0, "ERR Unexpected engine in script shebang: " + parts[0]
+	}
+	var flags scriptFlags
+	for _, p := range parts[1:] {
+		if !strings.HasPrefix(p, "flags=") {
+			return 0, 0, "ERR Unknown lua shebang option: " + p
+		}
+		for _, f := range strings.Split(p[6:], ",") {
+			known := false
+			for _, d := range scriptFlagNames {
+				if d.name == f {
+					flags |= d.flag
+					known = true
+				}
+			}
+			if !known {
+				return 0, 0, "ERR Unexpected flag in script shebang: " + f
+			}
+		}
+	}
+	return flags, end, ""
+}
+
+// splitArgs splits a line into words as Redis's sdssplitargs (quotes
+// honoured).
+func splitArgs(line string) ([]string, bool) {
+	var out []string
+	i := 0
+	for {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\n') {
+			i++
+		}
+		if i >= len(line) {
+			return out, true
+		}
+		var b strings.Builder
+		quote := byte(0)
+		for ; i < len(line); i++ {
+			ch := line[i]
+			if quote != 0 {
+				if ch == quote {
+					quote = 0
+					i++
+					if i < len(line) && line[i] != ' ' && line[i] != '\t' {
+						return nil, false
+					}
+					break
+				}
+				if ch == '\\' && quote == '"' && i+1 < len(line) {
+					i++
+					ch = line[i]
+				}
+				b.WriteByte(ch)
+				continue
+			}
+			if ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' {
+				break
+			}
+			if ch == '"' || ch == '\'' {
+				quote = ch
+				continue
+			}
+			b.WriteByte(ch)
+		}
+		if quote != 0 {
+			return nil, false
+		}
+		out = append(out, b.String())
+	}
+}
+
+// compileLua compiles a chunk to a prototype.
+func compileLua(body []byte, chunk string) (*lua.FunctionProto, error) {
+	stmts, err := parse.Parse(bytes.NewReader(body), chunk)
+	if err != nil {
+		return nil, err
+	}
+	return lua.Compile(stmts, chunk)
+}
+
+// luaCompileError formats a parse error as Lua 5.1 reports it
+// ("user_script:1: ... near ...") as best gopher-lua allows.
+func luaCompileError(err error) string {
+	msg := err.Error()
+	if pe, ok := err.(*parse.Error); ok {
+		msg = fmt.Sprintf("%s:%d: %s near '%s'", luaChunkName, pe.Pos.Line, pe.Message, pe.Token)
+	}
+	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+// load returns the cached script for body, compiling and caching it if
+// needed; on failure it returns Redis's error text.
+func (eng *scriptEngine) load(body []byte) (string, *luaScript, string) {
+	sha := sha1Hex(body)
+	eng.mu.Lock()
+	sc := eng.scripts[sha]
+	eng.mu.Unlock()
+	if sc != nil {
+		return sha, sc, ""
+	}
+	flags, skip, errMsg := parseShebang(body)
+	if errMsg != "" {
+		return "", nil, errMsg
+	}
+	src := body[skip:]
+	proto, err := compileLua(src, luaChunkName)
+	if err != nil {
+		return "", nil, "ERR Error compiling script (new function): " + luaCompileError(err)
+	}
+	sc = &luaScript{body: bytes.Clone(body), flags: flags, proto: proto}
+	eng.mu.Lock()
+	if eng.scripts == nil {
+		eng.scripts = make(map[string]*luaScript)
+	}
+	if old := eng.scripts[sha]; old != nil {
+		sc = old
+	} else {
+		eng.scripts[sha] = sc
+	}
+	eng.mu.Unlock()
+	return sha, sc, ""
+}
+
+func (eng *scriptEngine) lookup(sha string) *luaScript {
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	return eng.scripts[sha]
+}
+
+// evalCommand: EVAL script numkeys [key ...] [arg ...] and its variants.
+func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
+	numkeys, ok := parseLL(args[2])
+	if !ok {
+		c.ErrNotInteger()
+		return
+	}
+	if numkeys > int64(len(args)-3) {
+		c.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	if numkeys < 0 {
+		c.Error("ERR Number of keys can't be negative")
+		return
+	}
+	eng := &c.srv.tx.scripts
+	var sha string
+	var sc *luaScript
+	if evalsha {
+		if len(args[1]) == 40 {
+			sha = strings.ToLower(string(args[1]))
+			sc = eng.lookup(sha)
+		}
+		if sc == nil {
+			c.Error("NOSCRIPT No matching script. Please use EVAL.")
+			return
+		}
+	} else {
+		var errMsg string
+		sha, sc, errMsg = eng.load(args[1])
+		if errMsg != "" {
+			c.Error(errMsg)
+			return
+		}
+	}
+	keys := args[3 : 3+numkeys]
+	argv := args[3+numkeys:]
+	if !c.prepareScript(sc.flags, ro) {
+		return
+	}
+	c.runLua(&scriptRun{name: sha, eval: true, flags: sc.flags, readOnly: ro || sc.flags&sfCompat == 0 && sc.flags&sfNoWrites != 0},
+		func(eng *scriptEngine) *lua.LFunction { return eng.evalFunction(sha, sc) }, keys, argv)
+}
+
+// prepareScript applies the checks Redis makes before running a script
+// (scriptPrepareForRun) and writes the refusal.
+func (c *Client) prepareScript(flags scriptFlags, ro bool) bool {
+	if flags&sfCompat != 0 {
+		return true
+	}
+	if flags&sfNoCluster != 0 && c.srv.cluster != nil {
+		c.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+		return false
+	}
+	if flags&sfNoWrites == 0 && ro {
+		c.Error("ERR Can not execute a script with write flag using *_ro command.")
+		return false
+	}
+	return true
+}
+
+// evalFunction returns the Lua function of a cached EVAL script in the
+// current state.
+func (eng *scriptEngine) evalFunction(sha string, sc *luaScript) *lua.LFunction {
+	if fn := eng.fns[sha]; fn != nil {
+		return fn
+	}
+	fn := eng.env.L.NewFunctionFromProto(sc.proto)
+	fn.Env = eng.env.proxy
+	eng.fns[sha] = fn
+	return fn
+}
+
+// ensureEnv creates the Lua state on first use (gate held).
+func (eng *scriptEngine) ensureEnv(s *Server) *luaEnv {
+	if eng.env == nil {
+		eng.env = newLuaEnv(eng.api(s), map[string]lua.LValue{
+			"REPL_NONE": lua.LNumber(0), "REPL_AOF": lua.LNumber(1), "REPL_SLAVE": lua.LNumber(2),
+			"REPL_REPLICA": lua.LNumber(2), "REPL_ALL": lua.LNumber(3),
+		})
+		eng.fns = make(map[string]*lua.LFunction)
+		eng.rand.seed(time.Now().UnixNano())
+		math := eng.env.globals.RawGetString("math")
+		if p, ok := math.(*lua.LTable); ok {
+			real := eng.env.L.GetMetatable(p).(*lua.LTable).RawGetString("__index").(*lua.LTable)
+			real.RawSetString("random", eng.env.L.NewFunction(eng.mathRandom))
+			real.RawSetString("randomseed", eng.env.L.NewFunction(eng.mathRandomseed))
+		}
+	}
+	return eng.env
+}
+
+// reset drops the Lua state and the cache (SCRIPT FLUSH; gate held).
+func (eng *scriptEngine) reset() {
+	eng.mu.Lock()
+	eng.scripts = nil
+	eng.mu.Unlock()
+	if eng.env != nil {
+		eng.env.L.Close()
+	}
+	eng.env = nil
+	eng.fns = nil
+}
+
+// runLua runs a script function with the gate closed and replies.
+func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) *lua.LFunction, keys, argv [][]byte) {
+	s := c.srv
+	eng := &s.tx.scripts
+	if run.flags&sfCompat == 0 && run.flags&sfAllowCrossSlot == 0 || s.cluster != nil {
+		run.slot = -1
+		if len(keys) > 0 {
+			run.slot = int32(slots.KeySlot(keys[0]))
+		}
+	}
+	// The slots the dispatcher locked for EVAL's declared keys are let go
+	// while the script runs: its commands lock their own.
+	held := c.slotBuf
+	heldDB := c.db
+	if heldDB != nil {
+		heldDB.UnlockSlots(held)
+	}
+	release := c.closeGate()
+	defer func() {
+		release()
+		if heldDB != nil {
+			heldDB.LockSlots(held)
+		}
+	}()
+	env := eng.ensureEnv(s)
+	L := env.L
+	fn := fnOf(eng)
+	if fn == nil {
+		return
+	}
+
+	lc := &Client{srv: s, id: c.id, resp: 2, authenticated: true}
+	lc.dbIndex.Store(c.dbIndex.Load())
+	lc.multiLen.Store(-1)
+	lc.tx.exclusive = true
+	lc.bs.denyBlocking = true
+	lc.readonly = c.readonly
+	lc.asking = c.asking
+	run.caller, run.lc, run.start, run.repl = c, lc, time.Now(), 3
+	capture := c.startCapture()
+	lc.tx.capture = c.tx.capture
+
+	setArray := func(name string, vals [][]byte) *lua.LTable {
+		t := L.CreateTable(len(vals), 0)
+		for i, v := range vals {
+			t.RawSetInt(i+1, lua.LString(v))
+		}
+		if name != "" {
+			env.globals.RawSetString(name, t)
+		}
+		return t
+	}
+	var callArgs []lua.LValue
+	if run.eval {
+		setArray("KEYS", keys)
+		setArray("ARGV", argv)
+	} else {
+		callArgs = []lua.LValue{setArray("", keys), setArray("", argv)}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	run.cancel = cancel
+	L.SetContext(ctx)
+	eng.cur = run
+	eng.running.Store(run)
+	var busyTimer *time.Timer
+	if limit := s.cfg.Int("busy-reply-threshold"); limit > 0 {
+		busyTimer = time.AfterFunc(time.Duration(limit)*time.Millisecond, func() {
+			s.tx.gate.setBusy(run.eval)
+		})
+	}
+
+	top := L.GetTop()
+	L.Push(fn)
+	for _, a := range callArgs {
+		L.Push(a)
+	}
+	err := L.PCall(len(callArgs), 1, env.errFunc)
+
+	if busyTimer != nil {
+		busyTimer.Stop()
+	}
+	eng.running.Store(nil)
+	eng.cur = nil
+	L.RemoveContext()
+	cancel()
+	if err != nil {
+		c.scriptError(run, err)
+	} else {
+		luaToReply(c, L.Get(-1), lc.resp, 0)
+	}
+	L.SetTop(top)
+	if run.eval {
+		env.globals.RawSetString("KEYS", lua.LNil)
+		env.globals.RawSetString("ARGV", lua.LNil)
+	}
+	c.finishCapture(capture)
+	lc.tx.capture = nil
+	// Clients blocked on keys the script made ready are served by the
+	// dispatcher after EVAL, like after any command.
+	c.bs.ready = append(c.bs.ready, lc.bs.ready...)
+	if run.killed.Load() {
+		s.log.Warn("Lua script killed by user with SCRIPT KILL.")
+	}
+}
+
+// scriptError writes the reply of a script that raised an error, as
+// luaCallFunction: the error's text, then " script: NAME, on SOURCE:LINE."
+// when the position is known.
+func (c *Client) scriptError(run *scriptRun, err error) {
+	ae, ok := err.(*lua.ApiError)
+	var msg, source, line string
+	if ok {
+		if t, isTable := ae.Object.(*lua.LTable); isTable {
+			if e, isStr := t.RawGetString("err").(lua.LString); isStr {
+				msg = string(e)
+			}
+			if s, isStr := t.RawGetString("source").(lua.LString); isStr {
+				source = string(s)
+			}
+			switch l := t.RawGetString("line").(type) {
+			case lua.LNumber:
+				line = strconv.FormatInt(int64(l), 10)
+			case lua.LString:
+				line = string(l)
+			}
+		} else {
+			msg = "ERR " + ae.Object.String()
+		}
+	} else {
+		msg = "ERR " + err.Error()
+	}
+	if run.killed.Load() {
+		msg = "ERR Script killed by user with SCRIPT KILL..."
+	}
+	if msg == "" {
+		c.Error(fmt.Sprintf("ERR Error running script %s, %.100s", run.name, "execution failure"))
+		return
+	}
+	if source != "" && line != "" {
+		msg += fmt.Sprintf(" script: %s, on %s:%s.", run.name, source, line)
+	}
+	c.Error(msg)
+}
+
+// api returns the redis table's functions.
+func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
+	return map[string]lua.LGFunction{
+		"call":  func(L *lua.LState) int { return eng.luaCall(L, s, true) },
+		"pcall": func(L *lua.LState) int { return eng.luaCall(L, s, false) },
+		"error_reply": func(L *lua.LState) int {
+			if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+				L.Push(luaErrorTable(L, "wrong number or type of arguments"))
+				return 1
+			}
+			msg := L.ToString(1)
+			if !strings.HasPrefix(msg, "-") {
+				msg = "-" + msg
+			}
+			L.Push(luaErrorTable(L, msg))
+			return 1
+		},
+		"status_reply": func(L *lua.LState) int {
+			if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+				L.Push(luaErrorTable(L, "wrong number or type of arguments"))
+				return 1
+			}
+			t := L.NewTable()
+			t.RawSetString("ok", L.Get(1))
+			L.Push(t)
+			return 1
+		},
+		"log": func(L *lua.LState) int {
+			argc := L.GetTop()
+			if argc < 2 {
+				luaRaise(L, "redis.log() requires two arguments or more.")
+			}
+			lvl, ok := L.Get(1).(lua.LNumber)
+			if !ok {
+				luaRaise(L, "First argument must be a number (log level).")
+			}
+			if lvl < 0 || lvl > 3 {
+				luaRaise(L, "Invalid debug level.")
+			}
+			var parts []string
+			for i := 2; i <= argc; i++ {
+				if v, ok := L.Get(i).(lua.LString); ok {
+					parts = append(parts, string(v))
+				} else if n, ok := L.Get(i).(lua.LNumber); ok {
+					parts = append(parts, n.String())
+				}
+			}
+			msg := strings.Join(parts, " ")
+			switch int(lvl) {
+			case 0:
+				s.log.Debug(msg)
+			case 1, 2:
+				s.log.Info(msg)
+			default:
+				s.log.Warn(msg)
+			}
+			return 0
+		},
+		"setresp": func(L *lua.LState) int {
+			run := eng.cur
+			if run == nil {
+				luaRaise(L, "redis.setresp can only be called inside a script invocation")
+			}
+			if L.GetTop() != 1 {
+				luaRaise(L, "redis.setresp() requires one argument.")
+			}
+			n, _ := L.Get(1).(lua.LNumber)
+			if n != 2 && n != 3 {
+				luaRaise(L, "RESP version must be 2 or 3.")
+			}
+			run.lc.resp = int(n)
+			return 0
+		},
+		"set_repl": func(L *lua.LState) int {
+			run := eng.cur
+			if run == nil {
+				luaRaise(L, "redis.set_repl can only be called inside a script invocation")
+			}
+			if L.GetTop() != 1 {
+				luaRaise(L, "redis.set_repl() requires two arguments.")
+			}
+			n, _ := L.Get(1).(lua.LNumber)
+			if int(n)&^3 != 0 {
+				luaRaise(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+			}
+			run.repl = int(n)
+			return 0
+		},
+		"replicate_commands": func(L *lua.LState) int {
+			L.Push(lua.LTrue)
+			return 1
+		},
+		"breakpoint": func(L *lua.LState) int {
+			L.Push(lua.LFalse)
+			return 1
+		},
+		"debug": func(L *lua.LState) int { return 0 },
+		"acl_check_cmd": func(L *lua.LState) int {
+			if eng.cur == nil {
+				luaRaise(L, "redis.acl_check_cmd can only be called inside a script invocation")
+			}
+			argv, errMsg := luaArgv(L)
+			if errMsg != "" {
+				luaRaise(L, errMsg)
+			}
+			spec, unknown := s.table.lookup(argv)
+			if spec == nil || unknown {
+				luaRaise(L, "Invalid command passed to redis.acl_check_cmd()")
+			}
+			L.Push(lua.LTrue) // no ACL users: the default user may run everything
+			return 1
+		},
+	}
+}
+
+// luaRaise raises Redis's error table for msg (redis.* misuse).
+func luaRaise(L *lua.LState, msg string) {
+	L.Error(luaErrorTable(L, msg), 0)
+}
+
+// luaArgv converts redis.call's arguments.
+func luaArgv(L *lua.LState) ([][]byte, string) {
+	argc := L.GetTop()
+	if argc == 0 {
+		return nil, "Please specify at least one argument for this redis lib call"
+	}
+	argv := make([][]byte, argc)
+	for i := 1; i <= argc; i++ {
+		b, ok := luaArgString(L.Get(i))
+		if !ok {
+			return nil, "Lua redis lib command arguments must be strings or integers"
+		}
+		argv[i-1] = b
+	}
+	return argv, ""
+}
+
+// luaCall is redis.call (raise) and redis.pcall.
+func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
+	run := eng.cur
+	if run == nil {
+		luaRaise(L, "redis.call/pcall can only be called inside a script invocation")
+	}
+	argv, errMsg := luaArgv(L)
+	L.SetTop(0)
+	if errMsg != "" {
+		t := luaErrorTable(L, errMsg)
+		if raise {
+			L.Error(t, 0)
+		}
+		L.Push(t)
+		return 1
+	}
+	reply, errMsg := run.call(argv)
+	if errMsg != "" {
+		t := luaErrorTable(L, errMsg)
+		t.RawSetString("ignore_error_stats_update", lua.LTrue)
+		if raise {
+			L.Error(t, 0)
+		}
+		L.Push(t)
+		return 1
+	}
+	v, _ := respToLua(L, reply)
+	if raise && len(reply) > 0 && reply[0] == '-' {
+		L.Error(v, 0)
+	}
+	L.Push(v)
+	return 1
+}
+
+// call runs one command for the script on its client and returns the
+// reply, or the text of the error that kept it from running.
+func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
+	lc := run.lc
+	s := lc.srv
+	spec, unknown := s.table.lookup(argv)
+	if spec == nil || unknown {
+		return nil, "Unknown Redis command called from script"
+	}
+	if !spec.arityOK(len(argv)) {
+		return nil, "Wrong number of args calling Redis command from script"
+	}
+	if spec.Flags&FlagNoscript != 0 {
+		return nil, "This Redis command is not allowed from script"
+	}
+	if run.readOnly && spec.Flags&(FlagWrite|FlagMayReplicate) != 0 {
+		return nil, "Write commands are not allowed from read-only scripts."
+	}
+	if spec.Flags&FlagWrite != 0 {
+		run.dirty.Store(true)
+	}
+	db := s.ks.DB(int(lc.dbIndex.Load()))
+	keys, sl := lc.commandSlots(spec, argv)
+	if s.cluster != nil {
+		if msg := run.checkClusterKeys(spec, argv, keys); msg != "" {
+			return nil, msg
+		}
+	}
+	lc.slotBuf = sl
+	lc.out = lc.out[:0]
+	if run.repl == 0 {
+		lc.tx.capture = &effectCapture{db: -1} // redis.set_repl(REPL_NONE): dropped
+	} else {
+		lc.tx.capture = run.caller.tx.capture
+	}
+	start := time.Now()
+	db.LockSlots(sl)
+	lc.db = db
+	lc.errored = false
+	lc.callHandler(spec, argv)
+	lc.propagateEffects(spec, argv)
+	db.UnlockSlots(sl)
+	lc.db = nil
+	shard := &spec.stats[lc.id%statShards]
+	shard.calls.Add(1)
+	shard.usec.Add(int64(time.Since(start) / time.Microsecond))
+	if lc.errored {
+		shard.failed.Add(1)
+	}
+	return lc.out, ""
+}
+
+// checkClusterKeys applies scriptVerifyClusterState: every key a script
+// touches must be served here, and in one slot unless the script allows
+// cross-slot keys.
+func (run *scriptRun) checkClusterKeys(spec *CommandSpec, argv [][]byte, keys []int) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	slot := slots.KeySlot(argv[keys[0]])
+	for _, p := range keys[1:] {
+		if slots.KeySlot(argv[p]) != slot {
+			return "Script attempted to access keys that do not hash to the same slot"
+		}
+	}
+	switch r, _, _ := run.caller.routeSlots(routeRequest{write: spec.Flags&FlagWrite != 0, asking: run.caller.asking}, slot, nil); r {
+	case routeHere, routeCheckKeys:
+	case routeDownReadOnly:
+		return "Script attempted to execute a write command while the cluster is down and readonly"
+	case routeDown:
+		return "Script attempted to execute a command while the cluster is down"
+	default:
+		return "Script attempted to access a non local key in a cluster node"
+	}
+	if run.flags&sfCompat == 0 && run.flags&sfAllowCrossSlot != 0 {
+		return ""
+	}
+	if run.flags&sfCompat != 0 {
+		return ""
+	}
+	if run.slot < 0 {
+		run.slot = int32(slot)
+	} else if uint16(run.slot) != slot {
+		return "Script attempted to access keys that do not hash to the same slot"
+	}
+	return ""
+}
+
+// ------------------------------------------------------ SCRIPT
+
+func cmdScriptLoad(c *Client, args [][]byte) {
+	sha, _, errMsg := c.srv.tx.scripts.load(args[2])
+	if errMsg != "" {
+		c.Error(errMsg)
+		return
+	}
+	c.BulkString(sha)
+}
+
+func cmdScriptExists(c *Client, args [][]byte) {
+	eng := &c.srv.tx.scripts
+	c.Array(len(args) - 2)
+	for _, a := range args[2:] {
+		if eng.lookup(strings.ToLower(string(a))) != nil {
+			c.Int(1)
+		} else {
+			c.Int(0)
+		}
+	}
+}
+
+func cmdScriptFlush(c *Client, args [][]byte) {
+	if len(args) > 3 || len(args) == 3 && !bytes.EqualFold(args[2], []byte("sync")) && !bytes.EqualFold(args[2], []byte("async")) {
+		c.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	release := c.closeGate()
+	c.srv.tx.scripts.reset()
+	release()
+	c.OK()
+}
+
+func cmdScriptKill(c *Client, args [][]byte) { c.killScript(true) }
+
+// killScript is SCRIPT KILL (eval) and FUNCTION KILL.
+func (c *Client) killScript(eval bool) {
+	run := c.srv.tx.scripts.running.Load()
+	if run == nil {
+		c.Error("NOTBUSY No scripts in execution right now.")
+		return
+	}
+	if run.dirty.Load() {
+		c.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+		return
+	}
+	if eval && !run.eval {
+		c.Error("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
+		return
+	}
+	if !eval && run.eval {
+		c.Error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+		return
+	}
+	run.killed.Store(true)
+	run.cancel()
+	c.OK()
+}
+
+func cmdScriptHelp(c *Client, args [][]byte) {
+	c.StatusArray([]string{
+		"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
+		"HELP",
+		"    Prints this help.",
+	})
+}
+
+// ------------------------------------------------------ math.random
+
+// lrand48 is Redis's redisLrand48: the 48-bit linear congruential
+// generator of rand48, so that a seeded script gives the same numbers on
+// every platform.
+type lrand48 struct{ x uint64 }
+
+func (r *lrand48) seed(s int64) { r.x = (uint64(int32(s))<<16 | 0x330E) & (1<<48 - 1) }
+
+func (r *lrand48) next() int32 {
+	r.x = (0x5DEECE66D*r.x + 0xB) & (1<<48 - 1)
+	return int32(r.x >> 17)
+}
+
+const lrand48Max = 2147483647
+
+func (eng *scriptEngine) mathRandom(L *lua.LState) int {
+	r := float64(eng.rand.next()%lrand48Max) / float64(lrand48Max)
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := L.CheckInt(1)
+		if u < 1 {
+			L.ArgError(1, "interval is empty")
+		}
+		L.Push(lua.LNumber(float64(int(r*float64(u)) + 1)))
+	case 2:
+		l, u := L.CheckInt(1), L.CheckInt(2)
+		if l > u {
+			L.ArgError(2, "interval is empty")
+		}
+		L.Push(lua.LNumber(float64(int(r*float64(u-l+1)) + l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+func (eng *scriptEngine) mathRandomseed(L *lua.LState) int {
+	eng.rand.seed(int64(L.CheckInt(1)))
+	return 0
+}
