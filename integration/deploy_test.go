@@ -434,3 +434,100 @@ func checkPrestop(t *testing.T, nodes []*deployNode) {
 	require.NoError(t, err)
 	require.True(t, me.HasFlag("master"))
 }
+
+// TestSelfFormedClusterSurvivesEveryNodeMoving stops every node and starts
+// them all again on new ports at once, each from its directory, with seeds
+// naming the new addresses (as a Kubernetes headless Service's names do
+// after every pod got a new IP): no nodes.conf holds a valid peer address,
+// yet every node keeps its id, slots and role, and the cluster is whole.
+func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
+	cli := redisCLIPath(t)
+	nodes := startHostCompose(t)
+	cnodes := clusterNodesOf(nodes)
+	WaitFor(t, formTimeout, "the cluster to form itself", func() string { return formedAsPlanned(cnodes) })
+	before := map[string]NodeLine{} // by directory
+	for _, n := range nodes {
+		me, err := Myself(n.Addr)
+		require.NoError(t, err)
+		before[n.Dir] = me
+	}
+	for _, n := range nodes {
+		n.Stop()
+	}
+	// New client, bus and metrics ports for everyone, distinct from the old.
+	taken := map[int]bool{}
+	for _, n := range nodes {
+		taken[n.Port], taken[n.CPort], taken[n.MetricsPort] = true, true, true
+	}
+	pick := func(bus bool) int {
+		for range 100 {
+			var p int
+			var err error
+			if bus {
+				p, err = freeBusPort()
+			} else {
+				p, err = freePort()
+			}
+			require.NoError(t, err)
+			if !taken[p] {
+				taken[p] = true
+				return p
+			}
+		}
+		t.Fatal("no distinct free port")
+		return 0
+	}
+	var seeds []string
+	for _, n := range nodes {
+		n.Port, n.CPort, n.MetricsPort = pick(false), pick(true), pick(false)
+		n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port))
+		seeds = append(seeds, fmt.Sprintf("127.0.0.1:%d@%d", n.Port, n.CPort))
+	}
+	for _, n := range nodes {
+		args := slices.Clone(n.Args)
+		for i := 0; i+1 < len(args); i++ {
+			switch args[i] {
+			case "--cluster-port":
+				args[i+1] = strconv.Itoa(n.CPort)
+			case "--metrics-port":
+				args[i+1] = strconv.Itoa(n.MetricsPort)
+			case "--cluster-seeds":
+				args[i+1] = strings.Join(seeds, ",")
+			}
+		}
+		n.Args = args
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, len(nodes))
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = n.start()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "restarting %s", nodes[i].service)
+	}
+	WaitFor(t, 45*time.Second, "every node to find the others at their new addresses", func() string {
+		if why := formedAsPlanned(cnodes); why != "" {
+			return why
+		}
+		for _, n := range nodes {
+			me, err := Myself(n.Addr)
+			if err != nil {
+				return err.Error()
+			}
+			was := before[n.Dir]
+			if me.ID != was.ID || !slices.Equal(me.Slots, was.Slots) || me.HasFlag("master") != was.HasFlag("master") || me.Master != was.Master {
+				return fmt.Sprintf("%s: %s %s %v, was %s %s %v", n.service, me.ID, me.Flags, me.Slots, was.ID, was.Flags, was.Slots)
+			}
+		}
+		return ""
+	})
+	t.Logf("all 6 nodes moved to new ports: whole again, same ids, slots and roles, in %v", time.Since(start).Round(time.Millisecond))
+	out, code := RunTool(t, 30*time.Second, cli, "--cluster", "check", nodes[0].Addr)
+	require.Equal(t, 0, code, out)
+}

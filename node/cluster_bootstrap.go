@@ -48,6 +48,9 @@ const (
 	formationSettle = time.Second
 	// seedMeetEvery paces MEETs to seeds while a node is missing.
 	seedMeetEvery = 2 * time.Second
+	// staleConfAfter is how long a restarted node waits for a peer of its
+	// nodes.conf to answer before it looks the seeds up.
+	staleConfAfter = time.Second
 	// seedResolveTimeout bounds one DNS lookup of a seed.
 	seedResolveTimeout = 2 * time.Second
 )
@@ -193,6 +196,7 @@ type clusterFormer struct {
 	masters  int
 	replicas int
 
+	started   time.Time // when run began
 	lastSet   []string  // the known ids at the previous poll
 	setSince  time.Time // when lastSet last changed
 	lastMeet  time.Time
@@ -221,9 +225,10 @@ func (s *Server) startClusterFormer() error {
 
 func (f *clusterFormer) run() {
 	defer f.srv.wg.Done()
+	f.started = time.Now()
 	t := time.NewTicker(formationPoll)
 	defer t.Stop()
-	if f.needsSeeds(f.bus.Nodes()) {
+	if f.needsSeeds(f.bus.Nodes(), f.started) {
 		f.meetSeeds(context.Background()) // at once: the first poll is 200 ms away
 	}
 	for {
@@ -241,7 +246,7 @@ func (f *clusterFormer) run() {
 func (f *clusterFormer) poll() {
 	nodes := f.bus.Nodes()
 	now := time.Now()
-	if f.needsSeeds(nodes) && now.Sub(f.lastMeet) >= seedMeetEvery {
+	if f.needsSeeds(nodes, now) && now.Sub(f.lastMeet) >= seedMeetEvery {
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			select {
@@ -305,13 +310,15 @@ func anyServes(nodes []gossip.NodeInfo) bool {
 	return false
 }
 
-// needsSeeds: no peer known yet, or a known node is unreachable (it may be
-// back under a new address that only its name resolves to).
-func (f *clusterFormer) needsSeeds(nodes []gossip.NodeInfo) bool {
+// needsSeeds: no peer known yet; a known node is unreachable (it may be
+// back under a new address that only its name resolves to); or, soon after
+// the start, no peer from nodes.conf answers (every address in it may be
+// stale, as after all the pods of a StatefulSet were rescheduled).
+func (f *clusterFormer) needsSeeds(nodes []gossip.NodeInfo, now time.Time) bool {
 	if len(f.seeds) == 0 {
 		return false
 	}
-	peers := 0
+	peers, connected := 0, 0
 	for _, n := range nodes {
 		if n.Flags&gossip.FlagMyself != 0 || n.Flags&gossip.FlagHandshake != 0 {
 			continue
@@ -320,8 +327,11 @@ func (f *clusterFormer) needsSeeds(nodes []gossip.NodeInfo) bool {
 		if n.Flags&(gossip.FlagPFail|gossip.FlagFail|gossip.FlagNoAddr) != 0 {
 			return true
 		}
+		if n.Connected {
+			connected++
+		}
 	}
-	return peers == 0
+	return peers == 0 || connected == 0 && now.Sub(f.started) >= staleConfAfter
 }
 
 // meetSeeds resolves every seed and MEETs those no known node answers at.
