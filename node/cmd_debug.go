@@ -86,6 +86,9 @@ func cmdDebug(c *Client, args [][]byte) {
 	case sub == "set-active-expire" && argc == 3:
 		s.activeExpire.Store(atoi(args[2]) != 0)
 		c.OK()
+	case sub == "set-disable-deny-scripts" && argc == 3: // node/script.go
+		s.tx.scripts.denyDisabled.Store(atoi(args[2]) != 0)
+		c.OK()
 	case sub == "digest" && argc == 2:
 		d := s.datasetDigest()
 		c.Status(hex.EncodeToString(d[:]))

@@ -69,6 +69,8 @@ type clientTx struct {
 	exclusive bool
 	// capture collects the write effects of a transaction or script.
 	capture *effectCapture
+	// inScript marks the script client (commands called by a script).
+	inScript bool
 }
 
 // serverTx is the server's transaction and scripting state.

@@ -74,6 +74,9 @@ type scriptEngine struct {
 	cur  *scriptRun // the run redis.call serves
 
 	running atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
+	// denyDisabled: DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts call
+	// commands flagged noscript (tests only).
+	denyDisabled atomic.Bool
 }
 
 // scriptRun is one script invocation.
@@ -107,6 +110,10 @@ func scriptHandlers() map[string]HandlerFunc {
 		"script|help":   cmdScriptHelp,
 	}
 }
+
+// InScript reports whether the running command was called by a script
+// (SORT sorts its output then, as Redis does for determinism).
+func (c *Client) InScript() bool { return c.tx.inScript }
 
 func sha1Hex(b []byte) string {
 	sum := sha1.Sum(b)
@@ -312,9 +319,21 @@ func (c *Client) prepareScript(flags scriptFlags, ro bool) bool {
 		c.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
 		return false
 	}
-	if flags&sfNoWrites == 0 && ro {
-		c.Error("ERR Can not execute a script with write flag using *_ro command.")
-		return false
+	if flags&sfNoWrites == 0 {
+		// A script that may write is refused where writes are: on a
+		// read-only replica, without enough good replicas.
+		mark := len(c.out)
+		if set := c.srv.table.byName["set"]; set != nil && !c.replicationAllows(set) {
+			if strings.HasPrefix(string(c.out[mark:]), "-READONLY") {
+				c.out = c.out[:mark]
+				c.Error("READONLY Can not run script with write flag on readonly replica")
+			}
+			return false
+		}
+		if ro {
+			c.Error("ERR Can not execute a script with write flag using *_ro command.")
+			return false
+		}
 	}
 	return true
 }
@@ -397,6 +416,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) *lua.LFunction,
 	lc.dbIndex.Store(c.dbIndex.Load())
 	lc.multiLen.Store(-1)
 	lc.tx.exclusive = true
+	lc.tx.inScript = true
 	lc.bs.denyBlocking = true
 	lc.readonly = c.readonly
 	lc.asking = c.asking
@@ -690,14 +710,28 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	if !spec.arityOK(len(argv)) {
 		return nil, "Wrong number of args calling Redis command from script"
 	}
-	if spec.Flags&FlagNoscript != 0 {
+	if spec.Flags&FlagNoscript != 0 && !s.tx.scripts.denyDisabled.Load() {
 		return nil, "This Redis command is not allowed from script"
 	}
 	if run.readOnly && spec.Flags&(FlagWrite|FlagMayReplicate) != 0 {
 		return nil, "Write commands are not allowed from read-only scripts."
 	}
+	if spec.Flags&FlagWrite != 0 && !run.dirty.Load() {
+		// Replica / min-replicas-to-write refusals apply until the script
+		// has written (then it must not fail half-way).
+		lc.out = lc.out[:0]
+		if !lc.replicationAllows(spec) {
+			msg := strings.TrimRight(string(lc.out), "\r\n")
+			lc.out = lc.out[:0]
+			return nil, msg
+		}
+	}
 	if spec.Flags&FlagWrite != 0 {
 		run.dirty.Store(true)
+	}
+	if (spec.fullName == "xread" || spec.fullName == "xreadgroup") && hasArg(argv, "block") {
+		// Redis's xreadCommand refuses to block in a script.
+		return nil, "ERR " + spec.fullName + " command is not allowed with BLOCK option from scripts"
 	}
 	db := s.ks.DB(int(lc.dbIndex.Load()))
 	keys, sl := lc.commandSlots(spec, argv)
@@ -728,6 +762,16 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		shard.failed.Add(1)
 	}
 	return lc.out, ""
+}
+
+// hasArg reports whether one of args[1:] is word (any case).
+func hasArg(args [][]byte, word string) bool {
+	for _, a := range args[1:] {
+		if strings.EqualFold(string(a), word) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkClusterKeys applies scriptVerifyClusterState: every key a script
@@ -870,13 +914,16 @@ func (eng *scriptEngine) mathRandom(L *lua.LState) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		uf, _ := luaToNumber(L.Get(1))
+		u := int(uf)
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(lua.LNumber(float64(int(r*float64(u)) + 1)))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		lf, _ := luaToNumber(L.Get(1))
+		uf, _ := luaToNumber(L.Get(2))
+		l, u := int(lf), int(uf)
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
@@ -888,6 +935,23 @@ func (eng *scriptEngine) mathRandom(L *lua.LState) int {
 }
 
 func (eng *scriptEngine) mathRandomseed(L *lua.LState) int {
-	eng.rand.seed(int64(L.CheckInt(1)))
+	n, ok := luaToNumber(L.Get(1))
+	if !ok {
+		L.ArgError(1, "number expected, got "+L.Get(1).Type().String())
+	}
+	eng.rand.seed(int64(n))
 	return 0
+}
+
+// luaToNumber converts as lua_tonumber: numbers, and strings that read as
+// numbers.
+func luaToNumber(v lua.LValue) (float64, bool) {
+	switch x := v.(type) {
+	case lua.LNumber:
+		return float64(x), true
+	case lua.LString:
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(x)), 64)
+		return f, err == nil
+	}
+	return 0, false
 }

@@ -73,8 +73,10 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 	for _, name := range []string{"dofile", "loadfile", "print", "module", "require", "_printregs", "channel"} {
 		g.RawSetString(name, lua.LNil)
 	}
-	// string.dump does not exist in gopher-lua; binary chunks cannot be
-	// loaded either way.
+	// No string.dump: binary chunks cannot be produced (nor loaded).
+	if st, ok := g.RawGetString("string").(*lua.LTable); ok {
+		st.RawSetString("dump", lua.LNil)
+	}
 	redis := L.NewTable()
 	for name, fn := range api {
 		redis.RawSetString(name, L.NewFunction(fn))
@@ -516,7 +518,7 @@ func luaToReply(c *Client, v lua.LValue, scriptResp int, depth int) {
 		}
 		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue
-			m.ForEach(func(k, v lua.LValue) {
+			script.ForEach(m, func(k, v lua.LValue) {
 				keys = append(keys, k)
 				vals = append(vals, v)
 			})
@@ -529,7 +531,7 @@ func luaToReply(c *Client, v lua.LValue, scriptResp int, depth int) {
 		}
 		if s, ok := x.RawGetString("set").(*lua.LTable); ok {
 			var keys []lua.LValue
-			s.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
+			script.ForEach(s, func(k, _ lua.LValue) { keys = append(keys, k) })
 			c.Set(len(keys))
 			for _, k := range keys {
 				luaToReply(c, k, scriptResp, depth+1)

@@ -203,7 +203,7 @@ func (cfg *cjsonConfig) encode(L *lua.LState, b *strings.Builder, v lua.LValue, 
 		}
 		b.WriteByte('{')
 		first := true
-		x.ForEach(func(k, val lua.LValue) {
+		ForEach(x, func(k, val lua.LValue) {
 			if !first {
 				b.WriteByte(',')
 			}
@@ -232,7 +232,7 @@ func (cfg *cjsonConfig) encode(L *lua.LState, b *strings.Builder, v lua.LValue, 
 func (cfg *cjsonConfig) arrayLength(L *lua.LState, t *lua.LTable) int {
 	max, items := 0, 0
 	isArray := true
-	t.ForEach(func(k, _ lua.LValue) {
+	ForEach(t, func(k, _ lua.LValue) {
 		if !isArray {
 			return
 		}

@@ -92,7 +92,7 @@ func msgpackEncode(buf []byte, v lua.LValue, level int) []byte {
 			return buf
 		}
 		n := 0
-		x.ForEach(func(_, _ lua.LValue) { n++ })
+		ForEach(x, func(_, _ lua.LValue) { n++ })
 		switch {
 		case n <= 15:
 			buf = append(buf, 0x80|byte(n))
@@ -102,7 +102,7 @@ func msgpackEncode(buf []byte, v lua.LValue, level int) []byte {
 			buf = append(buf, 0xdf)
 			buf = binary.BigEndian.AppendUint32(buf, uint32(n))
 		}
-		x.ForEach(func(k, val lua.LValue) {
+		ForEach(x, func(k, val lua.LValue) {
 			buf = msgpackEncode(buf, k, level+1)
 			buf = msgpackEncode(buf, val, level+1)
 		})
@@ -146,7 +146,7 @@ func msgpackInt(buf []byte, n int64) []byte {
 func msgpackArrayLen(t *lua.LTable) (int, bool) {
 	count, max := 0, 0
 	ok := true
-	t.ForEach(func(k, _ lua.LValue) {
+	ForEach(t, func(k, _ lua.LValue) {
 		n, isNum := k.(lua.LNumber)
 		if !isNum || float64(n) < 1 || float64(n) != math.Floor(float64(n)) {
 			ok = false

@@ -24,3 +24,14 @@ func Open(L *lua.LState) {
 	register("cjson", cjsonFuncs(), map[string]lua.LValue{"null": cjsonNull(L)})
 	register("cmsgpack", msgpackFuncs(), nil)
 }
+
+// ForEach visits t's pairs in Lua's next() order (array part, then the
+// hash part in insertion order), which is deterministic — LTable.ForEach
+// walks Go maps in random order.
+func ForEach(t *lua.LTable, fn func(k, v lua.LValue)) {
+	k, v := t.Next(lua.LNil)
+	for k != lua.LNil {
+		fn(k, v)
+		k, v = t.Next(k)
+	}
+}
