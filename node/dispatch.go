@@ -169,6 +169,10 @@ func (c *Client) run(args [][]byte) {
 	dur := time.Since(now) - blockedFor
 	shard.calls.Add(1)
 	shard.usec.Add(int64(dur / time.Microsecond))
+	shard.lat.observe(dur)
+	if st := s.slotStats; st != nil && len(c.slotBuf) == 1 { // node/cmd_slotstats.go
+		st.record(c.slotBuf[0], args, dur, len(c.out))
+	}
 	if c.errored {
 		shard.failed.Add(1)
 	}

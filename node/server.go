@@ -66,6 +66,7 @@ type Server struct {
 	slowlog      slowlog
 	auxState     *serverAux
 	cluster      *gossip.Bus // nil unless cluster-enabled
+	slotStats    *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg     *blockRegistry
 	// streamWatcher serves XREADGROUP clients whose stream was deleted or
 	// replaced (see cmd_stream_read.go).
@@ -144,6 +145,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
+	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return s, nil
 }
@@ -222,6 +224,10 @@ func (s *Server) Listen() error {
 			s.Shutdown()
 			return fmt.Errorf("cluster bus: %w", err)
 		}
+	}
+	if err := s.startDeployServices(); err != nil { // node/deploy.go
+		s.Shutdown()
+		return err
 	}
 	s.wg.Add(1)
 	go s.cron()
