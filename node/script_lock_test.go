@@ -1,0 +1,117 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// releaseLock deletes the lock only if it still holds the caller's token:
+// the compare-and-delete must be atomic, or a client whose lock expired
+// could delete the next holder's lock.
+var releaseLock = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+    return redis.call("DEL", KEYS[1])
+end
+return 0`)
+
+// TestLockPattern is the README's distributed-lock example: 50 goroutines
+// contend for one lock with SET key token NX PX; at most one holds it at a
+// time, and only the owner's release deletes it.
+func TestLockPattern(t *testing.T) {
+	s := startTestServer(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr().String(), PoolSize: 50})
+	defer rdb.Close()
+
+	const workers = 50
+	var holders, maxHolders, acquired atomic.Int32
+	deadline := time.Now().Add(3 * time.Second)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			token := fmt.Sprintf("worker-%d", w)
+			for i := 0; i < 200 && time.Now().Before(deadline); i++ {
+				ok, err := rdb.SetNX(ctx, "lock:resource", token, 5*time.Second).Result()
+				if err != nil {
+					t.Errorf("SET NX: %v", err)
+					return
+				}
+				if !ok {
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				n := holders.Add(1)
+				for m := maxHolders.Load(); n > m && !maxHolders.CompareAndSwap(m, n); m = maxHolders.Load() {
+				}
+				acquired.Add(1)
+				// Another worker's release attempt must not free our lock.
+				if got, err := releaseLock.Run(ctx, rdb, []string{"lock:resource"}, "not-"+token).Int(); err != nil || got != 0 {
+					t.Errorf("release by a non-owner: %d, %v", got, err)
+				}
+				holders.Add(-1)
+				got, err := releaseLock.Run(ctx, rdb, []string{"lock:resource"}, token).Int()
+				if err != nil || got != 1 {
+					t.Errorf("release by the owner: %d, %v", got, err)
+				}
+				if acquired.Load() >= 500 {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), maxHolders.Load(), "more than one holder at a time")
+	require.Greater(t, acquired.Load(), int32(workers/2), "the lock was acquired too few times")
+	require.Equal(t, int64(0), rdb.Exists(ctx, "lock:resource").Val())
+}
+
+func TestEvalBasics(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	require.Equal(t, ":3\r\n", tc.do("EVAL", "return 1+2", "0"))
+	require.Equal(t, "*2\r\n$1\r\na\r\n$1\r\nb\r\n", tc.do("EVAL", "return {KEYS[1], ARGV[1]}", "1", "a", "b"))
+	require.Equal(t, "+OK\r\n", tc.do("EVAL", "return redis.call('SET', KEYS[1], ARGV[1])", "1", "k", "v"))
+	sha := bulkBody(t, tc.do("SCRIPT", "LOAD", "return redis.call('GET', KEYS[1])"))
+	require.Equal(t, "$1\r\nv\r\n", tc.do("EVALSHA", sha, "1", "k"))
+	require.Equal(t, "*2\r\n:1\r\n:0\r\n", tc.do("SCRIPT", "EXISTS", sha, "ffffffffffffffffffffffffffffffffffffffff"))
+	require.Equal(t, "-NOSCRIPT No matching script. Please use EVAL.\r\n", tc.do("EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"))
+	require.Contains(t, tc.do("EVAL_RO", "return redis.call('SET', 'x', 'y')", "0"), "-ERR Write commands are not allowed from read-only scripts. script: ")
+	// No global leaks between scripts.
+	require.Contains(t, tc.do("EVAL", "x = 1", "0"), "Attempt to modify a readonly table")
+	require.Contains(t, tc.do("EVAL", "return x", "0"), "Script attempted to access nonexistent global variable 'x'")
+	// The sandbox has no os/io.
+	require.Contains(t, tc.do("EVAL", "return os.time()", "0"), "nonexistent global variable 'os'")
+	require.Contains(t, tc.do("EVAL", "return io.open('/etc/passwd')", "0"), "nonexistent global variable 'io'")
+	require.Equal(t, "$18\r\n{\"a\":[1,2,\"x\\/y\"]}\r\n", tc.do("EVAL", `return cjson.encode({a={1,2,"x/y"}})`, "0"))
+	require.Equal(t, ":3\r\n", tc.do("EVAL", "return bit.bor(1, 2)", "0"))
+}
+
+// TestScriptEffectsAndBusy: a script's writes reach the feed as one
+// MULTI/EXEC unit; a long script makes other clients wait, then get -BUSY,
+// and SCRIPT KILL stops it.
+func TestScriptEffectsAndBusy(t *testing.T) {
+	s := startTestServer(t, "--busy-reply-threshold", "50")
+	feed := &callFeed{}
+	s.AddEffectFeed(feed)
+	tc := dialTest(t, s)
+	tc.do("EVAL", "redis.call('SET', 'a', '1'); redis.call('GET', 'a'); redis.call('INCR', 'a')", "0")
+	require.Equal(t, []string{"0:MULTI; SET a 1; INCR a; EXEC"}, feed.take())
+
+	other := dialTest(t, s)
+	tc.send("EVAL", "while true do end", "0")
+	time.Sleep(150 * time.Millisecond)
+	require.Equal(t, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n", other.do("GET", "a"))
+	require.Equal(t, "+OK\r\n", other.do("SCRIPT", "KILL"))
+	require.Contains(t, tc.read(), "Script killed by user with SCRIPT KILL")
+	require.Equal(t, "$1\r\n2\r\n", other.do("GET", "a"))
+	require.Equal(t, "-NOTBUSY No scripts in execution right now.\r\n", other.do("SCRIPT", "KILL"))
+}
