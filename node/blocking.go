@@ -517,7 +517,13 @@ func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key 
 		}
 	}()
 	sc := blockServe{c: rc, db: db, key: key, ready: ready}
-	return w.spec.serve(&sc)
+	res = w.spec.serve(&sc)
+	if res == serveDone && rc.fx.replaced && !rc.errored {
+		// The pop that served the client enters the effect feed here,
+		// under the slot locks serveKeyIn holds (node/replication_effects.go).
+		s.propagate(db.ID(), rc.fx.cmds)
+	}
+	return res
 }
 
 // ---------------------------------------------------------------- timeouts

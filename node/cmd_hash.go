@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 
@@ -323,6 +324,8 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 	maxEntries, maxValue := hashLimits(c)
 	h.Set(args[2], out, maxEntries, maxValue)
 	c.Bulk(out)
+	// The final value, not the increment: float formatting may differ.
+	c.ReplaceEffect(argHSET, args[1], args[2], bytes.Clone(out))
 }
 
 // hrandfieldMaxWithValues bounds |count| with WITHVALUES (Redis's

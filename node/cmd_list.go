@@ -293,11 +293,13 @@ func listPop(c *Client, args [][]byte, head bool) {
 		} else {
 			c.Null()
 		}
+		c.NoEffect()
 		return
 	}
 	switch {
 	case hasCount && count == 0:
 		c.Array(0)
+		c.NoEffect()
 	case !hasCount:
 		c.Bulk(l.Pop(head))
 		deleteEmptyList(db, key, l)
@@ -356,6 +358,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 		if l == nil || l.Len() == 0 {
 			continue
 		}
+		c.listPopEffect(key, head, count, l.Len()) // LMPOP is propagated as [LR]POP key n
 		listPopRangeWithKey(c, db, key, l, head, count)
 		return
 	}
@@ -619,6 +622,8 @@ func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, cou
 		if l == nil || l.Len() == 0 {
 			continue
 		}
+		// Served at once: propagated as the non-blocking pop.
+		c.listPopEffect(key, head, count, l.Len())
 		if count == -1 {
 			listPopOneWithKey(c, db, key, l, head)
 		} else {
@@ -641,6 +646,7 @@ func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, cou
 			if l.Len() == 0 {
 				return serveKeyExhausted
 			}
+			sc.c.listPopEffect(sc.key, head, count, l.Len())
 			if count == -1 {
 				listPopOneWithKey(sc.c, sc.db, sc.key, l, head)
 			} else {
@@ -666,7 +672,7 @@ func cmdBLMove(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	listBlockingMove(c, args[1], args[2], from, to, timeout)
+	listBlockingMove(c, args[1], args[2], from, to, timeout, false)
 }
 
 // BRPOPLPUSH source destination timeout
@@ -675,12 +681,14 @@ func cmdBRPopLPush(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	listBlockingMove(c, args[1], args[2], false, true, timeout)
+	listBlockingMove(c, args[1], args[2], false, true, timeout, true)
 }
 
 // listBlockingMove is blmoveGenericCommand: LMOVE if the source has elements,
 // else block on it (the destination is checked when the client is served).
-func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout time.Duration) {
+//
+// Either way it is propagated as LMOVE (RPOPLPUSH for BRPOPLPUSH).
+func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout time.Duration, rpoplpush bool) {
 	dst = bytes.Clone(dst) // the serve callback may run after the arguments' buffer is reused
 	db := c.DB()
 	l, ok := lookupList(c, db, src)
@@ -690,6 +698,7 @@ func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout
 	if l != nil && l.Len() > 0 {
 		if listMoveElement(c, db, src, l, dst, fromHead, toHead) {
 			c.signalKeyReady(dst)
+			c.listMoveEffect(src, dst, fromHead, toHead, rpoplpush)
 		}
 		return
 	}
@@ -713,6 +722,7 @@ func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout
 			// and nothing moves (serveClientBlockedOnList).
 			if listMoveElement(sc.c, sc.db, sc.key, l, dst, fromHead, toHead) {
 				sc.signalKeyReady(dst)
+				sc.c.listMoveEffect(sc.key, dst, fromHead, toHead, rpoplpush)
 			}
 			return serveDone
 		},

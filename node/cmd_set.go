@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"math"
 	"sort"
 
@@ -188,10 +189,13 @@ func cmdSPop(c *Client, args [][]byte) {
 	}
 	if s == nil {
 		c.Null()
+		c.NoEffect()
 		return
 	}
 	var buf [24]byte
-	c.Bulk(s.PopRandom(buf[:0]))
+	m := s.PopRandom(buf[:0])
+	c.Bulk(m)
+	c.ReplaceEffect(argSREM, args[1], bytes.Clone(m)) // the member chosen, as Redis
 	if s.Len() == 0 {
 		c.DB().Delete(args[1])
 	}
@@ -224,17 +228,23 @@ func setPopCount(c *Client, args [][]byte) {
 	}
 	if s == nil || count == 0 {
 		replyEmptySet(c)
+		c.NoEffect()
 		return
 	}
 	if count >= int64(s.Len()) {
 		// Redis answers with SUNION of the key (a second, counted lookup)
-		// and deletes it.
+		// and deletes it, propagated as DEL.
 		setUnionDiff(c, args[1:2], nil, false)
 		c.DB().Delete(args[1])
+		c.ReplaceEffect(argDEL, args[1])
 		return
 	}
 	c.Set(int(count))
-	s.PopMany(int(count), maxIntsetEntries(c), func(m []byte) { c.Bulk(m) })
+	// One SREM per member popped, as Redis 7.0 propagates them.
+	s.PopMany(int(count), maxIntsetEntries(c), func(m []byte) {
+		c.Bulk(m)
+		c.ReplaceEffect(argSREM, args[1], bytes.Clone(m))
+	})
 }
 
 // SRANDMEMBER key [count]

@@ -311,6 +311,7 @@ type addTrimArgs struct {
 	seqGiven   bool
 	noMkStream bool
 	idPos      int // XADD: the position of the ID argument
+	trimPos    int // the position of the MAXLEN / MINID threshold
 }
 
 // parseAddTrimArgs is streamParseAddOrTrimArgsOrReply.
@@ -357,6 +358,7 @@ func parseAddTrimArgs(c *Client, args [][]byte, xadd bool) (a addTrimArgs, ok bo
 				a.trim.ByID, a.trim.MaxLen = false, n
 			}
 			i++
+			a.trimPos = i
 			a.trimming = true
 		case argIs(opt, "limit") && more > 0:
 			n, ok := streamParseLong(c, args[i+1])
@@ -396,7 +398,11 @@ done:
 		c.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return a, false
 	}
-	if limitGiven {
+	if c.isMasterLink() {
+		// The master rewrote approximate trimming as exact (LIMIT may
+		// remain): do what it says, unlimited (mustObeyClient).
+		a.trim.Limit = 0
+	} else if limitGiven {
 		if !a.trim.Approx {
 			c.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
 			return a, false
@@ -469,6 +475,13 @@ func cmdXAdd(c *Client, args [][]byte) {
 		s.Trim(a.trim)
 	}
 	c.signalKeyReady(key)
+	// Propagated with the ID generated and approximate trimming made exact.
+	if !a.idGiven || !a.seqGiven || a.trimming && a.trim.Approx {
+		fx := slices.Clone(args)
+		fx[a.idPos] = id.AppendTo(nil)
+		c.streamExactTrimEffect(fx, s, a)
+		c.ReplaceEffect(fx...)
+	}
 }
 
 // streamNewID resolves XADD's ID: generated (*), partial (ms-*) or given.
@@ -506,9 +519,18 @@ func cmdXTrim(c *Client, args [][]byte) {
 	}
 	if s == nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
-	c.Int(s.Trim(a.trim))
+	n := s.Trim(a.trim)
+	c.Int(n)
+	if n == 0 {
+		c.NoEffect()
+	} else if a.trim.Approx {
+		fx := slices.Clone(args)
+		c.streamExactTrimEffect(fx, s, a)
+		c.ReplaceEffect(fx...)
+	}
 }
 
 // ---------------------------------------------------------------- XRANGE / XREVRANGE / XLEN / XDEL

@@ -2,6 +2,7 @@ package node
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/shoal-db/shoal/store"
@@ -432,8 +433,14 @@ func cmdXClaim(c *Client, args [][]byte) {
 			return
 		}
 	}
+	// XCLAIM is propagated as its effects: one idempotent XCLAIM per entry
+	// claimed or dropped, else XGROUP SETID for a LASTID that moved the
+	// group (streamPropagateXCLAIM, streamPropagateGroupID).
+	c.NoEffect()
+	propagateLastID := false
 	if lastID.Compare(g.LastID) > 0 {
 		g.LastID = lastID
+		propagateLastID = true
 	}
 	// A delivery time in the future or before the epoch is taken as now
 	// (clients may compute it from a skewed clock); Redis's -1 "not given"
@@ -445,12 +452,14 @@ func cmdXClaim(c *Client, args [][]byte) {
 	mark := len(c.out)
 	var n int64
 	var it store.StreamIterator
-	for _, id := range ids {
+	for i, id := range ids {
 		p, pending := g.Pending(id)
 		it.Reset(s, id, id, false)
 		if !it.Next() {
 			// The entry is gone: so goes its pending entry.
 			if pending {
+				c.xclaimEffectArg(args[1], args[2], g, id, args[5+i])
+				propagateLastID = false
 				g.Ack(id)
 			}
 			continue
@@ -484,9 +493,15 @@ func cmdXClaim(c *Client, args [][]byte) {
 		} else {
 			c.streamEntryReply(&it)
 		}
+		c.xclaimEffectArg(args[1], args[2], g, id, args[5+i])
+		propagateLastID = false
 		n++
 	}
 	c.insertArrayHeader(mark, n)
+	if propagateLastID {
+		c.ReplaceEffect(argXGROUP, argSETID, args[1], args[2], g.LastID.AppendTo(nil),
+			argENTRIESREAD, strconv.AppendInt(nil, g.EntriesRead, 10))
+	}
 }
 
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
@@ -531,6 +546,8 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 		return
 	}
 	now := c.nowMs()
+	// Propagated as one idempotent XCLAIM per entry claimed or dropped.
+	c.NoEffect()
 	var consumer *store.StreamConsumer
 	var deleted []store.StreamID
 	attempts := count * attemptsFactor
@@ -551,6 +568,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 		}
 		it.Reset(s, p.ID, p.ID, false)
 		if !it.Next() {
+			c.xclaimEffect(args[1], args[2], g, p.ID)
 			g.Ack(p.ID)
 			deleted = append(deleted, p.ID)
 			count--
@@ -572,6 +590,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			} else {
 				c.streamEntryReply(&it)
 			}
+			c.xclaimEffect(args[1], args[2], g, p.ID)
 			claimed++
 			count--
 		}

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -142,6 +143,11 @@ func (c *Client) keysLocked(keys [][]byte) bool {
 // xreadGeneric is XREAD [COUNT n] [BLOCK ms] STREAMS key... id... and
 // XREADGROUP GROUP g consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...
 func xreadGeneric(c *Client, args [][]byte, group bool) {
+	if group {
+		// XREADGROUP is propagated only as the XCLAIM / XGROUP effects of
+		// what it delivers (streamGroupReadReply).
+		c.NoEffect()
+	}
 	r, ok := parseXRead(c, args, group)
 	if !ok {
 		return
@@ -239,7 +245,8 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		}
 		g := groups[i]
 		consumer := g.Consumer(r.member)
-		if consumer == nil {
+		created := consumer == nil
+		if created {
 			consumer = g.CreateConsumer(r.member, now)
 		} else {
 			consumer.SeenTime = now
@@ -247,7 +254,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		if history {
 			c.streamHistoryReply(s, g, consumer, start, r.count, now)
 		} else {
-			c.streamGroupReadReply(s, g, consumer, start, r.count, r.noack, now)
+			c.streamGroupReadReply(key, r.groupName, s, g, consumer, created, start, r.count, r.noack, now)
 		}
 	}
 	if served > 0 {
@@ -269,17 +276,28 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 // all) as delivered to a consumer of a group: the group's last delivered ID
 // and read counter advance, and unless noack each entry becomes pending for
 // the consumer (streamReplyWithRange with a group).
-func (c *Client) streamGroupReadReply(s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
-	start store.StreamID, count int64, noack bool, now int64) {
+//
+// Its effect is Redis's: an XCLAIM ... FORCE JUSTID LASTID per entry
+// delivered, or with NOACK an XGROUP CREATECONSUMER for a new consumer and an
+// XGROUP SETID for the advanced group.
+func (c *Client) streamGroupReadReply(key, groupName []byte, s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
+	created bool, start store.StreamID, count int64, noack bool, now int64) {
+	if created && noack {
+		c.ReplaceEffect(argXGROUP, []byte("CREATECONSUMER"), key, groupName, []byte(consumer.Name()))
+	}
 	mark := len(c.out)
 	var n int64
+	advanced := false
 	it := s.Range(start, store.MaxStreamID, false)
 	for it.Next() {
 		id := it.ID()
+		before := g.LastID
 		s.AdvanceGroup(g, id)
+		advanced = advanced || g.LastID != before
 		c.streamEntryReply(it)
 		if !noack {
 			g.Deliver(id, consumer, now)
+			c.xclaimEffect(key, groupName, g, id)
 		}
 		n++
 		if n == count {
@@ -287,6 +305,10 @@ func (c *Client) streamGroupReadReply(s *store.Stream, g *store.StreamGroup, con
 		}
 	}
 	c.insertArrayHeader(mark, n)
+	if noack && advanced {
+		c.ReplaceEffect(argXGROUP, argSETID, key, groupName, g.LastID.AppendTo(nil),
+			argENTRIESREAD, strconv.AppendInt(nil, g.EntriesRead, 10))
+	}
 }
 
 // streamHistoryReply writes the consumer's pending entries from start on
@@ -390,12 +412,13 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 			return serveDone
 		}
 		consumer := g.Consumer(member)
-		if consumer == nil {
+		created := consumer == nil
+		if created {
 			consumer = g.CreateConsumer(member, now)
 		} else {
 			consumer.SeenTime = now
 		}
-		wc.streamGroupReadReply(s, g, consumer, start, count, noack, now)
+		wc.streamGroupReadReply(sc.key, groupName, s, g, consumer, created, start, count, noack, now)
 		return serveDone
 	}
 	timeout := time.Duration(0)

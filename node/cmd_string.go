@@ -2,6 +2,7 @@ package node
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/shoal-db/shoal/store"
 )
@@ -112,6 +113,7 @@ func cmdSet(c *Client, args [][]byte) {
 		if opt.flags&optGet == 0 {
 			c.Null()
 		}
+		c.NoEffect()
 		return
 	}
 	// With a new expire time the old one is kept until it is overwritten:
@@ -120,6 +122,8 @@ func cmdSet(c *Client, args [][]byte) {
 	e := db.SetString(key, val, opt.flags&optKeepTTL != 0 || opt.expire != nil)
 	if opt.expire != nil {
 		db.SetExpire(key, e, at)
+		// Propagated with the absolute time, as Redis 7.0 does.
+		c.ReplaceEffect(argSET, key, val, argPXAT, strconv.AppendInt(nil, at, 10))
 	}
 	if opt.flags&optGet == 0 {
 		c.OK()
@@ -148,6 +152,7 @@ func setWithTTL(c *Client, args [][]byte, unit strOptFlags, name string) {
 	db := c.DB()
 	e := db.SetString(args[1], args[3], true) // the TTL is replaced just below
 	db.SetExpire(args[1], e, at)
+	c.ReplaceEffect(argSET, args[1], args[3], argPXAT, strconv.AppendInt(nil, at, 10))
 	c.OK()
 }
 
@@ -178,14 +183,20 @@ func cmdGetEX(c *Client, args [][]byte) {
 		}
 	}
 	c.Bulk(e.Bytes())
+	// GETEX is never propagated as is: DEL, PEXPIREAT, PERSIST or nothing.
 	switch {
 	case opt.flags&(optEXAT|optPXAT) != 0 && at <= c.srv.ks.Now():
 		// An absolute time already past deletes the key (checkAlreadyExpired).
 		db.Delete(key)
+		c.ReplaceEffect(argDEL, key)
 	case opt.expire != nil:
 		db.SetExpire(key, e, at)
-	case opt.flags&optPersist != 0:
+		c.ReplaceEffect(argPEXPIREAT, key, strconv.AppendInt(nil, at, 10))
+	case opt.flags&optPersist != 0 && e.ExpireAt() != 0:
 		db.SetExpire(key, e, 0)
+		c.ReplaceEffect(argPERSIST, key)
+	default:
+		c.NoEffect()
 	}
 }
 
@@ -194,7 +205,10 @@ func cmdGetDel(c *Client, args [][]byte) {
 	found, ok := c.replyGet(db, args[1])
 	if ok && found {
 		db.Delete(args[1])
+		c.ReplaceEffect(argDEL, args[1])
+		return
 	}
+	c.NoEffect()
 }
 
 func cmdGetSet(c *Client, args [][]byte) {
@@ -203,6 +217,7 @@ func cmdGetSet(c *Client, args [][]byte) {
 		return
 	}
 	db.SetString(args[1], args[2], false)
+	c.ReplaceEffect(argSET, args[1], args[2])
 }
 
 func cmdMGet(c *Client, args [][]byte) {

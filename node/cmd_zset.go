@@ -709,7 +709,19 @@ func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
 		blockingZpop(c, keys, max, args[1], count, true)
 		return
 	}
-	genericZpop(c, c.DB(), keys, max, true, count, true, true)
+	// ZMPOP is propagated as ZPOPMIN|ZPOPMAX key n of the set it pops.
+	db := c.DB()
+	for _, k := range keys {
+		e := db.Lookup(k, store.LookupNoStats|store.LookupNoTouch)
+		if e == nil {
+			continue
+		}
+		if z := e.ZSet(); z != nil && z.Len() > 0 {
+			c.zpopEffect(k, max, count, z.Len())
+		}
+		break
+	}
+	genericZpop(c, db, keys, max, true, count, true, true)
 }
 
 // blockingZpop is blockingGenericZpopCommand: BZPOPMIN / BZPOPMAX (count
@@ -735,6 +747,8 @@ func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count i
 		if z.Len() == 0 {
 			continue
 		}
+		// Served at once: propagated as the non-blocking pop.
+		c.zpopEffect(k, max, count, z.Len())
 		genericZpop(c, db, [][]byte{k}, max, true, count, nested, nested)
 		return
 	}
@@ -753,6 +767,7 @@ func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count i
 			if z.Len() == 0 {
 				return serveKeyExhausted
 			}
+			sc.c.zpopEffect(sc.key, max, count, z.Len())
 			genericZpop(sc.c, sc.db, [][]byte{sc.key}, max, true, count, nested, nested)
 			return serveDone
 		},

@@ -2,6 +2,7 @@ package node
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/shoal-db/shoal/store"
 )
@@ -105,6 +106,7 @@ func expireGeneric(c *Client, args [][]byte, name string, relative, seconds bool
 	e := db.Lookup(key, store.LookupNoStats)
 	if e == nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	if conds != 0 {
@@ -115,15 +117,23 @@ func expireGeneric(c *Client, args [][]byte, name string, relative, seconds bool
 			conds&expireGT != 0 && (cur == 0 || when <= cur),
 			conds&expireLT != 0 && cur != 0 && when >= cur:
 			c.Int(0)
+			c.NoEffect()
 			return
 		}
 	}
-	if when <= ks.Now() {
+	// A time already past deletes the key, propagated as DEL; a replica
+	// keeps it until its master's DEL (checkAlreadyExpired).
+	if when <= ks.Now() && !ks.ReplicaMode() {
 		db.Delete(key)
+		c.ReplaceEffect(argDEL, key)
 		c.Int(1)
 		return
 	}
 	db.SetExpire(key, e, when)
+	// Propagated as PEXPIREAT with the absolute time, the options kept.
+	fx := make([][]byte, 0, len(args))
+	fx = append(fx, argPEXPIREAT, key, strconv.AppendInt(nil, when, 10))
+	c.ReplaceEffect(append(fx, args[3:]...)...)
 	c.Int(1)
 }
 
@@ -175,6 +185,7 @@ func cmdPersist(c *Client, args [][]byte) {
 	e := db.Lookup(args[1], store.LookupNoStats)
 	if e == nil || e.ExpireAt() == 0 {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	db.SetExpire(args[1], e, 0)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 
@@ -93,4 +94,6 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	// Redis stores the result as a plain string, never int-encoded.
 	db.SetString(key, out, true).KeepStringEncoding()
 	c.Bulk(out)
+	// The final value, not the increment: float formatting may differ.
+	c.ReplaceEffect(argSET, key, bytes.Clone(out), argKEEPTTL)
 }
