@@ -35,11 +35,11 @@ func miscHandlers() map[string]HandlerFunc {
 		"memory|purge":        cmdMemoryPurge,
 		"memory|help":         func(c *Client, args [][]byte) { c.replyHelp(args, memoryHelpLines) },
 
-		"lastsave": func(c *Client, args [][]byte) { c.Int(c.srv.start.Unix()) },
+		"lastsave": cmdLastsave, // node/cmd_dump_save.go
 		"time":     cmdTime,
 		"shutdown": cmdShutdown,
-		"save":     cmdSave,
-		"bgsave":   cmdBgsave,
+		"save":     cmdSave,   // node/cmd_dump_save.go
+		"bgsave":   cmdBgsave, // node/cmd_dump_save.go
 		"lolwut":   cmdLolwut,
 		"failover": cmdFailover,
 	}
@@ -363,18 +363,6 @@ func (s *Server) shutdownFromCommand() {
 // ---------------------------------------------------------------- the rest
 
 // SAVE and BGSAVE fail until shoal has persistence.
-func cmdSave(c *Client, args [][]byte) {
-	c.Error("ERR SAVE is not supported: shoal has no persistence yet")
-}
-
-func cmdBgsave(c *Client, args [][]byte) {
-	if len(args) > 2 || (len(args) == 2 && !argEquals(args[1], "schedule")) {
-		c.ErrSyntax()
-		return
-	}
-	c.Error("ERR BGSAVE is not supported: shoal has no persistence yet")
-}
-
 func cmdLolwut(c *Client, args [][]byte) {
 	version := Version
 	if len(args) >= 3 && argEquals(args[1], "version") {

@@ -51,8 +51,9 @@ type Server struct {
 	feeds        effectFeeds      // consumers of the write-effect feed (node/effects.go)
 	repl         *replState       // replication, both sides (node/replication*.go)
 	tx           serverTx         // WATCH registry, execution gate, scripts (node/multi.go)
-	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
 	migrations   *migrate.Manager // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
+	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
+	rdbSave      rdbSaveState     // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -140,6 +141,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.applyLimits()
 	s.registerConfigHooks()
 	s.repl = newReplState(s)
+	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
+		return nil, err
+	}
 	bus, err := s.newClusterBus()
 	if err != nil {
 		return nil, fmt.Errorf("cluster bus: %w", err)

@@ -65,32 +65,36 @@ func DecodeValue(b []byte, lim Limits) (Object, int, error) {
 	if err != nil {
 		return Object{}, 0, err
 	}
-	d := decoder{r: r, lim: lim}
-	var o Object
-	switch t {
-	case TypeString:
-		s, err := r.str()
-		if err != nil {
-			return Object{}, 0, err
-		}
-		o = Object{Type: store.TypeString, Str: ownedCopy(s)}
-	case TypeList, TypeListZiplist, TypeListQuicklist, TypeListQuicklist2:
-		o, err = d.list(t)
-	case TypeSet, TypeSetIntset:
-		o, err = d.set(t)
-	case TypeZSet, TypeZSet2, TypeZSetZiplist, TypeZSetListpack:
-		o, err = d.zset(t)
-	case TypeHash, TypeHashZipmap, TypeHashZiplist, TypeHashListpack:
-		o, err = d.hash(t)
-	case TypeStreamListpacks, TypeStreamListpacks2:
-		o, err = d.stream(t)
-	default:
-		return Object{}, 0, ErrBadData
-	}
+	o, err := decodeObject(r, t, lim)
 	if err != nil {
 		return Object{}, 0, err
 	}
 	return o, r.pos, nil
+}
+
+// decodeObject decodes the object of type t at r's position (in files the
+// key sits between the type byte and the object).
+func decodeObject(r *reader, t byte, lim Limits) (Object, error) {
+	d := decoder{r: r, lim: lim}
+	switch t {
+	case TypeString:
+		s, err := r.str()
+		if err != nil {
+			return Object{}, err
+		}
+		return Object{Type: store.TypeString, Str: ownedCopy(s)}, nil
+	case TypeList, TypeListZiplist, TypeListQuicklist, TypeListQuicklist2:
+		return d.list(t)
+	case TypeSet, TypeSetIntset:
+		return d.set(t)
+	case TypeZSet, TypeZSet2, TypeZSetZiplist, TypeZSetListpack:
+		return d.zset(t)
+	case TypeHash, TypeHashZipmap, TypeHashZiplist, TypeHashListpack:
+		return d.hash(t)
+	case TypeStreamListpacks, TypeStreamListpacks2:
+		return d.stream(t)
+	}
+	return Object{}, ErrBadData
 }
 
 // ownedCopy copies s unless it is already a fresh allocation that does not

@@ -1,0 +1,70 @@
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSaveLoadInteropWithRedis: an RDB file written by shoal's SAVE and
+// BGSAVE loads into a real redis-server with the same DEBUG DIGEST (whole
+// dataset, expiries included), and a file written by Redis's SAVE loads
+// into shoal at start-up with the same digest.
+func TestSaveLoadInteropWithRedis(t *testing.T) {
+	dirA, dirB := t.TempDir(), t.TempDir()
+	s := startTestServer(t, "--dir", dirA, "--enable-debug-command", "yes")
+	tc := dialTest(t, s)
+	for _, f := range dumpFixtures() {
+		if strings.HasSuffix(f.name, "-big") || f.name == "list-big" {
+			continue // the small ones cover every encoding; keep the test fast
+		}
+		var cmds [][]string
+		for _, c := range f.cmds {
+			c = append([]string(nil), c...)
+			for i, a := range c {
+				if a == "k" {
+					c[i] = f.name
+				}
+			}
+			cmds = append(cmds, c)
+		}
+		require.Empty(t, pipelineDo(t, tc, cmds), f.name)
+	}
+	tc.do("SET", "ttl", "v", "PX", "100000")
+	tc.do("SELECT", "3")
+	tc.do("HSET", "in-db3", "f", "v")
+	tc.do("SELECT", "0")
+	digest := tc.do("DEBUG", "DIGEST")
+	require.NotEqual(t, "+"+strings.Repeat("0", 40)+"\r\n", digest)
+
+	before := tc.do("LASTSAVE")
+	require.Equal(t, "+OK\r\n", tc.do("SAVE"))
+	require.Equal(t, "+Background saving started\r\n", tc.do("BGSAVE"))
+	waitFor(t, 10*time.Second, "BGSAVE to finish", func() bool {
+		return strings.Contains(tc.do("INFO", "persistence"), "rdb_bgsave_in_progress:0")
+	})
+	require.Contains(t, tc.do("INFO", "persistence"), "rdb_last_bgsave_status:ok")
+	require.GreaterOrEqual(t, tc.do("LASTSAVE"), before)
+
+	// Redis loads shoal's file.
+	redis := dialTestAddr(t, startRealRedis(t, "--dir", dirA, "--dbfilename", "dump.rdb", "--enable-debug-command", "yes"))
+	require.Equal(t, digest, redis.do("DEBUG", "DIGEST"))
+	redis.do("SELECT", "3")
+	require.Equal(t, "$1\r\nv\r\n", redis.do("HGET", "in-db3", "f"))
+
+	// shoal loads Redis's file at start-up (Redis rewrites dirA/dump.rdb;
+	// dir is a protected config, so the file is copied over).
+	require.Equal(t, "+OK\r\n", redis.do("SAVE"))
+	file, err := os.ReadFile(filepath.Join(dirA, "dump.rdb"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dirB, "dump.rdb"), file, 0o644))
+	s2 := startTestServer(t, "--dir", dirB, "--enable-debug-command", "yes")
+	tc2 := dialTest(t, s2)
+	require.Equal(t, digest, tc2.do("DEBUG", "DIGEST"))
+	ttl := tc2.do("PTTL", "ttl")
+	require.True(t, strings.HasPrefix(ttl, ":9"), "PTTL %q", ttl)
+}

@@ -1,0 +1,244 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc64"
+	"io"
+
+	"github.com/shoal-db/shoal/store"
+)
+
+// RDB files (rdb.c rdbSaveRio / rdbLoadRio):
+//
+//	"REDIS0010" (AUX name value)* (SELECTDB n RESIZEDB keys expires
+//	([EXPIRETIME_MS t] type key value)*)* EOF crc64
+//
+// FileWriter writes what Redis 7.0 writes (without LRU/LFU opcodes and
+// function libraries); LoadFile reads files of RDB versions 1 to 10.
+
+// File opcodes (rdb.h RDB_OPCODE_*).
+const (
+	opFunction2   = 245
+	opFunction    = 246
+	opModuleAux   = 247
+	opIdle        = 248
+	opFreq        = 249
+	opAux         = 250
+	opResizeDB    = 251
+	opExpireMS    = 252
+	opExpireSecs  = 253
+	opSelectDB    = 254
+	opEOF         = 255
+	fileFlushSize = 64 << 10
+)
+
+// FileWriter streams an RDB file to w. Entries are appended under their
+// slot lock by the caller; the writer itself is used by one goroutine.
+type FileWriter struct {
+	w   io.Writer
+	buf []byte
+	tmp []byte // one value, before the key is put between type and value
+	crc uint64 // crc64.Update state (complemented Redis CRC)
+	err error
+}
+
+// NewFileWriter starts a file: the magic and version, then the given
+// auxiliary fields (name, value pairs such as "redis-ver", "7.0.15").
+func NewFileWriter(w io.Writer, aux ...[2]string) *FileWriter {
+	fw := &FileWriter{w: w, crc: ^uint64(0), buf: make([]byte, 0, 2*fileFlushSize)}
+	fw.buf = fmt.Appendf(fw.buf, "REDIS%04d", Version)
+	for _, kv := range aux {
+		fw.buf = append(fw.buf, opAux)
+		fw.buf = appendString(fw.buf, []byte(kv[0]))
+		fw.buf = appendString(fw.buf, []byte(kv[1]))
+	}
+	return fw
+}
+
+func (fw *FileWriter) flush() {
+	if fw.err != nil || len(fw.buf) == 0 {
+		return
+	}
+	fw.crc = crc64.Update(fw.crc, jonesTable, fw.buf)
+	_, fw.err = fw.w.Write(fw.buf)
+	fw.buf = fw.buf[:0]
+}
+
+// SelectDB starts database db, with its key and expiring-key counts as the
+// RESIZEDB hint.
+func (fw *FileWriter) SelectDB(db int, keys, expires uint64) {
+	fw.buf = append(fw.buf, opSelectDB)
+	fw.buf = appendLen(fw.buf, uint64(db))
+	fw.buf = append(fw.buf, opResizeDB)
+	fw.buf = appendLen(fw.buf, keys)
+	fw.buf = appendLen(fw.buf, expires)
+}
+
+// Entry appends one key: its expiry, if any, then type, key and value.
+// The caller holds e's slot lock.
+func (fw *FileWriter) Entry(e *store.Entry) {
+	if at := e.ExpireAt(); at != 0 {
+		fw.buf = append(fw.buf, opExpireMS)
+		fw.buf = binary.LittleEndian.AppendUint64(fw.buf, uint64(at))
+	}
+	// AppendValue writes type + value; the key goes in between.
+	fw.tmp = AppendValue(fw.tmp[:0], e)
+	fw.buf = append(fw.buf, fw.tmp[0])
+	fw.buf = appendString(fw.buf, []byte(e.Key()))
+	fw.buf = append(fw.buf, fw.tmp[1:]...)
+	if cap(fw.tmp) > 4*fileFlushSize {
+		fw.tmp = nil // do not keep a big value's buffer
+	}
+	if len(fw.buf) >= fileFlushSize {
+		fw.flush()
+	}
+}
+
+// Finish writes EOF and the checksum and reports the first write error.
+func (fw *FileWriter) Finish() error {
+	fw.buf = append(fw.buf, opEOF)
+	fw.flush()
+	if fw.err != nil {
+		return fw.err
+	}
+	var sum [8]byte
+	binary.LittleEndian.PutUint64(sum[:], ^fw.crc)
+	_, fw.err = fw.w.Write(sum[:])
+	return fw.err
+}
+
+// LoadedKey is one key read from a file. Key is only valid during the
+// callback; Obj belongs to the callee.
+type LoadedKey struct {
+	DB       int
+	Key      []byte
+	Obj      Object
+	ExpireAt int64 // unix ms, 0 = none
+	IdleSecs int64 // from RDB_OPCODE_IDLE, -1 if absent
+	Freq     int   // from RDB_OPCODE_FREQ, -1 if absent
+}
+
+// ErrFileVersion is a file of an RDB version this reader cannot load.
+var ErrFileVersion = errors.New("rdb: can't handle RDB format version")
+
+// LoadFile reads a whole RDB file of version 1 to 10 and calls fn for each
+// key in file order; fn's error stops the load. Auxiliary fields are
+// skipped, as are function libraries (which this server cannot load);
+// module data fails the load. A wrong checksum (when the file has one)
+// fails it too. Bounds are as in DecodeValue: corrupt files yield
+// ErrBadData, never a panic.
+func LoadFile(data []byte, lim Limits, fn func(k *LoadedKey) error) error {
+	if lim.MaxString <= 0 {
+		lim.MaxString = DefaultLimits().MaxString
+	}
+	if len(data) < 9 || string(data[:5]) != "REDIS" {
+		return ErrBadData
+	}
+	ver := 0
+	for _, c := range data[5:9] {
+		if c < '0' || c > '9' {
+			return ErrBadData
+		}
+		ver = ver*10 + int(c-'0')
+	}
+	if ver < 1 || ver > Version {
+		return ErrFileVersion
+	}
+	r := &reader{b: data, pos: 9, maxAlloc: lim.MaxString}
+	k := LoadedKey{IdleSecs: -1, Freq: -1}
+	for {
+		op, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch op {
+		case opExpireSecs:
+			b, err := r.take(4)
+			if err != nil {
+				return err
+			}
+			k.ExpireAt = int64(binary.LittleEndian.Uint32(b)) * 1000
+			continue
+		case opExpireMS:
+			ms, err := r.millis()
+			if err != nil {
+				return err
+			}
+			k.ExpireAt = ms
+			continue
+		case opIdle:
+			n, err := r.length()
+			if err != nil {
+				return err
+			}
+			k.IdleSecs = int64(min(n, 1<<40))
+			continue
+		case opFreq:
+			b, err := r.byte()
+			if err != nil {
+				return err
+			}
+			k.Freq = int(b)
+			continue
+		case opSelectDB:
+			n, err := r.length()
+			if err != nil {
+				return err
+			}
+			if n > 1<<20 {
+				return ErrBadData
+			}
+			k.DB = int(n)
+			continue
+		case opResizeDB:
+			if _, err := r.length(); err != nil {
+				return err
+			}
+			if _, err := r.length(); err != nil {
+				return err
+			}
+			continue
+		case opAux:
+			if _, err := r.str(); err != nil {
+				return err
+			}
+			if _, err := r.str(); err != nil {
+				return err
+			}
+			continue
+		case opFunction2:
+			if _, err := r.str(); err != nil {
+				return err
+			}
+			continue
+		case opFunction, opModuleAux:
+			return ErrBadData
+		case opEOF:
+			if ver >= 5 {
+				b, err := r.take(8)
+				if err != nil {
+					return err
+				}
+				want := binary.LittleEndian.Uint64(b)
+				if want != 0 && want != CRC64(data[:r.pos-8]) {
+					return ErrChecksum
+				}
+			}
+			return nil
+		}
+		key, err := r.str()
+		if err != nil {
+			return err
+		}
+		k.Key = append(k.Key[:0], key...)
+		if k.Obj, err = decodeObject(r, op, lim); err != nil {
+			return err
+		}
+		if err := fn(&k); err != nil {
+			return err
+		}
+		k = LoadedKey{DB: k.DB, Key: k.Key[:0], IdleSecs: -1, Freq: -1}
+	}
+}
