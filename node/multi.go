@@ -410,7 +410,7 @@ func (c *Client) enterRun(spec *CommandSpec) bool {
 			c.tx.active.Store(true)
 			return true
 		case gateBusy:
-			c.rejectBusy(g)
+			c.rejectBusy(g, spec)
 			return false
 		}
 	}
@@ -431,20 +431,26 @@ func (c *Client) busyRejects(spec *CommandSpec) bool {
 	busy := g.busy && g.owner != c
 	g.mu.Unlock()
 	if busy {
-		c.rejectBusy(g)
+		c.rejectBusy(g, spec)
 	}
 	return busy
 }
 
-func (c *Client) rejectBusy(g *execGate) {
+func (c *Client) rejectBusy(g *execGate, spec *CommandSpec) {
 	g.mu.Lock()
 	evl := g.busyEvl
 	g.mu.Unlock()
+	msg := "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	if evl {
-		c.Error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
-	} else {
-		c.Error("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
+		msg = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	}
+	if spec != nil && spec.fullName == "exec" && c.multi != nil {
+		// A refused EXEC ends the transaction (Redis's execCommandAbort).
+		c.discardTransaction()
+		c.srv.tx.watch.unwatchAll(c)
+		msg = "EXECABORT Transaction discarded because of: " + msg
+	}
+	c.Error(msg)
 }
 
 type gateWait uint8

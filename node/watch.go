@@ -203,7 +203,15 @@ func (c *Client) watchFailed(held func(db int, slot uint16) bool) bool {
 // command wrote.
 func (c *Client) touchWritten(spec *CommandSpec, args [][]byte) {
 	fx := &c.fx
-	if c.errored || c.bs.pending != nil || (fx.none && !fx.replaced) {
+	if c.errored || c.bs.pending != nil {
+		return
+	}
+	if spec.isDBWide() {
+		// FLUSHDB/FLUSHALL/SWAPDB propagate themselves (and say NoEffect).
+		c.touchDBWide(spec, args)
+		return
+	}
+	if fx.none && !fx.replaced {
 		return
 	}
 	db := c.DB()
@@ -219,10 +227,6 @@ func (c *Client) touchWritten(spec *CommandSpec, args [][]byte) {
 		return
 	}
 	if spec.Flags&FlagWrite == 0 {
-		return
-	}
-	if spec.isDBWide() {
-		c.touchDBWide(spec, args)
 		return
 	}
 	c.touchKeysOf(reg, db.ID(), spec, args)
