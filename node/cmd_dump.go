@@ -304,7 +304,8 @@ func appendBulkCommand(dst []byte, argv ...[]byte) []byte {
 // mode) per live key to the target, reads one reply line for each, deletes
 // the acknowledged keys unless COPY, and propagates those deletions as DEL.
 // The network I/O runs while the dispatcher holds the keys' slot locks
-// (Redis blocks entirely); every step is bounded by the timeout argument.
+// (Redis blocks entirely); as in Redis, the timeout argument bounds each
+// step: the connect, each 64 KiB written, each reply line read.
 // A socket error before any RESTORE was acknowledged is retried once on a
 // fresh connection, unless it was a timeout.
 func cmdMigrate(c *Client, args [][]byte) {
@@ -358,7 +359,6 @@ func cmdMigrate(c *Client, args [][]byte) {
 			c.Error("IOERR error or timeout connecting to the client")
 			return
 		}
-		deadline := time.Now().Add(m.timeout)
 		var buf []byte
 		if m.hasAuth {
 			if m.username != nil {
@@ -405,7 +405,7 @@ func cmdMigrate(c *Client, args [][]byte) {
 			c.Error("IOERR error or timeout " + what + " to target instance")
 			return false
 		}
-		if err := cn.write(buf, deadline); err != nil {
+		if err := cn.write(buf, m.timeout); err != nil {
 			if fail(true, err) {
 				continue
 			}
@@ -413,7 +413,7 @@ func cmdMigrate(c *Client, args [][]byte) {
 		}
 		var authReply, selReply string
 		if m.hasAuth {
-			if authReply, err = cn.readLine(deadline); err != nil {
+			if authReply, err = cn.readLine(m.timeout); err != nil {
 				if fail(false, err) {
 					continue
 				}
@@ -421,7 +421,7 @@ func cmdMigrate(c *Client, args [][]byte) {
 			}
 		}
 		if sel {
-			if selReply, err = cn.readLine(deadline); err != nil {
+			if selReply, err = cn.readLine(m.timeout); err != nil {
 				if fail(false, err) {
 					continue
 				}
@@ -432,7 +432,7 @@ func cmdMigrate(c *Client, args [][]byte) {
 		socketErr := error(nil)
 		j := 0
 		for ; j < len(sent); j++ {
-			reply, err := cn.readLine(deadline)
+			reply, err := cn.readLine(m.timeout)
 			if err != nil {
 				socketErr = err
 				break

@@ -307,3 +307,24 @@ func TestMigrateFromClusterSendsRestoreAsking(t *testing.T) {
 	require.Equal(t, "-CROSSSLOT Keys in request don't hash to the same slot\r\n",
 		tc.do("MIGRATE", "127.0.0.1", port, "", "0", "1000", "KEYS", "a", "b"))
 }
+
+// TestMigrateLargeValue moves a 200k-element list (a ~2 MB payload, many
+// 64 KiB writes) from shoal to a real redis-server and back.
+func TestMigrateLargeValue(t *testing.T) {
+	s := startTestServer(t, "--enable-debug-command", "yes")
+	tc := dialTest(t, s)
+	redisAddr := startRealRedis(t, "--enable-debug-command", "yes")
+	redis := dialTestAddr(t, redisAddr)
+	require.Empty(t, pipelineDo(t, tc, batched([]string{"RPUSH", "big"}, 200_000, func(i int) []string {
+		return []string{"element-" + strconv.Itoa(i)}
+	})))
+	want := tc.do("DEBUG", "DIGEST-VALUE", "big")
+	rh, rp, _ := net.SplitHostPort(redisAddr)
+	require.Equal(t, "+OK\r\n", tc.do("MIGRATE", rh, rp, "big", "0", "5000"))
+	require.Equal(t, ":0\r\n", tc.do("EXISTS", "big"))
+	require.Equal(t, want, redis.do("DEBUG", "DIGEST-VALUE", "big"))
+	sh, sp, _ := net.SplitHostPort(s.Addr().String())
+	require.Equal(t, "+OK\r\n", redis.do("MIGRATE", sh, sp, "big", "0", "5000"))
+	require.Equal(t, want, tc.do("DEBUG", "DIGEST-VALUE", "big"))
+	require.Equal(t, ":200000\r\n", tc.do("LLEN", "big"))
+}

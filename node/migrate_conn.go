@@ -153,18 +153,27 @@ func (mc *migrateConnCache) closeAll() {
 	}
 }
 
-// write sends b within the deadline.
-func (cn *migrateConn) write(b []byte, deadline time.Time) error {
-	cn.conn.SetWriteDeadline(deadline)
-	// Redis writes in 64 KiB pieces with the timeout applying to each;
-	// one deadline for the whole write bounds the command better.
-	_, err := cn.conn.Write(b)
-	return classifyNetErr(err)
+// migrateWriteChunk is the size of one write to the target: as in Redis,
+// the timeout bounds each 64 KiB piece, not the whole transfer.
+const migrateWriteChunk = 64 << 10
+
+// write sends b, each piece within timeout (connSyncWrite per 64 KiB).
+func (cn *migrateConn) write(b []byte, timeout time.Duration) error {
+	for len(b) > 0 {
+		n := min(len(b), migrateWriteChunk)
+		cn.conn.SetWriteDeadline(time.Now().Add(timeout))
+		if _, err := cn.conn.Write(b[:n]); err != nil {
+			return classifyNetErr(err)
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
-// readLine reads one reply line (without CRLF) within the deadline.
-func (cn *migrateConn) readLine(deadline time.Time) (string, error) {
-	cn.conn.SetReadDeadline(deadline)
+// readLine reads one reply line (without CRLF) within timeout
+// (connSyncReadLine).
+func (cn *migrateConn) readLine(timeout time.Duration) (string, error) {
+	cn.conn.SetReadDeadline(time.Now().Add(timeout))
 	var line []byte
 	for {
 		chunk, isPrefix, err := cn.r.ReadLine()
