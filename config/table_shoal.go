@@ -13,7 +13,8 @@ import (
 const FlagExtension Flag = 1 << 16
 
 // shoalDirectives are the directives of shoal's deployment features (issue
-// 9: metrics, self-forming clusters, per-slot statistics). They come after
+// 9: metrics, self-forming clusters, per-slot statistics, handing slots
+// over at shutdown). They come after
 // Redis's table, so CONFIG REWRITE appends them last.
 func shoalDirectives() []*directive {
 	const (
@@ -38,6 +39,10 @@ func shoalDirectives() []*directive {
 		// bytes for CLUSTER SLOT-STATS (as Valkey 8; key counts are always
 		// available).
 		boolD("cluster-slot-stats-enabled", "", ext, false),
+		// cluster-failover-on-shutdown S: on SIGTERM/SIGINT a master
+		// serving slots first hands them to a replica (CLUSTER FAILOVER on
+		// the replica), waiting at most S seconds; 0 = off.
+		numD("cluster-failover-on-shutdown", "", ext, S, 0, 3600, 0, 0),
 	}
 }
 

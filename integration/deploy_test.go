@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
@@ -267,6 +269,7 @@ func TestSelfFormingClusterFromHostCompose(t *testing.T) {
 
 	t.Run("metrics", func(t *testing.T) { checkMetricsFamilies(t, nodes) })
 	t.Run("prestop", func(t *testing.T) { checkPrestop(t, nodes) })
+	t.Run("sigterm-handover", func(t *testing.T) { checkShutdownHandover(t, nodes) })
 
 	// A master comes back on other ports from the same directory: same id,
 	// slots and role, and the cluster is whole again.
@@ -281,6 +284,9 @@ func TestSelfFormingClusterFromHostCompose(t *testing.T) {
 	before, err := Myself(victim.Addr)
 	require.NoError(t, err)
 	oldPort := victim.Port
+	// This restart keeps the role: no handover at shutdown.
+	_, err = Query(victim.Addr, "CONFIG", "SET", "cluster-failover-on-shutdown", "0")
+	require.NoError(t, err)
 	restartOnNewPorts(t, victim)
 	require.NotEqual(t, oldPort, victim.Port)
 	after, err := Myself(victim.Addr)
@@ -530,4 +536,69 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 	t.Logf("all 6 nodes moved to new ports: whole again, same ids, slots and roles, in %v", time.Since(start).Round(time.Millisecond))
 	out, code := RunTool(t, 30*time.Second, cli, "--cluster", "check", nodes[0].Addr)
 	require.Equal(t, 0, code, out)
+}
+
+// checkShutdownHandover stops a master with SIGTERM, as `docker stop` does:
+// with cluster-failover-on-shutdown (set in the compose files) it first
+// hands its slots to its replica, so that every acknowledged key is still
+// readable after it restarts (as a replica: there is no persistence). When
+// this build cannot fail over, the node stops as a master and says so.
+func checkShutdownHandover(t *testing.T, nodes []*deployNode) {
+	var victim *deployNode
+	for _, n := range nodes {
+		me, err := Myself(n.Addr)
+		require.NoError(t, err)
+		if me.HasFlag("master") {
+			victim = n
+			break
+		}
+	}
+	before, err := Myself(victim.Addr)
+	require.NoError(t, err)
+	start := time.Now()
+	victim.Restart() // SIGTERM, wait, start again from the same directory
+	t.Logf("SIGTERM + restart of master %s: %v", victim.service, time.Since(start).Round(time.Millisecond))
+	log := victim.Log()
+	i := strings.LastIndex(log, "cluster-failover-on-shutdown: ")
+	require.GreaterOrEqual(t, i, 0, "the handover is logged")
+	what := log[i:]
+	what = what[:strings.IndexByte(what, '\t')]
+	t.Logf("%s", what)
+	cnodes := clusterNodesOf(nodes)
+	if !strings.Contains(what, "took over the slots") {
+		require.Contains(t, what, "stopping without a failover")
+		WaitFor(t, settleTimeout, "the cluster to settle", func() string { return formedAsPlanned(cnodes) })
+		return
+	}
+	WaitFor(t, settleTimeout, "the cluster to settle with the old master as a replica", func() string {
+		me, err := Myself(victim.Addr)
+		if err != nil {
+			return err.Error()
+		}
+		if me.ID != before.ID || !me.HasFlag("slave") {
+			return fmt.Sprintf("%s is %s %s", victim.service, me.ID, me.Flags)
+		}
+		return formedAsPlanned(cnodes)
+	})
+	readAllKeys(t, victim.Addr)
+}
+
+// readAllKeys reads back the 10,000 keys goRedisClusterKeys wrote.
+func readAllKeys(t *testing.T, seed string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{seed}, MaxRedirects: 5})
+	defer cc.Close()
+	for lo := 0; lo < 10000; lo += 1000 {
+		cmds, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := lo; i < lo+1000; i++ {
+				p.Get(ctx, "gr:"+strconv.Itoa(i))
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		for j, c := range cmds {
+			require.Equal(t, "value-"+strconv.Itoa((lo+j)*7), c.(*redis.StringCmd).Val(), "gr:%d", lo+j)
+		}
+	}
 }

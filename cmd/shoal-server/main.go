@@ -132,6 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			name = "SIGINT"
 		}
 		log.Warn(fmt.Sprintf("Received %s scheduling shutdown...", name))
+		handOverOnShutdown(cfg, log) // cmd/shoal-server/prestop.go
 	case <-stopped:
 		log.Warn("User requested shutdown...")
 	}

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shoal-db/shoal/config"
+	"go.uber.org/zap"
 )
 
 // `shoal-server --prestop [port [timeout-seconds]]` is the Kubernetes preStop
@@ -49,16 +52,22 @@ func prestop(args []string, stdout, stderr io.Writer) int {
 		}
 		timeout = time.Duration(s) * time.Second
 	}
-	self := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	nodes, err := clusterNodesOf(self)
+	fmt.Fprintln(stdout, "prestop: "+handOver(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), os.Getenv("SHOAL_PASSWORD"), timeout))
+	return 0
+}
+
+// handOver moves the slots of the master at self to one of its connected
+// replicas (CLUSTER FAILOVER sent to the replica) and waits at most timeout
+// until self is a replica. It returns what happened, for the log; it never
+// fails: a node that cannot hand over stops as it would have anyway.
+func handOver(self, password string, timeout time.Duration) string {
+	nodes, err := clusterNodesOf(self, password)
 	if err != nil {
-		fmt.Fprintf(stdout, "prestop: %v; nothing to hand over\n", err)
-		return 0
+		return fmt.Sprintf("%v; nothing to hand over", err)
 	}
 	me, ok := nodes.myself()
 	if !ok || !me.hasFlag("master") || len(me.slots) == 0 {
-		fmt.Fprintln(stdout, "prestop: not a master serving slots; nothing to hand over")
-		return 0
+		return "not a master serving slots; nothing to hand over"
 	}
 	var replicaAddr string
 	for _, n := range nodes {
@@ -68,28 +77,24 @@ func prestop(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if replicaAddr == "" {
-		fmt.Fprintln(stdout, "prestop: no connected replica; stopping without a failover")
-		return 0
+		return "no connected replica; stopping without a failover"
 	}
-	reply, err := roundTrip(replicaAddr, "CLUSTER", "FAILOVER")
+	reply, err := roundTrip(replicaAddr, password, "CLUSTER", "FAILOVER")
 	if err != nil || reply != "OK" {
-		fmt.Fprintf(stdout, "prestop: CLUSTER FAILOVER on %s: %q %v; stopping without a failover\n", replicaAddr, reply, err)
-		return 0
+		return fmt.Sprintf("CLUSTER FAILOVER on %s: %q %v; stopping without a failover", replicaAddr, reply, err)
 	}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		time.Sleep(prestopPoll)
-		nodes, err := clusterNodesOf(self)
+		nodes, err := clusterNodesOf(self, password)
 		if err != nil {
 			continue
 		}
 		if me, ok := nodes.myself(); ok && me.hasFlag("slave") {
-			fmt.Fprintf(stdout, "prestop: %s took over the slots\n", replicaAddr)
-			return 0
+			return replicaAddr + " took over the slots"
 		}
 	}
-	fmt.Fprintf(stdout, "prestop: still a master after %v; stopping anyway\n", timeout)
-	return 0
+	return fmt.Sprintf("still a master after %v; stopping anyway", timeout)
 }
 
 // nodeLine is one CLUSTER NODES line.
@@ -118,8 +123,8 @@ func (ns nodeLines) myself() (nodeLine, bool) {
 	return nodeLine{}, false
 }
 
-func clusterNodesOf(addr string) (nodeLines, error) {
-	text, err := roundTrip(addr, "CLUSTER", "NODES")
+func clusterNodesOf(addr, password string) (nodeLines, error) {
+	text, err := roundTrip(addr, password, "CLUSTER", "NODES")
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +144,9 @@ func clusterNodesOf(addr string) (nodeLines, error) {
 	return out, nil
 }
 
-// roundTrip sends one command (after AUTH when SHOAL_PASSWORD is set) and
+// roundTrip sends one command (after AUTH when password is not empty) and
 // returns a status or bulk reply as text, an error reply as an error.
-func roundTrip(addr string, args ...string) (string, error) {
+func roundTrip(addr, password string, args ...string) (string, error) {
 	c, err := net.DialTimeout("tcp", addr, prestopDialTimeout)
 	if err != nil {
 		return "", err
@@ -149,8 +154,8 @@ func roundTrip(addr string, args ...string) (string, error) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(prestopIOTimeout))
 	r := bufio.NewReader(c)
-	if pw := os.Getenv("SHOAL_PASSWORD"); pw != "" {
-		if _, err := c.Write(encodeRequest("AUTH", pw)); err != nil {
+	if password != "" {
+		if _, err := c.Write(encodeRequest("AUTH", password)); err != nil {
 			return "", err
 		}
 		if _, err := readSimpleReply(r); err != nil {
@@ -205,4 +210,28 @@ func readSimpleReply(r *bufio.Reader) (string, error) {
 		return string(buf[:n]), nil
 	}
 	return "", fmt.Errorf("unexpected reply %q", line)
+}
+
+// handOverOnShutdown runs before a signalled shutdown when
+// cluster-failover-on-shutdown is set (seconds, 0 = off): a master serving
+// slots hands them to a replica first, so that a plain `docker stop` or
+// `docker compose restart` loses no acknowledged write (a Kubernetes pod
+// does the same in its preStop hook, before the signal).
+func handOverOnShutdown(cfg *config.Config, log *zap.Logger) {
+	secs := cfg.Int("cluster-failover-on-shutdown")
+	if secs <= 0 || !cfg.Bool("cluster-enabled") {
+		return
+	}
+	host := "127.0.0.1"
+	for _, b := range cfg.Strings("bind") {
+		b = strings.TrimPrefix(b, "-")
+		if ip := net.ParseIP(b); ip != nil && !ip.IsUnspecified() {
+			host = ip.String()
+			break
+		}
+	}
+	self := net.JoinHostPort(host, strconv.FormatInt(cfg.Int("port"), 10))
+	start := time.Now()
+	what := handOver(self, cfg.String("requirepass"), time.Duration(secs)*time.Second)
+	log.Warn("cluster-failover-on-shutdown: "+what, zap.Duration("took", time.Since(start)))
 }
