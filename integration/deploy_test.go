@@ -443,8 +443,9 @@ func checkPrestop(t *testing.T, nodes []*deployNode) {
 
 // TestSelfFormedClusterSurvivesEveryNodeMoving stops every node and starts
 // them all again on new ports at once, each from its directory, with seeds
-// naming the new addresses (as a Kubernetes headless Service's names do
-// after every pod got a new IP): no nodes.conf holds a valid peer address,
+// naming the new addresses by a host name (as a Kubernetes headless
+// Service's names do after every pod got a new IP): no nodes.conf holds a
+// valid peer address,
 // yet every node keeps its id, slots and role, and the cluster is whole.
 func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 	cli := redisCLIPath(t)
@@ -456,6 +457,11 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 		me, err := Myself(n.Addr)
 		require.NoError(t, err)
 		before[n.Dir] = me
+	}
+	for _, n := range nodes {
+		// Roles must survive as they are: no handover at this shutdown.
+		_, err := Query(n.Addr, "CONFIG", "SET", "cluster-failover-on-shutdown", "0")
+		require.NoError(t, err)
 	}
 	for _, n := range nodes {
 		n.Stop()
@@ -487,7 +493,8 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 	for _, n := range nodes {
 		n.Port, n.CPort, n.MetricsPort = pick(false), pick(true), pick(false)
 		n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port))
-		seeds = append(seeds, fmt.Sprintf("127.0.0.1:%d@%d", n.Port, n.CPort))
+		// By name, resolved by each node (localhost: 127.0.0.1 and ::1).
+		seeds = append(seeds, fmt.Sprintf("localhost:%d@%d", n.Port, n.CPort))
 	}
 	for _, n := range nodes {
 		args := slices.Clone(n.Args)

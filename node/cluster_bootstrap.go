@@ -346,30 +346,43 @@ func (f *clusterFormer) meetSeeds(ctx context.Context) {
 			known[net.JoinHostPort(n.IP, strconv.Itoa(n.Port))] = true
 		}
 	}
+	myIP := net.ParseIP(f.bus.Myself().IP)
 	var r net.Resolver
 	for _, seed := range f.seeds {
-		ips := []string{seed.Host}
+		ip := seed.Host
 		if net.ParseIP(seed.Host) == nil {
 			lctx, cancel := context.WithTimeout(ctx, seedResolveTimeout)
 			addrs, err := r.LookupHost(lctx, seed.Host)
 			cancel()
-			if err != nil {
+			if err != nil || len(addrs) == 0 {
 				f.log.Debug("cluster seed does not resolve yet", zap.String("seed", seed.Host), zap.Error(err))
 				continue
 			}
-			ips = addrs
+			ip = pickSeedAddr(addrs, myIP)
 		}
-		for _, ip := range ips {
-			if known[net.JoinHostPort(ip, strconv.Itoa(seed.Port))] {
-				continue
-			}
-			cport := seed.CPort
-			if cport == 0 {
-				cport = seed.Port + 10000
-			}
-			if err := f.bus.Meet([]byte(ip), []byte(strconv.Itoa(seed.Port)), []byte(strconv.Itoa(cport))); err != nil {
-				f.log.Debug("meeting a cluster seed", zap.String("addr", ip), zap.Error(err))
-			}
+		if known[net.JoinHostPort(ip, strconv.Itoa(seed.Port))] {
+			continue
+		}
+		cport := seed.CPort
+		if cport == 0 {
+			cport = seed.Port + 10000
+		}
+		if err := f.bus.Meet([]byte(ip), []byte(strconv.Itoa(seed.Port)), []byte(strconv.Itoa(cport))); err != nil {
+			f.log.Debug("meeting a cluster seed", zap.String("addr", ip), zap.Error(err))
 		}
 	}
+}
+
+// pickSeedAddr chooses one address of a seed's name (a name is one node):
+// the first of this node's address family ("localhost" resolves to both
+// 127.0.0.1 and ::1, and a MEET to the one the node does not listen on would
+// linger in handshake), else the first.
+func pickSeedAddr(addrs []string, myIP net.IP) string {
+	wantV4 := myIP == nil || myIP.To4() != nil
+	for _, a := range addrs {
+		if ip := net.ParseIP(a); ip != nil && (ip.To4() != nil) == wantV4 {
+			return a
+		}
+	}
+	return addrs[0]
 }

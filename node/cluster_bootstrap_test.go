@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"net"
 	"testing"
 
 	"github.com/shoal-db/shoal/gossip"
@@ -112,5 +113,18 @@ func TestFormationStepLateJoinerTakesFewestReplicas(t *testing.T) {
 	v[2].Flags |= gossip.FlagFail
 	if a := formationStep(testID(6), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
 		t.Fatalf("with master 2 failed: %+v", a)
+	}
+}
+
+func TestPickSeedAddr(t *testing.T) {
+	both := []string{"::1", "127.0.0.1"}
+	if got := pickSeedAddr(both, net.ParseIP("127.0.0.1")); got != "127.0.0.1" {
+		t.Errorf("v4 node: %s", got)
+	}
+	if got := pickSeedAddr(both, net.ParseIP("fd00::5")); got != "::1" {
+		t.Errorf("v6 node: %s", got)
+	}
+	if got := pickSeedAddr([]string{"::1"}, net.ParseIP("127.0.0.1")); got != "::1" {
+		t.Errorf("only v6: %s", got)
 	}
 }
