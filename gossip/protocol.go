@@ -202,7 +202,8 @@ func (s *State) Step(m *Message) {
 		}
 		failing := s.lookup(m.About)
 		if failing != nil && failing.flags&(FlagFail|FlagMyself) == 0 {
-			s.log.Info("FAIL message received", zap.String("from", m.Sender), zap.String("about", m.About))
+			s.log.Info("FAIL message received", zap.String("from", m.Sender), zap.String("about", m.About),
+				zap.Uint64("currentEpoch", s.currentEpoch))
 			failing.flags |= FlagFail
 			failing.failTime = now
 			failing.flags &^= FlagPFail
@@ -605,7 +606,8 @@ func (s *State) Tick() {
 			delay = d
 		}
 		if delay > nt && n.flags&(FlagPFail|FlagFail) == 0 {
-			s.log.Debug("node possibly failing", zap.String("node", n.id))
+			s.log.Info("node possibly failing (PFAIL)", zap.String("node", n.id), zap.Duration("silent", delay),
+				zap.Uint64("currentEpoch", s.currentEpoch))
 			n.flags |= FlagPFail
 			updateState = true
 			pfailed = append(pfailed, n)

@@ -540,7 +540,8 @@ func (s *State) markFailingIfNeeded(n *node) {
 	if failures < quorum {
 		return
 	}
-	s.log.Info("marking node as failing (quorum reached)", zap.String("node", n.id))
+	s.log.Warn("marking node as failing (quorum reached)", zap.String("node", n.id), zap.Int("reports", failures),
+		zap.Int("quorum", quorum), zap.Uint64("currentEpoch", s.currentEpoch))
 	n.flags &^= FlagPFail
 	n.flags |= FlagFail
 	n.failTime = s.clock.Now()
@@ -554,11 +555,15 @@ func (s *State) markFailingIfNeeded(n *node) {
 func (s *State) clearFailureIfNeeded(n *node) {
 	now := s.clock.Now()
 	if n.isSlave() || n.numSlots == 0 {
+		s.log.Info("clear FAIL state: it is reachable again and serves no slot", zap.String("node", n.id),
+			zap.Uint64("currentEpoch", s.currentEpoch))
 		n.flags &^= FlagFail
 		s.todoUpdateState = true
 		s.save(false)
 	}
 	if n.isMaster() && n.numSlots > 0 && now.Sub(n.failTime) > s.opts.NodeTimeout*failUndoTimeMult {
+		s.log.Info("clear FAIL state: it is reachable again and nobody took its slots", zap.String("node", n.id),
+			zap.Uint64("currentEpoch", s.currentEpoch))
 		n.flags &^= FlagFail
 		s.todoUpdateState = true
 		s.save(false)

@@ -53,8 +53,17 @@ func (s *Server) wireFailover() {
 	if s.cluster == nil {
 		return
 	}
-	if src, ok := any(s.repl).(replOffsetSource); ok && s.repl != nil {
+	switch src := any(s.repl).(type) {
+	case replOffsetSource:
 		s.cluster.SetReplOffsetSource(src.ReplOffset)
+	case *replState:
+		if src != nil && src.m != nil {
+			// master_repl_offset: on a replica too, the master's stream
+			// passes through this backlog, so it is the processed offset.
+			// (The once-a-second SetReplOffset of the replication cron is
+			// too stale for the manual failover's final offset.)
+			s.cluster.SetReplOffsetSource(src.m.Offset)
+		}
 	}
 	for _, name := range []string{"cluster-replica-validity-factor", "cluster-migration-barrier", "repl-ping-replica-period"} {
 		s.cfg.OnChange(name, func(string) error {
