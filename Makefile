@@ -80,6 +80,7 @@ bench: build
 	scripts/bench.sh
 	scripts/bench-types-memory.sh
 	scripts/bench-scripting.sh
+	scripts/bench-replication.sh
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then \

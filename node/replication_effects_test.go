@@ -79,7 +79,7 @@ func (sc *streamCapture) until() []string {
 
 var (
 	unixMsRE    = regexp.MustCompile(`\b1[0-9]{12}\b`)
-	streamIDRE  = regexp.MustCompile(`\b<ts>-[0-9]+\b`)
+	streamIDRE  = regexp.MustCompile(`<ts>-[0-9]+`)
 	floatTailRE = regexp.MustCompile(`(\d+\.\d{10})\d+`)
 )
 

@@ -14,12 +14,14 @@ import (
 //
 //	REPLIMAGE <db> <slot> <payload>
 //
-// where payload is a sequence of RESP commands that rebuild the slot's keys
-// from nothing (SET and PEXPIREAT for strings, RESTORE of the DUMP payload
-// for every other type). The
-// replica empties the slot, runs the payload against db, and does not count
-// the image's bytes in its replication offset (they are not in the master's
-// backlog). "REPLIMAGE DONE" ends the full sync.
+// The payload is a sequence of RESP bulk strings, three per key: the key,
+// its absolute expiry in unix ms (0 = none), and its value: 'S' followed by
+// a string's bytes, or 'R' followed by the value in RDB form (package rdb:
+// type byte and object, stream groups and pending entries included). The
+// replica replaces the slot with the image under the slot's lock, so its
+// readers never see half of it, and does not count the image's bytes in its
+// replication offset (they are not in the master's backlog).
+// "REPLIMAGE DONE" ends the full sync.
 
 const imageCommand = "REPLIMAGE"
 
@@ -29,7 +31,7 @@ func appendSlotImage(dst []byte, db *store.DB, dbID int, slot uint16, scratch []
 	payload := scratch[:0]
 	now := db.Keyspace().Now()
 	db.ScanSlotLocked(slot, func(e *store.Entry) {
-		if e.ExpireAt() != 0 && now > e.ExpireAt() {
+		if e.ExpireAt() != 0 && now > e.ExpireAt() && !db.Keyspace().ReplicaMode() {
 			return // logically expired: its DEL follows in the stream
 		}
 		payload = appendKeyImage(payload, e)
@@ -39,20 +41,101 @@ func appendSlotImage(dst []byte, db *store.DB, dbID int, slot uint16, scratch []
 	return dst, payload
 }
 
-// appendKeyImage appends the commands that rebuild e: SET (and PEXPIREAT)
-// for a string; for every other type RESTORE of its DUMP payload (package
-// rdb) with REPLACE ABSTTL, which keeps the exact encoding, stream consumer
-// groups and pending entries included.
+// appendKeyImage appends one key's three bulks.
 func appendKeyImage(dst []byte, e *store.Entry) []byte {
-	key := []byte(e.Key())
-	at := e.ExpireAt()
+	dst = appendBulk(dst, []byte(e.Key()))
+	dst = appendBulk(dst, strconv.AppendInt(nil, e.ExpireAt(), 10))
 	if e.Type() == store.TypeString {
-		dst = replication.AppendCommand(dst, [][]byte{[]byte("SET"), key, e.Bytes()})
-		if at != 0 {
-			dst = replication.AppendCommand(dst, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
-		}
-		return dst
+		v := e.Bytes()
+		dst = append(dst, '$')
+		dst = strconv.AppendInt(dst, int64(len(v)+1), 10)
+		dst = append(dst, '\r', '\n', 'S')
+		dst = append(dst, v...)
+		return append(dst, '\r', '\n')
 	}
-	return replication.AppendCommand(dst, [][]byte{[]byte("RESTORE"), key, strconv.AppendInt(nil, at, 10),
-		rdb.DumpPayload(e), []byte("REPLACE"), []byte("ABSTTL")})
+	return appendBulk(dst, rdb.AppendValue([]byte{'R'}, e))
+}
+
+func appendBulk(dst, b []byte) []byte {
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(len(b)), 10)
+	dst = append(dst, '\r', '\n')
+	dst = append(dst, b...)
+	return append(dst, '\r', '\n')
+}
+
+// applySlotImage replaces one slot of db with an image's payload, under the
+// slot's lock. A malformed payload is a protocol error (the link drops and
+// the replica syncs again).
+func (r *replState) applySlotImage(dbID int, slot uint16, payload []byte) error {
+	db := r.s.ks.DB(dbID)
+	lim := rdbLimits(r.s.cfg)
+	one := []uint16{slot}
+	db.Lock(slot)
+	defer db.Unlock(slot)
+	db.SeeExpired(one, true) // keys the master keeps are live here too
+	defer db.SeeExpired(one, false)
+	db.FlushSlotLocked(slot)
+	p := payload
+	for len(p) > 0 {
+		var key, at, val []byte
+		var ok bool
+		if key, p, ok = cutBulk(p); !ok {
+			return replication.ErrProtocol
+		}
+		if at, p, ok = cutBulk(p); !ok {
+			return replication.ErrProtocol
+		}
+		if val, p, ok = cutBulk(p); !ok || len(val) == 0 {
+			return replication.ErrProtocol
+		}
+		expireAt, ok := parseInt64Arg(at)
+		if !ok {
+			return replication.ErrProtocol
+		}
+		var e *store.Entry
+		switch val[0] {
+		case 'S':
+			e = db.SetString(key, val[1:], false)
+		case 'R':
+			obj, n, err := rdb.DecodeValue(val[1:], lim)
+			if err != nil || n != len(val)-1 {
+				return replication.ErrProtocol
+			}
+			if obj.Type == store.TypeString {
+				e = db.SetString(key, obj.Str, false)
+			} else {
+				e = db.SetValue(key, obj.Value)
+			}
+		default:
+			return replication.ErrProtocol
+		}
+		if expireAt != 0 {
+			db.SetExpire(key, e, expireAt)
+		}
+	}
+	return nil
+}
+
+// cutBulk splits one "$<n>\r\n<n bytes>\r\n" off p.
+func cutBulk(p []byte) (bulk, rest []byte, ok bool) {
+	if len(p) < 4 || p[0] != '$' {
+		return nil, nil, false
+	}
+	i := 1
+	n := 0
+	for ; i < len(p) && p[i] != '\r'; i++ {
+		if p[i] < '0' || p[i] > '9' || n > len(p) {
+			return nil, nil, false
+		}
+		n = n*10 + int(p[i]-'0')
+	}
+	if i == 1 || i+1 >= len(p) || p[i+1] != '\n' {
+		return nil, nil, false
+	}
+	start := i + 2
+	if n > len(p)-start-2 || p[start+n] != '\r' || p[start+n+1] != '\n' {
+		return nil, nil, false
+	}
+	return p[start : start+n], p[start+n+2:], true
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -354,24 +353,7 @@ func (r *replState) applyImage(c *Client, args [][]byte) error {
 	if !ok1 || !ok2 || dbID < 0 || dbID >= int64(r.s.ks.NumDBs()) || slot < 0 || slot >= store.NumSlots {
 		return replication.ErrProtocol
 	}
-	r.s.ks.DB(int(dbID)).FlushSlot(uint16(slot))
-	saved := c.dbIndex.Load()
-	c.dbIndex.Store(int32(dbID))
-	defer c.dbIndex.Store(saved)
-	pr := replication.NewStreamReader(bytes.NewReader(args[3]), replication.Limits{MaxBulkLen: int64(len(args[3]))})
-	var argv [][]byte
-	for {
-		var err error
-		argv, _, err = pr.ReadCommand(argv)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		c.out = c.out[:0]
-		c.run(argv)
-	}
+	return r.applySlotImage(int(dbID), uint16(slot), args[3])
 }
 
 // sendAck sends REPLCONF ACK <offset> to the master (every second, and on

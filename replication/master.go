@@ -39,6 +39,8 @@ type Master struct {
 
 	active atomic.Bool // the backlog exists: Propagate has work to do
 
+	encPool sync.Pool // *[]byte: effects are encoded into these before taking mu
+
 	ackMu   sync.Mutex
 	ackWake chan struct{} // closed and replaced when a link acknowledges
 }
@@ -146,27 +148,33 @@ func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
 	if !m.active.Load() {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.backlog == nil {
-		return
+	// Encode outside the lock: writers of other slots only wait for the
+	// copies into the backlog and the links.
+	bp, _ := m.encPool.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
 	}
-	if pre != nil {
-		pre()
-	}
-	enc := m.enc[:0]
-	if db != m.selDB {
-		enc = AppendCommandStrings(enc, "SELECT", strconv.Itoa(db))
-		m.selDB = db
-	}
+	enc := (*bp)[:0]
 	for _, argv := range cmds {
 		enc = AppendCommand(enc, argv)
 	}
-	m.appendLocked(enc)
-	if cap(enc) > 1<<20 {
-		enc = nil
+	m.mu.Lock()
+	if m.backlog != nil {
+		if pre != nil {
+			pre()
+		}
+		if db != m.selDB {
+			m.enc = AppendCommandStrings(m.enc[:0], "SELECT", strconv.Itoa(db))
+			m.selDB = db
+			m.appendLocked(m.enc)
+		}
+		m.appendLocked(enc)
 	}
-	m.enc = enc
+	m.mu.Unlock()
+	if cap(enc) <= 64<<10 {
+		*bp = enc
+		m.encPool.Put(bp)
+	}
 }
 
 // FeedCommand appends a command that does not depend on the database
