@@ -77,7 +77,8 @@ type clientTx struct {
 type serverTx struct {
 	watch   watchRegistry
 	gate    execGate
-	scripts scriptEngine // EVAL scripts and the Lua state (node/script.go)
+	scripts   scriptEngine   // EVAL scripts and the Lua state (node/script.go)
+	functions functionEngine // function libraries (node/cmd_function.go)
 }
 
 // transactionHandlers: MULTI, EXEC, DISCARD, WATCH, UNWATCH.

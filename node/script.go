@@ -93,7 +93,7 @@ type scriptRun struct {
 	cancel   context.CancelFunc
 	repl     int   // redis.set_repl flags
 	slot     int32 // the slot the script's keys hash to, -1 unknown (cluster)
-	held     []uint16
+	argv     [][]byte // the FCALL command (FUNCTION STATS)
 }
 
 // scriptHandlers: EVAL and SCRIPT (FUNCTION is in cmd_function.go).
@@ -306,7 +306,10 @@ func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
 		return
 	}
 	c.runLua(&scriptRun{name: sha, eval: true, flags: sc.flags, readOnly: ro || sc.flags&sfCompat == 0 && sc.flags&sfNoWrites != 0},
-		func(eng *scriptEngine) *lua.LFunction { return eng.evalFunction(sha, sc) }, keys, argv)
+		func(eng *scriptEngine) (*luaEnv, *lua.LFunction) {
+			eng.ensureEnv(c.srv)
+			return eng.env, eng.evalFunction(sha, sc)
+		}, keys, argv)
 }
 
 // prepareScript applies the checks Redis makes before running a script
@@ -353,20 +356,30 @@ func (eng *scriptEngine) evalFunction(sha string, sc *luaScript) *lua.LFunction 
 // ensureEnv creates the Lua state on first use (gate held).
 func (eng *scriptEngine) ensureEnv(s *Server) *luaEnv {
 	if eng.env == nil {
-		eng.env = newLuaEnv(eng.api(s), map[string]lua.LValue{
-			"REPL_NONE": lua.LNumber(0), "REPL_AOF": lua.LNumber(1), "REPL_SLAVE": lua.LNumber(2),
-			"REPL_REPLICA": lua.LNumber(2), "REPL_ALL": lua.LNumber(3),
-		})
-		eng.fns = make(map[string]*lua.LFunction)
 		eng.rand.seed(time.Now().UnixNano())
-		math := eng.env.globals.RawGetString("math")
-		if p, ok := math.(*lua.LTable); ok {
-			real := eng.env.L.GetMetatable(p).(*lua.LTable).RawGetString("__index").(*lua.LTable)
-			real.RawSetString("random", eng.env.L.NewFunction(eng.mathRandom))
-			real.RawSetString("randomseed", eng.env.L.NewFunction(eng.mathRandomseed))
-		}
+		eng.env = eng.newEnv(s)
+		eng.fns = make(map[string]*lua.LFunction)
 	}
 	return eng.env
+}
+
+// newEnv builds a Lua state with the redis API served by this engine.
+func (eng *scriptEngine) newEnv(s *Server) *luaEnv {
+	env := newLuaEnv(eng.api(s), map[string]lua.LValue{
+		"REPL_NONE": lua.LNumber(0), "REPL_AOF": lua.LNumber(1), "REPL_SLAVE": lua.LNumber(2),
+		"REPL_REPLICA": lua.LNumber(2), "REPL_ALL": lua.LNumber(3),
+	})
+	eng.patchMath(env)
+	return env
+}
+
+// patchMath replaces math.random/randomseed with the engine's rand48.
+func (eng *scriptEngine) patchMath(env *luaEnv) {
+	if p, ok := env.globals.RawGetString("math").(*lua.LTable); ok {
+		real := env.L.GetMetatable(p).(*lua.LTable).RawGetString("__index").(*lua.LTable)
+		real.RawSetString("random", env.L.NewFunction(eng.mathRandom))
+		real.RawSetString("randomseed", env.L.NewFunction(eng.mathRandomseed))
+	}
 }
 
 // reset drops the Lua state and the cache (SCRIPT FLUSH; gate held).
@@ -381,8 +394,10 @@ func (eng *scriptEngine) reset() {
 	eng.fns = nil
 }
 
-// runLua runs a script function with the gate closed and replies.
-func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) *lua.LFunction, keys, argv [][]byte) {
+// runLua runs a script function with the gate closed and replies. fnOf
+// returns the Lua state and function to run (nil: it is gone, the reply
+// is written), called with the gate closed.
+func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.LFunction), keys, argv [][]byte) {
 	s := c.srv
 	eng := &s.tx.scripts
 	if run.flags&sfCompat == 0 && run.flags&sfAllowCrossSlot == 0 || s.cluster != nil {
@@ -405,12 +420,11 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) *lua.LFunction,
 			heldDB.LockSlots(held)
 		}
 	}()
-	env := eng.ensureEnv(s)
-	L := env.L
-	fn := fnOf(eng)
+	env, fn := fnOf(eng)
 	if fn == nil {
 		return
 	}
+	L := env.L
 
 	lc := &Client{srv: s, id: c.id, resp: 2, authenticated: true}
 	lc.dbIndex.Store(c.dbIndex.Load())

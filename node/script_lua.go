@@ -41,7 +41,8 @@ type luaEnv struct {
 	globals   *lua.LTable // the real globals (libraries, KEYS, ARGV)
 	proxy     *lua.LTable // the environment scripts see as _G
 	protected map[*lua.LTable]*lua.LTable
-	errFunc   *lua.LFunction // the pcall error handler
+	deep      map[*lua.LTable]*lua.LTable // deepProxy cache
+	errFunc   *lua.LFunction              // the pcall error handler
 }
 
 // newLuaEnv builds a sandboxed state. api registers the redis table's
@@ -68,7 +69,7 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 		L.Call(1, 0)
 	}
 	script.Open(L) // bit, struct, cjson, cmsgpack
-	env := &luaEnv{L: L, globals: L.G.Global, protected: map[*lua.LTable]*lua.LTable{}}
+	env := &luaEnv{L: L, globals: L.G.Global, protected: map[*lua.LTable]*lua.LTable{}, deep: map[*lua.LTable]*lua.LTable{}}
 	g := env.globals
 	for _, name := range []string{"dofile", "loadfile", "print", "module", "require", "_printregs", "channel"} {
 		g.RawSetString(name, lua.LNil)
@@ -209,11 +210,37 @@ func (env *luaEnv) getmetatable(L *lua.LState) int {
 		return 1
 	}
 	if env.isProtected(t) {
-		L.Push(env.readonlyProxy(t))
+		L.Push(env.deepProxy(t))
 		return 1
 	}
 	L.Push(t)
 	return 1
+}
+
+// deepProxy is a read-only view of t whose table values are read-only
+// views too: what getmetatable hands out for a protected table, so that
+// mt.__index (the real globals) cannot be written through.
+func (env *luaEnv) deepProxy(t *lua.LTable) *lua.LTable {
+	if p, ok := env.deep[t]; ok {
+		return p
+	}
+	L := env.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		v := L.GetTable(t, L.Get(2))
+		if vt, ok := v.(*lua.LTable); ok {
+			v = env.deepProxy(vt)
+		}
+		L.Push(v)
+		return 1
+	}))
+	mt.RawSetString("__newindex", L.NewFunction(luaReadonlyError))
+	L.SetMetatable(p, mt)
+	env.deep[t] = p
+	env.protected[p] = p
+	env.protected[mt] = nil
+	return p
 }
 
 // setfenv may change a function's environment but not the thread's
