@@ -75,8 +75,8 @@ type clientTx struct {
 
 // serverTx is the server's transaction and scripting state.
 type serverTx struct {
-	watch   watchRegistry
-	gate    execGate
+	watch     watchRegistry
+	gate      execGate
 	scripts   scriptEngine   // EVAL scripts and the Lua state (node/script.go)
 	functions functionEngine // function libraries (node/cmd_function.go)
 }

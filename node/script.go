@@ -91,8 +91,8 @@ type scriptRun struct {
 	dirty    atomic.Bool // a write command ran: SCRIPT KILL refuses
 	killed   atomic.Bool
 	cancel   context.CancelFunc
-	repl     int   // redis.set_repl flags
-	slot     int32 // the slot the script's keys hash to, -1 unknown (cluster)
+	repl     int      // redis.set_repl flags
+	slot     int32    // the slot the script's keys hash to, -1 unknown (cluster)
 	argv     [][]byte // the FCALL command (FUNCTION STATS)
 }
 
