@@ -484,7 +484,7 @@ func TestManualFailoverUnderWrites(t *testing.T) {
 	WaitClusterSettled(t, nodes, 3, settleTimeout)
 	reply, err = Query(mnode.Addr, "CLUSTER", "FAILOVER", "TAKEOVER", "NOW")
 	require.NoError(t, err)
-	require.Equal(t, "-ERR unknown subcommand or wrong number of arguments for 'failover'. Try CLUSTER HELP.", reply)
+	require.Equal(t, "-ERR unknown subcommand or wrong number of arguments for 'FAILOVER'. Try CLUSTER HELP.", reply)
 	reply, err = Query(rnode.Addr, "CLUSTER", "FAILOVER")
 	require.NoError(t, err)
 	require.Equal(t, "-ERR You should send CLUSTER FAILOVER to a replica", reply)
