@@ -40,8 +40,10 @@ import (
 // its stable DNS name (its id, slots and role come from its nodes.conf).
 
 const (
-	// formationPoll is how often the view is examined.
+	// formationPoll is how often the view is examined while forming;
+	// formedPoll once this node has its role.
 	formationPoll = 200 * time.Millisecond
+	formedPoll    = time.Second
 	// formationSettle is how long the set of known nodes must stay the same
 	// before a fresh cluster assigns its slots (nodes still in handshake
 	// would otherwise make two nodes compute different plans).
@@ -200,6 +202,7 @@ type clusterFormer struct {
 	lastSet   []string  // the known ids at the previous poll
 	setSince  time.Time // when lastSet last changed
 	lastMeet  time.Time
+	lastPoll  time.Time
 	announced bool // "formed" logged
 }
 
@@ -244,8 +247,12 @@ func (f *clusterFormer) run() {
 // poll is one look at the view: meet the seeds if someone is missing, then
 // take the next formation step.
 func (f *clusterFormer) poll() {
-	nodes := f.bus.Nodes()
 	now := time.Now()
+	if f.announced && now.Sub(f.lastPoll) < formedPoll {
+		return // formed: only the seeds are left to watch
+	}
+	f.lastPoll = now
+	nodes := f.bus.Nodes()
 	if f.needsSeeds(nodes, now) && now.Sub(f.lastMeet) >= seedMeetEvery {
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
@@ -334,7 +341,9 @@ func (f *clusterFormer) needsSeeds(nodes []gossip.NodeInfo, now time.Time) bool 
 	return peers == 0 || connected == 0 && now.Sub(f.started) >= staleConfAfter
 }
 
-// meetSeeds resolves every seed and MEETs those no known node answers at.
+// meetSeeds resolves every seed and MEETs the addresses no known node has
+// (a name that now leads to a new address). Known addresses, failing or
+// not, are the bus's own business: it re-joins them periodically.
 func (f *clusterFormer) meetSeeds(ctx context.Context) {
 	f.lastMeet = time.Now()
 	if len(f.seeds) == 0 {
@@ -342,7 +351,7 @@ func (f *clusterFormer) meetSeeds(ctx context.Context) {
 	}
 	known := map[string]bool{}
 	for _, n := range f.bus.Nodes() {
-		if n.Flags&(gossip.FlagPFail|gossip.FlagFail) == 0 || n.Flags&gossip.FlagMyself != 0 {
+		if n.Flags&gossip.FlagHandshake == 0 && n.IP != "" {
 			known[net.JoinHostPort(n.IP, strconv.Itoa(n.Port))] = true
 		}
 	}
