@@ -143,8 +143,7 @@ func (d *decoder) list(t byte) (Object, error) {
 			return Object{}, err
 		}
 		for _, e := range es {
-			buf = e.bytes(buf)
-			l.Push(buf, false)
+			l.Push(e.bytes(&buf), false)
 		}
 	case TypeListQuicklist, TypeListQuicklist2:
 		nodes, err := d.r.count(1)
@@ -181,8 +180,7 @@ func (d *decoder) list(t byte) (Object, error) {
 			// Empty nodes are skipped, as Redis does; an empty list fails
 			// below.
 			for _, e := range es {
-				buf = e.bytes(buf)
-				l.Push(buf, false)
+				l.Push(e.bytes(&buf), false)
 			}
 		}
 	}
@@ -308,9 +306,7 @@ func (d *decoder) hash(t byte) (Object, error) {
 		}
 		var fb, vb []byte
 		for i := 0; i < len(es); i += 2 {
-			fb = es[i].bytes(fb)
-			vb = es[i+1].bytes(vb)
-			if err := add(fb, vb); err != nil {
+			if err := add(es[i].bytes(&fb), es[i+1].bytes(&vb)); err != nil {
 				return Object{}, err
 			}
 		}

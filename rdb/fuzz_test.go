@@ -18,7 +18,14 @@ func FuzzDecodeValue(f *testing.F) {
 	lim := DefaultLimits()
 	lim.MaxString = 1 << 20
 	f.Fuzz(func(t *testing.T, v []byte) {
-		o, err := DecodePayload(withFooter(v), lim)
+		p := withFooter(v)
+		orig := string(p)
+		o, err := DecodePayload(p, lim)
+		if string(p) != orig {
+			// RESTORE's payload is the client's request buffer, which is
+			// propagated afterwards: decoding must never write to it.
+			t.Fatalf("decoding modified its input")
+		}
 		if err != nil {
 			return
 		}
@@ -47,6 +54,12 @@ func FuzzLoadFile(f *testing.F) {
 	lim := DefaultLimits()
 	lim.MaxString = 1 << 20
 	f.Fuzz(func(t *testing.T, file []byte) {
+		orig := string(file)
+		defer func() {
+			if string(file) != orig {
+				t.Fatalf("loading modified its input")
+			}
+		}()
 		_ = LoadFile(file, lim, func(k *LoadedKey) error {
 			if k.Obj.Type != 0 && k.Obj.Value == nil {
 				t.Fatalf("non-string key without a value")

@@ -136,10 +136,13 @@ type lpEntry struct {
 	isInt bool
 }
 
-// bytes returns the entry as a string, formatting integers into buf.
-func (e lpEntry) bytes(buf []byte) []byte {
+// bytes returns the entry as a string: a string entry's own bytes (which
+// alias the blob and must not be written), or an integer formatted into
+// *scratch, which is reused from call to call.
+func (e lpEntry) bytes(scratch *[]byte) []byte {
 	if e.isInt {
-		return strconv.AppendInt(buf[:0], e.v, 10)
+		*scratch = strconv.AppendInt((*scratch)[:0], e.v, 10)
+		return *scratch
 	}
 	return e.s
 }
