@@ -520,3 +520,8 @@ func (c *Client) propagateNow(args [][]byte) {
 	c.emitEffects(db, [][][]byte{args}) // the feed, or EXEC's capture (node/multi.go)
 	c.NoEffect()
 }
+
+// ReplOffset is this node's replication offset (master_repl_offset; on a
+// replica the processed offset of its master's stream), what the cluster
+// bus announces and failover ranks replicas by.
+func (r *replState) ReplOffset() int64 { return r.m.Offset() }

@@ -1,7 +1,9 @@
 package node
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -320,5 +322,60 @@ func TestReplicationMinReplicasAndWait(t *testing.T) {
 	}
 	if got := r.do("REPLCONF", "foo", "bar"); got != "-ERR Unrecognized REPLCONF option: foo\r\n" {
 		t.Fatalf("REPLCONF unknown: %q", got)
+	}
+}
+
+// TestReplicationStaleDataAndOldSync: a replica whose master is down answers
+// MASTERDOWN when replica-serve-stale-data is no; SYNC (no PSYNC) streams
+// the empty RDB and then the writes.
+func TestReplicationStaleDataAndOldSync(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t, "--replica-serve-stale-data", "no")
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	m.do("SET", "k", "v")
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	if got := r.do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET on a synced replica: %q", got)
+	}
+	ms.Shutdown()
+	replWaitFor(t, 5*time.Second, "link down", func() bool {
+		return infoField(t, r, "replication", "master_link_status") == "down"
+	})
+	if got := r.do("GET", "k"); got != "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n" {
+		t.Fatalf("GET with the master down: %q", got)
+	}
+	if got := r.do("PING"); !strings.HasPrefix(got, "-MASTERDOWN") { // not a stale command in 7.0
+		t.Fatalf("PING: %q", got)
+	}
+	if got := infoField(t, r, "replication", "master_link_down_since_seconds"); got == "" || got == "-1" {
+		t.Fatalf("master_link_down_since_seconds %q", got)
+	}
+
+	// SYNC: no +FULLRESYNC line, the RDB, then the stream.
+	m2 := startTestServer(t)
+	sc := dialTest(t, m2)
+	sc.send("SYNC")
+	rd := bufio.NewReader(sc.c)
+	_ = sc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	line, err := rd.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "$18\r") {
+		t.Fatalf("SYNC payload header %q %v", line, err)
+	}
+	rdb := make([]byte, 18)
+	if _, err := io.ReadFull(rd, rdb); err != nil || string(rdb[:9]) != "REDIS0010" {
+		t.Fatalf("RDB %q %v", rdb, err)
+	}
+	dialTest(t, m2).do("SET", "a", "1")
+	var seen strings.Builder
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(seen.String(), "$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n") && time.Now().Before(deadline) {
+		_ = sc.c.SetReadDeadline(time.Now().Add(time.Second))
+		n, _ := rd.Read(buf)
+		seen.Write(buf[:n])
+	}
+	if !strings.Contains(seen.String(), "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n") {
+		t.Fatalf("stream after SYNC: %q", seen.String())
 	}
 }

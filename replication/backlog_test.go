@@ -2,7 +2,10 @@ package replication
 
 import (
 	"bytes"
+	"net"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestBacklogRingKeepsTheNewestBytes(t *testing.T) {
@@ -64,5 +67,66 @@ func TestStreamReaderCountsBytes(t *testing.T) {
 	big := AppendCommandStrings(nil, "SET", "k", "0123456789abcdefXYZ")
 	if _, _, err := NewStreamReader(bytes.NewReader(big), Limits{MaxBulkLen: 16}).ReadCommand(nil); err != ErrProtocol {
 		t.Fatalf("oversized bulk: %v", err)
+	}
+}
+
+// blockedConn is a net.Conn whose writes never complete until it is
+// closed (a replica that stopped reading).
+type blockedConn struct {
+	net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *blockedConn) Write(p []byte) (int, error) {
+	<-c.closed
+	return 0, net.ErrClosed
+}
+func (c *blockedConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
+}
+func (c *blockedConn) SetWriteDeadline(time.Time) error { return nil }
+
+func TestLinkOverOutputLimitIsDropped(t *testing.T) {
+	dropped := make(chan string, 1)
+	m := NewMaster(Config{
+		BacklogSize: func() int { return 1 << 10 },
+		OutputLimit: func() (uint64, uint64, int64) { return 4 << 10, 0, 0 },
+		OnDrop:      func(_ *Link, reason string) { dropped <- reason },
+	})
+	conn := &blockedConn{closed: make(chan struct{})}
+	l, full := m.Attach(conn, PsyncRequest{ReplID: "?", From: -1})
+	if !full {
+		t.Fatal("a first sync must be full")
+	}
+	// The writer is stuck: the writes pile up until the hard limit drops
+	// the link, and Propagate never waits.
+	start := time.Now()
+	for i := 0; i < 200 && m.NumLinks() == 1; i++ {
+		m.Propagate(0, [][][]byte{{[]byte("SET"), []byte("k"), bytes.Repeat([]byte("v"), 100)}}, nil)
+	}
+	if m.NumLinks() != 0 {
+		t.Fatal("the link was not dropped")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Propagate blocked for %v", d)
+	}
+	select {
+	case <-l.Done():
+	case <-time.After(time.Second):
+		t.Fatal("Done not closed")
+	}
+	select {
+	case r := <-dropped:
+		if r != "output buffer limit" {
+			t.Fatalf("reason %q", r)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("OnDrop not called")
+	}
+	// The backlog still took every write: another replica may continue.
+	if off := m.Offset(); off == 0 {
+		t.Fatal("offset did not advance")
 	}
 }
