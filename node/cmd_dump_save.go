@@ -104,13 +104,25 @@ func (s *Server) saveRDB() error {
 // loadRDBAtStartup loads dir/dbfilename if it exists (loadDataFromDisk).
 // A file that does not load stops the server, as in Redis.
 func (s *Server) loadRDBAtStartup() error {
-	path := s.rdbPath()
-	data, err := os.ReadFile(path)
+	err := s.loadRDB(true)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	return err
+}
+
+// errDuplicateKey is a loaded key that already exists, without MERGE.
+var errDuplicateKey = errors.New("duplicate key")
+
+// loadRDB adds the keys of dir/dbfilename to the keyspace, each under its
+// slot lock. A key that exists already is replaced when merge is set and
+// fails the load otherwise. Keys that expired while the file lay on disk
+// are dropped.
+func (s *Server) loadRDB(merge bool) error {
+	path := s.rdbPath()
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
+		return err
 	}
 	start := time.Now()
 	now := s.ks.Now()
@@ -126,6 +138,10 @@ func (s *Server) loadRDBAtStartup() error {
 		db := s.ks.DB(k.DB)
 		slot := slots.KeySlot(k.Key)
 		db.Lock(slot)
+		defer db.Unlock(slot)
+		if !merge && db.Lookup(k.Key, store.LookupNoStats|store.LookupNoTouch) != nil {
+			return fmt.Errorf("%w %q", errDuplicateKey, k.Key)
+		}
 		var e *store.Entry
 		if k.Obj.Type == store.TypeString {
 			e = db.SetString(k.Key, k.Obj.Str, false)
@@ -138,7 +154,6 @@ func (s *Server) loadRDBAtStartup() error {
 		if k.IdleSecs >= 0 {
 			s.ks.SetIdleMillis(e, k.IdleSecs*1000)
 		}
-		db.Unlock(slot)
 		keys++
 		return nil
 	})
@@ -148,6 +163,45 @@ func (s *Server) loadRDBAtStartup() error {
 	s.log.Info("DB loaded from disk", zap.String("path", path), zap.Int("keys", keys),
 		zap.Int("expired", expired), zap.Duration("took", time.Since(start)))
 	return nil
+}
+
+// debugReload is DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the
+// keyspace, load the file back. Other clients' writes are not held off
+// meanwhile (Redis is single-threaded; this is a test and debugging aid).
+func debugReload(c *Client, args [][]byte) {
+	flush, save, merge := true, true, false
+	for _, a := range args[2:] {
+		switch {
+		case argIs(a, "merge"):
+			merge = true
+		case argIs(a, "noflush"):
+			flush = false
+		case argIs(a, "nosave"):
+			save = false
+		default:
+			c.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+			return
+		}
+	}
+	s := c.srv
+	s.rdbSave.mu.Lock()
+	defer s.rdbSave.mu.Unlock()
+	if save {
+		if err := s.saveRDB(); err != nil {
+			c.Error("ERR")
+			return
+		}
+	}
+	if flush {
+		s.ks.FlushAll()
+	}
+	if err := s.loadRDB(merge || flush); err != nil {
+		s.log.Warn("DEBUG RELOAD failed", zap.Error(err))
+		c.Error("ERR Error trying to load the RDB dump")
+		return
+	}
+	s.log.Warn("DB reloaded by DEBUG RELOAD")
+	c.OK()
 }
 
 // SAVE

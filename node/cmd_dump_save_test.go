@@ -68,3 +68,23 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 	ttl := tc2.do("PTTL", "ttl")
 	require.True(t, strings.HasPrefix(ttl, ":9"), "PTTL %q", ttl)
 }
+
+// TestDebugReload: DEBUG RELOAD saves, empties and loads back (same
+// digest); NOSAVE NOFLUSH without MERGE fails on the keys that exist;
+// unknown options get Redis's error.
+func TestDebugReload(t *testing.T) {
+	s := startTestServer(t, "--dir", t.TempDir(), "--enable-debug-command", "yes")
+	tc := dialTest(t, s)
+	tc.do("RPUSH", "l", "a", "b", "1")
+	tc.do("ZADD", "z", "1", "m")
+	tc.do("SET", "s", "v", "EX", "1000")
+	digest := tc.do("DEBUG", "DIGEST")
+	require.Equal(t, "+OK\r\n", tc.do("DEBUG", "RELOAD"))
+	require.Equal(t, digest, tc.do("DEBUG", "DIGEST"))
+	tc.do("SET", "extra", "1")
+	require.Equal(t, "+OK\r\n", tc.do("DEBUG", "RELOAD", "NOSAVE"))
+	require.Equal(t, digest, tc.do("DEBUG", "DIGEST"))
+	require.Equal(t, "-ERR Error trying to load the RDB dump\r\n", tc.do("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH"))
+	require.Equal(t, "+OK\r\n", tc.do("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"))
+	require.Equal(t, "-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.\r\n", tc.do("DEBUG", "RELOAD", "X"))
+}
