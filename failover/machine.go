@@ -573,10 +573,15 @@ func (m *Machine) handleReplicaFailover(v View, now time.Time) {
 		authAge = now.Sub(m.authTime)
 	}
 
-	// Data age: how long since we last heard from the master, minus the
-	// node timeout it took to declare it failed (the baseline).
+	// Data age: how long since the replication link last carried data
+	// (or, without that information, since we last heard from the master
+	// on the bus), minus the node timeout it took to declare the master
+	// failed (the baseline).
 	var dataAge time.Duration
-	if !master.LastSeen.IsZero() {
+	switch {
+	case me.ReplDataAgeKnown:
+		dataAge = me.ReplDataAge
+	case !master.LastSeen.IsZero():
 		dataAge = now.Sub(master.LastSeen)
 	}
 	if dataAge > m.cfg.NodeTimeout {

@@ -251,6 +251,17 @@ func TestElectionEligibility(t *testing.T) {
 	v.nodes[id('b')].LastSeen = clock.Now().Add(-21*time.Second - time.Millisecond)
 	require.Empty(t, m.Tick(v))
 	require.False(t, m.Election().Scheduled)
+	// The replication link's data age, when known, is what counts: fresh
+	// data by the link makes it eligible though the bus was silent...
+	v.nodes[id('z')].ReplDataAge, v.nodes[id('z')].ReplDataAgeKnown = 3*time.Second, true
+	require.Equal(t, []ActionKind{ActPongSiblings}, kinds(m.Tick(v)))
+	// ... and a link down for too long makes it ineligible though the bus
+	// heard the master a moment ago.
+	m = New(cfg, clock, 1, nil)
+	v.nodes[id('b')].LastSeen = clock.Now()
+	v.nodes[id('z')].ReplDataAge = 21*time.Second + time.Millisecond
+	require.Empty(t, m.Tick(v))
+	require.False(t, m.Election().Scheduled)
 	cfg.ValidityFactor = 0 // always eligible
 	m.SetConfig(cfg)
 	require.Equal(t, []ActionKind{ActPongSiblings}, kinds(m.Tick(v)))

@@ -32,9 +32,14 @@ type Node struct {
 	// Replicas are the ids of the node's replicas.
 	Replicas []string
 	// LastSeen is when any bus data last arrived from the node (zero:
-	// never). For myself's master it stands for the replication link's
-	// last interaction when computing the data age.
+	// never).
 	LastSeen time.Time
+	// ReplDataAge (myself only, when ReplDataAgeKnown) is how old this
+	// replica's data is by its replication link: since the last byte from
+	// the master while the link is up, else since the link went down.
+	// Unknown, the data age falls back to the master's LastSeen.
+	ReplDataAge      time.Duration
+	ReplDataAgeKnown bool
 }
 
 // View is the read-only cluster state the machine decides on. It is

@@ -120,8 +120,9 @@ type Bus struct {
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
 
-	offsetSrc atomic.Pointer[func() int64] // SetReplOffsetSource
-	wakeAt    time.Time                    // failover deadline; loop goroutine only
+	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
+	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
+	wakeAt     time.Time                                    // failover deadline; loop goroutine only
 
 	hintMu    sync.Mutex
 	alive     map[string]bool // cluster id → memberlist's last verdict (a hint)
@@ -358,10 +359,12 @@ func (b *Bus) loop() {
 			// The replication offset is read outside the lock (the
 			// source may take its own locks).
 			off, fresh := b.readReplOffset()
+			age, known := b.readReplDataAge()
 			b.step(func(s *State) {
 				if fresh {
 					s.SetReplOffset(off)
 				}
+				s.SetReplDataAge(age, known)
 				s.Tick()
 			})
 		case buf := <-b.inbox:

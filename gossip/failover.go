@@ -51,6 +51,7 @@ func (v *failoverView) node(n *node) failover.Node {
 	}
 	if n == s.myself {
 		fn.LastSeen = s.clock.Now()
+		fn.ReplDataAge, fn.ReplDataAgeKnown = s.replDataAge, s.replDataAgeKnown
 	}
 	if n.master != nil {
 		fn.MasterID = n.master.id
@@ -291,6 +292,35 @@ func (b *Bus) SetReplOffsetSource(src func() int64) {
 		return
 	}
 	b.offsetSrc.Store(&src)
+}
+
+// SetReplDataAgeSource makes the bus read, before every cron tick (outside
+// its lock), how old this replica's data is by its replication link: since
+// the master's last byte while the link is up, else since it went down;
+// false when unknown (never connected). The failover layer then applies
+// cluster-replica-validity-factor to it, as Redis does, instead of to the
+// master's silence on the bus. nil removes the source.
+func (b *Bus) SetReplDataAgeSource(src func() (time.Duration, bool)) {
+	if src == nil {
+		b.dataAgeSrc.Store(nil)
+		return
+	}
+	b.dataAgeSrc.Store(&src)
+}
+
+// readReplDataAge calls the data age source, if any.
+func (b *Bus) readReplDataAge() (time.Duration, bool) {
+	p := b.dataAgeSrc.Load()
+	if p == nil {
+		return 0, false
+	}
+	return (*p)()
+}
+
+// SetReplDataAge records this replica's data age by its replication link
+// (known false: unknown).
+func (s *State) SetReplDataAge(age time.Duration, known bool) {
+	s.replDataAge, s.replDataAgeKnown = age, known
 }
 
 // readReplOffset calls the offset source, if any.

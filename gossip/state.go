@@ -165,6 +165,10 @@ type State struct {
 	// fo is the failover layer (elections, votes, manual failover, replica
 	// migration), fed by Tick and Step (gossip/failover.go).
 	fo *failover.Machine
+	// replDataAge is this replica's data age by its replication link
+	// (SetReplDataAge), when replDataAgeKnown.
+	replDataAge      time.Duration
+	replDataAgeKnown bool
 
 	owner            [slots.Count]*node
 	ownerNotClaiming slots.Bitmap

@@ -46,6 +46,14 @@ type replOffsetSource interface {
 	ReplOffset() int64
 }
 
+// replDataAgeSource is what the replication layer implements so that
+// cluster-replica-validity-factor applies to the replication link, as in
+// Redis: the age of this replica's data (since the master's last byte while
+// the link is up, else since it went down), false when never connected.
+type replDataAgeSource interface {
+	ReplDataAge() (time.Duration, bool)
+}
+
 // wireFailover connects the server to the failover layer once the bus
 // exists: the replication offset source (when the replication layer
 // provides one) and CONFIG SET of the directives only the failover uses.
@@ -63,6 +71,26 @@ func (s *Server) wireFailover() {
 			// (The once-a-second SetReplOffset of the replication cron is
 			// too stale for the manual failover's final offset.)
 			s.cluster.SetReplOffsetSource(src.m.Offset)
+		}
+	}
+	switch src := any(s.repl).(type) {
+	case replDataAgeSource:
+		s.cluster.SetReplDataAgeSource(src.ReplDataAge)
+	case *replState:
+		if src != nil {
+			// What INFO replication shows as master_last_io_seconds_ago
+			// and master_link_down_since_seconds (read-only use of the
+			// replication layer's atomics).
+			s.cluster.SetReplDataAgeSource(func() (time.Duration, bool) {
+				now := time.Now().Unix()
+				if src.up.Load() {
+					return time.Duration(now-src.lastIO.Load()) * time.Second, true
+				}
+				if d := src.downAt.Load(); d > 0 {
+					return time.Duration(now-d) * time.Second, true
+				}
+				return 0, false
+			})
 		}
 	}
 	for _, name := range []string{"cluster-replica-validity-factor", "cluster-migration-barrier", "repl-ping-replica-period"} {
