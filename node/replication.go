@@ -380,6 +380,7 @@ func (r *replState) cron(stop <-chan struct{}) {
 				r.m.FeedCommand("PING")
 			}
 		}
+		r.m.RefreshLimits()
 		r.goodReplicas.Store(int64(r.m.GoodLinks(time.Duration(cfg.Int("min-replicas-max-lag")) * time.Second)))
 		if !r.proxy.Load() && r.m.Expire(time.Duration(cfg.Int("repl-backlog-ttl"))*time.Second) {
 			r.s.log.Info("Replication backlog freed after the configured time without replicas")

@@ -41,6 +41,11 @@ type Master struct {
 
 	encPool sync.Pool // *[]byte: effects are encoded into these before taking mu
 
+	// The output limit in force (guarded by mu): reading the configuration
+	// on every write would cost more than the copy.
+	hardLimit, softLimit uint64
+	softSeconds          int64
+
 	ackMu   sync.Mutex
 	ackWake chan struct{} // closed and replaced when a link acknowledges
 }
@@ -50,7 +55,8 @@ type Master struct {
 type Config struct {
 	// BacklogSize is repl-backlog-size.
 	BacklogSize func() int
-	// OutputLimit is client-output-buffer-limit for the replica class.
+	// OutputLimit is client-output-buffer-limit for the replica class. It
+	// is read when a replica attaches and on RefreshLimits (not per write).
 	OutputLimit func() (hard, soft uint64, softSeconds int64)
 	// OnDrop is told (without mu held) why a link was dropped.
 	OnDrop func(l *Link, reason string)
@@ -256,8 +262,10 @@ type PsyncRequest struct {
 // done). The reply (+FULLRESYNC ... and the empty RDB, or +CONTINUE and the
 // missing bytes) is the first thing the link sends.
 func (m *Master) Attach(conn net.Conn, req PsyncRequest) (*Link, bool) {
+	hard, soft, softSec := m.cfg.OutputLimit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.hardLimit, m.softLimit, m.softSeconds = hard, soft, softSec
 	l := &Link{m: m, conn: conn, ip: req.IP, port: req.Port, id: req.ID,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	l.ackTime.Store(time.Now().Unix())
@@ -355,6 +363,15 @@ func (m *Master) Expire(ttl time.Duration) bool {
 	m.replID2 = zeroID
 	m.secondOffset = -1
 	return true
+}
+
+// RefreshLimits reads client-output-buffer-limit again (the node calls it
+// once a second).
+func (m *Master) RefreshLimits() {
+	hard, soft, softSec := m.cfg.OutputLimit()
+	m.mu.Lock()
+	m.hardLimit, m.softLimit, m.softSeconds = hard, soft, softSec
+	m.mu.Unlock()
 }
 
 // ResizeBacklog applies CONFIG SET repl-backlog-size.
@@ -548,7 +565,7 @@ func (l *Link) queueLocked(p []byte) bool {
 	default:
 	}
 	size := uint64(len(l.pending) + l.inFlight)
-	hard, soft, softSec := l.m.cfg.OutputLimit()
+	hard, soft, softSec := l.m.hardLimit, l.m.softLimit, l.m.softSeconds
 	if hard > 0 && size > hard {
 		return false
 	}
