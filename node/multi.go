@@ -383,11 +383,14 @@ func (c *Client) emitEffects(db int, cmds [][][]byte) {
 type execGate struct {
 	closed atomic.Bool // read by every command (hot path)
 
+	excl    sync.Mutex // held by the owner for as long as it owns the gate
 	mu      sync.Mutex
 	owner   *Client
 	busy    bool          // the owner is a script past busy-reply-threshold
 	busyEvl bool          // ... run by EVAL (else a function)
 	changed chan struct{} // closed when the gate opens or turns busy
+
+	snapshot []*Client // the owner's scratch list of clients to wait for
 }
 
 // enterRun marks c active before it runs a command, waiting while the gate
@@ -494,24 +497,29 @@ func (c *Client) closeGate() (release func()) {
 	wasActive := c.tx.active.Load()
 	c.tx.active.Store(false)
 	g := &c.srv.tx.gate
-	for {
-		g.mu.Lock()
-		if g.owner == nil {
-			g.owner = c
-			g.busy = false
-			g.changed = make(chan struct{})
-			g.closed.Store(true)
-			g.mu.Unlock()
-			break
-		}
-		ch := g.changed
-		g.mu.Unlock()
-		<-ch
-	}
+	// Owners queue on excl: one waiter is woken per release (a broadcast
+	// would wake every queued script to find the gate taken again).
+	g.excl.Lock()
+	g.mu.Lock()
+	g.owner = c
+	g.busy = false
+	g.changed = make(chan struct{})
+	g.closed.Store(true)
+	g.mu.Unlock()
 	c.tx.exclusive = true
 	// Wait for the commands already running elsewhere to finish. They
 	// hold at most slot locks, which they release without waiting for us.
-	for _, other := range c.srv.Clients() {
+	// (The snapshot buffer belongs to the gate's owner.)
+	s := c.srv
+	s.mu.Lock()
+	others := g.snapshot[:0]
+	for _, cl := range s.clients {
+		others = append(others, cl)
+	}
+	s.mu.Unlock()
+	g.snapshot = others
+	for i, other := range others {
+		others[i] = nil // do not keep clients alive through the buffer
 		if other == c {
 			continue
 		}
@@ -531,6 +539,7 @@ func (c *Client) closeGate() (release func()) {
 		g.closed.Store(false)
 		close(g.changed)
 		g.mu.Unlock()
+		g.excl.Unlock()
 		c.tx.active.Store(wasActive)
 	}
 }

@@ -73,7 +73,8 @@ type scriptEngine struct {
 	rand lrand48
 	cur  *scriptRun // the run redis.call serves
 
-	running atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
+	running   atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
+	busyTimer *time.Timer               // armBusyTimer
 	// denyDisabled: DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts call
 	// commands flagged noscript (tests only).
 	denyDisabled atomic.Bool
@@ -461,12 +462,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	L.SetContext(ctx)
 	eng.cur = run
 	eng.running.Store(run)
-	var busyTimer *time.Timer
-	if limit := s.cfg.Int("busy-reply-threshold"); limit > 0 {
-		busyTimer = time.AfterFunc(time.Duration(limit)*time.Millisecond, func() {
-			s.tx.gate.setBusy(run.eval)
-		})
-	}
+	eng.armBusyTimer(s)
 
 	top := L.GetTop()
 	L.Push(fn)
@@ -475,9 +471,6 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	}
 	err := L.PCall(len(callArgs), 1, env.errFunc)
 
-	if busyTimer != nil {
-		busyTimer.Stop()
-	}
 	eng.running.Store(nil)
 	eng.cur = nil
 	L.RemoveContext()
@@ -488,10 +481,6 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 		luaToReply(c, L.Get(-1), lc.resp, 0)
 	}
 	L.SetTop(top)
-	if run.eval {
-		env.globals.RawSetString("KEYS", lua.LNil)
-		env.globals.RawSetString("ARGV", lua.LNil)
-	}
 	c.finishCapture(capture)
 	lc.tx.capture = nil
 	// Clients blocked on keys the script made ready are served by the
@@ -499,6 +488,37 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	c.bs.ready = append(c.bs.ready, lc.bs.ready...)
 	if run.killed.Load() {
 		s.log.Warn("Lua script killed by user with SCRIPT KILL.")
+	}
+}
+
+// armBusyTimer makes the gate busy once the running script has run for
+// busy-reply-threshold. One timer per engine, re-armed per script: when it
+// fires it checks which script runs now and for how long.
+func (eng *scriptEngine) armBusyTimer(s *Server) {
+	limit := time.Duration(s.cfg.Int("busy-reply-threshold")) * time.Millisecond
+	if limit <= 0 {
+		return
+	}
+	if eng.busyTimer == nil {
+		eng.busyTimer = time.AfterFunc(limit, func() { eng.checkBusy(s) })
+		return
+	}
+	eng.busyTimer.Reset(limit)
+}
+
+// checkBusy runs on the timer's goroutine.
+func (eng *scriptEngine) checkBusy(s *Server) {
+	run := eng.running.Load()
+	if run == nil {
+		return
+	}
+	limit := time.Duration(s.cfg.Int("busy-reply-threshold")) * time.Millisecond
+	if ran := time.Since(run.start); limit > 0 && ran < limit {
+		eng.busyTimer.Reset(limit - ran) // a later script: wait for its own deadline
+		return
+	}
+	if eng.running.Load() == run {
+		s.tx.gate.setBusy(run.eval)
 	}
 }
 
