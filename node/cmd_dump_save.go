@@ -66,6 +66,9 @@ func (s *Server) saveRDB() error {
 		[2]string{"ctime", fmt.Sprint(time.Now().Unix())},
 		[2]string{"aof-base", "0"},
 	)
+	for _, l := range s.tx.functions.sortedLibs() {
+		fw.Function(l.code)
+	}
 	dbs, _, _ := s.ks.Stats()
 	keys := 0
 	for _, st := range dbs {
@@ -127,7 +130,16 @@ func (s *Server) loadRDB(merge bool) error {
 	start := time.Now()
 	now := s.ks.Now()
 	keys, expired := 0, 0
-	err = rdb.LoadFile(data, rdbLimits(s.cfg), func(k *rdb.LoadedKey) error {
+	var libs []*functionLib
+	loadFunction := func(code []byte) error {
+		lib, errMsg := s.tx.functions.compileLibrary(s, code)
+		if errMsg != "" {
+			return errors.New(errMsg)
+		}
+		libs = append(libs, lib)
+		return nil
+	}
+	loadKey := func(k *rdb.LoadedKey) error {
 		if k.DB >= s.ks.NumDBs() {
 			return fmt.Errorf("key %q is in database %d, the server has %d", k.Key, k.DB, s.ks.NumDBs())
 		}
@@ -156,7 +168,14 @@ func (s *Server) loadRDB(merge bool) error {
 		}
 		keys++
 		return nil
-	})
+	}
+	err = rdb.LoadFileWith(data, rdbLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
+	if err == nil && len(libs) > 0 {
+		// Libraries that exist already fail the load unless merging.
+		if errMsg := s.tx.functions.install(libs, merge, false); errMsg != "" {
+			err = errors.New(errMsg)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", path, err)
 	}
@@ -166,8 +185,9 @@ func (s *Server) loadRDB(merge bool) error {
 }
 
 // debugReload is DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the
-// keyspace, load the file back. Other clients' writes are not held off
-// meanwhile (Redis is single-threaded; this is a test and debugging aid).
+// keyspace and the function libraries, load the file back. It runs with the
+// execution gate closed, so no other client's command interleaves (Redis is
+// single-threaded).
 func debugReload(c *Client, args [][]byte) {
 	flush, save, merge := true, true, false
 	for _, a := range args[2:] {
@@ -184,6 +204,8 @@ func debugReload(c *Client, args [][]byte) {
 		}
 	}
 	s := c.srv
+	release := c.closeGate()
+	defer release()
 	s.rdbSave.mu.Lock()
 	defer s.rdbSave.mu.Unlock()
 	if save {
@@ -194,6 +216,7 @@ func debugReload(c *Client, args [][]byte) {
 	}
 	if flush {
 		s.ks.FlushAll()
+		s.tx.functions.install(nil, true, true) // emptyData clears functions too
 	}
 	if err := s.loadRDB(merge || flush); err != nil {
 		s.log.Warn("DEBUG RELOAD failed", zap.Error(err))

@@ -34,6 +34,8 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 		}
 		require.Empty(t, pipelineDo(t, tc, cmds), f.name)
 	}
+	lib := "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return 'hello' end)"
+	require.Equal(t, "$5\r\nmylib\r\n", tc.do("FUNCTION", "LOAD", lib))
 	tc.do("SET", "ttl", "v", "PX", "100000")
 	tc.do("SELECT", "3")
 	tc.do("HSET", "in-db3", "f", "v")
@@ -53,6 +55,7 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 	// Redis loads shoal's file.
 	redis := dialTestAddr(t, startRealRedis(t, "--dir", dirA, "--dbfilename", "dump.rdb", "--enable-debug-command", "yes"))
 	require.Equal(t, digest, redis.do("DEBUG", "DIGEST"))
+	require.Equal(t, "$5\r\nhello\r\n", redis.do("FCALL", "myfunc", "0"))
 	redis.do("SELECT", "3")
 	require.Equal(t, "$1\r\nv\r\n", redis.do("HGET", "in-db3", "f"))
 
@@ -65,6 +68,7 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 	s2 := startTestServer(t, "--dir", dirB, "--enable-debug-command", "yes")
 	tc2 := dialTest(t, s2)
 	require.Equal(t, digest, tc2.do("DEBUG", "DIGEST"))
+	require.Equal(t, "$5\r\nhello\r\n", tc2.do("FCALL", "myfunc", "0"))
 	ttl := tc2.do("PTTL", "ttl")
 	require.True(t, strings.HasPrefix(ttl, ":9"), "PTTL %q", ttl)
 }
@@ -86,5 +90,10 @@ func TestDebugReload(t *testing.T) {
 	require.Equal(t, digest, tc.do("DEBUG", "DIGEST"))
 	require.Equal(t, "-ERR Error trying to load the RDB dump\r\n", tc.do("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH"))
 	require.Equal(t, "+OK\r\n", tc.do("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"))
+	// Function libraries go through the file too.
+	require.Equal(t, "$1\r\nf\r\n", tc.do("FUNCTION", "LOAD", "#!lua name=f\nredis.register_function('f1', function() return 1 end)"))
+	require.Equal(t, "+OK\r\n", tc.do("DEBUG", "RELOAD"))
+	require.Equal(t, ":1\r\n", tc.do("FCALL", "f1", "0"))
+	require.Equal(t, "-ERR Error trying to load the RDB dump\r\n", tc.do("DEBUG", "RELOAD", "NOFLUSH"))
 	require.Equal(t, "-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.\r\n", tc.do("DEBUG", "RELOAD", "X"))
 }

@@ -66,6 +66,16 @@ func (fw *FileWriter) flush() {
 	fw.buf = fw.buf[:0]
 }
 
+// Function appends one function library's code (RDB_OPCODE_FUNCTION2);
+// Redis writes them after the auxiliary fields, before the databases.
+func (fw *FileWriter) Function(code []byte) {
+	fw.buf = append(fw.buf, opFunction2)
+	fw.buf = appendString(fw.buf, code)
+	if len(fw.buf) >= fileFlushSize {
+		fw.flush()
+	}
+}
+
 // SelectDB starts database db, with its key and expiring-key counts as the
 // RESIZEDB hint.
 func (fw *FileWriter) SelectDB(db int, keys, expires uint64) {
@@ -123,13 +133,27 @@ type LoadedKey struct {
 // ErrFileVersion is a file of an RDB version this reader cannot load.
 var ErrFileVersion = errors.New("rdb: can't handle RDB format version")
 
+// FileHandlers receive what LoadFileWith reads; an error stops the load.
+type FileHandlers struct {
+	Key func(k *LoadedKey) error
+	// Function receives each function library's code (it may keep it);
+	// nil skips them.
+	Function func(code []byte) error
+}
+
 // LoadFile reads a whole RDB file of version 1 to 10 and calls fn for each
-// key in file order; fn's error stops the load. Auxiliary fields are
-// skipped, as are function libraries (which this server cannot load);
-// module data fails the load. A wrong checksum (when the file has one)
-// fails it too. Bounds are as in DecodeValue: corrupt files yield
-// ErrBadData, never a panic.
+// key in file order (function libraries are skipped).
 func LoadFile(data []byte, lim Limits, fn func(k *LoadedKey) error) error {
+	return LoadFileWith(data, lim, FileHandlers{Key: fn})
+}
+
+// LoadFileWith reads a whole RDB file of version 1 to 10 and hands each key
+// and function library to h in file order. Auxiliary fields are skipped;
+// module data and the pre-GA function format fail the load. A wrong
+// checksum (when the file has one) fails it too. Bounds are as in
+// DecodeValue: corrupt files yield ErrBadData, never a panic.
+func LoadFileWith(data []byte, lim Limits, h FileHandlers) error {
+	fn := h.Key
 	if lim.MaxString <= 0 {
 		lim.MaxString = DefaultLimits().MaxString
 	}
@@ -209,8 +233,14 @@ func LoadFile(data []byte, lim Limits, fn func(k *LoadedKey) error) error {
 			}
 			continue
 		case opFunction2:
-			if _, err := r.str(); err != nil {
+			code, err := r.str()
+			if err != nil {
 				return err
+			}
+			if h.Function != nil {
+				if err := h.Function(ownedCopy(code)); err != nil {
+					return err
+				}
 			}
 			continue
 		case opFunction, opModuleAux:
