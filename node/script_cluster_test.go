@@ -1,0 +1,42 @@
+package node
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestScriptsAndTransactionsInClusterMode: the cluster rules of scripts and
+// transactions on one node serving part of the slots.
+func TestScriptsAndTransactionsInClusterMode(t *testing.T) {
+	s := startTestServer(t, "--cluster-enabled", "yes", "--cluster-config-file", t.TempDir()+"/nodes.conf", "--cluster-require-full-coverage", "no")
+	tc := dialTest(t, s)
+	// Serve every slot but the one of "b" (3300).
+	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "3299", "3301", "16383"))
+	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Declared keys in two slots: CROSSSLOT before the script runs.
+	require.Equal(t, "-CROSSSLOT Keys in request don't hash to the same slot\r\n",
+		tc.do("EVAL", "return 1", "2", "a", "c"))
+	// A script with flags may touch undeclared keys only in its slot...
+	require.Contains(t, tc.do("EVAL", "#!lua\nredis.call('SET', 'a', '1') return redis.call('SET', 'c', '1')", "0"),
+		"Script attempted to access keys that do not hash to the same slot")
+	require.Equal(t, "+OK\r\n", tc.do("EVAL", "#!lua flags=allow-cross-slot-keys\nredis.call('SET', 'a', '1') return redis.call('SET', 'c', '1')", "0"))
+	// ... and never keys another node serves.
+	require.Contains(t, tc.do("EVAL", "return redis.call('GET', 'b')", "0"),
+		"Script attempted to access a non local key in a cluster node")
+	require.Equal(t, "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n",
+		tc.do("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"))
+	// Transactions: CROSSSLOT over the whole queue at EXEC.
+	tc.do("MULTI")
+	require.Equal(t, "+QUEUED\r\n", tc.do("SET", "a", "1"))
+	require.Equal(t, "+QUEUED\r\n", tc.do("SET", "c", "1"))
+	require.Equal(t, "-CROSSSLOT Keys in request don't hash to the same slot\r\n", tc.do("EXEC"))
+	tc.do("MULTI")
+	tc.do("SET", "{a}1", "1")
+	tc.do("GET", "{a}1")
+	require.Equal(t, "*2\r\n+OK\r\n$1\r\n1\r\n", tc.do("EXEC"))
+}
