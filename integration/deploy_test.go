@@ -497,7 +497,10 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 		seeds = append(seeds, fmt.Sprintf("localhost:%d@%d", n.Port, n.CPort))
 	}
 	for _, n := range nodes {
-		args := slices.Clone(n.Args)
+		// Addresses, not failover, are under test: while the nodes look for
+		// each other (longer than cluster-node-timeout), no replica may
+		// take its master's place.
+		args := append(slices.Clone(n.Args), "--cluster-replica-no-failover", "yes")
 		for i := 0; i+1 < len(args); i++ {
 			switch args[i] {
 			case "--cluster-port":
@@ -543,6 +546,46 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 	t.Logf("all 6 nodes moved to new ports: whole again, same ids, slots and roles, in %v", time.Since(start).Round(time.Millisecond))
 	out, code := RunTool(t, 30*time.Second, cli, "--cluster", "check", nodes[0].Addr)
 	require.Equal(t, 0, code, out)
+
+	// A seventh node with the same settings joins later: it becomes a
+	// replica of the master with the fewest replicas (all have one: the
+	// smallest id).
+	var masterIDs []string
+	for _, n := range nodes {
+		if me, err := Myself(n.Addr); err == nil && me.HasFlag("master") {
+			masterIDs = append(masterIDs, me.ID)
+		}
+	}
+	slices.Sort(masterIDs)
+	require.Len(t, masterIDs, 3)
+	dir := t.TempDir()
+	late := &deployNode{service: "late", ClusterNode: &ClusterNode{Server: &Server{Bin: BuildServer(t), Dir: dir, t: t,
+		logPath: filepath.Join(dir, "server.log")}}}
+	t.Cleanup(late.Stop)
+	late.Port, late.CPort, late.MetricsPort = pick(false), pick(true), pick(false)
+	late.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(late.Port))
+	late.Args = slices.Clone(nodes[0].Args)
+	for i := 0; i+1 < len(late.Args); i++ {
+		switch late.Args[i] {
+		case "--cluster-port":
+			late.Args[i+1] = strconv.Itoa(late.CPort)
+		case "--metrics-port":
+			late.Args[i+1] = strconv.Itoa(late.MetricsPort)
+		}
+	}
+	_, err := late.start()
+	require.NoError(t, err)
+	all := append(slices.Clone(cnodes), late.ClusterNode)
+	WaitFor(t, formTimeout, "the late node to join as a replica", func() string {
+		me, err := Myself(late.Addr)
+		if err != nil {
+			return err.Error()
+		}
+		if !me.HasFlag("slave") || me.Master != masterIDs[0] {
+			return fmt.Sprintf("late node is %s of %q, want a replica of %s", me.Flags, me.Master, masterIDs[0])
+		}
+		return clusterSettled(all, 4)
+	})
 }
 
 // checkShutdownHandover stops a master with SIGTERM, as `docker stop` does:

@@ -28,12 +28,13 @@ import (
 //     the sorted ids: the first N are the masters (master i claims the i-th
 //     of N equal slot ranges), the next N*R are the replicas (replica j of
 //     master j mod N).
-//   - Once slots are served, a planned master whose range is still free
-//     claims it (the others may have acted first); a planned replica
-//     replicates its planned master while that one serves slots or can
-//     still claim them; any other unformed node (one that joins later)
-//     becomes a replica of the slot-serving master with the fewest
-//     replicas.
+//   - While some slots are served but not all, the bootstrap is under way:
+//     a planned master whose range is still free claims it (the others may
+//     have acted first), a planned replica replicates its planned master.
+//   - Once every slot is served, an unformed node (one that joins later, or
+//     a planned replica that was slow) becomes a replica of the
+//     slot-serving master with the fewest replicas (the smallest id on
+//     ties): the plan is not recomputed over a set that has grown.
 //
 // The seeds are met again whenever a known node is unreachable, with their
 // names resolved afresh: a pod that came back with a new IP is found through
@@ -140,24 +141,25 @@ func formationStep(myID string, nodes []gossip.NodeInfo, masters, replicas int) 
 		}
 		return formationAction{Kind: formReplicate, Master: ids[(planned-masters)%masters]}
 	}
-	if planned >= 0 && planned < masters {
-		start, end := planRange(planned, masters)
-		free := true
-		for s := start; s <= end && free; s++ {
-			free = !owned.Has(s)
+	if served < slots.Count {
+		// The bootstrap is under way: follow the plan (the others may not
+		// have acted yet).
+		if planned >= 0 && planned < masters {
+			start, end := planRange(planned, masters)
+			free := true
+			for s := start; s <= end && free; s++ {
+				free = !owned.Has(s)
+			}
+			if free {
+				return formationAction{Kind: formClaim, Start: start, End: end}
+			}
 		}
-		if free {
-			return formationAction{Kind: formClaim, Start: start, End: end}
+		if planned >= masters {
+			if m := ids[(planned-masters)%masters]; hasKey(owners, m) || liveMaster(nodes, m) {
+				return formationAction{Kind: formReplicate, Master: m}
+			}
 		}
-	}
-	if planned >= masters {
-		// My planned master, if it still can be one: it serves slots, or
-		// it is a live master and slots are still free for it to claim
-		// (it may not have acted yet).
-		m := ids[(planned-masters)%masters]
-		if hasKey(owners, m) || served < slots.Count && liveMaster(nodes, m) {
-			return formationAction{Kind: formReplicate, Master: m}
-		}
+		return formationAction{Kind: formWait}
 	}
 	// A node that joins later: the master with the fewest replicas, the
 	// smallest id on ties.
