@@ -73,6 +73,9 @@ type scriptEngine struct {
 	rand lrand48
 	cur  *scriptRun // the run redis.call serves
 
+	lc        *Client                   // the script client, reused
+	ctx       context.Context           // cancelled by SCRIPT KILL; replaced after
+	cancel    context.CancelFunc        // cancels ctx
 	running   atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
 	busyTimer *time.Timer               // armBusyTimer
 	// denyDisabled: DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts call
@@ -427,7 +430,14 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	}
 	L := env.L
 
-	lc := &Client{srv: s, id: c.id, resp: 2, authenticated: true}
+	// The script client is reused from run to run (only the gate's owner
+	// runs scripts); its buffers keep their capacity.
+	lc := eng.lc
+	if lc == nil {
+		lc = &Client{srv: s, authenticated: true}
+		eng.lc = lc
+	}
+	lc.id, lc.resp = c.id, 2
 	lc.dbIndex.Store(c.dbIndex.Load())
 	lc.multiLen.Store(-1)
 	lc.tx.exclusive = true
@@ -457,9 +467,13 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 		callArgs = []lua.LValue{setArray("", keys), setArray("", argv)}
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	run.cancel = cancel
-	L.SetContext(ctx)
+	if eng.ctx == nil || eng.ctx.Err() != nil {
+		// A fresh context after a SCRIPT KILL (or the first run); one
+		// context serves every run otherwise.
+		eng.ctx, eng.cancel = context.WithCancel(context.Background())
+	}
+	run.cancel = eng.cancel
+	L.SetContext(eng.ctx)
 	eng.cur = run
 	eng.running.Store(run)
 	eng.armBusyTimer(s)
@@ -474,7 +488,6 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	eng.running.Store(nil)
 	eng.cur = nil
 	L.RemoveContext()
-	cancel()
 	if err != nil {
 		c.scriptError(run, err)
 	} else {
@@ -486,6 +499,11 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	// Clients blocked on keys the script made ready are served by the
 	// dispatcher after EVAL, like after any command.
 	c.bs.ready = append(c.bs.ready, lc.bs.ready...)
+	clear(lc.bs.ready)
+	lc.bs.ready = lc.bs.ready[:0]
+	if cap(lc.out) > 64*1024 {
+		lc.out = nil // do not keep a big reply's buffer
+	}
 	if run.killed.Load() {
 		s.log.Warn("Lua script killed by user with SCRIPT KILL.")
 	}
