@@ -6,6 +6,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/shoal-db/shoal/slots"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
+	"go.uber.org/zap"
 )
 
 // Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT (Redis 7.0's
@@ -77,6 +79,7 @@ type scriptEngine struct {
 	ctx       context.Context           // cancelled by SCRIPT KILL; replaced after
 	cancel    context.CancelFunc        // cancels ctx
 	running   atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
+	watchOnce sync.Once                 // startMemoryWatch
 	busyTimer *time.Timer               // armBusyTimer
 	// denyDisabled: DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts call
 	// commands flagged noscript (tests only).
@@ -94,6 +97,7 @@ type scriptRun struct {
 	start    time.Time
 	dirty    atomic.Bool // a write command ran: SCRIPT KILL refuses
 	killed   atomic.Bool
+	oom      atomic.Bool // stopped by the memory watch
 	cancel   context.CancelFunc
 	repl     int      // redis.set_repl flags
 	slot     int32    // the slot the script's keys hash to, -1 unknown (cluster)
@@ -477,6 +481,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	eng.cur = run
 	eng.running.Store(run)
 	eng.armBusyTimer(s)
+	eng.startMemoryWatch(s)
 
 	top := L.GetTop()
 	L.Push(fn)
@@ -507,6 +512,49 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	if run.killed.Load() {
 		s.log.Warn("Lua script killed by user with SCRIPT KILL.")
 	}
+}
+
+// scriptMemoryLimit is how much the Go heap may grow while one script runs
+// before the script is stopped: Lua tables and strings live on the Go heap,
+// and a runaway script must not take the process down.
+const scriptMemoryLimit = 1 << 30
+
+// startMemoryWatch starts, once per server, the goroutine that samples the
+// heap while a script runs and stops a script that grew it by more than
+// scriptMemoryLimit (it ends when the server stops).
+func (eng *scriptEngine) startMemoryWatch(s *Server) {
+	eng.watchOnce.Do(func() {
+		go func() {
+			t := time.NewTicker(20 * time.Millisecond)
+			defer t.Stop()
+			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+			var watched *scriptRun
+			var base uint64
+			for {
+				select {
+				case <-s.stopCron:
+					return
+				case <-t.C:
+				}
+				run := eng.running.Load()
+				if run == nil {
+					watched = nil
+					continue
+				}
+				metrics.Read(sample)
+				heap := sample[0].Value.Uint64()
+				if run != watched {
+					watched, base = run, heap
+					continue
+				}
+				if heap > base+scriptMemoryLimit && run.oom.CompareAndSwap(false, true) {
+					s.log.Warn("stopping a script that grew the heap past the limit",
+						zap.String("script", run.name), zap.Uint64("heap_bytes", heap))
+					run.cancel()
+				}
+			}
+		}()
+	})
 }
 
 // armBusyTimer makes the gate busy once the running script has run for
@@ -568,6 +616,9 @@ func (c *Client) scriptError(run *scriptRun, err error) {
 	}
 	if run.killed.Load() {
 		msg = "ERR Script killed by user with SCRIPT KILL..."
+	}
+	if run.oom.Load() {
+		msg = "ERR Script used too much memory and was stopped"
 	}
 	if msg == "" {
 		c.Error(fmt.Sprintf("ERR Error running script %s, %.100s", run.name, "execution failure"))

@@ -93,6 +93,8 @@ func TestEvalBasics(t *testing.T) {
 	require.Contains(t, tc.do("EVAL", "return io.open('/etc/passwd')", "0"), "nonexistent global variable 'io'")
 	require.Equal(t, "$18\r\n{\"a\":[1,2,\"x\\/y\"]}\r\n", tc.do("EVAL", `return cjson.encode({a={1,2,"x/y"}})`, "0"))
 	require.Equal(t, ":3\r\n", tc.do("EVAL", "return bit.bor(1, 2)", "0"))
+	// Memory: one call cannot build a giant string.
+	require.Contains(t, tc.do("EVAL", "return string.rep('x', 2^40)", "0"), "resulting string too large")
 }
 
 // TestScriptEffectsAndBusy: a script's writes reach the feed as one

@@ -75,8 +75,11 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 		g.RawSetString(name, lua.LNil)
 	}
 	// No string.dump: binary chunks cannot be produced (nor loaded).
+	// string.rep is bounded: one call must not allocate more than a bulk
+	// string may hold (a huge allocation would end the process).
 	if st, ok := g.RawGetString("string").(*lua.LTable); ok {
 		st.RawSetString("dump", lua.LNil)
+		st.RawSetString("rep", L.NewFunction(luaStringRep))
 	}
 	redis := L.NewTable()
 	for name, fn := range api {
@@ -156,6 +159,24 @@ func luaTostring(L *lua.LState) int {
 		}
 	}
 	L.Push(lua.LString(L.ToStringMeta(v).String()))
+	return 1
+}
+
+// luaMaxString bounds the strings string.rep builds (proto-max-bulk-len's
+// default).
+const luaMaxString = 512 << 20
+
+func luaStringRep(L *lua.LState) int {
+	str := L.CheckString(1)
+	n := L.CheckInt(2)
+	if n <= 0 || len(str) == 0 {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if int64(len(str))*int64(n) > luaMaxString {
+		L.RaiseError("resulting string too large")
+	}
+	L.Push(lua.LString(strings.Repeat(str, n)))
 	return 1
 }
 
