@@ -268,6 +268,9 @@ func (c *Client) commandKeyArgs(args [][]byte) [][]byte {
 // a transaction on a slot that is being migrated may see its keys moved
 // between the check and the run.
 func (c *Client) routeTransaction(queue []queuedCommand) bool {
+	if c.isMasterLink() {
+		return true // a replica applies its master's stream as is (node/replication.go)
+	}
 	var keys [][]byte
 	req := routeRequest{asking: c.asking}
 	for _, qc := range queue {
