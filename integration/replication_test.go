@@ -103,8 +103,8 @@ func TestReplicationClusterUnderLoad(t *testing.T) {
 	defer cc.Close()
 	require.NoError(t, cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }))
 
-	// The write load: INCR / APPEND / LPUSH / SADD / HINCRBY / SET EX on
-	// 5000 keys spread over every slot.
+	// The write load: INCR / APPEND / LPUSH / SADD / HINCRBY / SET EX and
+	// MULTI/EXEC on 5000 keys spread over every slot.
 	const loadFor = 20 * time.Second
 	stop := make(chan struct{})
 	var ops, errs atomic.Int64
@@ -121,7 +121,7 @@ func TestReplicationClusterUnderLoad(t *testing.T) {
 				}
 				k := strconv.Itoa((n*7919 + w*104729) % 5000)
 				var err error
-				switch n % 6 {
+				switch n % 7 {
 				case 0:
 					err = cc.Incr(ctx, "n:"+k).Err()
 				case 1:
@@ -134,6 +134,13 @@ func TestReplicationClusterUnderLoad(t *testing.T) {
 					err = cc.HIncrBy(ctx, "h:"+k, "f"+strconv.Itoa(n%10), 1).Err()
 				case 5:
 					err = cc.Set(ctx, "e:"+k, n, time.Hour).Err()
+				case 6:
+					// A transaction: the replica applies MULTI ... EXEC.
+					_, err = cc.TxPipelined(ctx, func(p redis.Pipeliner) error {
+						p.Incr(ctx, "t:{"+k+"}a")
+						p.RPush(ctx, "t:{"+k+"}b", n)
+						return nil
+					})
 				}
 				if err != nil {
 					errs.Add(1)

@@ -323,7 +323,13 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 			r.m.Locked(func() { r.beforeSyncLocked(db, [][][]byte{args}, true) })
 		}
 		c.out = c.out[:0]
-		c.run(args)
+		if c.multi != nil {
+			// Queued until EXEC: the reader reuses its buffer for the
+			// next command.
+			c.run(cloneArgs(args))
+		} else {
+			c.run(args)
+		}
 		c.out = c.out[:0]
 		r.m.FeedRaw(raw)
 		r.applyMu.Unlock()
@@ -373,4 +379,19 @@ func (r *replState) sendAck() {
 	}
 	_ = ml.conn.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = ml.conn.Write(replication.AppendCommandStrings(nil, "REPLCONF", "ACK", strconv.FormatInt(off, 10)))
+}
+
+// cloneArgs copies a command's arguments into one new buffer.
+func cloneArgs(args [][]byte) [][]byte {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
 }

@@ -379,3 +379,30 @@ func TestReplicationStaleDataAndOldSync(t *testing.T) {
 		t.Fatalf("stream after SYNC: %q", seen.String())
 	}
 }
+
+// TestReplicationTransactionsApplied: MULTI/EXEC effects reach the replica
+// whole (the queued commands outlive the stream reader's buffer).
+func TestReplicationTransactionsApplied(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	for i := range 50 {
+		k := strconv.Itoa(i)
+		m.do("MULTI")
+		m.do("SET", "A"+k, "A_value"+k)
+		m.do("EXPIRE", "A"+k, "3600")
+		m.do("RPUSH", "L"+k, "x", "y")
+		if got := m.do("EXEC"); !strings.HasPrefix(got, "*3\r\n") {
+			t.Fatalf("EXEC: %q", got)
+		}
+	}
+	waitInSync(t, m, r)
+	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("digest master %q replica %q", a, b)
+	}
+	if got := r.do("GET", "A7"); got != "$8\r\nA_value7\r\n" {
+		t.Fatalf("GET A7 on the replica: %q", got)
+	}
+}
