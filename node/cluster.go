@@ -118,6 +118,7 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 	}
 	if ch.FlushData {
 		s.ks.FlushAll()
+		s.tx.watch.touchFlushed(-1, nil) // node/watch.go
 	}
 	if ch.Table != nil {
 		s.redirectBlockedClients(ch.Table)
@@ -128,6 +129,7 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 		for _, slot := range ch.LostSlots {
 			n += db.FlushSlot(uint16(slot))
 		}
+		s.tx.watch.touchFlushed(0, ch.LostSlots) // node/watch.go
 		s.log.Info("cluster: deleted the keys of slots lost to a newer configuration",
 			zap.Int("slots", len(ch.LostSlots)), zap.Int64("keys", n))
 	}

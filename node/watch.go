@@ -311,6 +311,40 @@ func (c *Client) touchDBWide(spec *CommandSpec, args [][]byte) {
 	}
 }
 
+// touchFlushed marks dirty the watchers of keys that were live when
+// watched in the given database (every database when db < 0) whose slot
+// is in slotSet (every slot when nil): keys the cluster deleted (FLUSHALL
+// of a node that became a replica, slots lost to a newer configuration).
+func (r *watchRegistry) touchFlushed(db int, slotSet []int) {
+	if !r.watching() {
+		return
+	}
+	var inSet map[uint16]bool
+	if slotSet != nil {
+		inSet = make(map[uint16]bool, len(slotSet))
+		for _, sl := range slotSet {
+			inSet[uint16(sl)] = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for d, m := range r.dbs {
+		if db >= 0 && d != db {
+			continue
+		}
+		for key, list := range m {
+			if inSet != nil && !inSet[slots.KeySlot([]byte(key))] {
+				continue
+			}
+			for _, wk := range list {
+				if wk.live {
+					wk.c.tx.watch.dirty.Store(true)
+				}
+			}
+		}
+	}
+}
+
 // liveIn reports whether key is live in database db, locking its slot.
 func (c *Client) liveIn(db int, key string) bool {
 	d := c.srv.ks.DB(db)

@@ -208,3 +208,21 @@ func TestExclusiveExecIsAtomic(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// TestWatchTouchedByClusterFlush: keys the cluster deletes (slots lost to a
+// newer configuration, FLUSHALL of a demoted master) touch their watchers.
+func TestWatchTouchedByClusterFlush(t *testing.T) {
+	s := startTestServer(t)
+	a := dialTest(t, s)
+	a.do("SET", "x", "1") // slot 16287
+	a.do("SET", "y", "1") // slot 12222
+	a.do("WATCH", "x")
+	s.tx.watch.touchFlushed(0, []int{12222})
+	require.Equal(t, execOK, execPing(a), "another slot was flushed")
+	a.do("WATCH", "x")
+	s.tx.watch.touchFlushed(0, []int{16287})
+	require.Equal(t, execFailed, execPing(a))
+	a.do("WATCH", "y")
+	s.tx.watch.touchFlushed(-1, nil)
+	require.Equal(t, execFailed, execPing(a))
+}
