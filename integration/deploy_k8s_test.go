@@ -222,7 +222,8 @@ func TestK8sManifests(t *testing.T) {
 	wait, err := strconv.Atoi(cmd[3])
 	require.NoError(t, err)
 	require.NotNil(t, pod.TerminationGracePeriodSeconds)
-	require.Less(t, int64(wait), *pod.TerminationGracePeriodSeconds, "the preStop wait fits the grace period")
+	require.Less(t, int64(wait)+cfg.Int("cluster-failover-on-shutdown"), *pod.TerminationGracePeriodSeconds,
+		"the preStop wait and the shutdown handover fit the grace period")
 
 	// The image's numeric user (deploy/Dockerfile) runs the pod.
 	require.NotNil(t, pod.SecurityContext)

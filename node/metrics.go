@@ -26,8 +26,9 @@ import (
 //     collector reads them at scrape time.
 //   - /ready: 200 when this node can serve its part of the data: a
 //     standalone node at once; a cluster node when the cluster is ok and it
-//     is a master serving slots or a replica of one that does. Otherwise
-//     503 with the reason. Kubernetes readiness probes use it.
+//     is a master serving slots, or a replica of one with its replication
+//     link up and no full sync running. Otherwise 503 with the reason.
+//     Kubernetes readiness probes use it.
 //   - /live: 200 while the process answers HTTP (liveness).
 
 // metricsShutdownTimeout bounds how long in-flight scrapes may finish.
@@ -109,10 +110,19 @@ func (s *Server) readiness() (bool, string) {
 	}
 	for i := 0; i < slots.Count; i++ {
 		if n := t.Owner(i); n != nil && n.ID == shard {
-			if t.MyMaster != "" {
-				return true, "replica of a master serving slots"
+			if t.MyMaster == "" {
+				return true, "master serving slots"
 			}
-			return true, "master serving slots"
+			// A replica serves its master's slots to READONLY clients
+			// once its data is there: link up, no full sync running.
+			info := parseInfoFields(s.infoString(infoRequest{sections: map[string]bool{"replication": true}}))
+			if st, ok := info["master_link_status"]; ok && st != "up" {
+				return false, "replica whose link to its master is " + st
+			}
+			if info["master_sync_in_progress"] == "1" {
+				return false, "replica in a full sync"
+			}
+			return true, "replica of a master serving slots, link up"
 		}
 	}
 	if t.MyMaster == "" {
