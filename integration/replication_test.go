@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,6 +224,13 @@ func TestReplicationClusterUnderLoad(t *testing.T) {
 	stopped := nodeByAddr(nodes, pairs[cutMaster])
 	require.NoError(t, syscall.Kill(stopped.PID(), syscall.SIGSTOP))
 	defer func() { _ = syscall.Kill(stopped.PID(), syscall.SIGCONT) }()
+	// The signal is asynchronous: wait until every thread is stopped.
+	WaitFor(t, 5*time.Second, "the replica to stop", func() string {
+		if st := procState(stopped.PID()); st != "T" {
+			return "state " + st
+		}
+		return ""
+	})
 	require.NoError(t, wm.Set(ctx, owned, "2", 0).Err())
 	start = time.Now()
 	n, err = wm.Wait(ctx, 1, 300*time.Millisecond).Result()
@@ -381,4 +389,29 @@ func TestReplicationPartialResyncAfterCut(t *testing.T) {
 	rd, err := Query(replica.Addr, "DEBUG", "DIGEST")
 	require.NoError(t, err)
 	require.Equal(t, md, rd)
+}
+
+// procState is "T" when every thread of a process is stopped, else the
+// state of one that is not (/proc/pid/task/*/stat).
+func procState(pid int) string {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return err.Error()
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + "/" + task.Name() + "/stat")
+		if err != nil {
+			return err.Error()
+		}
+		// pid (comm) state ...: comm may hold spaces; the state follows ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) {
+			return "?"
+		}
+		if st := string(b[i+2]); st != "T" {
+			return st
+		}
+	}
+	return "T"
 }
