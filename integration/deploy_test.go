@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
@@ -500,7 +501,10 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 		// Addresses, not failover, are under test: while the nodes look for
 		// each other (longer than cluster-node-timeout), no replica may
 		// take its master's place.
-		args := append(slices.Clone(n.Args), "--cluster-replica-no-failover", "yes")
+		// They also come back announcing a host name, and clients are to
+		// be redirected by it (as the StatefulSet's pods are).
+		args := append(slices.Clone(n.Args), "--cluster-replica-no-failover", "yes",
+			"--cluster-announce-hostname", "localhost", "--cluster-preferred-endpoint-type", "hostname")
 		for i := 0; i+1 < len(args); i++ {
 			switch args[i] {
 			case "--cluster-port":
@@ -547,6 +551,41 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 	out, code := RunTool(t, 30*time.Second, cli, "--cluster", "check", nodes[0].Addr)
 	require.Equal(t, 0, code, out)
 
+	// Redirects name the host name; a cluster client follows them.
+	key := "moved-by-name"
+	slot := int(slots.KeySlot([]byte(key)))
+	var owner *deployNode
+	for _, n := range nodes {
+		me, err := Myself(n.Addr)
+		require.NoError(t, err)
+		for _, r := range me.Slots {
+			lo, hi, _ := strings.Cut(r, "-")
+			a, _ := strconv.Atoi(lo)
+			b, _ := strconv.Atoi(hi)
+			if me.HasFlag("master") && slot >= a && slot <= b {
+				owner = n
+			}
+		}
+	}
+	require.NotNil(t, owner)
+	other := nodes[0]
+	if other == owner {
+		other = nodes[1]
+	}
+	moved, err := Query(other.Addr, "GET", key)
+	require.NoError(t, err)
+	if me, _ := Myself(other.Addr); me.HasFlag("master") {
+		require.Equal(t, fmt.Sprintf("-MOVED %d localhost:%d", slot, owner.Port), moved)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"localhost:" + strconv.Itoa(nodes[0].Port)}})
+	defer cc.Close()
+	require.NoError(t, cc.Set(ctx, key, "v", 0).Err())
+	got, err := cc.Get(ctx, key).Result()
+	require.NoError(t, err)
+	require.Equal(t, "v", got)
+
 	// A seventh node with the same settings joins later: it becomes a
 	// replica of the master with the fewest replicas (all have one: the
 	// smallest id).
@@ -573,7 +612,7 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 			late.Args[i+1] = strconv.Itoa(late.MetricsPort)
 		}
 	}
-	_, err := late.start()
+	_, err = late.start()
 	require.NoError(t, err)
 	all := append(slices.Clone(cnodes), late.ClusterNode)
 	WaitFor(t, formTimeout, "the late node to join as a replica", func() string {
