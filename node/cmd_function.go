@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -53,12 +52,10 @@ type functionEngine struct {
 	funcs map[string]*functionInfo // by lower-case name
 
 	// Owned by the gate's owner.
-	env       *luaEnv
-	envMT     *lua.LTable // the environment's metatable: __index flips between load API and globals
-	loadAPI   *lua.LTable
-	loading   *functionLib // the library whose top level is running (register_function)
-	loadErr   string
-	loadDeadl time.Time
+	env     *luaEnv
+	envMT   *lua.LTable // the environment's metatable: __index flips between load API and globals
+	loadAPI *lua.LTable
+	loading *functionLib // the library whose top level is running (register_function)
 }
 
 // scriptingHandlers: the scripting group (EVAL and SCRIPT are registered
@@ -595,8 +592,6 @@ func appendRDBString(dst, s []byte) []byte {
 	}
 	return append(dst, s...)
 }
-
-var errFunctionPayload = errors.New("bad function payload")
 
 // FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]
 func cmdFunctionRestore(c *Client, args [][]byte) {

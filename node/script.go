@@ -408,11 +408,11 @@ func (eng *scriptEngine) reset() {
 func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.LFunction), keys, argv [][]byte) {
 	s := c.srv
 	eng := &s.tx.scripts
-	if run.flags&sfCompat == 0 && run.flags&sfAllowCrossSlot == 0 || s.cluster != nil {
-		run.slot = -1
-		if len(keys) > 0 {
-			run.slot = int32(slots.KeySlot(keys[0]))
-		}
+	// The slot of the declared keys (the dispatcher checked they share
+	// one): undeclared keys must use it too (cluster mode).
+	run.slot = -1
+	if len(keys) > 0 {
+		run.slot = int32(slots.KeySlot(keys[0]))
 	}
 	// The slots the dispatcher locked for EVAL's declared keys are let go
 	// while the script runs: its commands lock their own.
@@ -899,11 +899,8 @@ func (run *scriptRun) checkClusterKeys(spec *CommandSpec, argv [][]byte, keys []
 	default:
 		return "Script attempted to access a non local key in a cluster node"
 	}
-	if run.flags&sfCompat == 0 && run.flags&sfAllowCrossSlot != 0 {
-		return ""
-	}
-	if run.flags&sfCompat != 0 {
-		return ""
+	if run.flags&(sfCompat|sfAllowCrossSlot) != 0 {
+		return "" // EVAL without flags, or allow-cross-slot-keys
 	}
 	if run.slot < 0 {
 		run.slot = int32(slot)
