@@ -44,6 +44,7 @@ type replState struct {
 	applyMu sync.Mutex
 
 	// Replica side (replication_replica.go).
+	roleMu sync.Mutex // serialises follow / unfollow (REPLICAOF, the bus, startup)
 	linkMu sync.Mutex
 	link   *masterLink
 	up     atomic.Bool // master_link_status:up

@@ -62,6 +62,8 @@ func (r *replState) linkStateName() string {
 // view naming our master). The data stays until the master's full sync
 // replaces it; a partial resync keeps it.
 func (r *replState) follow(host string, port int, nodeID string) {
+	r.roleMu.Lock()
+	defer r.roleMu.Unlock()
 	r.stopLink()
 	// Sub-replicas reconnect to learn of the change (they may continue).
 	r.m.DropAll()
@@ -81,16 +83,22 @@ func (r *replState) follow(host string, port int, nodeID string) {
 // unfollow makes this node a master again: the data stays, the replication
 // ID shifts to ID2 (PSYNC2), so former siblings can continue from here.
 func (r *replState) unfollow() {
+	r.roleMu.Lock()
+	defer r.roleMu.Unlock()
 	r.stopLink()
 	r.linkMu.Lock()
 	r.link = nil
 	r.linkMu.Unlock()
-	r.proxy.Store(false)
+	// The feed is registered and the ID shifted before writes are
+	// accepted (proxy off): the backlog continues with this node's own
+	// writes at once, and former siblings continue from it (+CONTINUE).
+	r.ensureFeed()
+	r.m.ShiftID()
 	r.up.Store(false)
 	r.sync.Store(false)
-	r.updateGuards()
 	r.s.ks.SetReplicaMode(false)
-	r.m.ShiftID()
+	r.proxy.Store(false)
+	r.updateGuards()
 }
 
 // stopLink ends the link goroutine, if any, and waits for it.

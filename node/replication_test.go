@@ -406,3 +406,33 @@ func TestReplicationTransactionsApplied(t *testing.T) {
 		t.Fatalf("GET A7 on the replica: %q", got)
 	}
 }
+
+// TestReplicationPromotedSiblingContinues: after a replica is promoted
+// (REPLICAOF NO ONE, its ID shifted to ID2), its former sibling switches to
+// it with a partial resync, and writes made right after the promotion reach
+// it.
+func TestReplicationPromotedSiblingContinues(t *testing.T) {
+	ms := startTestServer(t)
+	r1s, r2s := startTestServer(t), startTestServer(t)
+	m, r1, r2 := dialTest(t, ms), dialTest(t, r1s), dialTest(t, r2s)
+	replicaOf(t, r1, ms)
+	replicaOf(t, r2, ms)
+	for i := range 100 {
+		m.do("INCR", "n"+strconv.Itoa(i%10))
+	}
+	waitInSync(t, m, r1)
+	waitInSync(t, m, r2)
+	r1.do("REPLICAOF", "NO", "ONE")
+	r1.do("INCR", "after-promotion")
+	replicaOf(t, r2, r1s)
+	waitInSync(t, r1, r2)
+	if got := infoField(t, r1, "stats", "sync_partial_ok"); got != "1" {
+		t.Fatalf("sync_partial_ok on the promoted replica %q (sync_full %q)", got, infoField(t, r1, "stats", "sync_full"))
+	}
+	if a, b := r1.do("DEBUG", "DIGEST"), r2.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("digest new master %q replica %q", a, b)
+	}
+	if got := r2.do("GET", "after-promotion"); got != "$1\r\n1\r\n" {
+		t.Fatalf("write after the promotion: %q", got)
+	}
+}

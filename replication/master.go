@@ -405,6 +405,12 @@ func (m *Master) ShiftID() {
 func (m *Master) ContinueWith(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.backlog == nil {
+		// A replica keeps a backlog for its own sub-replicas (and for
+		// the day it is promoted), with its master's ID.
+		m.backlog = NewBacklog(m.cfg.BacklogSize(), m.offset)
+		m.active.Store(true)
+	}
 	if id == "" || id == m.replID {
 		return
 	}
