@@ -205,7 +205,7 @@ type clusterFormer struct {
 	setSince  time.Time // when lastSet last changed
 	lastMeet  time.Time
 	lastPoll  time.Time
-	announced bool // "formed" logged
+	announced bool // this node has its role ("formed" logged), or there is no plan
 }
 
 // startClusterFormer starts the former when the directives ask for it.
@@ -268,6 +268,7 @@ func (f *clusterFormer) poll() {
 		cancel()
 	}
 	if f.masters <= 0 {
+		f.announced = true // seeds only: nothing to form, poll slowly
 		return
 	}
 	ids := make([]string, 0, len(nodes))
