@@ -11,9 +11,12 @@
 // when the store holds them compact, else as the plain forms (sorted sets
 // with binary scores, RDB_TYPE_ZSET_2); streams as
 // RDB_TYPE_STREAM_LISTPACKS_2 with consumer groups, PELs and consumers.
-// Small values of every type come out byte-identical to Redis's DUMP;
-// hash-table ordered values and stream nodes may be laid out differently,
-// which any RDB reader accepts.
+// Where the data alone determines Redis's layout (strings, listpacks,
+// intsets, skiplists, lists grown at the tail, streams without deleted
+// entries) the bytes are identical to Redis's DUMP (tested against
+// redis-server, randomized); hash tables (their iteration order), lists
+// grown at the head and streams with tombstones may be laid out
+// differently, which every RDB reader accepts.
 //
 // Reading (DecodePayload, DecodeValue, LoadFile) accepts every non-module type Redis
 // 7.0 loads, including the older ziplist, zipmap, intset, quicklist v1 and
