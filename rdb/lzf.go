@@ -231,8 +231,11 @@ func lzfDecompress(in []byte, outLen int) ([]byte, error) {
 		if ref < 0 || len(out)+length > outLen {
 			return nil, errLZF
 		}
-		// The source may overlap what is being written (a run):
-		// copy byte by byte.
+		if ref+length <= len(out) {
+			out = append(out, out[ref:ref+length]...)
+			continue
+		}
+		// The source overlaps what is being written (a run): byte by byte.
 		for k := 0; k < length; k++ {
 			out = append(out, out[ref+k])
 		}
