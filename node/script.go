@@ -95,6 +95,7 @@ type scriptRun struct {
 	readOnly bool
 	flags    scriptFlags
 	start    time.Time
+	startMs  int64       // start in unix ms: the keyspace's time while the script runs
 	dirty    atomic.Bool // a write command ran: SCRIPT KILL refuses
 	killed   atomic.Bool
 	oom      atomic.Bool // stopped by the memory watch
@@ -450,6 +451,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	lc.readonly = c.readonly
 	lc.asking = c.asking
 	run.caller, run.lc, run.start, run.repl = c, lc, time.Now(), 3
+	run.startMs = run.start.UnixMilli()
 	capture := c.startCapture()
 	lc.tx.capture = c.tx.capture
 
@@ -555,6 +557,16 @@ func (eng *scriptEngine) startMemoryWatch(s *Server) {
 			}
 		}()
 	})
+}
+
+// keyspaceClock is the keyspace's clock: the wall clock, except that while
+// a script runs, time stands still at the script's start (Redis's
+// scriptTimeSnapshot): a key does not expire in the middle of a script.
+func (s *Server) keyspaceClock() int64 {
+	if run := s.tx.scripts.running.Load(); run != nil {
+		return run.startMs
+	}
+	return time.Now().UnixMilli()
 }
 
 // armBusyTimer makes the gate busy once the running script has run for

@@ -135,7 +135,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if ndb < 1 {
 		ndb = 16
 	}
-	s.ks = store.New(ndb, nil, (*expiryEvents)(s))
+	s.ks = store.New(ndb, s.keyspaceClock, (*expiryEvents)(s)) // keyspaceClock: node/script.go
 	s.activeExpire.Store(true)
 	s.table = newCommandTable()
 	s.applyLimits()
