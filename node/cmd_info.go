@@ -439,9 +439,10 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("used_memory_vm_eval", 0)
 	w.str("used_memory_lua_human", "0B")
 	w.int("used_memory_scripts_eval", 0)
-	w.int("number_of_cached_scripts", 0)
-	w.int("number_of_functions", 0)
-	w.int("number_of_libraries", 0)
+	scripts, libs, funcs := s.scriptCounts() // node/script.go
+	w.int("number_of_cached_scripts", int64(scripts))
+	w.int("number_of_functions", int64(funcs))
+	w.int("number_of_libraries", int64(libs))
 	w.int("used_memory_vm_functions", 0)
 	w.int("used_memory_vm_total", 0)
 	w.str("used_memory_vm_total_human", "0B")

@@ -559,6 +559,20 @@ func (eng *scriptEngine) startMemoryWatch(s *Server) {
 	})
 }
 
+// scriptCounts returns the number of cached EVAL scripts, function
+// libraries and functions (INFO memory).
+func (s *Server) scriptCounts() (scripts, libs, funcs int) {
+	eng := &s.tx.scripts
+	eng.mu.Lock()
+	scripts = len(eng.scripts)
+	eng.mu.Unlock()
+	fe := &s.tx.functions
+	fe.mu.Lock()
+	libs, funcs = len(fe.libs), len(fe.funcs)
+	fe.mu.Unlock()
+	return scripts, libs, funcs
+}
+
 // keyspaceClock is the keyspace's clock: the wall clock, except that while
 // a script runs, time stands still at the script's start (Redis's
 // scriptTimeSnapshot): a key does not expire in the middle of a script.
