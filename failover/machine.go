@@ -158,6 +158,9 @@ type Machine struct {
 	// Replica migration: since when each master has been orphaned.
 	orphanedSince map[string]time.Time
 
+	// startedAt is when this node (re)started: see voteGrace.
+	startedAt time.Time
+
 	out []Action
 }
 
@@ -175,6 +178,7 @@ func New(cfg Config, clock Clock, seed uint64, log *zap.Logger) *Machine {
 		votedTime:      map[string]time.Time{},
 		orphanedSince:  map[string]time.Time{},
 		mfMasterOffset: -1,
+		startedAt:      clock.Now(),
 	}
 	m.SetConfig(cfg)
 	return m
@@ -200,6 +204,22 @@ func (m *Machine) take() []Action {
 	out := m.out
 	m.out = nil
 	return out
+}
+
+// voteGrace is how long a node waits after it (re)started before it votes:
+// max(2 × NT, 2 s). Not in Redis. A master restarted from nodes.conf still
+// believes it serves the slots it had; if it was failed over meanwhile, its
+// successor votes for those slots too, and two candidates can then each
+// count a majority of "masters" in one epoch (found by the randomized
+// schedules). Within 2 × NT it normally learns from an UPDATE that it is a
+// replica now (PFAIL needs NT, a ping goes out every NT/10), and a master
+// whose vote is delayed this way only slows an election down.
+func (m *Machine) voteGrace() time.Duration {
+	g := 2 * m.cfg.NodeTimeout
+	if g < 2*time.Second {
+		g = 2 * time.Second
+	}
+	return g
 }
 
 // authTimeout is max(2 × NT, 2 s): how long an election may wait for votes.
@@ -488,6 +508,10 @@ func (m *Machine) maybeVote(v View, msg Message, now time.Time) {
 	}
 	if v.LastVoteEpoch() == cur {
 		deny("already voted for this epoch")
+		return
+	}
+	if now.Sub(m.startedAt) < m.voteGrace() {
+		deny("just restarted: my view of the slots may be stale")
 		return
 	}
 	req, ok := v.Node(msg.From)

@@ -117,6 +117,14 @@ func TestVoteRules(t *testing.T) {
 	v := threeShards(id('c'), clock.Now())
 	m := newTestMachine(clock)
 
+	// A node that just (re)started does not vote: its view of who serves
+	// which slots may be stale.
+	v.nodes[id('a')].Fail = true
+	v.current = 4
+	require.Empty(t, m.Step(v, authRequest(id('x'), 4, 1, false)))
+	clock.Advance(2 * time.Second)
+	v.nodes[id('a')].Fail = false
+
 	// Master a is up: no vote without FORCEACK.
 	v.current = 4
 	require.Empty(t, m.Step(v, authRequest(id('x'), 4, 1, false)))
@@ -159,7 +167,9 @@ func TestVoteRules(t *testing.T) {
 	rv := threeShards(id('z'), clock.Now())
 	rv.nodes[id('a')].Fail = true
 	rv.current = 7
-	require.Empty(t, newTestMachine(clock).Step(rv, authRequest(id('x'), 7, 1, false)))
+	rm := newTestMachine(clock)
+	clock.Advance(2 * time.Second)
+	require.Empty(t, rm.Step(rv, authRequest(id('x'), 7, 1, false)))
 }
 
 // A replica's election: it waits the delay for its rank, bumps the epoch,

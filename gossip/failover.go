@@ -122,13 +122,15 @@ func (s *State) masterFailed(n *node) {
 	}
 }
 
-// pushFailureReport sends our gossip (which lists every PFAIL node) to
-// every master at once when we flag a node PFAIL: only masters' reports
-// count towards FAIL, and waiting for the next scheduled ping would add up
-// to a ping interval before they reach the quorum.
-func (s *State) pushFailureReport(failing *node) {
+// pushFailureReports sends our gossip (which lists every PFAIL node) to
+// every reachable master at once when a cron tick flagged nodes PFAIL: only
+// masters' reports count towards FAIL, and waiting for the next scheduled
+// ping would add up to a ping interval before they reach the quorum. One
+// ping per master per tick, however many nodes went PFAIL, so that a mass
+// suspicion (an overloaded host) cannot turn into a ping storm.
+func (s *State) pushFailureReports() {
 	for _, n := range s.order {
-		if n == s.myself || n == failing || !n.isMaster() || n.flags&(FlagHandshake|FlagNoAddr|FlagPFail|FlagFail) != 0 {
+		if n == s.myself || !n.isMaster() || n.flags&(FlagHandshake|FlagNoAddr|FlagPFail|FlagFail) != 0 {
 			continue
 		}
 		old := n.pingSent

@@ -563,7 +563,7 @@ func (s *State) Tick() {
 	}
 
 	updateState := false
-	var pfailed []*node
+	pfailed := false
 	for _, n := range s.order {
 		if n.flags&(FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
 			continue
@@ -584,7 +584,7 @@ func (s *State) Tick() {
 			}
 			continue
 		}
-		if n.pingSent.IsZero() && now.Sub(n.pongReceived) >= pingInterval(nt) {
+		if n.pingSent.IsZero() && now.Sub(n.pongReceived) >= pingInterval(nt, len(s.order)) {
 			s.sendPing(n, MsgPing, n.id)
 			continue
 		}
@@ -596,7 +596,7 @@ func (s *State) Tick() {
 		// whose reset would re-ping as Redis's does. Ping again a node that
 		// talks to us but leaves our ping pending (keeping the first send
 		// time for PFAIL): its PONG is what clears PFAIL and FAIL.
-		if n.dataReceived.After(n.pingSent) && now.Sub(n.pingSent) > pingInterval(nt) {
+		if n.dataReceived.After(n.pingSent) && now.Sub(n.pingSent) > pingInterval(nt, len(s.order)) {
 			old := n.pingSent
 			s.sendPing(n, MsgPing, n.id)
 			n.pingSent = old
@@ -610,30 +610,36 @@ func (s *State) Tick() {
 				zap.Uint64("currentEpoch", s.currentEpoch))
 			n.flags |= FlagPFail
 			updateState = true
-			pfailed = append(pfailed, n)
+			pfailed = true
 		}
 	}
 	if updateState || !s.stateOK {
 		s.todoUpdateState = true
 	}
-	for _, n := range pfailed {
-		s.pushFailureReport(n)
+	if pfailed {
+		s.pushFailureReports()
 	}
 	s.failoverTick()
 }
 
 // pingInterval is how old a node's last PONG may get before we ping it
-// again. Redis uses node-timeout/2, so a crashed node's pending ping is up to
-// node-timeout/2 old when it dies and PFAIL comes at node-timeout plus up to
-// another half; the failure reports of the other masters travel in the same
-// sparse pings, adding up to node-timeout/2 more before FAIL. Pinging every
-// node-timeout/10 (at least one tick, at most Redis's node-timeout/2) takes
-// both waits down to about a tick — at node-timeout 1 s, ~0.5 s of the
-// ~1.5 s Redis needs from a crash to FAIL — while PFAIL still needs a full
+// again, in a cluster of n known nodes. Redis uses node-timeout/2, so a
+// crashed node's pending ping is up to node-timeout/2 old when it dies and
+// PFAIL comes at node-timeout plus up to another half; the failure reports
+// of the other masters travel in the same sparse pings, adding up to
+// node-timeout/2 more before FAIL. Pinging every node-timeout/10 takes both
+// waits down to about a tick — at node-timeout 1 s, ~0.5 s of the ~1.5 s
+// Redis needs from a crash to FAIL — while PFAIL still needs a full
 // node-timeout of silence, so pauses shorter than that cause no failover.
-// The cost is more PINGs: with N nodes, N×(N-1) per node-timeout/10.
-func pingInterval(nt time.Duration) time.Duration {
+// The cost is more PINGs, so the interval grows with the cluster: each node
+// sends about 100 pings per node-timeout (node-timeout × n/100), which is
+// node-timeout/10 up to 10 nodes and Redis's node-timeout/2 from 50 nodes
+// on; never below one tick nor above node-timeout/2.
+func pingInterval(nt time.Duration, n int) time.Duration {
 	iv := nt / 10
+	if byCount := nt * time.Duration(n) / 100; iv < byCount {
+		iv = byCount
+	}
 	if iv < 100*time.Millisecond {
 		iv = 100 * time.Millisecond
 	}
