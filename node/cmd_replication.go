@@ -211,6 +211,9 @@ func cmdWait(c *Client, args [][]byte) {
 	}
 	c.blocked.Store(true)
 	defer c.blocked.Store(false)
+	// Parked, WAIT touches no keyspace: a script or exclusive EXEC must not
+	// wait for it (the acks it waits for come through the gate).
+	c.leaveRun() // node/multi.go
 	for {
 		changed := r.m.AckChanged()
 		if acked = r.m.Acked(target); int64(acked) >= n {
