@@ -128,6 +128,11 @@ func clusterNodesOf(addr, password string) (nodeLines, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseNodeLines(text), nil
+}
+
+// parseNodeLines reads a CLUSTER NODES body.
+func parseNodeLines(text string) nodeLines {
 	var out nodeLines
 	for _, line := range strings.Split(text, "\n") {
 		f := strings.Fields(line)
@@ -141,7 +146,7 @@ func clusterNodesOf(addr, password string) (nodeLines, error) {
 		}
 		out = append(out, nodeLine{id: f[0], addr: a, flags: f[2], master: f[3], link: f[7], slots: f[8:]})
 	}
-	return out, nil
+	return out
 }
 
 // roundTrip sends one command (after AUTH when password is not empty) and
