@@ -98,6 +98,10 @@ type Bus struct {
 
 	mu sync.Mutex // guards st and saving nodes.conf
 	st *State
+	// hold is taken by the loop around every step (received messages,
+	// ticks) and by Hold: a MULTI/EXEC of CLUSTER commands runs as one
+	// step, as in single-threaded Redis.
+	hold sync.Mutex
 
 	ref   *slots.Ref
 	ml    atomic.Pointer[memberlist.Memberlist]
@@ -397,6 +401,8 @@ func (b *Bus) loop() {
 }
 
 func (b *Bus) step(fn func(*State)) {
+	b.hold.Lock()
+	defer b.hold.Unlock()
 	b.mu.Lock()
 	fn(b.st)
 	rd := b.st.Ready()
@@ -405,8 +411,21 @@ func (b *Bus) step(fn func(*State)) {
 	b.mu.Unlock()
 	if err != nil {
 		b.log.Error("can't update cluster config file", zap.Error(err))
+		rd = withoutUnsavedMessages(rd)
 	}
 	b.dispatch(rd, true)
+}
+
+// withoutUnsavedMessages drops the messages of a step whose epoch or vote
+// could not be saved: a vote (ACK) or a vote request must never leave
+// before its epoch is on disk (Redis exits in clusterSaveConfigOrDie; here
+// the messages are withheld and the next successful save lets the
+// protocol go on — a lost vote or request only delays an election).
+func withoutUnsavedMessages(rd Ready) Ready {
+	if rd.Fsync {
+		rd.Messages = nil
+	}
+	return rd
 }
 
 // do runs a command against the State and carries out its effects.
@@ -418,6 +437,7 @@ func (b *Bus) do(fn func(*State) error) error {
 	b.mu.Unlock()
 	if perr != nil {
 		b.log.Error("can't update cluster config file", zap.Error(perr))
+		rd = withoutUnsavedMessages(rd)
 	}
 	b.dispatch(rd, b.started.Load() && !b.stopped.Load())
 	return err
