@@ -180,7 +180,9 @@ func (c *Client) run(args [][]byte) {
 	// Serve the clients blocked on keys this command made ready, before its
 	// reply is sent (node/blocking.go).
 	if len(c.bs.ready) > 0 {
+		c.enterRunWaiting() // not while a script or exclusive EXEC runs (node/multi.go)
 		c.serveReadyKeys()
+		c.leaveRun()
 	}
 }
 

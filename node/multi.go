@@ -167,6 +167,9 @@ func cmdExec(c *Client, args [][]byte) {
 		c.srv.tx.watch.unwatchAll(c)
 		return
 	}
+	if release := c.holdClusterBus(m.queue); release != nil { // node/cmd_cluster_migrate.go
+		defer release()
+	}
 	defer c.srv.tx.watch.unwatchAll(c)
 	db := c.srv.ks.DB(int(c.dbIndex.Load()))
 	locked, ok := c.transactionSlots(m.queue, db.ID())
@@ -416,6 +419,27 @@ func (c *Client) enterRun(spec *CommandSpec) bool {
 		case gateBusy:
 			c.rejectBusy(g, spec)
 			return false
+		}
+	}
+}
+
+// enterRunWaiting marks c active, waiting while the gate is closed even by
+// a busy script: it finishes a command already answered (serving the
+// clients it made ready), which must not interleave with a script either.
+func (c *Client) enterRunWaiting() {
+	g := &c.srv.tx.gate
+	for {
+		c.tx.active.Store(true)
+		if !g.closed.Load() || c.tx.exclusive {
+			return
+		}
+		c.tx.active.Store(false)
+		g.mu.Lock()
+		ch := g.changed
+		open := g.owner == nil
+		g.mu.Unlock()
+		if !open {
+			<-ch
 		}
 	}
 }
