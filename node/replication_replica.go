@@ -306,14 +306,19 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 	r.sendAck()
 	var args [][]byte
 	for {
-		_ = conn.SetReadDeadline(time.Now().Add(timeout))
+		if rd.Buffered() == 0 {
+			// About to wait for the socket: only then is the deadline
+			// (repl-timeout) and the last-I/O time worth a clock read.
+			now := time.Now()
+			r.lastIO.Store(now.Unix())
+			_ = conn.SetReadDeadline(now.Add(timeout))
+		}
 		var raw []byte
 		var err error
 		args, raw, err = rd.ReadCommand(args)
 		if err != nil {
 			return err
 		}
-		r.lastIO.Store(time.Now().Unix())
 		if argIs(args[0], imageCommand) {
 			if err := r.applyImage(c, args); err != nil {
 				return err

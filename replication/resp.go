@@ -68,6 +68,10 @@ func NewStreamReader(r io.Reader, lim Limits) *StreamReader {
 	return &StreamReader{r: bufio.NewReaderSize(r, 64*1024), lim: lim}
 }
 
+// Buffered is the number of bytes read from the connection and not yet
+// consumed.
+func (s *StreamReader) Buffered() int { return s.r.Buffered() }
+
 // ReadLine reads one "\r\n"-terminated line (without the terminator), as
 // the replies of the handshake. Bare "\n" keep-alives sent before the RDB
 // payload come back as empty lines.

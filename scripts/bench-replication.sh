@@ -2,7 +2,8 @@
 # shellcheck disable=SC2317 # cleanup is called from a trap
 # Replication benchmark, shoal-server against redis-server in the same run (interleaved):
 #   1. SET -P16 throughput of a master that has one connected replica (redis-benchmark),
-#      median of REPEATS runs each; the replica must have caught up after every run;
+#      median of REPEATS runs each; the replica must have caught up after every run (same
+#      DEBUG DIGEST); and without a replica, to tell replication's cost from the server's;
 #   2. full sync time of SYNC_KEYS keys: an empty replica is pointed at a populated master
 #      (REPLICAOF) and timed until its link is up, the sync is over and DBSIZE matches
 #      (redis: fork + RDB, diskless, repl-diskless-sync-delay 0; shoal: fork-less slot images).
@@ -96,16 +97,20 @@ wait_synced() {
 now_ms() { date +%s%3N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'; }
 
-# throughput BIN -> SET -P16 rps of a master with one replica (one run)
+# throughput BIN [alone] -> SET -P16 rps of a master with one replica (or none: alone), one run
 throughput() {
-  local bin=$1 mp rp rps
+  local bin=$1 alone=${2:-} mp rp rps
   mp=$(free_port) && start "$bin" "$mp"
-  rp=$(free_port) && start "$bin" "$rp" --replicaof 127.0.0.1 "$mp"
-  wait_synced "$mp" "$rp"
+  if [[ -z $alone ]]; then
+    rp=$(free_port) && start "$bin" "$rp" --replicaof 127.0.0.1 "$mp"
+    wait_synced "$mp" "$rp"
+  fi
   rps=$(redis-benchmark -h 127.0.0.1 -p "$mp" -t set -P 16 -c "$CLIENTS" -n "$REQUESTS" -r "$KEYSPACE" \
     -d "$VALUE_SIZE" -q 2>/dev/null | tr '\r' '\n' | awk '/^SET:/ { print $2 }' | tail -1)
-  wait_synced "$mp" "$rp"
-  [[ $(cli "$mp" debug digest) == $(cli "$rp" debug digest) ]] || die "$bin: replica digest differs after the run"
+  if [[ -z $alone ]]; then
+    wait_synced "$mp" "$rp"
+    [[ $(cli "$mp" debug digest) == $(cli "$rp" debug digest) ]] || die "$bin: replica digest differs after the run"
+  fi
   cleanup
   echo "${rps:-0}"
 }
@@ -124,8 +129,8 @@ fullsync() {
   echo $((t1 - t0))
 }
 
-declare -A RPS SYNC
-for who in redis shoal; do RPS[$who]="" SYNC[$who]=""; done
+declare -A RPS ALONE SYNC
+for who in redis shoal; do RPS[$who]="" ALONE[$who]="" SYNC[$who]=""; done
 for ((r = 1; r <= REPEATS; r++)); do
   for who in redis shoal; do
     bin=$REDIS
@@ -133,6 +138,9 @@ for ((r = 1; r <= REPEATS; r++)); do
     v=$(throughput "$bin")
     log "run $r: $who SET -P16 with a replica: $v rps"
     RPS[$who]+="$v "
+    v=$(throughput "$bin" alone)
+    log "run $r: $who SET -P16 without replicas: $v rps"
+    ALONE[$who]+="$v "
   done
 done
 for ((r = 1; r <= REPEATS; r++)); do
@@ -147,6 +155,8 @@ done
 
 rps_r=$(tr ' ' '\n' <<<"${RPS[redis]}" | grep . | median)
 rps_s=$(tr ' ' '\n' <<<"${RPS[shoal]}" | grep . | median)
+alone_r=$(tr ' ' '\n' <<<"${ALONE[redis]}" | grep . | median)
+alone_s=$(tr ' ' '\n' <<<"${ALONE[shoal]}" | grep . | median)
 sync_r=$(tr ' ' '\n' <<<"${SYNC[redis]}" | grep . | median)
 sync_s=$(tr ' ' '\n' <<<"${SYNC[shoal]}" | grep . | median)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -158,6 +168,8 @@ mkdir -p "$ROOT/bench-results"
   echo "| measure | redis-server | shoal | shoal/redis |"
   echo "|---|---|---|---|"
   echo "| SET -P16 -c $CLIENTS, master with 1 replica (rps) | $rps_r | $rps_s | $(ratio "$rps_s" "$rps_r") |"
+  echo "| SET -P16 -c $CLIENTS, no replica (rps) | $alone_r | $alone_s | $(ratio "$alone_s" "$alone_r") |"
+  echo "| with a replica / without | $(ratio "$rps_r" "$alone_r") | $(ratio "$rps_s" "$alone_s") | |"
   echo "| full sync of $SYNC_KEYS keys (ms) | $sync_r | $sync_s | $(ratio "$sync_s" "$sync_r") |"
   echo
   echo "runs: redis rps ${RPS[redis]}/ shoal rps ${RPS[shoal]}/ redis sync ms ${SYNC[redis]}/ shoal sync ms ${SYNC[shoal]}"
