@@ -117,3 +117,53 @@ func TestScriptEffectsAndBusy(t *testing.T) {
 	require.Equal(t, "$1\r\n2\r\n", other.do("GET", "a"))
 	require.Equal(t, "-NOTBUSY No scripts in execution right now.\r\n", other.do("SCRIPT", "KILL"))
 }
+
+// TestRedlockAcrossNodes: the Redlock pattern over three independent nodes
+// — a client holds the lock when SET NX PX succeeded on a majority, and
+// releases it everywhere with the compare-and-delete script. At most one
+// client holds a majority at a time.
+func TestRedlockAcrossNodes(t *testing.T) {
+	ctx := context.Background()
+	var nodes []*redis.Client
+	for i := 0; i < 3; i++ {
+		s := startTestServer(t)
+		rdb := redis.NewClient(&redis.Options{Addr: s.Addr().String(), PoolSize: 10})
+		defer rdb.Close()
+		nodes = append(nodes, rdb)
+	}
+	var holders, maxHolders, acquired atomic.Int32
+	deadline := time.Now().Add(2 * time.Second)
+	var wg sync.WaitGroup
+	for w := 0; w < 10; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			token := fmt.Sprintf("client-%d", w)
+			for i := 0; i < 300 && time.Now().Before(deadline); i++ {
+				votes := 0
+				for _, n := range nodes {
+					if ok, err := n.SetNX(ctx, "redlock", token, 2*time.Second).Result(); err == nil && ok {
+						votes++
+					}
+				}
+				if votes >= 2 {
+					h := holders.Add(1)
+					for m := maxHolders.Load(); h > m && !maxHolders.CompareAndSwap(m, h); m = maxHolders.Load() {
+					}
+					acquired.Add(1)
+					holders.Add(-1)
+				}
+				for _, n := range nodes { // release wherever we got it (only ours)
+					if err := releaseLock.Run(ctx, n, []string{"redlock"}, token).Err(); err != nil {
+						t.Errorf("release: %v", err)
+						return
+					}
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), maxHolders.Load(), "two clients held a majority at once")
+	require.Greater(t, acquired.Load(), int32(10))
+}
