@@ -54,6 +54,9 @@ type Client struct {
 	replKind      atomic.Int32   // clientNormal, clientReplica or clientMaster, for other goroutines
 	tx            clientTx       // WATCH, the execution gate, scripts (node/multi.go)
 
+	// Pub/Sub subscriptions and the push queue (node/pubsub.go).
+	ps clientSubscriptions
+
 	// Read by other goroutines.
 	dbIndex         atomic.Int32
 	lastInteraction atomic.Int64 // unix ms
@@ -164,6 +167,9 @@ func (c *Client) InfoLine() string {
 	if c.noEvict.Load() {
 		flags += "e"
 	}
+	if c.subscribed() {
+		flags += "P"
+	}
 	if flags == "" {
 		flags = "N"
 	}
@@ -189,9 +195,9 @@ func (c *Client) InfoLine() string {
 	field("idle", itoa((now.UnixMilli()-c.lastInteraction.Load())/1000))
 	field("flags", flags)
 	field("db", itoa(int64(c.dbIndex.Load())))
-	field("sub", "0")
-	field("psub", "0")
-	field("ssub", "0")
+	field("sub", itoa(int64(c.ps.counts[kindChannel].Load())))
+	field("psub", itoa(int64(c.ps.counts[kindPattern].Load())))
+	field("ssub", itoa(int64(c.ps.counts[kindShard].Load())))
 	field("multi", itoa(multi))
 	field("qbuf", itoa(qbuf))
 	field("qbuf-free", itoa(max(0, c.guard.bufSize.Load()-qbuf)))

@@ -122,7 +122,9 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 	}
 	if ch.Table != nil {
 		s.redirectBlockedClients(ch.Table)
+		s.dropShardChannels(ch.Table) // node/pubsub.go
 	}
+	s.deliverInbound(ch.Inbound) // node/pubsub.go
 	if len(ch.LostSlots) > 0 {
 		db := s.ks.DB(0)
 		var n int64

@@ -124,7 +124,13 @@ func parseClientType(b []byte) (clientType, bool) {
 
 // kind returns the client's class. Every shoal connection is a normal one
 // until Pub/Sub and replication exist.
-func (c *Client) kind() clientType { return clientType(c.replKind.Load()) }
+func (c *Client) kind() clientType {
+	k := clientType(c.replKind.Load())
+	if k == clientNormal && c.subscribed() {
+		return clientPubSub
+	}
+	return k
+}
 
 // liveClients returns the connected clients that were not killed, by id.
 func (s *Server) liveClients() []*Client {

@@ -24,6 +24,16 @@ func cmdPing(c *Client, args [][]byte) {
 		c.ErrArity("ping")
 		return
 	}
+	if c.resp == 2 && c.subscribed() { // RESP2 subscribe context: a two-element reply
+		c.Array(2)
+		c.BulkString("pong")
+		if len(args) == 2 {
+			c.Bulk(args[1])
+		} else {
+			c.BulkString("")
+		}
+		return
+	}
 	if len(args) == 2 {
 		c.Bulk(args[1])
 		return
@@ -45,6 +55,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.noEvict.Store(false)
 	c.discardTransaction()
 	c.srv.tx.watch.unwatchAll(c)
+	c.unsubscribeAll() // node/pubsub.go
 	c.authenticated = c.srv.cfg.String("requirepass") == ""
 	c.Status("RESET")
 }

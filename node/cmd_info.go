@@ -538,9 +538,10 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("current_eviction_exceeded_time", 0)
 	w.int("keyspace_hits", hits)
 	w.int("keyspace_misses", misses)
-	w.int("pubsub_channels", 0)
-	w.int("pubsub_patterns", 0)
-	w.int("pubsubshard_channels", 0)
+	psChannels, psPatterns, psShard := s.pubsubCounts() // node/pubsub.go
+	w.int("pubsub_channels", psChannels)
+	w.int("pubsub_patterns", psPatterns)
+	w.int("pubsubshard_channels", psShard)
 	w.int("latest_fork_usec", 0)
 	w.int("total_forks", 0)
 	w.int("migrate_cached_sockets", int64(s.migrateConns.size()))

@@ -28,7 +28,11 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	if len(c.out) > 0 {
 		switch c.replyMode {
 		case replyOn:
-			conn.WriteRaw(c.out)
+			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
+				c.ps.push.enqueue(c.out, s)
+			} else {
+				conn.WriteRaw(c.out)
+			}
 			c.outBytes.Add(int64(len(c.out)))
 		case replySkipThis:
 			c.replyMode = replyOn
@@ -43,6 +47,9 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 		c.out = nil // do not keep a big reply's buffer for the connection's life
 	}
 	if c.closeAfter {
+		if c.ps.push != nil {
+			c.ps.push.flushNow()
+		}
 		_ = conn.Close()
 	}
 }
@@ -115,6 +122,11 @@ func (c *Client) run(args [][]byte) {
 		c.flagTransaction()
 		return
 	}
+	if !c.pubsubContextAllows(spec) { // RESP2 subscribe context (node/cmd_pubsub.go)
+		shard.rejected.Add(1)
+		c.flagTransaction()
+		return
+	}
 	if c.multi != nil && !spec.runsInMulti() {
 		if c.busyRejects(spec) { // a script is busy (node/multi.go)
 			shard.rejected.Add(1)
@@ -137,7 +149,7 @@ func (c *Client) run(args [][]byte) {
 	c.errored = false
 	db.LockSlots(c.slotBuf)
 	if c.srv.cluster != nil && len(c.slotBuf) > 0 && !c.isMasterLink() && (c.routeRecheck || c.srv.cluster.Slots().Load() != c.routeTable) &&
-		!c.routeCommandLocked(spec, args) {
+		!c.isMasterLink() && !c.routeCommandLocked(spec, args) {
 		// An open slot, or a slot table that changed since routing: the
 		// check under the lock decided against running here.
 		db.UnlockSlots(c.slotBuf)

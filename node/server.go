@@ -69,6 +69,7 @@ type Server struct {
 	cluster      *gossip.Bus // nil unless cluster-enabled
 	slotStats    *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg     *blockRegistry
+	pubsub       *pubsubRegistry // node/pubsub.go
 	// streamWatcher serves XREADGROUP clients whose stream was deleted or
 	// replaced (see cmd_stream_read.go).
 	streamWatcher *streamWatcher
@@ -129,6 +130,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.log = log.With(zap.String("node", s.runID[:8]))
 	s.auxState = newServerAux()
 	s.blockReg = newBlockRegistry()
+	s.pubsub = newPubsubRegistry()
 	s.streamWatcher = newStreamWatcher(s)
 	s.slowlogThreshold = cfg.IntFunc("slowlog-log-slower-than")
 	ndb := int(cfg.Int("databases"))
@@ -346,6 +348,7 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	s.mu.Unlock()
 	s.importConnClosed(c) // node/cmd_cluster_migrate.go
 	s.tx.watch.unwatchAll(c)
+	c.pubsubClosed() // node/pubsub.go
 	if errors.Is(err, errQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
 	}

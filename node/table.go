@@ -52,6 +52,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		streamHandlers(),      // node/cmd_stream*.go
 		replicationHandlers(), // node/cmd_replication.go
 		dumpHandlers(),        // node/cmd_dump.go
+		pubsubHandlers(),      // node/cmd_pubsub.go
 	}
 }
 

@@ -1,0 +1,556 @@
+package node
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/gossip"
+	"github.com/shoal-db/shoal/slots"
+	"go.uber.org/zap"
+)
+
+// Pub/Sub (Redis 7.0's pubsub.c semantics).
+//
+// Delivery happens on the publisher's goroutine, never on the subscriber's:
+// a subscriber's connection goroutine is usually parked in a socket read.
+// Every client that ever subscribed gets a pushWriter, a mutex-protected
+// output queue drained by one writer goroutine of its own. From then on the
+// client's command replies go through the same queue (node/dispatch.go
+// handle), so replies and pushed messages leave in the order they were
+// queued. A publisher only appends to queues: a subscriber that does not
+// read cannot block it; one whose queue passes client-output-buffer-limit
+// pubsub is disconnected, as Redis does.
+//
+// Concurrency contract: pubsubRegistry.mu guards the registry maps AND
+// every client's subscription sets (clientPubSub.channels/patterns/shard),
+// because a slot leaving the node unsubscribes other clients. Lock order:
+// registry.mu, then a pushWriter's mu, then (writer side) its wmu is never
+// taken while holding mu.
+
+// pubsubRegistry is the server's channel → subscribers tables.
+type pubsubRegistry struct {
+	mu       sync.RWMutex
+	channels map[string][]*Client // subscription order, as Redis's lists
+	patterns map[string][]*Client
+	patOrder []string // patterns in creation order (publish matches in this order)
+	shard    map[string][]*Client
+}
+
+func newPubsubRegistry() *pubsubRegistry {
+	return &pubsubRegistry{
+		channels: map[string][]*Client{},
+		patterns: map[string][]*Client{},
+		shard:    map[string][]*Client{},
+	}
+}
+
+// pubsubKind tells the three subscription namespaces apart.
+type pubsubKind uint8
+
+const (
+	kindChannel pubsubKind = iota
+	kindPattern
+	kindShard
+)
+
+// Reply words of the three kinds: subscribe, unsubscribe, message.
+var pubsubWords = [3][3]string{
+	kindChannel: {"subscribe", "unsubscribe", "message"},
+	kindPattern: {"psubscribe", "punsubscribe", "pmessage"},
+	kindShard:   {"ssubscribe", "sunsubscribe", "smessage"},
+}
+
+// orderedSet is a client's set of names in subscription order.
+type orderedSet struct {
+	idx   map[string]struct{}
+	order []string
+}
+
+func (s *orderedSet) has(n string) bool { _, ok := s.idx[n]; return ok }
+func (s *orderedSet) len() int          { return len(s.order) }
+
+func (s *orderedSet) add(n string) bool {
+	if s.has(n) {
+		return false
+	}
+	if s.idx == nil {
+		s.idx = map[string]struct{}{}
+	}
+	s.idx[n] = struct{}{}
+	s.order = append(s.order, n)
+	return true
+}
+
+func (s *orderedSet) remove(n string) bool {
+	if !s.has(n) {
+		return false
+	}
+	delete(s.idx, n)
+	for i, x := range s.order {
+		if x == n {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// clientSubscriptions is one client's subscriptions.
+type clientSubscriptions struct {
+	// Guarded by the registry's mu.
+	sets [3]orderedSet
+	// Counts for other goroutines (CLIENT LIST sub=/psub=/ssub=, the
+	// client class).
+	counts [3]atomic.Int32
+	// push is created by the client's goroutine on its first subscription
+	// and kept for the connection's life; publishers read it under the
+	// registry lock (the registration that makes them see the client
+	// happens after the pointer is set).
+	push *pushWriter
+}
+
+// subscribed reports whether the client has any subscription (Redis's
+// CLIENT_PUBSUB flag).
+func (c *Client) subscribed() bool {
+	return c.ps.counts[0].Load()+c.ps.counts[1].Load()+c.ps.counts[2].Load() > 0
+}
+
+// subscriptionCount is the count a (un)subscribe reply carries: channels +
+// patterns for the classic kinds, shard channels for the sharded one.
+func (c *Client) subscriptionCount(k pubsubKind) int {
+	if k == kindShard {
+		return c.ps.sets[kindShard].len()
+	}
+	return c.ps.sets[kindChannel].len() + c.ps.sets[kindPattern].len()
+}
+
+func (r *pubsubRegistry) table(k pubsubKind) map[string][]*Client {
+	switch k {
+	case kindPattern:
+		return r.patterns
+	case kindShard:
+		return r.shard
+	}
+	return r.channels
+}
+
+// addLocked registers c under name; false when it already was.
+func (r *pubsubRegistry) addLocked(c *Client, k pubsubKind, name string) bool {
+	if !c.ps.sets[k].add(name) {
+		return false
+	}
+	t := r.table(k)
+	subs, ok := t[name]
+	if !ok && k == kindPattern {
+		r.patOrder = append(r.patOrder, name)
+	}
+	t[name] = append(subs, c)
+	c.ps.counts[k].Add(1)
+	return true
+}
+
+// removeLocked unregisters c from name; false when it was not registered.
+func (r *pubsubRegistry) removeLocked(c *Client, k pubsubKind, name string) bool {
+	if !c.ps.sets[k].remove(name) {
+		return false
+	}
+	t := r.table(k)
+	subs := t[name]
+	for i, x := range subs {
+		if x == c {
+			subs = append(subs[:i], subs[i+1:]...)
+			break
+		}
+	}
+	if len(subs) == 0 {
+		delete(t, name)
+		if k == kindPattern {
+			for i, p := range r.patOrder {
+				if p == name {
+					r.patOrder = append(r.patOrder[:i], r.patOrder[i+1:]...)
+					break
+				}
+			}
+		}
+	} else {
+		t[name] = subs
+	}
+	c.ps.counts[k].Add(-1)
+	return true
+}
+
+// appendPush writes a push header: *n in RESP2, >n in RESP3.
+func appendPushHeader(b []byte, resp, n int) []byte {
+	if resp == 3 {
+		b = append(b, '>')
+	} else {
+		b = append(b, '*')
+	}
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, '\r', '\n')
+}
+
+func appendBulkBytes(b []byte, s []byte) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
+}
+
+func appendBulkStr(b []byte, s string) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
+}
+
+// appendSubscriptionReply writes a (un)subscribe confirmation; name nil
+// is the null of an UNSUBSCRIBE with nothing to unsubscribe.
+func appendSubscriptionReply(b []byte, resp int, word string, name *string, count int) []byte {
+	b = appendPushHeader(b, resp, 3)
+	b = appendBulkStr(b, word)
+	switch {
+	case name != nil:
+		b = appendBulkStr(b, *name)
+	case resp == 3:
+		b = append(b, "_\r\n"...)
+	default:
+		b = append(b, "$-1\r\n"...)
+	}
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(count), 10)
+	return append(b, '\r', '\n')
+}
+
+// pubsubReplies is where a subscription command's confirmations go: the
+// client's push queue, so that they precede any message published after
+// the registration; or c.out inside EXEC, whose array reply they belong to.
+type pubsubReplies struct {
+	c   *Client
+	buf []byte
+}
+
+// subscribeCmd runs (P|S)SUBSCRIBE for names.
+func (c *Client) subscribeCmd(k pubsubKind, names [][]byte) {
+	r := c.srv.pubsub
+	direct := !c.inExec
+	if direct {
+		c.ensurePushWriter()
+	}
+	r.mu.Lock()
+	var b []byte
+	if !direct {
+		b = c.out
+	}
+	for _, n := range names {
+		name := string(n)
+		r.addLocked(c, k, name)
+		b = appendSubscriptionReply(b, c.resp, pubsubWords[k][0], &name, c.subscriptionCount(k))
+	}
+	if direct {
+		c.ps.push.enqueue(b, c.srv)
+	} else {
+		c.out = b
+	}
+	r.mu.Unlock()
+}
+
+// unsubscribeCmd runs (P|S)UNSUBSCRIBE: the named subscriptions, or all of
+// the kind when names is empty.
+func (c *Client) unsubscribeCmd(k pubsubKind, names [][]byte) {
+	r := c.srv.pubsub
+	direct := !c.inExec && c.ps.push != nil
+	r.mu.Lock()
+	var b []byte
+	if !direct {
+		b = c.out
+	}
+	if len(names) == 0 {
+		all := append([]string(nil), c.ps.sets[k].order...)
+		for _, name := range all {
+			r.removeLocked(c, k, name)
+			b = appendSubscriptionReply(b, c.resp, pubsubWords[k][1], &name, c.subscriptionCount(k))
+		}
+		if len(all) == 0 {
+			b = appendSubscriptionReply(b, c.resp, pubsubWords[k][1], nil, c.subscriptionCount(k))
+		}
+	} else {
+		for _, n := range names {
+			name := string(n)
+			r.removeLocked(c, k, name)
+			b = appendSubscriptionReply(b, c.resp, pubsubWords[k][1], &name, c.subscriptionCount(k))
+		}
+	}
+	if direct {
+		c.ps.push.enqueue(b, c.srv)
+	} else {
+		c.out = b
+	}
+	r.mu.Unlock()
+}
+
+// unsubscribeAll drops every subscription without notifying the client
+// (RESET, disconnection).
+func (c *Client) unsubscribeAll() {
+	r := c.srv.pubsub
+	r.mu.Lock()
+	for k := range c.ps.sets {
+		for _, name := range append([]string(nil), c.ps.sets[k].order...) {
+			r.removeLocked(c, pubsubKind(k), name)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// pubsubMessage caches one published message's encodings per protocol.
+type pubsubMessage struct {
+	word          string
+	channel, body []byte
+	enc           [4][]byte // by RESP version (2 and 3 used)
+}
+
+func (m *pubsubMessage) bytes(resp int) []byte {
+	if m.enc[resp] == nil {
+		b := appendPushHeader(nil, resp, 3)
+		b = appendBulkStr(b, m.word)
+		b = appendBulkBytes(b, m.channel)
+		m.enc[resp] = appendBulkBytes(b, m.body)
+	}
+	return m.enc[resp]
+}
+
+// publish delivers a message to this node's subscribers and returns their
+// number (channel subscribers, then pattern subscribers; shard channels
+// ignore patterns).
+func (s *Server) publish(channel, body []byte, shard bool) int64 {
+	r := s.pubsub
+	k := kindChannel
+	if shard {
+		k = kindShard
+	}
+	msg := pubsubMessage{word: pubsubWords[k][2], channel: channel, body: body}
+	var n int64
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, c := range r.table(k)[string(channel)] {
+		c.ps.push.enqueue(msg.bytes(c.resp), s)
+		n++
+	}
+	if shard || len(r.patOrder) == 0 {
+		return n
+	}
+	ch := string(channel)
+	var enc [4][]byte
+	for _, pat := range r.patOrder {
+		if !(keyGlob{pat: pat}).match(ch) {
+			continue
+		}
+		enc[2], enc[3] = nil, nil
+		for _, c := range r.patterns[pat] {
+			if enc[c.resp] == nil {
+				b := appendPushHeader(nil, c.resp, 4)
+				b = appendBulkStr(b, "pmessage")
+				b = appendBulkStr(b, pat)
+				b = appendBulkBytes(b, channel)
+				enc[c.resp] = appendBulkBytes(b, body)
+			}
+			c.ps.push.enqueue(enc[c.resp], s)
+			n++
+		}
+	}
+	return n
+}
+
+// dropShardChannels unsubscribes, with a notification, every client of the
+// shard channels whose slot this node's shard no longer serves (Redis's
+// removeChannelsInSlot when a slot is deleted).
+func (s *Server) dropShardChannels(t *slots.Table) {
+	r := s.pubsub
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, subs := range r.shard {
+		owner := t.Owner(int(slots.KeySlot([]byte(name))))
+		if owner != nil && (owner.ID == t.MyID || (t.MyMaster != "" && owner.ID == t.MyMaster)) {
+			continue
+		}
+		for _, c := range append([]*Client(nil), subs...) {
+			r.removeLocked(c, kindShard, name)
+			n := name
+			c.ps.push.enqueue(appendSubscriptionReply(nil, c.resp, pubsubWords[kindShard][1], &n, c.subscriptionCount(kindShard)), s)
+		}
+	}
+}
+
+// pubsubCounts returns INFO's pubsub_channels, pubsub_patterns and
+// pubsubshard_channels.
+func (s *Server) pubsubCounts() (channels, patterns, shard int64) {
+	r := s.pubsub
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return int64(len(r.channels)), int64(len(r.patterns)), int64(len(r.shard))
+}
+
+// pubsubClosed forgets a disconnected client: its subscriptions and its
+// writer goroutine.
+func (c *Client) pubsubClosed() {
+	c.unsubscribeAll()
+	if c.ps.push != nil {
+		c.ps.push.close()
+	}
+}
+
+// ensurePushWriter switches the client to the push path: the replies
+// redcon has buffered for earlier commands of the pipeline are written
+// first, then every later reply goes through the push queue.
+func (c *Client) ensurePushWriter() {
+	if c.ps.push != nil {
+		return
+	}
+	flushQueuedReplies(c.conn)
+	w := &pushWriter{c: c, conn: c.guard.Conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c.ps.push = w
+	go w.run()
+}
+
+// pushWriter is a client's asynchronous output queue.
+type pushWriter struct {
+	c    *Client
+	conn net.Conn
+
+	mu        sync.Mutex // guards buf, inflight, softSince, closed
+	buf       []byte
+	inflight  int       // bytes taken by a writer and not yet written
+	softSince time.Time // since when the soft limit has been exceeded
+	closed    bool
+
+	wmu   sync.Mutex // serializes socket writes (the writer goroutine, flushNow)
+	spare []byte     // the buffer being written; guarded by wmu
+	wake  chan struct{}
+	done  chan struct{}
+}
+
+// enqueue appends b to the queue and wakes the writer. It never blocks on
+// the socket. A queue over client-output-buffer-limit (the pubsub class
+// while subscribed, else normal) closes the client.
+func (w *pushWriter) enqueue(b []byte, s *Server) {
+	if len(b) == 0 {
+		return
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.buf = append(w.buf, b...)
+	over := w.overLimitLocked(s)
+	if over {
+		w.closed = true
+		w.buf = nil
+	}
+	w.mu.Unlock()
+	if over {
+		s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits.",
+			zap.String("client", w.c.InfoLine()))
+		w.c.kill()
+		w.close()
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *pushWriter) overLimitLocked(s *Server) bool {
+	class := config.ClientNormal
+	if w.c.subscribed() {
+		class = config.ClientPubSub
+	}
+	lim := s.cfg.ClientOutputBufferLimits()[class]
+	used := uint64(len(w.buf) + w.inflight)
+	if lim.HardBytes > 0 && used >= lim.HardBytes {
+		return true
+	}
+	if lim.SoftBytes > 0 && used >= lim.SoftBytes {
+		now := time.Now()
+		if w.softSince.IsZero() {
+			w.softSince = now
+			return false
+		}
+		return now.Sub(w.softSince) > time.Duration(lim.SoftSeconds)*time.Second
+	}
+	w.softSince = time.Time{}
+	return false
+}
+
+// pending returns the bytes queued or being written (CLIENT LIST omem).
+func (w *pushWriter) pending() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int64(len(w.buf) + w.inflight)
+}
+
+func (w *pushWriter) run() {
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-w.wake:
+		}
+		if !w.flushNow() {
+			w.c.kill()
+			return
+		}
+	}
+}
+
+// flushNow writes everything queued, on the caller's goroutine; false when
+// the socket failed.
+func (w *pushWriter) flushNow() bool {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	b := w.buf
+	w.buf = w.spare[:0]
+	w.inflight = len(b)
+	w.mu.Unlock()
+	var err error
+	if len(b) > 0 {
+		_, err = w.conn.Write(b)
+	}
+	w.mu.Lock()
+	w.inflight = 0
+	if cap(b) > 1<<20 {
+		b = nil // do not keep a burst's buffer
+	}
+	w.spare = b
+	w.mu.Unlock()
+	return err == nil
+}
+
+// close stops the writer goroutine; queued bytes are dropped.
+func (w *pushWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	w.buf = nil
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+}
+
+// deliverInbound hands PUBLISH / PUBLISHSHARD messages received over the
+// cluster bus to this node's subscribers (they are not forwarded again).
+func (s *Server) deliverInbound(msgs []*gossip.Message) {
+	for _, m := range msgs {
+		s.publish(m.Channel, m.Payload, m.Type == gossip.MsgPublishShard)
+	}
+}
