@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"math"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,8 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 	g.RawSetString("getmetatable", L.NewFunction(env.getmetatable))
 	g.RawSetString("setfenv", L.NewFunction(env.setfenv))
 	g.RawSetString("tostring", L.NewFunction(luaTostring))
+	g.RawSetString("collectgarbage", L.NewFunction(luaCollectGarbage))
+	g.RawSetString("gcinfo", L.NewFunction(luaGcinfo))
 
 	// Protect: library tables become read-only proxies, globals are read
 	// through the proxy environment.
@@ -160,6 +163,31 @@ func luaTostring(L *lua.LState) int {
 	}
 	L.Push(lua.LString(L.ToStringMeta(v).String()))
 	return 1
+}
+
+// luaCollectGarbage is collectgarbage without the full Go collection
+// gopher-lua's runs on every call (a stop-the-world a script could repeat
+// in a loop): Lua's memory is the Go heap, collected by Go. "count"
+// answers the heap in use, in KB as Lua 5.1.
+func luaCollectGarbage(L *lua.LState) int {
+	switch L.OptString(1, "collect") {
+	case "count":
+		L.Push(lua.LNumber(float64(luaHeapBytes()) / 1024))
+	default:
+		L.Push(lua.LNumber(0))
+	}
+	return 1
+}
+
+func luaGcinfo(L *lua.LState) int {
+	L.Push(lua.LNumber(luaHeapBytes() / 1024))
+	return 1
+}
+
+func luaHeapBytes() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // luaMaxString bounds the strings string.rep builds (proto-max-bulk-len's
