@@ -80,3 +80,16 @@ func (s *State) GiveSlots(list []int, to string) error {
 	s.afterStep()
 	return nil
 }
+
+// Hold keeps the bus from acting on received messages and ticks until
+// release is called; commands (the Bus methods) still run. The server
+// holds the bus while EXEC runs a transaction of CLUSTER commands:
+// redis-cli's "MULTI; CLUSTER DELSLOTS s; CLUSTER ADDSLOTS s; CLUSTER
+// BUMPEPOCH; EXEC" (its SetSlotOwner) must not see the slot, unbound
+// between the two commands, taken by a peer's claim that arrived in
+// between. Hold must not be called with the bus lock held, nor twice by one
+// goroutine.
+func (b *Bus) Hold() (release func()) {
+	b.hold.Lock()
+	return b.hold.Unlock
+}

@@ -174,6 +174,23 @@ func cmdClusterImportSlots(c *Client, args [][]byte) {
 	}
 }
 
+// holdClusterBus keeps the cluster bus from acting on peers' messages
+// while EXEC runs a transaction holding CLUSTER commands (redis-cli's
+// SetSlotOwner: DELSLOTS, ADDSLOTS, BUMPEPOCH), so that it is atomic with
+// respect to gossip as in Redis. It returns nil when there is nothing to
+// hold.
+func (c *Client) holdClusterBus(queue []queuedCommand) (release func()) {
+	if c.srv.cluster == nil {
+		return nil
+	}
+	for _, qc := range queue {
+		if qc.spec.Parent != nil && qc.spec.Parent.Name == "cluster" {
+			return c.srv.cluster.Hold()
+		}
+	}
+	return nil
+}
+
 // importConnClosed aborts the import a closing connection was streaming.
 func (s *Server) importConnClosed(c *Client) {
 	if c.importing.Active() && s.migrations != nil {

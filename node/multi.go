@@ -167,6 +167,9 @@ func cmdExec(c *Client, args [][]byte) {
 		c.srv.tx.watch.unwatchAll(c)
 		return
 	}
+	if release := c.holdClusterBus(m.queue); release != nil { // node/cmd_cluster_migrate.go
+		defer release()
+	}
 	defer c.srv.tx.watch.unwatchAll(c)
 	db := c.srv.ks.DB(int(c.dbIndex.Load()))
 	locked, ok := c.transactionSlots(m.queue, db.ID())
