@@ -88,6 +88,13 @@ func TestEvalBasics(t *testing.T) {
 	// No global leaks between scripts.
 	require.Contains(t, tc.do("EVAL", "x = 1", "0"), "Attempt to modify a readonly table")
 	require.Contains(t, tc.do("EVAL", "return x", "0"), "Script attempted to access nonexistent global variable 'x'")
+	// ... nor through the environment functions or the string metatable.
+	require.Contains(t, tc.do("EVAL", "getfenv(0).x = 1", "0"), "Attempt to modify a readonly table")
+	require.Contains(t, tc.do("EVAL", "getmetatable(_G).__index.redis = 1", "0"), "Attempt to modify a readonly table")
+	require.Contains(t, tc.do("EVAL", "getmetatable('').__index.upper = nil", "0"), "Attempt to modify a readonly table")
+	require.Contains(t, tc.do("EVAL", "rawset(_G, 'x', 1)", "0"), "Attempt to modify a readonly table")
+	require.Contains(t, tc.do("EVAL", "return x", "0"), "nonexistent global variable 'x'")
+	require.Equal(t, "$1\r\nA\r\n", tc.do("EVAL", "return string.upper('a')", "0"))
 	// The sandbox has no os/io.
 	require.Contains(t, tc.do("EVAL", "return os.time()", "0"), "nonexistent global variable 'os'")
 	require.Contains(t, tc.do("EVAL", "return io.open('/etc/passwd')", "0"), "nonexistent global variable 'io'")

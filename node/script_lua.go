@@ -103,6 +103,7 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 	g.RawSetString("rawset", L.NewFunction(env.rawset))
 	g.RawSetString("getmetatable", L.NewFunction(env.getmetatable))
 	g.RawSetString("setfenv", L.NewFunction(env.setfenv))
+	g.RawSetString("getfenv", L.NewFunction(env.getfenv))
 	g.RawSetString("tostring", L.NewFunction(luaTostring))
 	g.RawSetString("collectgarbage", L.NewFunction(luaCollectGarbage))
 	g.RawSetString("gcinfo", L.NewFunction(luaGcinfo))
@@ -122,6 +123,11 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 	L.SetMetatable(g, missing)
 	env.protected[missing] = nil
 	env.proxy = env.readonlyProxy(g)
+	// The string metatable (whose __index is the string library) is
+	// shielded like the library tables.
+	if smt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
+		env.protected[smt] = nil
+	}
 	g.RawSetString("_G", env.proxy)
 	env.errFunc = L.NewFunction(luaErrorHandler)
 	return env
@@ -315,6 +321,43 @@ func (env *luaEnv) setfenv(L *lua.LState) int {
 	}
 	fn.Env = env2
 	L.Push(fn)
+	return 1
+}
+
+// getfenv hands out the read-only view of a protected environment (the
+// thread's and the library functions' environment is the real globals).
+func (env *luaEnv) getfenv(L *lua.LState) int {
+	var fn *lua.LFunction
+	switch v := L.Get(1).(type) {
+	case *lua.LFunction:
+		fn = v
+	case *lua.LNilType, lua.LNumber:
+		level := 1
+		if n, ok := v.(lua.LNumber); ok {
+			level = int(n)
+		}
+		if level == 0 {
+			L.Push(env.proxy)
+			return 1
+		}
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			L.ArgError(1, "invalid level")
+		}
+		f, _ := L.GetInfo("f", dbg, lua.LNil)
+		fn, _ = f.(*lua.LFunction)
+	default:
+		L.ArgError(1, "number or function expected")
+	}
+	if fn == nil || fn.Env == nil {
+		L.Push(env.proxy)
+		return 1
+	}
+	if env.isProtected(fn.Env) {
+		L.Push(env.readonlyProxy(fn.Env))
+		return 1
+	}
+	L.Push(fn.Env)
 	return 1
 }
 
