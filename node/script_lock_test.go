@@ -93,6 +93,8 @@ func TestEvalBasics(t *testing.T) {
 	require.Contains(t, tc.do("EVAL", "getmetatable(_G).__index.redis = 1", "0"), "Attempt to modify a readonly table")
 	require.Contains(t, tc.do("EVAL", "getmetatable('').__index.upper = nil", "0"), "Attempt to modify a readonly table")
 	require.Contains(t, tc.do("EVAL", "rawset(_G, 'x', 1)", "0"), "Attempt to modify a readonly table")
+	require.Contains(t, tc.do("EVAL", "loadstring('x = 1')()", "0"), "Attempt to modify a readonly table")
+	require.Equal(t, ":3\r\n", tc.do("EVAL", "return loadstring('return 1 + 2')()", "0"))
 	require.Contains(t, tc.do("EVAL", "return x", "0"), "nonexistent global variable 'x'")
 	require.Equal(t, "$1\r\nA\r\n", tc.do("EVAL", "return string.upper('a')", "0"))
 	// The sandbox has no os/io.

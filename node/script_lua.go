@@ -104,6 +104,27 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 	g.RawSetString("getmetatable", L.NewFunction(env.getmetatable))
 	g.RawSetString("setfenv", L.NewFunction(env.setfenv))
 	g.RawSetString("getfenv", L.NewFunction(env.getfenv))
+	// Chunks compiled at run time get the scripts' environment (gopher-lua
+	// gives them the real globals, where they could create globals).
+	for _, name := range []string{"loadstring", "load"} {
+		orig, _ := g.RawGetString(name).(*lua.LFunction)
+		if orig == nil {
+			continue
+		}
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			L.Push(orig)
+			for i := 1; i <= top; i++ {
+				L.Push(L.Get(i))
+			}
+			L.Call(top, lua.MultRet)
+			n := L.GetTop() - top
+			if fn, ok := L.Get(top + 1).(*lua.LFunction); ok && n > 0 {
+				fn.Env = env.proxy
+			}
+			return n
+		}))
+	}
 	g.RawSetString("tostring", L.NewFunction(luaTostring))
 	g.RawSetString("collectgarbage", L.NewFunction(luaCollectGarbage))
 	g.RawSetString("gcinfo", L.NewFunction(luaGcinfo))
@@ -120,6 +141,7 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
 		return 0
 	}))
+	missing.RawSetString("__newindex", L.NewFunction(luaReadonlyError)) // defence in depth
 	L.SetMetatable(g, missing)
 	env.protected[missing] = nil
 	env.proxy = env.readonlyProxy(g)
