@@ -110,7 +110,7 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.Error(string(args[2]))
 	case sub == "change-repl-id" && argc == 2:
 		s.log.Warn("Changing replication IDs after receiving DEBUG change-repl-id")
-		s.aux().changeReplID()
+		s.repl.m.ChangeID() // node/replication.go
 		c.OK()
 	case sub == "stringmatch-test" && argc == 2:
 		stringmatchFuzz()

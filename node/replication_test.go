@@ -436,3 +436,32 @@ func TestReplicationPromotedSiblingContinues(t *testing.T) {
 		t.Fatalf("write after the promotion: %q", got)
 	}
 }
+
+// TestReplicationExpiryOnlyByMastersDel: on a replica a logically expired
+// key is hidden from reads but stays until the master's DEL.
+func TestReplicationExpiryOnlyByMastersDel(t *testing.T) {
+	ms := startTestServer(t, "--enable-debug-command", "yes")
+	rs := startTestServer(t)
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	m.do("DEBUG", "SET-ACTIVE-EXPIRE", "0") // the master expires only lazily here
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	m.do("SET", "k", "v", "PX", "50")
+	waitInSync(t, m, r)
+	time.Sleep(100 * time.Millisecond)
+	if got := r.do("GET", "k"); got != "$-1\r\n" {
+		t.Fatalf("GET of an expired key on the replica: %q", got)
+	}
+	if got := r.do("EXISTS", "k"); got != ":0\r\n" {
+		t.Fatalf("EXISTS: %q", got)
+	}
+	time.Sleep(300 * time.Millisecond) // several cron ticks: no active expiry on a replica
+	if got := r.do("DBSIZE"); got != ":1\r\n" {
+		t.Fatalf("DBSIZE before the master's DEL: %q", got)
+	}
+	m.do("GET", "k") // the master expires it and propagates DEL
+	waitInSync(t, m, r)
+	if got := r.do("DBSIZE"); got != ":0\r\n" {
+		t.Fatalf("DBSIZE after the master's DEL: %q", got)
+	}
+}

@@ -383,6 +383,16 @@ func (m *Master) ResizeBacklog(size int) {
 	}
 }
 
+// ChangeID takes a new replication ID and forgets ID2 (DEBUG
+// CHANGE-REPL-ID): no replica can continue from this node afterwards.
+func (m *Master) ChangeID() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.replID = NewReplID()
+	m.replID2 = zeroID
+	m.secondOffset = -1
+}
+
 // ShiftID is what a replica does when it becomes a master (PSYNC2): the
 // current ID becomes ID2, valid up to the current offset, and a new ID
 // starts, so former siblings can continue from this node. Sub-replicas are
