@@ -155,6 +155,12 @@ func (c *Client) InfoLine() string {
 		cmd = sp.fullName
 	}
 	flags := ""
+	switch c.kind() { // replicas and the master link, first as in Redis
+	case clientReplica:
+		flags += "S"
+	case clientMaster:
+		flags += "M"
+	}
 	if c.blocked.Load() {
 		flags += "b"
 	}

@@ -95,6 +95,12 @@ func TestReplicationBasicTypesAndDigest(t *testing.T) {
 	if got := r.do("PTTL", "ttl"); got == ":-1\r\n" || got == ":-2\r\n" {
 		t.Fatalf("ttl lost: %q", got)
 	}
+	if got := m.do("CLIENT", "LIST", "TYPE", "replica"); !strings.Contains(got, " flags=S ") {
+		t.Fatalf("CLIENT LIST TYPE replica on the master: %q", got)
+	}
+	if got := r.do("CLIENT", "LIST", "TYPE", "master"); !strings.Contains(got, " flags=M ") {
+		t.Fatalf("CLIENT LIST TYPE master on the replica: %q", got)
+	}
 	if got := infoField(t, m, "replication", "connected_slaves"); got != "1" {
 		t.Fatalf("connected_slaves %q", got)
 	}
