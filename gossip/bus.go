@@ -126,7 +126,7 @@ type Bus struct {
 
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
-	wakeAt     time.Time                                    // failover deadline; loop goroutine only
+	wakeAt     time.Time                                    // State.NextWakeup; loop goroutine only
 
 	hintMu    sync.Mutex
 	alive     map[string]bool // cluster id → memberlist's last verdict (a hint)
@@ -340,8 +340,8 @@ func (b *Bus) loop() {
 	defer tick.Stop()
 	rejoin := time.NewTicker(b.cfg.RejoinInterval)
 	defer rejoin.Stop()
-	// wake fires at the failover layer's next deadline (an election's
-	// start), which falls between two cron ticks.
+	// wake fires at the state machine's next deadline (a node turning
+	// PFAIL, an election's start), which falls between two cron ticks.
 	wake := time.NewTimer(time.Hour)
 	defer wake.Stop()
 	var armed time.Time
@@ -358,7 +358,7 @@ func (b *Bus) loop() {
 			return
 		case <-wake.C:
 			armed = time.Time{}
-			b.step(func(s *State) { s.FailoverWake() })
+			b.step(func(s *State) { s.Wake() })
 		case <-tick.C:
 			// The replication offset is read outside the lock (the
 			// source may take its own locks).
@@ -406,7 +406,7 @@ func (b *Bus) step(fn func(*State)) {
 	b.mu.Lock()
 	fn(b.st)
 	rd := b.st.Ready()
-	b.wakeAt = b.st.FailoverWakeup()
+	b.wakeAt = b.st.NextWakeup()
 	err := b.persistLocked(rd)
 	b.mu.Unlock()
 	if err != nil {

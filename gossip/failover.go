@@ -103,17 +103,6 @@ func (s *State) view() *failoverView { return (*failoverView)(s) }
 // failoverTick runs the failover layer's cron part.
 func (s *State) failoverTick() { s.applyFailover(s.fo.Tick(s.view())) }
 
-// FailoverWakeup is when the failover layer wants FailoverWake called
-// before the next cron tick (zero: no deadline).
-func (s *State) FailoverWakeup() time.Time { return s.fo.Wakeup() }
-
-// FailoverWake runs the failover layer's timed work now (an election whose
-// delay expired between two cron ticks).
-func (s *State) FailoverWake() {
-	defer s.afterStep()
-	s.failoverTick()
-}
-
 // masterFailed is called when n was just flagged FAIL: a replica of n starts
 // its election schedule at once instead of at the next cron tick.
 func (s *State) masterFailed(n *node) {

@@ -141,10 +141,10 @@ func (fs *fsim) step() {
 			continue
 		}
 		if (fs.steps+fn.phase)%10 != 0 {
-			// Between cron ticks only the failover deadline wakes a node
-			// (the Bus arms a timer for it).
-			if w := fn.st.FailoverWakeup(); !w.IsZero() && !fs.now().Before(w) {
-				fn.st.FailoverWake()
+			// Between cron ticks only a deadline wakes a node (the Bus
+			// arms a timer for NextWakeup).
+			if w := fn.st.NextWakeup(); !w.IsZero() && !fs.now().Before(w) {
+				fn.st.Wake()
 				fs.collect(fn)
 			}
 			continue

@@ -584,7 +584,9 @@ func (s *State) Tick() {
 			}
 			continue
 		}
-		if n.pingSent.IsZero() && now.Sub(n.pongReceived) >= pingInterval(nt, len(s.order)) {
+		// Half a tick of slack: a PONG arrives a moment after the tick that
+		// sent the PING, and without it the ping would wait a second tick.
+		if n.pingSent.IsZero() && now.Sub(n.pongReceived)+tickSlack >= pingInterval(nt, len(s.order)) {
 			s.sendPing(n, MsgPing, n.id)
 			continue
 		}
@@ -601,14 +603,7 @@ func (s *State) Tick() {
 			s.sendPing(n, MsgPing, n.id)
 			n.pingSent = old
 		}
-		delay := now.Sub(n.pingSent)
-		if d := now.Sub(n.dataReceived); d < delay {
-			delay = d
-		}
-		if delay > nt && n.flags&(FlagPFail|FlagFail) == 0 {
-			s.log.Info("node possibly failing (PFAIL)", zap.String("node", n.id), zap.Duration("silent", delay),
-				zap.Uint64("currentEpoch", s.currentEpoch))
-			n.flags |= FlagPFail
+		if s.checkPFail(n, now) {
 			updateState = true
 			pfailed = true
 		}
@@ -617,6 +612,80 @@ func (s *State) Tick() {
 		s.todoUpdateState = true
 	}
 	if pfailed {
+		s.pushFailureReports()
+	}
+	s.failoverTick()
+}
+
+// tickSlack is half of the 100 ms cron period.
+const tickSlack = 50 * time.Millisecond
+
+// checkPFail flags n PFAIL when our ping to it has been pending, and
+// nothing at all has come from it, for longer than node-timeout (any bus
+// data counts as liveness). It reports whether n was just flagged.
+func (s *State) checkPFail(n *node, now time.Time) bool {
+	if n.pingSent.IsZero() || n.flags&(FlagPFail|FlagFail|FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
+		return false
+	}
+	delay := now.Sub(n.pingSent)
+	if d := now.Sub(n.dataReceived); d < delay {
+		delay = d
+	}
+	if delay <= s.opts.NodeTimeout {
+		return false
+	}
+	s.log.Info("node possibly failing (PFAIL)", zap.String("node", n.id), zap.Duration("silent", delay),
+		zap.Uint64("currentEpoch", s.currentEpoch))
+	n.flags |= FlagPFail
+	return true
+}
+
+// pfailDeadline is the earliest moment a node with a pending ping turns
+// PFAIL if nothing arrives from it (zero: none pending).
+func (s *State) pfailDeadline() time.Time {
+	var min time.Time
+	for _, n := range s.order {
+		if n.pingSent.IsZero() || n.flags&(FlagPFail|FlagFail|FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
+			continue
+		}
+		last := n.pingSent
+		if n.dataReceived.After(last) {
+			last = n.dataReceived
+		}
+		d := last.Add(s.opts.NodeTimeout + time.Millisecond)
+		if min.IsZero() || d.Before(min) {
+			min = d
+		}
+	}
+	return min
+}
+
+// NextWakeup is when the state machine wants Wake called before the next
+// cron tick: a node that turns PFAIL then, or the failover layer's election
+// deadline (zero: none). Honouring it takes the cron's 100 ms rounding out
+// of failure detection and elections.
+func (s *State) NextWakeup() time.Time {
+	w := s.pfailDeadline()
+	if f := s.fo.Wakeup(); !f.IsZero() && (w.IsZero() || f.Before(w)) {
+		w = f
+	}
+	return w
+}
+
+// Wake runs the timed work that is due between two cron ticks: PFAIL
+// flags (with their failure reports pushed to the masters) and the
+// failover layer's deadlines.
+func (s *State) Wake() {
+	defer s.afterStep()
+	now := s.clock.Now()
+	pfailed := false
+	for _, n := range s.order {
+		if s.checkPFail(n, now) {
+			pfailed = true
+		}
+	}
+	if pfailed {
+		s.todoUpdateState = true
 		s.pushFailureReports()
 	}
 	s.failoverTick()
