@@ -295,6 +295,13 @@ func (r *replState) runFullSync(link *replication.Link) {
 	defer r.removeSync(fs)
 	start := time.Now()
 	var buf, scratch []byte
+	// The walker waits while a transaction or script runs with the
+	// execution gate closed (node/multi.go): such a run propagates its
+	// effects when it ends, after its per-command locks are gone, and an
+	// image taken in between would be followed by effects already in it.
+	// The gate's owner does not wait for the walker: a slot begun just as
+	// the gate closes is still imaged, a narrow window that remains.
+	gate := &Client{srv: r.s}
 	for dbID := 0; dbID < ks.NumDBs(); dbID++ {
 		db := ks.ExistingDB(dbID)
 		if db == nil {
@@ -320,6 +327,7 @@ func (r *replState) runFullSync(link *replication.Link) {
 			// SWAPDB may have replaced the database under this number: take
 			// the current one, under the slot lock, each time.
 			db = ks.DB(dbID)
+			gate.enterRunWaiting()
 			r.applyMu.Lock()
 			db.Lock(uint16(slot))
 			// The image is built under the slot lock only; writers of other
@@ -344,6 +352,7 @@ func (r *replState) runFullSync(link *replication.Link) {
 			})
 			db.Unlock(uint16(slot))
 			r.applyMu.Unlock()
+			gate.leaveRun()
 			select {
 			case <-link.Done():
 				return
