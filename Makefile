@@ -81,6 +81,7 @@ bench: build
 	scripts/bench-types-memory.sh
 	scripts/bench-scripting.sh
 	scripts/bench-replication.sh
+	scripts/bench-migrate.sh
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then \
