@@ -31,10 +31,12 @@ import (
 //   - While some slots are served but not all, the bootstrap is under way:
 //     a planned master whose range is still free claims it (the others may
 //     have acted first), a planned replica replicates its planned master.
-//   - Once every slot is served, an unformed node (one that joins later, or
-//     a planned replica that was slow) becomes a replica of the
-//     slot-serving master with the fewest replicas (the smallest id on
-//     ties): the plan is not recomputed over a set that has grown.
+//   - Once every slot is served, a planned replica whose planned master
+//     still lacks replicas takes it (it was just slower than the others);
+//     any other unformed node (one that joins later: its id may shift the
+//     plan onto masters that have their replicas) becomes a replica of the
+//     slot-serving master with the fewest replicas, the smallest id on
+//     ties.
 //
 // The seeds are met again whenever a known node is unreachable, with their
 // names resolved afresh: a pod that came back with a new IP is found through
@@ -160,6 +162,15 @@ func formationStep(myID string, nodes []gossip.NodeInfo, masters, replicas int) 
 			}
 		}
 		return formationAction{Kind: formWait}
+	}
+	// Every slot is served. A planned replica that was slower than the
+	// others still takes its planned master while that one lacks replicas
+	// (the replica counts in this view may lag behind: following the plan
+	// avoids two replicas picking the same "least replicated" master).
+	if planned >= masters {
+		if m := ids[(planned-masters)%masters]; hasKey(owners, m) && owners[m] < replicas {
+			return formationAction{Kind: formReplicate, Master: m}
+		}
 	}
 	// A node that joins later: the master with the fewest replicas, the
 	// smallest id on ties.
@@ -321,14 +332,16 @@ func anyServes(nodes []gossip.NodeInfo) bool {
 }
 
 // needsSeeds: no peer known yet; a known node is unreachable (it may be
-// back under a new address that only its name resolves to); or, soon after
-// the start, no peer from nodes.conf answers (every address in it may be
-// stale, as after all the pods of a StatefulSet were rescheduled).
+// back under a new address that only its name resolves to); or, a moment
+// after the start, a peer from nodes.conf does not answer (its address may
+// be stale, as after all the pods of a StatefulSet were rescheduled). Only
+// seed addresses that no known node has are met (meetSeeds), so in a
+// steady cluster this costs the name lookups.
 func (f *clusterFormer) needsSeeds(nodes []gossip.NodeInfo, now time.Time) bool {
 	if len(f.seeds) == 0 {
 		return false
 	}
-	peers, connected := 0, 0
+	peers, disconnected := 0, 0
 	for _, n := range nodes {
 		if n.Flags&gossip.FlagMyself != 0 || n.Flags&gossip.FlagHandshake != 0 {
 			continue
@@ -337,11 +350,11 @@ func (f *clusterFormer) needsSeeds(nodes []gossip.NodeInfo, now time.Time) bool 
 		if n.Flags&(gossip.FlagPFail|gossip.FlagFail|gossip.FlagNoAddr) != 0 {
 			return true
 		}
-		if n.Connected {
-			connected++
+		if !n.Connected {
+			disconnected++
 		}
 	}
-	return peers == 0 || connected == 0 && now.Sub(f.started) >= staleConfAfter
+	return peers == 0 || disconnected > 0 && now.Sub(f.started) >= staleConfAfter
 }
 
 // meetSeeds resolves every seed and MEETs the addresses no known node has

@@ -128,3 +128,33 @@ func TestPickSeedAddr(t *testing.T) {
 		t.Errorf("only v6: %s", got)
 	}
 }
+
+func TestFormationStepSlowPlannedReplicaKeepsItsMaster(t *testing.T) {
+	// All slots served; replica 3 attached to master 0; replica 4 is late
+	// and its view does not show replica 5 attached to master 2 yet: it
+	// still takes its planned master 1, not the "least replicated" 1 or 2
+	// by a stale count.
+	v := freshView(6)
+	claim(v, 0, 0, 5461)
+	claim(v, 1, 5462, 10922)
+	claim(v, 2, 10923, 16383)
+	v[3].Master, v[3].Flags = testID(0), gossip.FlagSlave
+	if a := formationStep(testID(4), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
+		t.Fatalf("replica 4: %+v", a)
+	}
+	// A late node whose id shifts the plan onto a master that has its
+	// replica takes the least replicated master instead.
+	v = freshView(7)
+	claim(v, 0, 0, 5461)
+	claim(v, 1, 5462, 10922)
+	claim(v, 2, 10923, 16383)
+	v[3].Master, v[3].Flags = testID(0), gossip.FlagSlave
+	v[5].Master, v[5].Flags = testID(1), gossip.FlagSlave
+	v[6].Master, v[6].Flags = testID(2), gossip.FlagSlave
+	// Node 4 (planned replica of master 1, which has replica 5): fewest is
+	// master 0 or 2 with one replica each... all have one: the smallest id.
+	v[3].Master = testID(2) // now master 0 has none
+	if a := formationStep(testID(4), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(0)}) {
+		t.Fatalf("late node 4: %+v", a)
+	}
+}

@@ -29,6 +29,10 @@ const (
 	prestopDialTimeout = 2 * time.Second
 	prestopIOTimeout   = 5 * time.Second
 	prestopPoll        = 200 * time.Millisecond
+	// prestopRetry is how long a CLUSTER FAILOVER is given before it is
+	// asked again: more than a manual failover's own 5 s timeout, so that a
+	// retry never cuts a running one short.
+	prestopRetry = 6 * time.Second
 	// prestopMaxReply bounds what is read from the server (CLUSTER NODES of
 	// a large cluster fits easily).
 	prestopMaxReply = 16 << 20
@@ -84,6 +88,7 @@ func handOver(self, password string, timeout time.Duration) string {
 		return fmt.Sprintf("CLUSTER FAILOVER on %s: %q %v; stopping without a failover", replicaAddr, reply, err)
 	}
 	deadline := time.Now().Add(timeout)
+	asked, attempts := time.Now(), 1
 	for time.Now().Before(deadline) {
 		time.Sleep(prestopPoll)
 		nodes, err := clusterNodesOf(self, password)
@@ -91,10 +96,19 @@ func handOver(self, password string, timeout time.Duration) string {
 			continue
 		}
 		if me, ok := nodes.myself(); ok && me.hasFlag("slave") {
-			return replicaAddr + " took over the slots"
+			return fmt.Sprintf("%s took over the slots (attempt %d)", replicaAddr, attempts)
+		}
+		// A manual failover that has not completed within its own timeout
+		// (5 s) was abandoned, e.g. because the masters had only just
+		// started and do not vote yet: ask again.
+		if time.Since(asked) >= prestopRetry && time.Until(deadline) > prestopPoll {
+			if _, err := roundTrip(replicaAddr, password, "CLUSTER", "FAILOVER"); err == nil {
+				attempts++
+			}
+			asked = time.Now()
 		}
 	}
-	return fmt.Sprintf("still a master after %v; stopping anyway", timeout)
+	return fmt.Sprintf("still a master after %v (%d attempts); stopping anyway", timeout, attempts)
 }
 
 // nodeLine is one CLUSTER NODES line.
