@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -170,7 +171,18 @@ func (r *replState) replicateOnce(ml *masterLink) error {
 	ml.mu.Lock()
 	ml.state = "connecting"
 	ml.mu.Unlock()
-	conn, err := net.DialTimeout("tcp", r.masterAddr(ml), timeout)
+	// The dial ends early when the link is stopped (REPLICAOF, shutdown).
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	go func() {
+		select {
+		case <-ml.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", r.masterAddr(ml))
+	cancel()
 	if err != nil {
 		return err
 	}
