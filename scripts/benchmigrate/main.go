@@ -252,7 +252,7 @@ func runMode(mode string, tg []string) (*result, error) {
 	// Wait for the cluster to agree (create returns once joined).
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		o, err := runCLI("--cluster", "check", nodes[0].addr)
-		if err == nil {
+		if err == nil && clusterOK(nodes) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -337,12 +337,15 @@ func runMode(mode string, tg []string) (*result, error) {
 			}
 			state := ""
 			if len(v) > 0 {
-				if e, ok := v[len(v)-1].([]any); ok {
+				switch e := v[len(v)-1].(type) {
+				case []any: // RESP2
 					for i := 0; i+1 < len(e); i += 2 {
 						if e[i] == "state" {
 							state = fmt.Sprint(e[i+1])
 						}
 					}
+				case map[any]any: // RESP3
+					state = fmt.Sprint(e["state"])
 				}
 			}
 			if state == "success" {
@@ -379,6 +382,19 @@ func runMode(mode string, tg []string) (*result, error) {
 		fmt.Fprintf(os.Stderr, "%s: %d writes failed, last: %s\n", mode, r.failed, *p)
 	}
 	return r, nil
+}
+
+// clusterOK reports whether every node says cluster_state:ok.
+func clusterOK(nodes []*proc) bool {
+	for _, p := range nodes {
+		c := redis.NewClient(&redis.Options{Addr: p.addr})
+		info, err := c.ClusterInfo(context.Background()).Result()
+		_ = c.Close()
+		if err != nil || !strings.Contains(info, "cluster_state:ok") {
+			return false
+		}
+	}
+	return true
 }
 
 func tail(s string, n int) string {
