@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
+	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
@@ -265,20 +267,26 @@ func (r *replState) replicateOnce(ml *masterLink) error {
 		ml.mu.Lock()
 		ml.state = "sync"
 		ml.mu.Unlock()
-		var rdb bytes.Buffer
+		// A shoal master sends an empty RDB (the data follows as slot
+		// images); a redis-server master sends its dataset, loaded here.
+		var payload bytes.Buffer
 		_ = conn.SetReadDeadline(time.Now().Add(timeout))
 		if _, err := rd.ReadPayload(func(p []byte) error {
-			if rdb.Len() < 1<<20 {
-				rdb.Write(p)
-			}
+			_ = conn.SetReadDeadline(time.Now().Add(timeout))
+			payload.Write(p)
 			return nil
 		}); err != nil {
 			return err
 		}
-		if !bytes.Equal(rdb.Bytes(), replication.EmptyRDB()) {
-			r.s.log.Warn("the master sent a non-empty RDB payload; only a shoal master's fork-less sync (slot images) is loaded")
-		}
 		r.s.ks.FlushAll()
+		if !bytes.Equal(payload.Bytes(), replication.EmptyRDB()) {
+			n, err := r.loadRDB(payload.Bytes())
+			if err != nil {
+				return fmt.Errorf("loading the master's RDB payload: %w", err)
+			}
+			r.s.log.Info("MASTER <-> REPLICA sync: loaded the RDB payload", zap.Int("keys", n))
+			r.sync.Store(false)
+		}
 		r.m.ResetTo(f[1], newOff)
 	case strings.HasPrefix(reply, "+CONTINUE"):
 		newID := strings.TrimSpace(strings.TrimPrefix(reply, "+CONTINUE"))
@@ -419,4 +427,32 @@ func cloneArgs(args [][]byte) [][]byte {
 		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
 	}
 	return out
+}
+
+// loadRDB loads a redis-server master's RDB payload into the (flushed)
+// keyspace, each key under its slot's lock. It returns the number of keys.
+func (r *replState) loadRDB(data []byte) (int, error) {
+	ks := r.s.ks
+	n := 0
+	err := rdb.LoadFile(data, rdbLimits(r.s.cfg), func(k *rdb.LoadedKey) error {
+		if k.DB < 0 || k.DB >= ks.NumDBs() {
+			return fmt.Errorf("database %d out of range", k.DB)
+		}
+		db := ks.DB(k.DB)
+		slot := slots.KeySlot(k.Key)
+		db.Lock(slot)
+		var e *store.Entry
+		if k.Obj.Type == store.TypeString {
+			e = db.SetString(k.Key, k.Obj.Str, false)
+		} else {
+			e = db.SetValue(k.Key, k.Obj.Value)
+		}
+		if k.ExpireAt != 0 {
+			db.SetExpire(k.Key, e, k.ExpireAt)
+		}
+		db.Unlock(slot)
+		n++
+		return nil
+	})
+	return n, err
 }

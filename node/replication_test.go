@@ -471,3 +471,44 @@ func TestReplicationExpiryOnlyByMastersDel(t *testing.T) {
 		t.Fatalf("DBSIZE after the master's DEL: %q", got)
 	}
 }
+
+// TestReplicationFromRedisMaster: a shoal replica of a redis-server master
+// loads its RDB payload and applies its stream; both report the same DEBUG
+// DIGEST.
+func TestReplicationFromRedisMaster(t *testing.T) {
+	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0")
+	m := dialTestAddr(t, redisAddr)
+	m.do("SET", "s", "v")
+	m.do("SET", "n", "12345")
+	m.do("SET", "ttl", "v", "EX", "1000")
+	m.do("RPUSH", "l", "a", "b", "c")
+	m.do("HSET", "h", "f1", "v1", "f2", "v2")
+	m.do("SADD", "set", "x", "1", "2")
+	m.do("ZADD", "z", "1.5", "a", "-3", "b")
+	m.do("XADD", "st", "1-1", "f", "v")
+	m.do("SELECT", "5")
+	m.do("SET", "in5", "v")
+	rs := startTestServer(t)
+	r := dialTest(t, rs)
+	i := strings.LastIndexByte(redisAddr, ':')
+	if got := r.do("REPLICAOF", redisAddr[:i], redisAddr[i+1:]); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	waitInSync(t, m, r)
+	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("after the RDB: digest redis %q shoal %q", a, b)
+	}
+	// The stream: writes, the expiry forms, a transaction.
+	m.do("SELECT", "0")
+	m.do("INCR", "n")
+	m.do("EXPIRE", "s", "500")
+	m.do("SPOP", "set")
+	m.do("MULTI")
+	m.do("LPUSH", "l", "z")
+	m.do("HINCRBYFLOAT", "h", "f3", "1.5")
+	m.do("EXEC")
+	waitInSync(t, m, r)
+	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("after the stream: digest redis %q shoal %q", a, b)
+	}
+}
