@@ -522,6 +522,7 @@ func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key 
 		// The pop that served the client enters the effect feed here,
 		// under the slot locks serveKeyIn holds (node/replication_effects.go).
 		s.propagate(db.ID(), rc.fx.cmds)
+		s.touchEffects(db, rc.fx.cmds) // WATCH (node/watch.go)
 	}
 	return res
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/store"
 )
 
 // WATCH / UNWATCH (Redis 7.0 multi.c semantics).
@@ -230,6 +231,26 @@ func (c *Client) touchWritten(spec *CommandSpec, args [][]byte) {
 		return
 	}
 	c.touchKeysOf(reg, db.ID(), spec, args)
+}
+
+// touchEffects touches the keys written by effects applied outside a
+// command's dispatch (the pop that serves a blocked client), under the
+// written keys' slot locks.
+func (s *Server) touchEffects(db *store.DB, cmds [][][]byte) {
+	reg := &s.tx.watch
+	if !reg.watching() {
+		return
+	}
+	for _, cmd := range cmds {
+		spec, unknown := s.table.lookup(cmd)
+		if spec == nil || unknown {
+			continue
+		}
+		for _, p := range writtenKeys(spec, cmd) {
+			k := cmd[p]
+			reg.touch(db.ID(), k, func() bool { return db.Exists(k) })
+		}
+	}
 }
 
 // touchKeysOf touches the keys of args whose key spec is not read-only.
