@@ -35,7 +35,7 @@ func ParseMigrateSlots(args [][]byte) ([]JobSpec, error) {
 		i++
 		var spec JobSpec
 		for i < len(args) && !strings.EqualFold(string(args[i]), "node") {
-			if i+1 >= len(args) {
+			if i+1 >= len(args) || strings.EqualFold(string(args[i+1]), "node") {
 				return nil, errMigrateSyntax
 			}
 			start, err := slots.ParseSlot(args[i])

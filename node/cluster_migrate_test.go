@@ -238,3 +238,69 @@ func TestAtomicSlotMigrationUnderLoad(t *testing.T) {
 		return
 	}(), seqAcked.Load())
 }
+
+// TestAtomicSlotMigrationCancel: a cancelled job leaves the slots and every
+// key with the source and nothing on the target; the slots can be migrated
+// again afterwards.
+func TestAtomicSlotMigrationCancel(t *testing.T) {
+	ctx := context.Background()
+	a := startClusterTestServer(t, "")
+	b := startClusterTestServer(t, "")
+	ac, bc := dialTest(t, a.srv), dialTest(t, b.srv)
+	aID, bID := bulkBody(t, ac.do("CLUSTER", "MYID")), bulkBody(t, bc.do("CLUSTER", "MYID"))
+	formMasters(t, ac, bc, a.port, a.cport, aID, bID)
+	ra := redis.NewClient(&redis.Options{Addr: a.addr})
+	rb := redis.NewClient(&redis.Options{Addr: b.addr})
+	defer ra.Close()
+	defer rb.Close()
+	keys := keyInSlots("k:", 20000, 4000)
+	p := ra.Pipeline()
+	for _, k := range keys {
+		p.Set(ctx, k, k, 0)
+	}
+	_, err := p.Exec(ctx)
+	require.NoError(t, err)
+
+	// Errors first: a target that is not a known master, slots not served
+	// here, bad syntax.
+	require.Equal(t, "-ERR Unknown node 0000000000000000000000000000000000000000\r\n",
+		ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "10", "NODE", strings.Repeat("0", 40)))
+	require.Equal(t, "-ERR I'm not the owner of hash slot 9000\r\n",
+		ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "9000", "9001", "NODE", bID))
+	require.Equal(t, "-ERR Can't migrate slots to myself\r\n",
+		ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "1", "NODE", aID))
+	require.Equal(t, "-ERR syntax error\r\n", ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "NODE", bID))
+	require.Equal(t, "-ERR Invalid or out of range slot\r\n", ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "16384", "NODE", bID))
+	require.Equal(t, "-ERR start slot number 5 is greater than end slot number 1\r\n",
+		ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "5", "1", "NODE", bID))
+
+	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "3999", "NODE", bID))
+	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "CANCELSLOTMIGRATIONS"))
+	var job map[string]string
+	waitFor(t, 20*time.Second, "the job to end", func() bool {
+		job = migrationJobs(t, ctx, ra)[0]
+		return job["state"] != "snapshot" && job["state"] != "connecting" && job["state"] != "catch-up" && job["state"] != "paused"
+	})
+	if job["state"] != "cancelled" {
+		t.Skipf("the migration finished before the cancel reached it: %v", job)
+	}
+	require.Contains(t, job["message"], "CANCELSLOTMIGRATIONS")
+	for _, k := range keys[:500] {
+		require.Equal(t, k, ra.Get(ctx, k).Val())
+	}
+	require.Equal(t, int64(len(keys)), ra.DBSize(ctx).Val())
+	waitFor(t, 10*time.Second, "the target to drop what it received", func() bool {
+		imports := migrationJobs(t, ctx, rb)
+		return len(imports) == 1 && imports[0]["state"] == "failed" && rb.DBSize(ctx).Val() == 0
+	})
+	require.Equal(t, fmt.Sprintf("-MOVED %d 127.0.0.1:%d\r\n", slots.KeySlot([]byte(keys[0])), a.port), bc.do("GET", keys[0]))
+
+	// Again, to the end.
+	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "3999", "NODE", bID))
+	waitFor(t, 30*time.Second, "the second migration", func() bool {
+		jobs := migrationJobs(t, ctx, ra)
+		return jobs[len(jobs)-1]["state"] == "success"
+	})
+	require.Equal(t, int64(len(keys)), rb.DBSize(ctx).Val())
+	require.Equal(t, int64(0), ra.DBSize(ctx).Val())
+}

@@ -44,6 +44,11 @@ var (
 	timeout  = flag.Duration("timeout", 30*time.Minute, "bound on one move")
 )
 
+// The nodes run with cluster-node-timeout 60 s: a redis-server blocked for
+// seconds migrating the big hash (its MIGRATE and the target's RESTORE
+// block their event loops) is otherwise failed by its peers, and the
+// reshard dies with CLUSTERDOWN.
+
 type proc struct {
 	cmd  *exec.Cmd
 	addr string
@@ -75,7 +80,7 @@ func start(bin, dir string) (*proc, error) {
 		return nil, err
 	}
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-		"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000", "--save", "",
+		"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "60000", "--save", "",
 		"--appendonly", "no", "--dir", dir, "--protected-mode", "no"}
 	cmd := exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
