@@ -205,3 +205,37 @@ func TestClusterBlockedClientMovedWhenSlotLeaves(t *testing.T) {
 		require.Less(t, time.Since(start), 5*time.Second)
 	}
 }
+
+// TestClusterRestoreAskingMatchesRedis: RESTORE-ASKING (the asking flag)
+// is served on an importing slot without ASKING, RESTORE is redirected.
+func TestClusterRestoreAskingMatchesRedis(t *testing.T) {
+	tag, slot := migrationTag()
+	key := "{" + tag + "}r"
+	run := func(aAddr, bAddr string, aPort, aCPort, bPort int) []string {
+		ac, bc := dialTestAddr(t, aAddr), dialTestAddr(t, bAddr)
+		aID, bID := bulkBody(t, ac.do("CLUSTER", "MYID")), bulkBody(t, bc.do("CLUSTER", "MYID"))
+		formMasters(t, ac, bc, aPort, aCPort, aID, bID)
+		norm := strings.NewReplacer(strconv.Itoa(aPort), "<APORT>", strconv.Itoa(bPort), "<BPORT>")
+		var out []string
+		add := func(r string) { out = append(out, norm.Replace(r)) }
+		add(ac.do("SET", key, "payload-value"))
+		payload := bulkBody(t, ac.do("DUMP", key))
+		add(bc.do("CLUSTER", "SETSLOT", strconv.Itoa(slot), "IMPORTING", aID))
+		add(bc.do("RESTORE", key, "0", payload))
+		add(bc.do("RESTORE-ASKING", key, "0", payload))
+		add(bc.do("RESTORE-ASKING", key, "0", payload))
+		add(bc.do("ASKING"))
+		add(bc.do("GET", key))
+		add(bc.do("GET", key))
+		return out
+	}
+	r1, r1p, r1c := startRealClusterRedis(t)
+	r2, r2p, _ := startRealClusterRedis(t)
+	o1, o2 := startClusterTestServer(t, ""), startClusterTestServer(t, "")
+	want := run(r1, r2, r1p, r1c, r2p)
+	got := run(o1.addr, o2.addr, o1.port, o1.cport, o2.port)
+	require.Equal(t, want, got)
+	require.Equal(t, "+OK\r\n", got[3], "RESTORE-ASKING on the importing node")
+	require.True(t, strings.HasPrefix(got[2], "-MOVED"), got[2])
+	require.True(t, strings.HasPrefix(got[4], "-BUSYKEY"), got[4])
+}
