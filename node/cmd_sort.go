@@ -152,9 +152,9 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 			return
 		}
 	}
-	// A set in no particular order is sorted when stored, so that the
-	// result does not depend on the hash table's order.
-	if o.dontSort && typ == store.TypeSet && o.store != nil {
+	// A set in no particular order is sorted when stored or read by a
+	// script, so that the result does not depend on the hash table's order.
+	if o.dontSort && typ == store.TypeSet && (o.store != nil || c.InScript()) {
 		o.dontSort, o.alpha, o.by = false, true, nil
 	}
 	if e != nil && typ == store.TypeZSet {
