@@ -177,6 +177,9 @@ func cmdHDel(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(int64(deleted))
+	if deleted == 0 {
+		c.NoEffect() // nothing changed: not propagated, as Redis
+	}
 }
 
 // HLEN key

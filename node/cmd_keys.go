@@ -71,6 +71,9 @@ func cmdDel(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(n)
+	if n == 0 {
+		c.NoEffect() // nothing changed: not propagated, as Redis
+	}
 }
 
 // EXISTS key [key ...]: a key named twice counts twice.

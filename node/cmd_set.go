@@ -68,6 +68,9 @@ func cmdSAdd(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(int64(added))
+	if added == 0 {
+		c.NoEffect() // nothing changed: not propagated, as Redis
+	}
 }
 
 // SREM key member [member ...]
@@ -89,6 +92,9 @@ func cmdSRem(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(int64(removed))
+	if removed == 0 {
+		c.NoEffect() // nothing changed: not propagated, as Redis
+	}
 }
 
 // SCARD key

@@ -266,6 +266,7 @@ func cmdZRem(c *Client, args [][]byte) {
 	}
 	if z == nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	deleted := int64(0)
@@ -279,6 +280,9 @@ func cmdZRem(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(deleted)
+	if deleted == 0 {
+		c.NoEffect() // nothing changed: not propagated, as Redis
+	}
 }
 
 func cmdZCard(c *Client, args [][]byte) {

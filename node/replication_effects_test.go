@@ -138,6 +138,14 @@ var effectScript = [][]string{
 	{"XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "st", ">"},
 	{"XREADGROUP", "GROUP", "g", "c2", "NOACK", "COUNT", "1", "STREAMS", "st", ">"},
 	{"XTRIM", "st", "MAXLEN", "~", "0"},
+	{"DEL", "nokey", "nokey2"}, // nothing
+	{"SADD", "set3", "a"},
+	{"SADD", "set3", "a"},   // nothing
+	{"SREM", "set3", "zz"},  // nothing
+	{"HDEL", "h", "zz"},     // nothing
+	{"ZREM", "z", "zz"},     // nothing
+	{"ZREM", "nokey", "zz"}, // nothing
+	{"SREM", "set3", "a"},
 }
 
 // TestReplicationEffectsMatchRedis runs the same commands on a shoal master
