@@ -67,10 +67,16 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	flushQueuedReplies(c.conn)
 	c.replyMode = replyOff
 	r.ensureFeed()
+	// The sync's bookkeeping starts before the link joins the stream, so
+	// that every write the replica receives is seen by it (a full sync
+	// needs to know which slots were written before their image).
+	fs := r.newFullSync()
+	r.addSync(fs)
 	link, full := r.m.Attach(c.guard, req)
 	c.repl.link = link
 	c.replKind.Store(int32(clientReplica))
 	if !full {
+		r.removeSync(fs)
 		r.syncPartialOK.Add(1)
 		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", net.JoinHostPort(req.IP, strconv.Itoa(req.Port))))
 		return
@@ -79,7 +85,8 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	if req.ReplID != "?" && !oldSync {
 		r.syncPartialErr.Add(1)
 	}
-	go r.runFullSync(link)
+	r.m.Locked(func() { fs.link = link })
+	go r.runFullSync(fs)
 }
 
 // detachReplica runs when a replica's connection closes.

@@ -109,9 +109,9 @@ func (r *replState) ensureFeed() {
 // (db, slot) once, at the stream position where it holds the slot's lock.
 // walked and touched are guarded by the Master's lock.
 type fullSync struct {
-	link    *replication.Link
-	walked  [][]bool // [db][slot]: the image was sent
-	touched [][]bool // [db][slot]: a write reached the replica before its image
+	link    *replication.Link // nil until the replica is attached
+	walked  [][]bool          // [db][slot]: the image was sent
+	touched [][]bool          // [db][slot]: a write reached the replica before its image
 }
 
 func (r *replState) addSync(fs *fullSync) {
@@ -141,6 +141,13 @@ func (r *replState) removeSync(fs *fullSync) {
 		return
 	}
 	r.syncs.Store(&next)
+}
+
+// newFullSync returns a sync's empty bookkeeping; its link is set (under
+// the Master's lock) once the replica is attached.
+func (r *replState) newFullSync() *fullSync {
+	n := r.s.ks.NumDBs()
+	return &fullSync{walked: make([][]bool, n), touched: make([][]bool, n)}
 }
 
 // dbSlot names one slot of one database.
@@ -221,6 +228,14 @@ func (r *replState) beforeSyncLocked(db int, cmds [][][]byte, lockSlots bool) {
 		return
 	}
 	for _, fs := range *syncs {
+		if fs.link == nil {
+			// Not attached yet: nothing is walked, the writes are noted.
+			for _, p := range pairs {
+				fs.row(p.db)
+				fs.touched[p.db][p.slot] = true
+			}
+			continue
+		}
 		if fs.link.ClosedLocked() {
 			continue
 		}
@@ -288,10 +303,9 @@ const imageThrottle = 8 << 20
 
 // runFullSync walks every slot of every database and images it into the
 // link's output, then marks the replica online.
-func (r *replState) runFullSync(link *replication.Link) {
+func (r *replState) runFullSync(fs *fullSync) {
 	ks := r.s.ks
-	fs := &fullSync{link: link, walked: make([][]bool, ks.NumDBs()), touched: make([][]bool, ks.NumDBs())}
-	r.addSync(fs)
+	link := fs.link
 	defer r.removeSync(fs)
 	start := time.Now()
 	var buf, scratch []byte
