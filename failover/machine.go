@@ -158,8 +158,9 @@ type Machine struct {
 	// Replica migration: since when each master has been orphaned.
 	orphanedSince map[string]time.Time
 
-	// startedAt is when this node (re)started: see voteGrace.
-	startedAt time.Time
+	// restartedAt is when this node restarted from its saved configuration
+	// (zero: a fresh node): see voteGrace.
+	restartedAt time.Time
 
 	out []Action
 }
@@ -178,7 +179,6 @@ func New(cfg Config, clock Clock, seed uint64, log *zap.Logger) *Machine {
 		votedTime:      map[string]time.Time{},
 		orphanedSince:  map[string]time.Time{},
 		mfMasterOffset: -1,
-		startedAt:      clock.Now(),
 	}
 	m.SetConfig(cfg)
 	return m
@@ -206,14 +206,19 @@ func (m *Machine) take() []Action {
 	return out
 }
 
-// voteGrace is how long a node waits after it (re)started before it votes:
-// max(2 × NT, 2 s). Not in Redis. A master restarted from nodes.conf still
-// believes it serves the slots it had; if it was failed over meanwhile, its
-// successor votes for those slots too, and two candidates can then each
-// count a majority of "masters" in one epoch (found by the randomized
-// schedules). Within 2 × NT it normally learns from an UPDATE that it is a
-// replica now (PFAIL needs NT, a ping goes out every NT/10), and a master
-// whose vote is delayed this way only slows an election down.
+// Restarted tells the machine that this node was restarted from its saved
+// configuration (nodes.conf) just now.
+func (m *Machine) Restarted() { m.restartedAt = m.clock.Now() }
+
+// voteGrace is how long a node restarted from nodes.conf waits before it
+// votes: max(2 × NT, 2 s). Not in Redis. Such a master still believes it
+// serves the slots it had; if it was failed over meanwhile, its successor
+// votes for those slots too, and two candidates can then each count a
+// majority of "masters" in one epoch (found by the randomized schedules).
+// Within 2 × NT it normally learns from an UPDATE that it is a replica now
+// (it pings every node as it starts), and a vote delayed this way only slows
+// an election down. A fresh node (no saved configuration) has no stale
+// view and votes at once.
 func (m *Machine) voteGrace() time.Duration {
 	g := 2 * m.cfg.NodeTimeout
 	if g < 2*time.Second {
@@ -510,7 +515,7 @@ func (m *Machine) maybeVote(v View, msg Message, now time.Time) {
 		deny("already voted for this epoch")
 		return
 	}
-	if now.Sub(m.startedAt) < m.voteGrace() {
+	if !m.restartedAt.IsZero() && now.Sub(m.restartedAt) < m.voteGrace() {
 		deny("just restarted: my view of the slots may be stale")
 		return
 	}

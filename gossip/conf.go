@@ -168,6 +168,7 @@ func LoadState(opts Options, clock Clock, seed uint64, log *zap.Logger, data []b
 	if max := s.maxEpoch(); max > s.currentEpoch {
 		s.currentEpoch = max
 	}
+	s.fo.Restarted() // no vote while this view may be stale (failover.Machine.voteGrace)
 	s.todoUpdateState = true
 	return s, nil
 }
