@@ -195,9 +195,11 @@ func atoi(s string) int {
 }
 
 // WriteConfigFile writes data to path atomically: a temporary file in the
-// same directory, fsync, rename over path, then fsync of the directory, so a
-// crash leaves the old or the new file, never a mix.
-func WriteConfigFile(path string, data []byte) error {
+// same directory, renamed over path, so a crash leaves the old or the new
+// file, never a mix. With fsync the file is on disk before the rename and
+// the directory after it (epochs and votes must be durable before they are
+// acted on).
+func WriteConfigFile(path string, data []byte, fsync bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -214,8 +216,10 @@ func WriteConfigFile(path string, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if fsync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Chmod(0o644); err != nil {
 		return err
@@ -227,6 +231,9 @@ func WriteConfigFile(path string, data []byte) error {
 		return err
 	}
 	ok = true
+	if !fsync {
+		return nil
+	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		_ = d.Close()

@@ -311,21 +311,45 @@ func (n *migrationNode) CanImport(source string, list []int) error {
 
 // Slot images. A key is rebuilt by RESTORE ... REPLACE ABSTTL with its
 // DUMP payload (package rdb: every type and encoding, byte-compatible with
-// Redis), except a collection of more than imageChunkElems elements or a
+// Redis), except a string without TTL (MSETs of up to imageMSETKeys keys)
+// and a collection of more than imageChunkElems elements or a
 // string longer than imageChunkBytes, which is rebuilt by bounded commands
 // (RPUSH/SADD/HSET/ZADD chunks, SET + APPEND) so that no single command of
 // the stream is huge, followed by PEXPIREAT when it has a TTL.
 const (
 	imageChunkElems = 1024
 	imageChunkBytes = 1 << 20
+	imageMSETKeys   = 256
 )
 
 func (n *migrationNode) SlotImage(slot uint16, emit func(argv ...[][]byte)) int {
 	keys := 0
 	var payload []byte
+	// Strings without a TTL go as MSETs of many keys: one command for
+	// the target to run instead of one RESTORE each (a string's encoding
+	// follows from its value either way).
+	mset := [][]byte{[]byte("MSET")}
+	msetBytes := 0
+	flushMSET := func() {
+		if len(mset) > 1 {
+			emit(mset)
+			clear(mset[1:])
+			mset = mset[:1]
+			msetBytes = 0
+		}
+	}
 	n.s.ks.DB(0).EachInSlot(slot, func(e *store.Entry) bool {
 		keys++
 		key := []byte(e.Key())
+		if e.Type() == store.TypeString && e.ExpireAt() == 0 && len(e.Bytes()) <= imageChunkBytes {
+			v := e.Bytes()
+			mset = append(mset, key, append([]byte(nil), v...))
+			msetBytes += len(key) + len(v)
+			if len(mset) > 2*imageMSETKeys || msetBytes >= imageChunkBytes {
+				flushMSET()
+			}
+			return true
+		}
 		if !imageChunked(e) {
 			payload = rdb.AppendPayload(payload[:0], e)
 			ttl := []byte("0")
@@ -341,6 +365,7 @@ func (n *migrationNode) SlotImage(slot uint16, emit func(argv ...[][]byte)) int 
 		}
 		return true
 	})
+	flushMSET()
 	return keys
 }
 
