@@ -140,3 +140,19 @@ func (c *Client) pubsubContextAllows(spec *CommandSpec) bool {
 	c.Error(fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", spec.fullName))
 	return false
 }
+
+// shardChannelPositions appends the positions of SSUBSCRIBE's,
+// SUNSUBSCRIBE's and SPUBLISH's channels: their key specs are "not_key"
+// (COMMAND GETKEYS does not list them), yet a cluster routes them by the
+// channel's slot as keys (Redis's getNodeByQuery goes through the legacy
+// first/last/step range, which includes them).
+func shardChannelPositions(spec *CommandSpec, args [][]byte, dst []int) []int {
+	last := len(args) - 1
+	if spec.Name == "spublish" { // SPUBLISH channel message
+		last = min(last, 1)
+	}
+	for i := 1; i <= last; i++ {
+		dst = append(dst, i)
+	}
+	return dst
+}

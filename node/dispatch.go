@@ -203,6 +203,9 @@ func (c *Client) run(args [][]byte) {
 // reuses the client's buffers.
 func (c *Client) commandSlots(spec *CommandSpec, args [][]byte) ([]int, []uint16) {
 	keys, err := commandKeys(spec, args, c.keyBuf[:0])
+	if spec.Flags&FlagPubsub != 0 && len(spec.KeySpecs) > 0 {
+		keys = shardChannelPositions(spec, args, keys) // routed like keys (node/cmd_pubsub.go)
+	}
 	sl := c.slotBuf[:0]
 	if err == nil {
 		for _, p := range keys {

@@ -201,11 +201,13 @@ func TestPubsubOrderingPerPublisher(t *testing.T) {
 	}
 	for j, p := range pss {
 		for i := range msgs {
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			m, err := p.ReceiveMessage(rctx)
-			cancel()
+			msg, err := p.ReceiveTimeout(ctx, 5*time.Second)
 			if err != nil {
 				t.Fatalf("subscriber %d message %d: %v", j, i, err)
+			}
+			m, ok := msg.(*redis.Message)
+			if !ok {
+				t.Fatalf("subscriber %d: %T %v", j, msg, msg)
 			}
 			if m.Payload != fmt.Sprint(i) || m.Channel != "ord" {
 				t.Fatalf("subscriber %d got %q on %q, want %d", j, m.Payload, m.Channel, i)
@@ -264,11 +266,10 @@ func TestPubsubGoRedis(t *testing.T) {
 			if got["news"] != "|n1" || got["sport.golf"] != "sport.*|g1" {
 				t.Fatalf("messages: %v", got)
 			}
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			m, err := sp.ReceiveMessage(rctx)
-			if err != nil || m.Channel != "shardy" || m.Payload != "s1" {
-				t.Fatalf("smessage: %+v %v", m, err)
+			msg, err := sp.ReceiveTimeout(ctx, 5*time.Second)
+			m, ok := msg.(*redis.Message)
+			if err != nil || !ok || m.Channel != "shardy" || m.Payload != "s1" {
+				t.Fatalf("smessage: %+v %v", msg, err)
 			}
 		})
 	}
