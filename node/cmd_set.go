@@ -155,6 +155,7 @@ func cmdSMove(c *Client, args [][]byte) {
 	}
 	src := srcEntry.Set()
 	if string(srcKey) == string(dstKey) {
+		c.NoEffect() // a no-op, as in Redis
 		if src.Contains(member) {
 			c.Int(1)
 		} else {
@@ -163,6 +164,7 @@ func cmdSMove(c *Client, args [][]byte) {
 		return
 	}
 	if !src.Remove(member) {
+		c.NoEffect()
 		c.Int(0)
 		return
 	}
@@ -176,7 +178,11 @@ func cmdSMove(c *Client, args [][]byte) {
 		dst = store.NewSetFor(member)
 		db.SetValue(dstKey, dst)
 	}
-	dst.Add(member, maxIntsetEntries(c))
+	if !dst.Add(member, maxIntsetEntries(c)) {
+		// The member was already in the destination: only the source
+		// changed (WATCH on the destination is not touched, as in Redis).
+		c.ReplaceEffect([]byte("SREM"), srcKey, member)
+	}
 	c.Int(1)
 }
 
