@@ -56,6 +56,9 @@ type Client struct {
 
 	// Pub/Sub subscriptions and the push queue (node/pubsub.go).
 	ps clientSubscriptions
+	// respShown is resp for CLIENT LIST on other goroutines (0: never
+	// changed, 2); written by setResp.
+	respShown atomic.Int32
 
 	// Read by other goroutines.
 	dbIndex         atomic.Int32
@@ -95,6 +98,12 @@ func (c *Client) DB() *store.DB {
 		return c.db
 	}
 	return c.srv.ks.DB(int(c.dbIndex.Load()))
+}
+
+// setResp switches the protocol (HELLO, RESET).
+func (c *Client) setResp(v int) {
+	c.resp = v
+	c.respShown.Store(int32(v))
 }
 
 // Server returns the server the client is connected to.
@@ -219,7 +228,11 @@ func (c *Client) InfoLine() string {
 	field("cmd", cmd)
 	field("user", "default")
 	field("redir", "-1")
-	field("resp", itoa(int64(c.resp)))
+	resp := int64(c.respShown.Load())
+	if resp == 0 {
+		resp = 2
+	}
+	field("resp", itoa(resp))
 	_ = lib
 	_ = ver
 	return b.String()

@@ -49,7 +49,7 @@ func cmdQuit(c *Client, args [][]byte) {
 // cmdReset puts the connection back in its just-connected state.
 func cmdReset(c *Client, args [][]byte) {
 	c.dbIndex.Store(0)
-	c.resp = 2
+	c.setResp(2)
 	c.SetName("")
 	c.replyMode = replyOn
 	c.noEvict.Store(false)
@@ -107,7 +107,7 @@ func cmdHello(c *Client, args [][]byte) {
 		c.SetName(string(name))
 	}
 	if ver != 0 {
-		c.resp = int(ver)
+		c.setResp(int(ver))
 	}
 	c.Map(7)
 	c.BulkString("server")

@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
+	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -103,6 +104,10 @@ func (s *orderedSet) remove(n string) bool {
 type clientSubscriptions struct {
 	// Guarded by the registry's mu.
 	sets [3]orderedSet
+	// resp is the protocol messages are encoded in: the client's, copied
+	// at every (un)subscription (publishers must not read Client.resp,
+	// which HELLO and RESET write without a lock).
+	resp int
 	// Counts for other goroutines (CLIENT LIST sub=/psub=/ssub=, the
 	// client class).
 	counts [3]atomic.Int32
@@ -244,6 +249,7 @@ func (c *Client) subscribeCmd(k pubsubKind, names [][]byte) {
 		c.ensurePushWriter()
 	}
 	r.mu.Lock()
+	c.ps.resp = c.resp
 	var b []byte
 	if !direct {
 		b = c.out
@@ -267,6 +273,7 @@ func (c *Client) unsubscribeCmd(k pubsubKind, names [][]byte) {
 	r := c.srv.pubsub
 	direct := !c.inExec && c.ps.push != nil
 	r.mu.Lock()
+	c.ps.resp = c.resp
 	var b []byte
 	if !direct {
 		b = c.out
@@ -339,7 +346,7 @@ func (s *Server) publish(channel, body []byte, shard bool) int64 {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, c := range r.table(k)[string(channel)] {
-		c.ps.push.enqueue(msg.bytes(c.resp), s)
+		c.ps.push.enqueue(msg.bytes(c.ps.resp), s)
 		n++
 	}
 	if shard || len(r.patOrder) == 0 {
@@ -353,14 +360,15 @@ func (s *Server) publish(channel, body []byte, shard bool) int64 {
 		}
 		enc[2], enc[3] = nil, nil
 		for _, c := range r.patterns[pat] {
-			if enc[c.resp] == nil {
-				b := appendPushHeader(nil, c.resp, 4)
+			resp := c.ps.resp
+			if enc[resp] == nil {
+				b := appendPushHeader(nil, resp, 4)
 				b = appendBulkStr(b, "pmessage")
 				b = appendBulkStr(b, pat)
 				b = appendBulkBytes(b, channel)
-				enc[c.resp] = appendBulkBytes(b, body)
+				enc[resp] = appendBulkBytes(b, body)
 			}
-			c.ps.push.enqueue(enc[c.resp], s)
+			c.ps.push.enqueue(enc[resp], s)
 			n++
 		}
 	}
@@ -382,7 +390,7 @@ func (s *Server) dropShardChannels(t *slots.Table) {
 		for _, c := range append([]*Client(nil), subs...) {
 			r.removeLocked(c, kindShard, name)
 			n := name
-			c.ps.push.enqueue(appendSubscriptionReply(nil, c.resp, pubsubWords[kindShard][1], &n, c.subscriptionCount(kindShard)), s)
+			c.ps.push.enqueue(appendSubscriptionReply(nil, c.ps.resp, pubsubWords[kindShard][1], &n, c.subscriptionCount(kindShard)), s)
 		}
 	}
 }
@@ -406,16 +414,25 @@ func (c *Client) pubsubClosed() {
 }
 
 // ensurePushWriter switches the client to the push path: the replies
-// redcon has buffered for earlier commands of the pipeline are written
-// first, then every later reply goes through the push queue.
+// redcon has buffered for earlier commands of the pipeline move to the
+// head of the push queue (not written here: the caller may hold slot
+// locks), and every later reply goes through the queue.
 func (c *Client) ensurePushWriter() {
 	if c.ps.push != nil {
 		return
 	}
-	flushQueuedReplies(c.conn)
 	w := &pushWriter{c: c, conn: c.guard.Conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if c.conn != nil {
+		if wr := redcon.BaseWriter(c.conn); wr != nil {
+			w.buf = wr.Buffer()
+			wr.SetBuffer(nil)
+		}
+	}
 	c.ps.push = w
 	go w.run()
+	if len(w.buf) > 0 {
+		w.wake <- struct{}{}
+	}
 }
 
 // pushWriter is a client's asynchronous output queue.

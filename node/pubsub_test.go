@@ -364,3 +364,88 @@ func TestPubsubSlowSubscriberDisconnected(t *testing.T) {
 		t.Fatalf("PUBLISH was slowed down by the subscriber: %v", el)
 	}
 }
+
+// TestPubsubPipelinedSubscribeMatchesRedis: replies of the commands before
+// a SUBSCRIBE in one pipeline come first (they move into the push queue).
+func TestPubsubPipelinedSubscribeMatchesRedis(t *testing.T) {
+	comparePubsubScripts(t, 2, []pubsubStep{
+		ps(0, 0, "SET", "k", "v"),
+		ps(0, 0, "GET", "k"),
+		ps(0, 0, "SUBSCRIBE", "z"),
+		ps(0, 0, "PING"),
+		ps(0, 4),
+		ps(1, 1, "PUBLISH", "z", "after"),
+		ps(0, 1),
+	})
+}
+
+// TestPubsubConcurrentChurn: publishers, subscribers that come and go,
+// protocol switches and introspection all at once (run with -race): no
+// race, no deadlock, and every client's goroutines end.
+func TestPubsubConcurrentChurn(t *testing.T) {
+	s := startTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 16)
+	for i := range 3 {
+		go func() {
+			c := redis.NewClient(&redis.Options{Addr: s.Addr().String(), PoolSize: 1})
+			defer c.Close()
+			for j := range 300 {
+				if err := c.Publish(ctx, fmt.Sprint("ch", j%3), fmt.Sprint(i, j)).Err(); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for i := range 3 {
+		go func() {
+			proto := 2 + i%2
+			c := redis.NewClient(&redis.Options{Addr: s.Addr().String(), Protocol: proto})
+			defer c.Close()
+			for range 30 {
+				p := c.Subscribe(ctx, "ch0", "ch1")
+				if err := p.PSubscribe(ctx, "ch*"); err != nil {
+					done <- err
+					return
+				}
+				if _, err := p.ReceiveTimeout(ctx, time.Second); err != nil {
+					done <- err
+					return
+				}
+				_ = p.Unsubscribe(ctx, "ch0")
+				_ = p.Close()
+			}
+			done <- nil
+		}()
+	}
+	go func() {
+		c := dialTest(t, s)
+		for range 50 {
+			c.do("CLIENT", "LIST")
+			c.do("INFO", "stats")
+			c.do("PUBSUB", "NUMPAT")
+		}
+		done <- nil
+	}()
+	for range 7 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatal("churn did not finish")
+		}
+	}
+	ctl := dialTest(t, s)
+	deadline := time.Now().Add(5 * time.Second)
+	for ctl.do("PUBSUB", "NUMPAT") != ":0\r\n" || ctl.do("PUBSUB", "NUMSUB", "ch0", "ch1") != "*4\r\n$3\r\nch0\r\n:0\r\n$3\r\nch1\r\n:0\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatal("subscriptions left behind")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
