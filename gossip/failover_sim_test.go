@@ -768,7 +768,8 @@ func fromBase(t testing.TB, b *baseCluster, seed uint64, opts Options, log *zap.
 
 // runSchedule plays one random schedule of faults for d of simulated time:
 // crashes and restarts, partitions (symmetric or one-way), message loss and
-// delay, writes; every delivery checks the invariants.
+// delay, frozen replication, CLUSTER FAILOVER [FORCE] on random nodes,
+// writes; every delivery checks the invariants.
 func runSchedule(t testing.TB, b *baseCluster, seed uint64, d time.Duration) (string, int) {
 	return runScheduleLog(t, b, seed, d, nil)
 }
@@ -860,6 +861,17 @@ func runScheduleLog(t testing.TB, b *baseCluster, seed uint64, d time.Duration, 
 		case ev == 6: // freeze/unfreeze a replica's data stream
 			fn := fs.nodes[r.IntN(n)]
 			fn.frozen = !fn.frozen
+		case ev == 7: // CLUSTER FAILOVER [FORCE] on a live node (TAKEOVER bypasses votes by design)
+			fn := fs.nodes[r.IntN(n)]
+			if fn.alive {
+				var mode []byte
+				if r.IntN(2) == 0 {
+					mode = []byte("force")
+				}
+				err := fn.st.Failover(mode)
+				say("CLUSTER FAILOVER %s on #%d: %v", mode, fn.idx, err)
+				fs.collect(fn)
+			}
 		}
 	}
 	return fs.violation, len(fs.winners)
