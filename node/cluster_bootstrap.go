@@ -122,6 +122,14 @@ func formationStep(myID string, nodes []gossip.NodeInfo, masters, replicas int) 
 	if me.NumSlots > 0 || me.Master != "" || me.Flags&gossip.FlagSlave != 0 {
 		return formationAction{Kind: formDone}
 	}
+	// A node's role (master of whom) is only known once it talked to us
+	// directly: gossip about it carries flags, not its master. Decide on a
+	// complete view only (failing nodes aside: they may never answer).
+	for _, n := range nodes {
+		if n.ID != myID && n.Flags&(gossip.FlagHandshake|gossip.FlagNoAddr|gossip.FlagPFail|gossip.FlagFail) == 0 && n.PongReceived == 0 {
+			return formationAction{Kind: formWait}
+		}
+	}
 	for _, n := range nodes {
 		if _, ok := owners[n.Master]; ok && n.Flags&gossip.FlagFail == 0 {
 			owners[n.Master]++
@@ -300,9 +308,9 @@ func (f *clusterFormer) poll() {
 			f.log.Info("cluster formation: this node has its role", zap.String("id", f.bus.MyID()))
 		}
 	case formClaim:
-		// A fresh cluster waits for the set to settle; once others serve
-		// slots the plan is fixed and a planned master claims at once.
-		if !anyServes(nodes) && now.Sub(f.setSince) < formationSettle {
+		// Act on a settled view only (nodes still in handshake or just
+		// discovered would make two nodes decide differently).
+		if now.Sub(f.setSince) < formationSettle {
 			return
 		}
 		err := f.bus.AddSlotsRange([][]byte{[]byte(strconv.Itoa(act.Start)), []byte(strconv.Itoa(act.End))})
@@ -311,7 +319,7 @@ func (f *clusterFormer) poll() {
 			f.bus.BroadcastPong()
 		}
 	case formReplicate:
-		if !anyServes(nodes) && now.Sub(f.setSince) < formationSettle {
+		if now.Sub(f.setSince) < formationSettle {
 			return
 		}
 		err := f.bus.Replicate(act.Master, f.srv.dbEmpty())
@@ -320,15 +328,6 @@ func (f *clusterFormer) poll() {
 			f.bus.BroadcastPong()
 		}
 	}
-}
-
-func anyServes(nodes []gossip.NodeInfo) bool {
-	for _, n := range nodes {
-		if n.NumSlots > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // needsSeeds: no peer known yet; a known node is unreachable (it may be

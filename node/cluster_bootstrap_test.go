@@ -15,7 +15,7 @@ func testID(i int) string { return fmt.Sprintf("%040x", i+1) }
 func freshView(n int) []gossip.NodeInfo {
 	out := make([]gossip.NodeInfo, n)
 	for i := range out {
-		out[i] = gossip.NodeInfo{ID: testID(i), Flags: gossip.FlagMaster}
+		out[i] = gossip.NodeInfo{ID: testID(i), Flags: gossip.FlagMaster, PongReceived: 1}
 	}
 	return out
 }
@@ -156,5 +156,23 @@ func TestFormationStepSlowPlannedReplicaKeepsItsMaster(t *testing.T) {
 	v[3].Master = testID(2) // now master 0 has none
 	if a := formationStep(testID(4), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(0)}) {
 		t.Fatalf("late node 4: %+v", a)
+	}
+}
+
+func TestFormationStepWaitsForACompleteView(t *testing.T) {
+	// Node 5 is known (from gossip) but never talked to us: its role is
+	// unknown, so nobody decides yet; once it is failing it no longer
+	// holds the others back.
+	v := freshView(6)
+	v[5].PongReceived = 0
+	if a := formationStep(testID(0), v, 3, 1); a.Kind != formWait {
+		t.Fatalf("with a silent node: %+v", a)
+	}
+	if a := formationStep(testID(5), v, 3, 1); a.Kind == formWait {
+		t.Fatalf("the silent node itself waits for nobody: %+v", a)
+	}
+	v[5].Flags |= gossip.FlagPFail
+	if a := formationStep(testID(0), v, 3, 1); a.Kind != formClaim {
+		t.Fatalf("with the silent node failing: %+v", a)
 	}
 }
