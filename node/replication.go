@@ -399,7 +399,9 @@ func (r *replState) cron(stop <-chan struct{}) {
 		}
 		loops++
 		cfg := r.s.cfg
-		if r.m.NumLinks() > 0 && !r.proxy.Load() {
+		// No PING while writes are paused (CLIENT PAUSE, a manual
+		// failover): the replicas must be able to reach the final offset.
+		if r.m.NumLinks() > 0 && !r.proxy.Load() && !r.s.pause.paused() {
 			if period := cfg.Int("repl-ping-replica-period"); period > 0 && loops%period == 0 {
 				r.m.FeedCommand("PING")
 			}
@@ -550,3 +552,11 @@ func (c *Client) propagateNow(args [][]byte) {
 // replica the processed offset of its master's stream), what the cluster
 // bus announces and failover ranks replicas by.
 func (r *replState) ReplOffset() int64 { return r.m.Offset() }
+
+// paused reports whether a CLIENT PAUSE (of writes or of everything) is in
+// force.
+func (p *clientPause) paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.until.IsZero() && time.Now().Before(p.until)
+}
