@@ -247,8 +247,12 @@ func (m *Machine) MasterPaused() bool {
 // period would give it one: the scheduled start of an election (zero: no
 // such deadline). Honouring it makes the election delays exact instead of
 // rounded up to the next cron tick.
+//
+// Only a future deadline is reported: one that passed without the election
+// starting (the master came back, say) must not make the owner wake the
+// machine in a loop; the cron takes it from there.
 func (m *Machine) Wakeup() time.Time {
-	if m.authTime.IsZero() || m.authSent {
+	if m.authTime.IsZero() || m.authSent || !m.authTime.After(m.clock.Now()) {
 		return time.Time{}
 	}
 	return m.authTime

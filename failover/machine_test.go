@@ -192,6 +192,7 @@ func TestElection(t *testing.T) {
 	require.Equal(t, el.Time, m.Wakeup())
 
 	clock.Advance(100 * time.Millisecond)
+	require.True(t, m.Wakeup().IsZero(), "a passed deadline is not reported (no wake loop)")
 	acts = m.Tick(v)
 	require.Equal(t, []ActionKind{ActSetCurrentEpoch, ActRequestVotes}, kinds(acts))
 	require.Equal(t, uint64(4), acts[0].Epoch)

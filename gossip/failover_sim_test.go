@@ -57,6 +57,7 @@ type fnode struct {
 	alive     bool
 	conf      []byte
 	confDirty bool
+	wakeAt    time.Time // the Bus's timer: NextWakeup after the last step
 	seed      uint64
 	phase     uint64
 	offset    int64 // replication offset of the data this node holds
@@ -141,9 +142,11 @@ func (fs *fsim) step() {
 			continue
 		}
 		if (fs.steps+fn.phase)%10 != 0 {
-			// Between cron ticks only a deadline wakes a node (the Bus
-			// arms a timer for NextWakeup).
-			if w := fn.st.NextWakeup(); !w.IsZero() && !fs.now().Before(w) {
+			// Between cron ticks only a deadline wakes a node: the Bus
+			// arms a timer for NextWakeup after each step (collect
+			// records it).
+			if w := fn.wakeAt; !w.IsZero() && !fs.now().Before(w) {
+				fn.wakeAt = time.Time{}
 				fn.st.Wake()
 				fs.collect(fn)
 			}
@@ -200,6 +203,7 @@ func (fs *fsim) collect(fn *fnode) {
 		fn.paused = time.Time{}
 	}
 	fs.checkInvariants(fn)
+	fn.wakeAt = fn.st.NextWakeup()
 	for _, e := range rd.Messages {
 		to := fs.byAddr[e.Addr]
 		if to == nil {

@@ -666,6 +666,13 @@ func (s *State) pfailDeadline() time.Time {
 // of failure detection and elections.
 func (s *State) NextWakeup() time.Time {
 	w := s.pfailDeadline()
+	if !w.IsZero() && !w.After(s.clock.Now()) {
+		// Overdue (Wake flags such a node at once, so this is a moment
+		// before it runs): never report a past time, which would make the
+		// owner wake us in a loop if something kept the node from turning
+		// PFAIL; the cron takes it from there.
+		w = time.Time{}
+	}
 	if f := s.fo.Wakeup(); !f.IsZero() && (w.IsZero() || f.Before(w)) {
 		w = f
 	}
