@@ -35,6 +35,7 @@ type replState struct {
 	syncs  atomic.Pointer[[]*fullSync]
 
 	syncFull, syncPartialOK, syncPartialErr atomic.Int64
+	bytesIn                                 atomic.Int64 // read from this node's master (INFO total_net_repl_input_bytes)
 	goodReplicas                            atomic.Int64 // for min-replicas-to-write
 	guards                                  atomic.Bool  // a write may be refused (replica or min-replicas)
 

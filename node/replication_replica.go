@@ -273,6 +273,7 @@ func (r *replState) replicateOnce(ml *masterLink) error {
 		_ = conn.SetReadDeadline(time.Now().Add(timeout))
 		if _, err := rd.ReadPayload(func(p []byte) error {
 			_ = conn.SetReadDeadline(time.Now().Add(timeout))
+			r.bytesIn.Add(int64(len(p)))
 			payload.Write(p)
 			return nil
 		}); err != nil {
@@ -339,6 +340,7 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		if err != nil {
 			return err
 		}
+		r.bytesIn.Add(int64(len(raw)))
 		if argIs(args[0], imageCommand) {
 			if err := r.applyImage(c, args); err != nil {
 				return err

@@ -101,6 +101,12 @@ func TestReplicationBasicTypesAndDigest(t *testing.T) {
 	if got := r.do("CLIENT", "LIST", "TYPE", "master"); !strings.Contains(got, " flags=M ") {
 		t.Fatalf("CLIENT LIST TYPE master on the replica: %q", got)
 	}
+	if got := infoField(t, m, "stats", "total_net_repl_output_bytes"); got == "0" || got == "" {
+		t.Fatalf("total_net_repl_output_bytes on the master %q", got)
+	}
+	if got := infoField(t, r, "stats", "total_net_repl_input_bytes"); got == "0" || got == "" {
+		t.Fatalf("total_net_repl_input_bytes on the replica %q", got)
+	}
 	if got := infoField(t, m, "replication", "connected_slaves"); got != "1" {
 		t.Fatalf("connected_slaves %q", got)
 	}

@@ -48,6 +48,8 @@ type Master struct {
 
 	ackMu   sync.Mutex
 	ackWake chan struct{} // closed and replaced when a link acknowledges
+
+	bytesOut atomic.Int64 // written to replicas (INFO total_net_repl_output_bytes)
 }
 
 // Config is what Master reads from the node's configuration, as functions
@@ -127,6 +129,9 @@ func (m *Master) Snapshot() Info {
 	}
 	return in
 }
+
+// BytesOut is the number of bytes written to replicas so far.
+func (m *Master) BytesOut() int64 { return m.bytesOut.Load() }
 
 // Offset returns master_repl_offset.
 func (m *Master) Offset() int64 {
@@ -615,7 +620,8 @@ func (l *Link) writeLoop() {
 			continue
 		}
 		_ = l.conn.SetWriteDeadline(time.Now().Add(60 * time.Second))
-		_, err := l.conn.Write(buf)
+		n, err := l.conn.Write(buf)
+		l.m.bytesOut.Add(int64(n))
 		l.m.mu.Lock()
 		l.inFlight = 0
 		if cap(buf) <= 4<<20 {
