@@ -518,3 +518,25 @@ func TestReplicationFromRedisMaster(t *testing.T) {
 		t.Fatalf("after the stream: digest redis %q shoal %q", a, b)
 	}
 }
+
+// TestReplicationMasterAuth: a replica authenticates with masterauth (and
+// masteruser) before PSYNC; without it the link stays down.
+func TestReplicationMasterAuth(t *testing.T) {
+	ms := startTestServer(t, "--requirepass", "s3cret")
+	m := dialTest(t, ms)
+	m.do("AUTH", "s3cret")
+	m.do("SET", "k", "v")
+	rs := startTestServer(t)
+	r := dialTest(t, rs)
+	replicaOf(t, r, ms)
+	time.Sleep(300 * time.Millisecond)
+	if got := infoField(t, r, "replication", "master_link_status"); got != "down" {
+		t.Fatalf("link without masterauth: %q", got)
+	}
+	r.do("CONFIG", "SET", "masterauth", "s3cret")
+	r.do("CONFIG", "SET", "masteruser", "default")
+	waitInSync(t, m, r)
+	if got := r.do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET on the replica: %q", got)
+	}
+}
