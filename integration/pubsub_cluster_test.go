@@ -100,11 +100,24 @@ func TestClusterPubSub(t *testing.T) {
 	_, err = op.Receive(ctx)
 	require.NoError(t, err)
 
+	// The owner's replica serves shard channels too, READONLY or not
+	// (Redis's is_pubsubshard), and hears the master's SPUBLISH over the bus.
+	require.NotEmpty(t, replicaNodes)
+	rc := redis.NewClient(&redis.Options{Addr: replicaNodes[0].Addr})
+	t.Cleanup(func() { _ = rc.Close() })
+	rsp := rc.SSubscribe(ctx, channel)
+	t.Cleanup(func() { _ = rsp.Close() })
+	_, err = rsp.ReceiveTimeout(ctx, 5*time.Second)
+	require.NoError(t, err)
+
 	n, err = cc.SPublish(ctx, channel, "s1").Result()
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	m, err := receiveMessage(ctx, sp, 10*time.Second)
 	require.NoError(t, err)
+	require.Equal(t, "s1", m.Payload)
+	m, err = receiveMessage(ctx, rsp, 10*time.Second)
+	require.NoError(t, err, "the replica's shard subscriber")
 	require.Equal(t, "s1", m.Payload)
 	_, err = receiveMessage(ctx, op, 500*time.Millisecond)
 	require.Error(t, err, "SPUBLISH must not reach another shard's classic subscribers")

@@ -50,6 +50,10 @@ type routeRequest struct {
 	write   bool // some command of the request writes
 	asking  bool // the client sent ASKING, or the command has the asking flag (RESTORE-ASKING)
 	migrate bool // MIGRATE: served locally on an open slot whatever keys exist
+	// pubsubShard: SSUBSCRIBE/SUNSUBSCRIBE/SPUBLISH, served by the owner's
+	// replicas too (READONLY or not) and governed by
+	// cluster-allow-pubsubshard-when-down (Redis's is_pubsubshard)
+	pubsubShard bool
 }
 
 // commandRoute describes one command for routing.
@@ -58,6 +62,8 @@ func (c *Client) commandRoute(spec *CommandSpec) routeRequest {
 		write:   spec.Flags&FlagWrite != 0,
 		asking:  c.asking || spec.Flags&FlagAsking != 0,
 		migrate: spec.fullName == "migrate",
+		// the only pubsub commands with (not_key) key specs
+		pubsubShard: spec.Flags&FlagPubsub != 0 && len(spec.KeySpecs) > 0,
 	}
 }
 
@@ -94,6 +100,12 @@ func (c *Client) routeDownState(t *slots.Table, req routeRequest) clusterRedirec
 	if t.OK {
 		return routeHere
 	}
+	if req.pubsubShard {
+		if !c.srv.cfg.Bool("cluster-allow-pubsubshard-when-down") {
+			return routeDown
+		}
+		return routeHere
+	}
 	if !c.srv.cfg.Bool("cluster-allow-reads-when-down") {
 		return routeDown
 	}
@@ -110,7 +122,7 @@ func (c *Client) routeOwner(t *slots.Table, req routeRequest, slot uint16, owner
 	if owner.ID == t.MyID {
 		return routeHere, slot, nil
 	}
-	if c.readonly && !req.write && t.MyMaster != "" && owner.ID == t.MyMaster {
+	if (c.readonly || req.pubsubShard) && !req.write && t.MyMaster != "" && owner.ID == t.MyMaster {
 		return routeHere, slot, nil
 	}
 	return routeMoved, slot, owner
