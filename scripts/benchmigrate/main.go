@@ -42,6 +42,7 @@ var (
 	pipeline = flag.Int("cluster-pipeline", 10, "redis-cli --cluster-pipeline (keys per MIGRATE)")
 	out      = flag.String("out", "", "also write the report (markdown) to this file")
 	timeout  = flag.Duration("timeout", 30*time.Minute, "bound on one move")
+	keep     = flag.Bool("keep", false, "keep the nodes' directories (logs) under $TMPDIR")
 )
 
 // The nodes run with cluster-node-timeout 60 s: a redis-server blocked for
@@ -222,7 +223,11 @@ func runMode(mode string, tg []string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(base)
+	if !*keep {
+		defer os.RemoveAll(base)
+	} else {
+		fmt.Fprintf(os.Stderr, "%s: node directories in %s\n", mode, base)
+	}
 	var nodes []*proc
 	defer func() {
 		for _, p := range nodes {
