@@ -210,32 +210,45 @@ func cmdWait(c *Client, args [][]byte) {
 		return
 	}
 	r.m.FeedCommand("REPLCONF", "GETACK", "*")
-	var deadline <-chan time.Time
-	if ms > 0 {
-		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
-		defer t.Stop()
-		deadline = t.C
+	// The client blocks like BLPOP (node/blocking.go): parked outside the
+	// execution gate, unblocked by CLIENT UNBLOCK, forgotten when it
+	// disconnects; a timeout or an unblock answers the acks counted then.
+	onTimeout := func(c *Client) { c.Int(int64(r.m.Acked(target))) }
+	c.blockOn(blockSpec{timeout: time.Duration(ms) * time.Millisecond, onTimeout: onTimeout})
+	if w := c.bs.pending; w != nil {
+		go r.awaitAcks(w, target, n)
 	}
-	c.blocked.Store(true)
-	defer c.blocked.Store(false)
-	// Parked, WAIT touches no keyspace: a script or exclusive EXEC must not
-	// wait for it (the acks it waits for come through the gate).
-	c.leaveRun() // node/multi.go
+}
+
+// awaitAcks serves a client blocked in WAIT once n replicas acknowledged
+// offset target, unless its wait ended otherwise first.
+func (r *replState) awaitAcks(w *blockWaiter, target, n int64) {
+	reg := w.c.blockReg()
+	poll := time.NewTicker(100 * time.Millisecond) // notices a wait ended by timeout or disconnect
+	defer poll.Stop()
 	for {
 		changed := r.m.AckChanged()
-		if acked = r.m.Acked(target); int64(acked) >= n {
-			break
+		acked := int64(r.m.Acked(target))
+		reg.mu.Lock()
+		if w.done {
+			reg.mu.Unlock()
+			return
 		}
+		if acked >= n {
+			w.reply = strconv.AppendInt(append(w.reply[:0], ':'), acked, 10)
+			w.reply = append(w.reply, '\r', '\n')
+			reg.finishLocked(w, outcomeServed)
+			reg.mu.Unlock()
+			return
+		}
+		reg.mu.Unlock()
 		select {
 		case <-changed:
-			continue
-		case <-deadline:
-		case <-c.srv.done:
+		case <-poll.C:
+		case <-r.s.done:
+			return
 		}
-		acked = r.m.Acked(target)
-		break
 	}
-	c.Int(int64(acked))
 }
 
 // ROLE

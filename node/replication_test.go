@@ -540,3 +540,32 @@ func TestReplicationMasterAuth(t *testing.T) {
 		t.Fatalf("GET on the replica: %q", got)
 	}
 }
+
+// TestReplicationWaitBlocksLikeABlockingCommand: WAIT with no timeout is a
+// blocked client (INFO blocked_clients, CLIENT UNBLOCK answers the acks
+// counted), and a WAIT whose client went away is forgotten.
+func TestReplicationWaitBlocksLikeABlockingCommand(t *testing.T) {
+	ms := startTestServer(t)
+	m, w := dialTest(t, ms), dialTest(t, ms)
+	m.do("SET", "k", "v")
+	id := strings.TrimSpace(strings.TrimPrefix(w.do("CLIENT", "ID"), ":"))
+	w.send("WAIT", "1", "0")
+	replWaitFor(t, 5*time.Second, "WAIT to block", func() bool {
+		return infoField(t, m, "clients", "blocked_clients") == "1"
+	})
+	if got := m.do("CLIENT", "UNBLOCK", id); got != ":1\r\n" {
+		t.Fatalf("CLIENT UNBLOCK: %q", got)
+	}
+	if got := w.read(); got != ":0\r\n" {
+		t.Fatalf("unblocked WAIT: %q", got)
+	}
+	gone := dialTest(t, ms)
+	gone.send("WAIT", "1", "0")
+	replWaitFor(t, 5*time.Second, "WAIT to block", func() bool {
+		return infoField(t, m, "clients", "blocked_clients") == "1"
+	})
+	_ = gone.c.Close()
+	replWaitFor(t, 5*time.Second, "the disconnected WAIT to be forgotten", func() bool {
+		return infoField(t, m, "clients", "blocked_clients") == "0"
+	})
+}
