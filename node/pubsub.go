@@ -244,10 +244,10 @@ type pubsubReplies struct {
 // subscribeCmd runs (P|S)SUBSCRIBE for names.
 func (c *Client) subscribeCmd(k pubsubKind, names [][]byte) {
 	r := c.srv.pubsub
+	// Inside EXEC the confirmations belong to EXEC's array reply (c.out);
+	// a message published before that reply is queued may precede it.
 	direct := !c.inExec
-	if direct {
-		c.ensurePushWriter()
-	}
+	c.ensurePushWriter() // publishers find the writer of every subscriber
 	r.mu.Lock()
 	c.ps.resp = c.resp
 	var b []byte
