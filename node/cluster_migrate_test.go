@@ -154,6 +154,8 @@ func TestAtomicSlotMigrationUnderLoad(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 
+	dels := &delRecorder{keys: map[string]bool{}}
+	a.srv.AddEffectFeed(dels)
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", strconv.Itoa(moved-1), "NODE", bID))
 	// A second job on the same slots is refused while the first runs.
 	require.Contains(t, ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "5", "5", "NODE", bID), "-ERR")
@@ -209,6 +211,12 @@ func TestAtomicSlotMigrationUnderLoad(t *testing.T) {
 		return -1
 	}
 	require.Greater(t, epochOf(ra, bID), epochOf(ra, aID))
+
+	// The source's feed (its replicas) saw its copy of every static key
+	// deleted.
+	for _, k := range static {
+		require.True(t, dels.has(k), "no DEL of %s in the source's effect feed", k)
+	}
 
 	// Every value arrived intact, TTLs included.
 	for _, k := range static {
@@ -303,4 +311,28 @@ func TestAtomicSlotMigrationCancel(t *testing.T) {
 	})
 	require.Equal(t, int64(len(keys)), rb.DBSize(ctx).Val())
 	require.Equal(t, int64(0), ra.DBSize(ctx).Val())
+}
+
+// delRecorder is an EffectFeed that remembers the keys of DEL effects.
+type delRecorder struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (d *delRecorder) Propagate(db int, cmds [][][]byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, argv := range cmds {
+		if strings.EqualFold(string(argv[0]), "del") {
+			for _, k := range argv[1:] {
+				d.keys[string(k)] = true
+			}
+		}
+	}
+}
+
+func (d *delRecorder) has(k string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.keys[k]
 }

@@ -282,9 +282,31 @@ func (n *migrationNode) TakeSlots(list []int) error {
 	return n.s.cluster.Do(func(st *gossip.State) error { return st.TakeSlots(list) })
 }
 
+// DropSlots deletes the node's keys in list, and feeds the deletions as
+// DELs (the node's replicas drop them too, as MIGRATE's deletions reach
+// them). Keys already logically expired are dropped without a DEL.
 func (n *migrationNode) DropSlots(list []int) {
 	db := n.s.ks.DB(0)
+	var keys [][]byte
 	for _, s := range list {
+		if db.SlotSize(uint16(s)) == 0 {
+			continue
+		}
+		one := []uint16{uint16(s)}
+		db.LockSlots(one)
+		keys = keys[:0]
+		db.EachInSlot(uint16(s), func(e *store.Entry) bool {
+			keys = append(keys, []byte(e.Key()))
+			return true
+		})
+		for i := 0; i < len(keys); i += imageMSETKeys {
+			batch := keys[i:min(i+imageMSETKeys, len(keys))]
+			for _, k := range batch {
+				db.Delete(k)
+			}
+			n.s.propagate(0, [][][]byte{append([][]byte{[]byte("DEL")}, batch...)})
+		}
+		db.UnlockSlots(one)
 		db.FlushSlot(uint16(s))
 	}
 }
