@@ -283,15 +283,7 @@ func (c *Client) routeTransaction(queue []queuedCommand) bool {
 	if c.isMasterLink() {
 		return true // a replica applies its master's stream as is (node/replication.go)
 	}
-	var keys [][]byte
-	req := routeRequest{asking: c.asking}
-	for _, qc := range queue {
-		pos, _ := commandKeys(qc.spec, qc.args, nil)
-		for _, p := range pos {
-			keys = append(keys, qc.args[p])
-		}
-		req.write = req.write || qc.spec.Flags&FlagWrite != 0
-	}
+	keys, req := c.transactionRoute(queue)
 	if len(keys) == 0 {
 		return true
 	}
@@ -306,6 +298,42 @@ func (c *Client) routeTransaction(queue []queuedCommand) bool {
 		r, slot, to = c.routeLocked(req, keys)
 		db.Unlock(slot)
 	}
+	if r == routeHere {
+		return true
+	}
+	c.redirect(r, slot, to)
+	return false
+}
+
+// transactionRoute returns a transaction's keys and what routing needs to
+// know about it.
+func (c *Client) transactionRoute(queue []queuedCommand) ([][]byte, routeRequest) {
+	var keys [][]byte
+	req := routeRequest{asking: c.asking}
+	for _, qc := range queue {
+		pos, _ := commandKeys(qc.spec, qc.args, nil)
+		for _, p := range pos {
+			keys = append(keys, qc.args[p])
+		}
+		req.write = req.write || qc.spec.Flags&FlagWrite != 0
+	}
+	return keys, req
+}
+
+// routeTransactionLocked runs with the transaction's slots locked, just
+// before its commands: if the slot table changed since routeTransaction
+// (a slot flipped in between, by atomic migration or SETSLOT), the
+// transaction is routed again and answered with the redirect instead of
+// running on a slot this node no longer serves.
+func (c *Client) routeTransactionLocked(queue []queuedCommand) bool {
+	if c.srv.cluster == nil || c.isMasterLink() || c.srv.cluster.Slots().Load() == c.routeTable {
+		return true
+	}
+	keys, req := c.transactionRoute(queue)
+	if len(keys) == 0 {
+		return true
+	}
+	r, slot, to := c.routeLocked(req, keys)
 	if r == routeHere {
 		return true
 	}

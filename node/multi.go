@@ -225,6 +225,9 @@ func (c *Client) execLocked(queue []queuedCommand, db *store.DB, locked []uint16
 		c.NullArray()
 		return
 	}
+	if !c.routeTransactionLocked(queue) { // node/cluster_route.go
+		return
+	}
 	// Handlers that must re-take locks (MOVE, COPY ... DB) release and
 	// re-acquire exactly c.slotBuf: make it the transaction's set.
 	saved := c.slotBuf
