@@ -233,15 +233,9 @@ func appendSubscriptionReply(b []byte, resp int, word string, name *string, coun
 	return append(b, '\r', '\n')
 }
 
-// pubsubReplies is where a subscription command's confirmations go: the
-// client's push queue, so that they precede any message published after
-// the registration; or c.out inside EXEC, whose array reply they belong to.
-type pubsubReplies struct {
-	c   *Client
-	buf []byte
-}
-
-// subscribeCmd runs (P|S)SUBSCRIBE for names.
+// subscribeCmd runs (P|S)SUBSCRIBE for names. The confirmations are
+// queued while the registry lock is held: every message published after
+// the registration follows them.
 func (c *Client) subscribeCmd(k pubsubKind, names [][]byte) {
 	r := c.srv.pubsub
 	// Inside EXEC the confirmations belong to EXEC's array reply (c.out);
