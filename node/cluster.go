@@ -126,12 +126,7 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 	}
 	s.deliverInbound(ch.Inbound) // node/pubsub.go
 	if len(ch.LostSlots) > 0 {
-		db := s.ks.DB(0)
-		var n int64
-		for _, slot := range ch.LostSlots {
-			n += db.FlushSlot(uint16(slot))
-		}
-		s.tx.watch.touchFlushed(0, ch.LostSlots) // node/watch.go
+		n := s.deleteSlotKeys(ch.LostSlots) // node/cmd_cluster_migrate.go
 		s.log.Info("cluster: deleted the keys of slots lost to a newer configuration",
 			zap.Int("slots", len(ch.LostSlots)), zap.Int64("keys", n))
 	}

@@ -282,20 +282,25 @@ func (n *migrationNode) TakeSlots(list []int) error {
 	return n.s.cluster.Do(func(st *gossip.State) error { return st.TakeSlots(list) })
 }
 
-// DropSlots deletes the node's keys in list, and feeds the deletions as
-// DELs (the node's replicas drop them too, as MIGRATE's deletions reach
-// them). Keys already logically expired are dropped without a DEL.
-func (n *migrationNode) DropSlots(list []int) {
-	db := n.s.ks.DB(0)
+func (n *migrationNode) DropSlots(list []int) { n.s.deleteSlotKeys(list) }
+
+// deleteSlotKeys deletes db 0's keys in the given slots and feeds the
+// deletions as DELs, as Redis's delKeysInSlot propagates them: the node's
+// replicas drop the keys too. Keys already logically expired go without a
+// DEL. Watchers of the slots' keys are touched. It returns how many keys
+// were deleted.
+func (s *Server) deleteSlotKeys(list []int) int64 {
+	db := s.ks.DB(0)
 	var keys [][]byte
-	for _, s := range list {
-		if db.SlotSize(uint16(s)) == 0 {
+	var n int64
+	for _, slot := range list {
+		if db.SlotSize(uint16(slot)) == 0 {
 			continue
 		}
-		one := []uint16{uint16(s)}
+		one := []uint16{uint16(slot)}
 		db.LockSlots(one)
 		keys = keys[:0]
-		db.EachInSlot(uint16(s), func(e *store.Entry) bool {
+		db.EachInSlot(uint16(slot), func(e *store.Entry) bool {
 			keys = append(keys, []byte(e.Key()))
 			return true
 		})
@@ -304,11 +309,13 @@ func (n *migrationNode) DropSlots(list []int) {
 			for _, k := range batch {
 				db.Delete(k)
 			}
-			n.s.propagate(0, [][][]byte{append([][]byte{[]byte("DEL")}, batch...)})
+			s.propagate(0, [][][]byte{append([][]byte{[]byte("DEL")}, batch...)})
 		}
 		db.UnlockSlots(one)
-		db.FlushSlot(uint16(s))
+		n += int64(len(keys)) + db.FlushSlot(uint16(slot))
 	}
+	s.tx.watch.touchFlushed(0, list) // node/watch.go
+	return n
 }
 
 func (n *migrationNode) CanImport(source string, list []int) error {
