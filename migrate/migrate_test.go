@@ -74,7 +74,3 @@ func TestSkipReply(t *testing.T) {
 	_, _, err = skipReply(bufio.NewReader(strings.NewReader("$abc\r\n")))
 	require.Error(t, err)
 }
-
-func TestAppendCommand(t *testing.T) {
-	require.Equal(t, "*2\r\n$3\r\nGET\r\n$0\r\n\r\n", string(appendCommand(nil, [][]byte{[]byte("GET"), {}})))
-}

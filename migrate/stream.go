@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/resp"
 	"io"
 	"net"
 	"strconv"
@@ -53,21 +54,6 @@ func newStream(conn net.Conn, maxSize int) *stream {
 	return st
 }
 
-// appendCommand encodes argv as a RESP multibulk request.
-func appendCommand(b []byte, argv [][]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(argv)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range argv {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}
-
 // enqueue queues commands; it reports false once the stream failed.
 func (st *stream) enqueue(cmds ...[][]byte) bool {
 	st.mu.Lock()
@@ -76,7 +62,7 @@ func (st *stream) enqueue(cmds ...[][]byte) bool {
 		return false
 	}
 	for _, argv := range cmds {
-		st.buf = appendCommand(st.buf, argv)
+		st.buf = resp.AppendCommand(st.buf, argv...)
 		st.cmds++
 	}
 	if len(st.buf) > st.maxSize {

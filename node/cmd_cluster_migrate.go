@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/resp"
 	"math"
 	"net"
 	"strconv"
@@ -237,7 +238,7 @@ func (n *migrationNode) Dial(addr string) (net.Conn, error) {
 	}
 	argv = append(argv, []byte(pass))
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := conn.Write(appendBulkCommand(nil, argv...)); err != nil {
+	if _, err := conn.Write(resp.AppendCommand(nil, argv...)); err != nil {
 		_ = conn.Close()
 		return nil, err
 	}

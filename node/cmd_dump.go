@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"github.com/shoal-db/shoal/resp"
 	"math"
 	"net"
 	"strconv"
@@ -283,21 +284,6 @@ func migrateAddr(host, port string) string {
 	return net.JoinHostPort(host, strconv.Itoa(n))
 }
 
-// appendBulkCommand appends argv in RESP multibulk form.
-func appendBulkCommand(dst []byte, argv ...[]byte) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(argv)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range argv {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
-}
-
 // MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH password] [AUTH2 username password] [KEYS key [key ...]]
 //
 // It pipelines [AUTH], [SELECT] and one RESTORE (RESTORE-ASKING in cluster
@@ -362,14 +348,14 @@ func cmdMigrate(c *Client, args [][]byte) {
 		var buf []byte
 		if m.hasAuth {
 			if m.username != nil {
-				buf = appendBulkCommand(buf, []byte("AUTH"), m.username, m.password)
+				buf = resp.AppendCommand(buf, []byte("AUTH"), m.username, m.password)
 			} else {
-				buf = appendBulkCommand(buf, []byte("AUTH"), m.password)
+				buf = resp.AppendCommand(buf, []byte("AUTH"), m.password)
 			}
 		}
 		sel := cn.lastDB != m.db
 		if sel {
-			buf = appendBulkCommand(buf, []byte("SELECT"), strconv.AppendInt(nil, m.db, 10))
+			buf = resp.AppendCommand(buf, []byte("SELECT"), strconv.AppendInt(nil, m.db, 10))
 		}
 		// Keys that expired since the lookup are skipped; a TTL under one
 		// millisecond becomes one.
@@ -389,7 +375,7 @@ func cmdMigrate(c *Client, args [][]byte) {
 			if m.replace {
 				argv = append(argv, []byte("REPLACE"))
 			}
-			buf = appendBulkCommand(buf, argv...)
+			buf = resp.AppendCommand(buf, argv...)
 		}
 
 		fail := func(werr bool, err error) bool {

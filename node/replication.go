@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"github.com/shoal-db/shoal/resp"
 	"slices"
 	"strings"
 	"sync"
@@ -376,7 +377,7 @@ func (r *replState) runFullSync(fs *fullSync) {
 		}
 	}
 	r.m.Locked(func() {
-		link.QueueImageLocked(replication.AppendCommandStrings(nil, imageCommand, "DONE"))
+		link.QueueImageLocked(resp.AppendCommand(nil, imageCommand, "DONE"))
 	})
 	link.Online()
 	r.s.log.Info("Synchronization with replica succeeded (slot images sent)", zap.Duration("took", time.Since(start)))

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"github.com/shoal-db/shoal/resp"
 	"net"
 	"regexp"
 	"strings"
@@ -30,7 +31,7 @@ func captureStream(t *testing.T, addr string) *streamCapture {
 	_ = conn.SetDeadline(time.Now().Add(testIOTimeout))
 	rd := replication.NewStreamReader(bufio.NewReader(conn), replication.Limits{})
 	for _, cmd := range [][]string{{"REPLCONF", "capa", "psync2"}, {"PSYNC", "?", "-1"}} {
-		if _, err := conn.Write(replication.AppendCommandStrings(nil, cmd...)); err != nil {
+		if _, err := conn.Write(resp.AppendCommand(nil, cmd...)); err != nil {
 			t.Fatal(err)
 		}
 		line, err := rd.ReadLine()

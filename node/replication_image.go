@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/shoal-db/shoal/resp"
 	"strconv"
 
 	"github.com/shoal-db/shoal/rdb"
@@ -36,8 +37,8 @@ func appendSlotImage(dst []byte, db *store.DB, dbID int, slot uint16, scratch []
 		}
 		payload = appendKeyImage(payload, e)
 	})
-	dst = replication.AppendCommand(dst, [][]byte{[]byte(imageCommand),
-		strconv.AppendInt(nil, int64(dbID), 10), strconv.AppendInt(nil, int64(slot), 10), payload})
+	dst = resp.AppendCommand(dst, []byte(imageCommand),
+		strconv.AppendInt(nil, int64(dbID), 10), strconv.AppendInt(nil, int64(slot), 10), payload)
 	return dst, payload
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/resp"
 	"net"
 	"strconv"
 	"strings"
@@ -206,7 +207,7 @@ func (r *replState) replicateOnce(ml *masterLink) error {
 	rd := replication.NewStreamReader(conn, replication.Limits{MaxBulkLen: cfg.Int("proto-max-bulk-len")})
 	ask := func(argv ...string) (string, error) {
 		_ = conn.SetDeadline(time.Now().Add(timeout))
-		if _, err := conn.Write(replication.AppendCommandStrings(nil, argv...)); err != nil {
+		if _, err := conn.Write(resp.AppendCommand(nil, argv...)); err != nil {
 			return "", err
 		}
 		return rd.ReadLine()
@@ -413,7 +414,7 @@ func (r *replState) sendAck() {
 		return
 	}
 	_ = ml.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	_, _ = ml.conn.Write(replication.AppendCommandStrings(nil, "REPLCONF", "ACK", strconv.FormatInt(off, 10)))
+	_, _ = ml.conn.Write(resp.AppendCommand(nil, "REPLCONF", "ACK", strconv.FormatInt(off, 10)))
 }
 
 // cloneArgs copies a command's arguments into one new buffer.

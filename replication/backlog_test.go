@@ -2,6 +2,7 @@ package replication
 
 import (
 	"bytes"
+	"github.com/shoal-db/shoal/resp"
 	"net"
 	"sync"
 	"testing"
@@ -52,9 +53,9 @@ func TestCRC64MatchesRedis(t *testing.T) {
 }
 
 func TestStreamReaderCountsBytes(t *testing.T) {
-	in := AppendCommandStrings(nil, "SET", "k", "v")
+	in := resp.AppendCommand(nil, "SET", "k", "v")
 	in = append(in, '\n')
-	in = AppendCommandStrings(in, "PING")
+	in = resp.AppendCommand(in, "PING")
 	rd := NewStreamReader(bytes.NewReader(in), Limits{MaxBulkLen: 16})
 	args, raw, err := rd.ReadCommand(nil)
 	if err != nil || len(args) != 3 || string(args[2]) != "v" || len(raw) != 27 {
@@ -64,7 +65,7 @@ func TestStreamReaderCountsBytes(t *testing.T) {
 	if err != nil || len(args) != 1 || string(args[0]) != "PING" || len(raw) != 15 {
 		t.Fatalf("args %q raw %q err %v", args, raw, err)
 	}
-	big := AppendCommandStrings(nil, "SET", "k", "0123456789abcdefXYZ")
+	big := resp.AppendCommand(nil, "SET", "k", "0123456789abcdefXYZ")
 	if _, _, err := NewStreamReader(bytes.NewReader(big), Limits{MaxBulkLen: 16}).ReadCommand(nil); err != ErrProtocol {
 		t.Fatalf("oversized bulk: %v", err)
 	}

@@ -3,6 +3,7 @@ package replication
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/shoal-db/shoal/resp"
 	"net"
 	"strconv"
 	"sync"
@@ -167,7 +168,7 @@ func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
 	}
 	enc := (*bp)[:0]
 	for _, argv := range cmds {
-		enc = AppendCommand(enc, argv)
+		enc = resp.AppendCommand(enc, argv...)
 	}
 	m.mu.Lock()
 	if m.backlog != nil {
@@ -175,7 +176,7 @@ func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
 			pre()
 		}
 		if db != m.selDB {
-			m.enc = AppendCommandStrings(m.enc[:0], "SELECT", strconv.Itoa(db))
+			m.enc = resp.AppendCommand(m.enc[:0], "SELECT", strconv.Itoa(db))
 			m.selDB = db
 			m.appendLocked(m.enc)
 		}
@@ -196,7 +197,7 @@ func (m *Master) FeedCommand(argv ...string) {
 	if m.backlog == nil {
 		return
 	}
-	m.appendLocked(AppendCommandStrings(nil, argv...))
+	m.appendLocked(resp.AppendCommand(nil, argv...))
 }
 
 // FeedRaw appends bytes received from this node's own master to the stream

@@ -8,37 +8,6 @@ import (
 	"strconv"
 )
 
-// AppendCommand appends argv as a RESP multibulk, the form every command
-// takes in the replication stream.
-func AppendCommand(dst []byte, argv [][]byte) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(argv)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range argv {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
-}
-
-// AppendCommandStrings is AppendCommand for string arguments.
-func AppendCommandStrings(dst []byte, argv ...string) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(argv)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range argv {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst
-}
-
 // ErrProtocol is returned for a malformed stream.
 var ErrProtocol = errors.New("replication: protocol error in the stream")
 
