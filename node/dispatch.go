@@ -149,7 +149,7 @@ func (c *Client) run(args [][]byte) {
 	c.errored = false
 	db.LockSlots(c.slotBuf)
 	if c.srv.cluster != nil && len(c.slotBuf) > 0 && !c.isMasterLink() && (c.routeRecheck || c.srv.cluster.Slots().Load() != c.routeTable) &&
-		!c.isMasterLink() && !c.routeCommandLocked(spec, args) {
+		!c.routeCommandLocked(spec, args) {
 		// An open slot, or a slot table that changed since routing: the
 		// check under the lock decided against running here.
 		db.UnlockSlots(c.slotBuf)
