@@ -285,21 +285,9 @@ func (d *decoder) hash(t byte) (Object, error) {
 			}
 		}
 	case TypeHashZiplist, TypeHashListpack:
-		blob, err := d.r.str()
+		es, err := d.packedPairs(t == TypeHashZiplist)
 		if err != nil {
 			return Object{}, err
-		}
-		var es []lpEntry
-		if t == TypeHashZiplist {
-			es, err = parseZiplist(blob, maxElems(blob))
-		} else {
-			es, err = parseListpack(blob, maxElems(blob))
-		}
-		if err != nil {
-			return Object{}, err
-		}
-		if len(es)%2 != 0 {
-			return Object{}, ErrBadData
 		}
 		if int64(len(es)/2) > maxEntries {
 			h.ConvertToTable()
@@ -315,6 +303,28 @@ func (d *decoder) hash(t byte) (Object, error) {
 		return Object{}, ErrBadData
 	}
 	return Object{Type: store.TypeHash, Value: h}, nil
+}
+
+// packedPairs reads a ziplist (or listpack) blob of field/value pairs, as
+// hashes and sorted sets store them.
+func (d *decoder) packedPairs(ziplist bool) ([]lpEntry, error) {
+	blob, err := d.r.str()
+	if err != nil {
+		return nil, err
+	}
+	var es []lpEntry
+	if ziplist {
+		es, err = parseZiplist(blob, maxElems(blob))
+	} else {
+		es, err = parseListpack(blob, maxElems(blob))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(es)%2 != 0 {
+		return nil, ErrBadData
+	}
+	return es, nil
 }
 
 // ---------------------------------------------------------------- sorted sets
@@ -348,21 +358,9 @@ func (d *decoder) zset(t byte) (Object, error) {
 			elems = append(elems, store.ZMember{Member: string(m), Score: score})
 		}
 	case TypeZSetZiplist, TypeZSetListpack:
-		blob, err := d.r.str()
+		es, err := d.packedPairs(t == TypeZSetZiplist)
 		if err != nil {
 			return Object{}, err
-		}
-		var es []lpEntry
-		if t == TypeZSetZiplist {
-			es, err = parseZiplist(blob, maxElems(blob))
-		} else {
-			es, err = parseListpack(blob, maxElems(blob))
-		}
-		if err != nil {
-			return Object{}, err
-		}
-		if len(es)%2 != 0 {
-			return Object{}, ErrBadData
 		}
 		elems = make([]store.ZMember, 0, len(es)/2)
 		for i := 0; i < len(es); i += 2 {
