@@ -529,6 +529,23 @@ func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key 
 
 // ---------------------------------------------------------------- timeouts
 
+// parseMillisTimeout parses a timeout given in integer milliseconds (WAIT,
+// CLIENT PAUSE, XREAD BLOCK) as Redis's getTimeoutFromObjectOrReply with
+// UNIT_MILLISECONDS: an integer that is not negative. It writes the error
+// reply and returns false on bad input.
+func parseMillisTimeout(c *Client, arg []byte) (int64, bool) {
+	ms, ok := parseInt64Arg(arg)
+	if !ok {
+		c.Error("ERR timeout is not an integer or out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		c.Error("ERR timeout is negative")
+		return 0, false
+	}
+	return ms, true
+}
+
 // parseBlockTimeout parses a blocking command's timeout in seconds (a
 // double; 0 = forever) as Redis's getTimeoutFromObjectOrReply does: the
 // value is parsed as a long double, converted to milliseconds rounding up,

@@ -363,13 +363,8 @@ func cmdClientPause(c *Client, args [][]byte) {
 			return
 		}
 	}
-	ms, ok := parseInt64Arg(args[2])
+	ms, ok := parseMillisTimeout(c, args[2])
 	if !ok {
-		c.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		c.Error("ERR timeout is negative")
 		return
 	}
 	// Bound the duration so that now+timeout cannot overflow time.Time.

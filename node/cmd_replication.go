@@ -194,13 +194,8 @@ func cmdWait(c *Client, args [][]byte) {
 		c.ErrNotInteger()
 		return
 	}
-	ms, ok := parseInt64Arg(args[2])
+	ms, ok := parseMillisTimeout(c, args[2])
 	if !ok {
-		c.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		c.Error("ERR timeout is negative")
 		return
 	}
 	target := r.m.Offset()

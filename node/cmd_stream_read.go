@@ -40,13 +40,8 @@ func parseXRead(c *Client, args [][]byte, group bool) (r xreadReq, ok bool) {
 		switch {
 		case argIs(o, "block") && more > 0:
 			i++
-			ms, ok := parseInt64Arg(args[i])
+			ms, ok := parseMillisTimeout(c, args[i])
 			if !ok {
-				c.Error("ERR timeout is not an integer or out of range")
-				return r, false
-			}
-			if ms < 0 {
-				c.Error("ERR timeout is negative")
 				return r, false
 			}
 			r.timeoutMs, r.block = ms, true
