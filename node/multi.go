@@ -475,8 +475,13 @@ func (c *Client) rejectBusy(g *execGate, spec *CommandSpec) {
 	if evl {
 		msg = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	}
+	c.rejectCommand(spec, msg)
+}
+
+// rejectCommand answers a command refused before it runs. A refused EXEC
+// ends the transaction and wraps the reason, as Redis's execCommandAbort.
+func (c *Client) rejectCommand(spec *CommandSpec, msg string) {
 	if spec != nil && spec.fullName == "exec" && c.multi != nil {
-		// A refused EXEC ends the transaction (Redis's execCommandAbort).
 		c.discardTransaction()
 		c.srv.tx.watch.unwatchAll(c)
 		msg = "EXECABORT Transaction discarded because of: " + msg

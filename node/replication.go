@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"github.com/shoal-db/shoal/resp"
 	"slices"
 	"strings"
@@ -430,21 +429,31 @@ func (c *Client) replicationAllows(spec *CommandSpec) bool {
 	if !r.guards.Load() || c.isMasterLink() {
 		return true
 	}
+	// EXEC is judged by what it would run (Redis's processCommand looks at
+	// the queued commands' flags).
+	write := spec.Flags&FlagWrite != 0
+	denyStale := spec.Flags&FlagStale == 0
+	if spec.fullName == "exec" && c.multi != nil {
+		for _, q := range c.multi.queue {
+			write = write || q.spec.Flags&FlagWrite != 0
+			denyStale = denyStale || q.spec.Flags&FlagStale == 0
+		}
+	}
 	cfg := c.srv.cfg
 	if r.proxy.Load() {
-		if !r.up.Load() && !cfg.Bool("replica-serve-stale-data") && spec.Flags&FlagStale == 0 {
-			c.Error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+		if !r.up.Load() && !cfg.Bool("replica-serve-stale-data") && denyStale {
+			c.rejectCommand(spec, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
 			return false
 		}
-		if spec.Flags&FlagWrite != 0 && cfg.Bool("replica-read-only") {
-			c.Error("READONLY You can't write against a read only replica.")
+		if write && cfg.Bool("replica-read-only") {
+			c.rejectCommand(spec, "READONLY You can't write against a read only replica.")
 			return false
 		}
 		return true
 	}
-	if spec.Flags&FlagWrite != 0 {
+	if write {
 		if min := cfg.Int("min-replicas-to-write"); min > 0 && r.goodReplicas.Load() < min {
-			c.Error("NOREPLICAS Not enough good replicas to write.")
+			c.rejectCommand(spec, "NOREPLICAS Not enough good replicas to write.")
 			return false
 		}
 	}
@@ -468,7 +477,6 @@ type clientRepl struct {
 // lowerASCII returns b's ASCII lower case as a string.
 func lowerASCII(b []byte) string { return strings.ToLower(string(b)) }
 
-var _ = bytes.Equal
 
 // startReplication starts the replication cron and, when the replicaof
 // directive is set (standalone), follows that master.

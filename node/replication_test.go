@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"context"
+	"github.com/stretchr/testify/require"
 	"io"
 	"math/rand/v2"
 	"strconv"
@@ -568,4 +569,26 @@ func TestReplicationWaitBlocksLikeABlockingCommand(t *testing.T) {
 	replWaitFor(t, 5*time.Second, "the disconnected WAIT to be forgotten", func() bool {
 		return infoField(t, m, "clients", "blocked_clients") == "0"
 	})
+}
+
+// TestExecJudgedByQueuedWrites: min-replicas-to-write set after a write was
+// queued refuses the EXEC as Redis does (EXECABORT with the reason, the
+// transaction discarded, nothing run); a read-only transaction still runs.
+func TestExecJudgedByQueuedWrites(t *testing.T) {
+	realAddr := startRealRedis(t)
+	s := startTestServer(t)
+	for _, pair := range [][2]*testConn{{dialTest(t, s), dialTest(t, s)}, {dialTestAddr(t, realAddr), dialTestAddr(t, realAddr)}} {
+		c, admin := pair[0], pair[1]
+		require.Equal(t, "+OK\r\n", c.do("set", "xx", "1"))
+		c.do("multi")
+		c.do("incr", "xx")
+		admin.do("config", "set", "min-replicas-to-write", "2")
+		require.Equal(t, "-EXECABORT Transaction discarded because of: NOREPLICAS Not enough good replicas to write.\r\n", c.do("exec"))
+		require.Equal(t, "-ERR EXEC without MULTI\r\n", c.do("exec"))
+		require.Equal(t, "$1\r\n1\r\n", c.do("get", "xx"))
+		c.do("multi")
+		c.do("get", "xx")
+		require.Equal(t, "*1\r\n$1\r\n1\r\n", c.do("exec"))
+		admin.do("config", "set", "min-replicas-to-write", "0")
+	}
 }
