@@ -362,6 +362,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 		listPopRangeWithKey(c, db, key, l, head, count)
 		return
 	}
+	c.NoEffect() // nothing to pop: nothing propagated, as in Redis
 	c.NullArray()
 }
 

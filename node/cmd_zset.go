@@ -715,6 +715,7 @@ func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
 	}
 	// ZMPOP is propagated as ZPOPMIN|ZPOPMAX key n of the set it pops.
 	db := c.DB()
+	popping := false
 	for _, k := range keys {
 		e := db.Lookup(k, store.LookupNoStats|store.LookupNoTouch)
 		if e == nil {
@@ -722,8 +723,12 @@ func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
 		}
 		if z := e.ZSet(); z != nil && z.Len() > 0 {
 			c.zpopEffect(k, max, count, z.Len())
+			popping = true
 		}
 		break
+	}
+	if !popping {
+		c.NoEffect() // nothing to pop: nothing propagated, as in Redis
 	}
 	genericZpop(c, db, keys, max, true, count, true, true)
 }

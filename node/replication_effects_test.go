@@ -133,6 +133,8 @@ var effectScript = [][]string{
 	{"BZPOPMAX", "z", "0"},
 	{"ZADD", "z", "4", "d"},
 	{"ZMPOP", "1", "z", "MIN", "COUNT", "5"},
+	{"ZMPOP", "2", "z", "nozset", "MAX", "COUNT", "5"}, // nothing
+	{"LMPOP", "2", "nolist", "nolist2", "LEFT"},        // nothing
 	{"XADD", "st", "*", "f", "v"},
 	{"XADD", "st", "MAXLEN", "~", "1", "*", "f", "v"},
 	{"XGROUP", "CREATE", "st", "g", "0"},
