@@ -93,6 +93,9 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 func (c *Client) detachReplica() {
 	if c.repl != nil && c.repl.link != nil {
 		c.srv.repl.m.Detach(c.repl.link)
+		// min-replicas-to-write must not count it until the next cron tick
+		// (Redis refreshes the good-replica count when a replica leaves).
+		c.srv.repl.refreshGoodReplicas()
 	}
 }
 

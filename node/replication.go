@@ -408,7 +408,7 @@ func (r *replState) cron(stop <-chan struct{}) {
 			}
 		}
 		r.m.RefreshLimits()
-		r.goodReplicas.Store(int64(r.m.GoodLinks(time.Duration(cfg.Int("min-replicas-max-lag")) * time.Second)))
+		r.refreshGoodReplicas()
 		if !r.proxy.Load() && r.m.Expire(time.Duration(cfg.Int("repl-backlog-ttl"))*time.Second) {
 			r.s.log.Info("Replication backlog freed after the configured time without replicas")
 		}
@@ -458,6 +458,13 @@ func (c *Client) replicationAllows(spec *CommandSpec) bool {
 		}
 	}
 	return true
+}
+
+// refreshGoodReplicas recounts the replicas min-replicas-to-write counts:
+// online, acknowledged within min-replicas-max-lag.
+func (r *replState) refreshGoodReplicas() {
+	maxLag := time.Duration(r.s.cfg.Int("min-replicas-max-lag")) * time.Second
+	r.goodReplicas.Store(int64(r.m.GoodLinks(maxLag)))
 }
 
 // isMasterLink reports whether c applies this replica's master stream.
