@@ -484,7 +484,6 @@ type clientRepl struct {
 // lowerASCII returns b's ASCII lower case as a string.
 func lowerASCII(b []byte) string { return strings.ToLower(string(b)) }
 
-
 // startReplication starts the replication cron and, when the replicaof
 // directive is set (standalone), follows that master.
 func (s *Server) startReplication() {
