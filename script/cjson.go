@@ -320,6 +320,44 @@ func (d *cjsonDecoder) skipSpace() {
 	}
 }
 
+// nest enters an object or array at d.pos: one level deeper, within
+// decode_max_depth.
+func (d *cjsonDecoder) nest(depth int) int {
+	depth++
+	if depth > d.cfg.decodeMaxDepth {
+		d.L.RaiseError("Found too many nested data structures (%d) at character %d", depth, d.pos+1)
+	}
+	d.pos++
+	return depth
+}
+
+// closes consumes end (after spaces) if it comes next: an empty object or
+// array.
+func (d *cjsonDecoder) closes(end byte) bool {
+	d.skipSpace()
+	if d.pos < len(d.s) && d.s[d.pos] == end {
+		d.pos++
+		return true
+	}
+	return false
+}
+
+// afterItem consumes what follows an object member or array element: a
+// comma (false) or the container's end (true); anything else fails with
+// what was expected.
+func (d *cjsonDecoder) afterItem(end byte, expected string) bool {
+	d.skipSpace()
+	if d.pos < len(d.s) && d.s[d.pos] == ',' {
+		d.pos++
+		return false
+	}
+	if d.closes(end) {
+		return true
+	}
+	d.fail(expected)
+	return false
+}
+
 func (d *cjsonDecoder) value(depth int) lua.LValue {
 	d.skipSpace()
 	if d.pos >= len(d.s) {
@@ -327,15 +365,9 @@ func (d *cjsonDecoder) value(depth int) lua.LValue {
 	}
 	switch c := d.s[d.pos]; {
 	case c == '{':
-		depth++
-		if depth > d.cfg.decodeMaxDepth {
-			d.L.RaiseError("Found too many nested data structures (%d) at character %d", depth, d.pos+1)
-		}
-		d.pos++
+		depth = d.nest(depth)
 		t := d.L.NewTable()
-		d.skipSpace()
-		if d.pos < len(d.s) && d.s[d.pos] == '}' {
-			d.pos++
+		if d.closes('}') {
 			return t
 		}
 		for {
@@ -351,41 +383,21 @@ func (d *cjsonDecoder) value(depth int) lua.LValue {
 			d.pos++
 			v := d.value(depth)
 			t.RawSetString(k, v)
-			d.skipSpace()
-			if d.pos < len(d.s) && d.s[d.pos] == ',' {
-				d.pos++
-				continue
-			}
-			if d.pos < len(d.s) && d.s[d.pos] == '}' {
-				d.pos++
+			if d.afterItem('}', "comma or object end") {
 				return t
 			}
-			d.fail("comma or object end")
 		}
 	case c == '[':
-		depth++
-		if depth > d.cfg.decodeMaxDepth {
-			d.L.RaiseError("Found too many nested data structures (%d) at character %d", depth, d.pos+1)
-		}
-		d.pos++
+		depth = d.nest(depth)
 		t := d.L.NewTable()
-		d.skipSpace()
-		if d.pos < len(d.s) && d.s[d.pos] == ']' {
-			d.pos++
+		if d.closes(']') {
 			return t
 		}
 		for i := 1; ; i++ {
 			t.RawSetInt(i, d.value(depth))
-			d.skipSpace()
-			if d.pos < len(d.s) && d.s[d.pos] == ',' {
-				d.pos++
-				continue
-			}
-			if d.pos < len(d.s) && d.s[d.pos] == ']' {
-				d.pos++
+			if d.afterItem(']', "comma or array end") {
 				return t
 			}
-			d.fail("comma or array end")
 		}
 	case c == '"':
 		return lua.LString(d.str())
