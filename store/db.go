@@ -318,22 +318,7 @@ func (db *DB) ScanSlot(slot uint16, fn func(e *Entry) bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := db.ks.clock()
-	var cur uint64
-	stop := false
-	for !stop {
-		cur = s.dict.scan(cur, func(e *Entry) {
-			if stop || (e.expire != 0 && now > e.expire) {
-				return
-			}
-			if !fn(e) {
-				stop = true
-			}
-		})
-		if cur == 0 {
-			break
-		}
-	}
+	db.EachInSlot(slot, fn)
 }
 
 // RandomKey returns a random live key, or "" and false if the database is
