@@ -156,12 +156,7 @@ func cmdRestore(c *Client, args [][]byte) {
 		c.OK()
 		return
 	}
-	var e *store.Entry
-	if obj.Type == store.TypeString {
-		e = db.SetString(key, obj.Str, false)
-	} else {
-		e = db.SetValue(key, obj.Value)
-	}
+	e := obj.SetIn(db, key)
 	if ttl != 0 {
 		db.SetExpire(key, e, ttl)
 		if !o.absTTL {

@@ -154,12 +154,7 @@ func (s *Server) loadRDB(merge bool) error {
 		if !merge && db.Lookup(k.Key, store.LookupNoStats|store.LookupNoTouch) != nil {
 			return fmt.Errorf("%w %q", errDuplicateKey, k.Key)
 		}
-		var e *store.Entry
-		if k.Obj.Type == store.TypeString {
-			e = db.SetString(k.Key, k.Obj.Str, false)
-		} else {
-			e = db.SetValue(k.Key, k.Obj.Value)
-		}
+		e := k.Obj.SetIn(db, k.Key)
 		if k.ExpireAt != 0 {
 			db.SetExpire(k.Key, e, k.ExpireAt)
 		}

@@ -103,11 +103,7 @@ func (r *replState) applySlotImage(dbID int, slot uint16, payload []byte) error 
 			if err != nil || n != len(val)-1 {
 				return replication.ErrProtocol
 			}
-			if obj.Type == store.TypeString {
-				e = db.SetString(key, obj.Str, false)
-			} else {
-				e = db.SetValue(key, obj.Value)
-			}
+			e = obj.SetIn(db, key)
 		default:
 			return replication.ErrProtocol
 		}

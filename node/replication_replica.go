@@ -444,12 +444,7 @@ func (r *replState) loadRDB(data []byte) (int, error) {
 		db := ks.DB(k.DB)
 		slot := slots.KeySlot(k.Key)
 		db.Lock(slot)
-		var e *store.Entry
-		if k.Obj.Type == store.TypeString {
-			e = db.SetString(k.Key, k.Obj.Str, false)
-		} else {
-			e = db.SetValue(k.Key, k.Obj.Value)
-		}
+		e := k.Obj.SetIn(db, k.Key)
 		if k.ExpireAt != 0 {
 			db.SetExpire(k.Key, e, k.ExpireAt)
 		}

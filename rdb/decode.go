@@ -52,6 +52,16 @@ type Object struct {
 	Value store.Value // every other type
 }
 
+// SetIn stores the object as key's value in db, replacing any value and
+// clearing any expiry, and returns the key's entry. The caller holds the
+// key's slot lock.
+func (o Object) SetIn(db *store.DB, key []byte) *store.Entry {
+	if o.Type == store.TypeString {
+		return db.SetString(key, o.Str, false)
+	}
+	return db.SetValue(key, o.Value)
+}
+
 // DecodeValue decodes one object as AppendValue writes it (type byte, then
 // the object) from the start of b, and returns it with the number of bytes
 // it took. It accepts every type Redis 7.0 loads except modules. A
