@@ -763,17 +763,8 @@ func (c *Client) fcall(args [][]byte, ro bool) {
 		c.Error("ERR Function not found")
 		return
 	}
-	numkeys, ok := parseLL(args[2])
+	numkeys, ok := scriptNumKeys(c, args, "ERR Bad number of keys provided")
 	if !ok {
-		c.Error("ERR Bad number of keys provided")
-		return
-	}
-	if numkeys > int64(len(args)-3) {
-		c.Error("ERR Number of keys can't be greater than number of args")
-		return
-	}
-	if numkeys < 0 {
-		c.Error("ERR Number of keys can't be negative")
 		return
 	}
 	if !c.prepareScript(fi.flags, ro) {

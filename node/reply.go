@@ -42,13 +42,15 @@ func (c *Client) Error(msg string) {
 
 // Errorf-free helpers for the common texts.
 func (c *Client) ErrSyntax()     { c.Error("ERR syntax error") }
-func (c *Client) ErrNotInteger() { c.Error("ERR value is not an integer or out of range") }
+func (c *Client) ErrNotInteger() { c.Error(msgNotInteger) }
 func (c *Client) ErrNotFloat()   { c.Error("ERR value is not a valid float") }
 func (c *Client) ErrWrongType()  { c.Error(msgWrongType) }
 func (c *Client) ErrOverflow()   { c.Error("ERR increment or decrement would overflow") }
 func (c *Client) ErrArity(name string) {
 	c.Error("ERR wrong number of arguments for '" + name + "' command")
 }
+
+const msgNotInteger = "ERR value is not an integer or out of range"
 
 const msgWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
 

@@ -274,19 +274,29 @@ func (eng *scriptEngine) lookup(sha string) *luaScript {
 	return eng.scripts[sha]
 }
 
-// evalCommand: EVAL script numkeys [key ...] [arg ...] and its variants.
-func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
+// scriptNumKeys parses EVAL's and FCALL's numkeys (args[2]) against the
+// arguments that follow, writing notInteger or Redis's range errors.
+func scriptNumKeys(c *Client, args [][]byte, notInteger string) (int64, bool) {
 	numkeys, ok := parseLL(args[2])
 	if !ok {
-		c.ErrNotInteger()
-		return
+		c.Error(notInteger)
+		return 0, false
 	}
 	if numkeys > int64(len(args)-3) {
 		c.Error("ERR Number of keys can't be greater than number of args")
-		return
+		return 0, false
 	}
 	if numkeys < 0 {
 		c.Error("ERR Number of keys can't be negative")
+		return 0, false
+	}
+	return numkeys, true
+}
+
+// evalCommand: EVAL script numkeys [key ...] [arg ...] and its variants.
+func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
+	numkeys, ok := scriptNumKeys(c, args, msgNotInteger)
+	if !ok {
 		return
 	}
 	eng := &c.srv.tx.scripts
