@@ -3,6 +3,7 @@ package migrate
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,16 +39,9 @@ func ParseMigrateSlots(args [][]byte) ([]JobSpec, error) {
 			if i+1 >= len(args) || strings.EqualFold(string(args[i+1]), "node") {
 				return nil, errMigrateSyntax
 			}
-			start, err := slots.ParseSlot(args[i])
+			start, end, err := parseSlotRange(args[i], args[i+1])
 			if err != nil {
 				return nil, err
-			}
-			end, err := slots.ParseSlot(args[i+1])
-			if err != nil {
-				return nil, err
-			}
-			if start > end {
-				return nil, fmt.Errorf("ERR start slot number %d is greater than end slot number %d", start, end)
 			}
 			for s := start; s <= end; s++ {
 				if seen.Has(s) {
@@ -66,50 +60,58 @@ func ParseMigrateSlots(args [][]byte) ([]JobSpec, error) {
 		specs = append(specs, spec)
 	}
 	for k := range specs {
-		sortInts(specs[k].Slots)
+		slices.Sort(specs[k].Slots)
 	}
 	return specs, nil
 }
 
-func sortInts(a []int) {
-	// Insertion sort on mostly sorted input (ranges in the order given).
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
+// parseSlotRange parses one start/end pair, as CLUSTER ADDSLOTSRANGE does.
+func parseSlotRange(startArg, endArg []byte) (start, end int, err error) {
+	if start, err = slots.ParseSlot(startArg); err != nil {
+		return 0, 0, err
 	}
+	if end, err = slots.ParseSlot(endArg); err != nil {
+		return 0, 0, err
+	}
+	if start > end {
+		return 0, 0, fmt.Errorf("ERR start slot number %d is greater than end slot number %d", start, end)
+	}
+	return start, end, nil
 }
 
-// formatRanges writes slots (ascending) as "a-b c d-e".
-func formatRanges(list []int) string {
-	var b strings.Builder
+// eachRun calls fn with the first and last slot of every run of
+// consecutive slots in list (ascending).
+func eachRun(list []int, fn func(first, last int)) {
 	for i := 0; i < len(list); {
 		j := i
 		for j+1 < len(list) && list[j+1] == list[j]+1 {
 			j++
 		}
+		fn(list[i], list[j])
+		i = j + 1
+	}
+}
+
+// formatRanges writes slots (ascending) as "a-b c-c d-e".
+func formatRanges(list []int) string {
+	var b strings.Builder
+	eachRun(list, func(first, last int) {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(strconv.Itoa(list[i]))
+		b.WriteString(strconv.Itoa(first))
 		b.WriteByte('-')
-		b.WriteString(strconv.Itoa(list[j]))
-		i = j + 1
-	}
+		b.WriteString(strconv.Itoa(last))
+	})
 	return b.String()
 }
 
 // rangeArgs returns slots (ascending) as start/end argument pairs.
 func rangeArgs(list []int) [][]byte {
 	var out [][]byte
-	for i := 0; i < len(list); {
-		j := i
-		for j+1 < len(list) && list[j+1] == list[j]+1 {
-			j++
-		}
-		out = append(out, []byte(strconv.Itoa(list[i])), []byte(strconv.Itoa(list[j])))
-		i = j + 1
-	}
+	eachRun(list, func(first, last int) {
+		out = append(out, []byte(strconv.Itoa(first)), []byte(strconv.Itoa(last)))
+	})
 	return out
 }
 
@@ -121,16 +123,9 @@ func ParseImportRanges(args [][]byte) ([]int, error) {
 	var seen slots.Bitmap
 	var list []int
 	for i := 0; i < len(args); i += 2 {
-		start, err := slots.ParseSlot(args[i])
+		start, end, err := parseSlotRange(args[i], args[i+1])
 		if err != nil {
 			return nil, err
-		}
-		end, err := slots.ParseSlot(args[i+1])
-		if err != nil {
-			return nil, err
-		}
-		if start > end {
-			return nil, fmt.Errorf("ERR start slot number %d is greater than end slot number %d", start, end)
 		}
 		for s := start; s <= end; s++ {
 			if !seen.Has(s) {
@@ -139,6 +134,6 @@ func ParseImportRanges(args [][]byte) ([]int, error) {
 			}
 		}
 	}
-	sortInts(list)
+	slices.Sort(list)
 	return list, nil
 }
