@@ -44,11 +44,17 @@ func (c *Client) listPopEffect(key []byte, head bool, count int64, llen int) {
 	if head {
 		cmd = argLPOP
 	}
+	c.popEffect(cmd, key, count, llen)
+}
+
+// popEffect sets the effect of a pop from a container of size elements:
+// cmd key, or cmd key min(count, size) for a counted pop (count ≥ 0).
+func (c *Client) popEffect(cmd, key []byte, count int64, size int) {
 	if count < 0 {
 		c.ReplaceEffect(cmd, key)
 		return
 	}
-	c.ReplaceEffect(cmd, key, strconv.AppendInt(nil, min(count, int64(llen)), 10))
+	c.ReplaceEffect(cmd, key, strconv.AppendInt(nil, min(count, int64(size)), 10))
 }
 
 // listMoveEffect sets the effect of a move served from src: RPOPLPUSH src
@@ -74,11 +80,7 @@ func (c *Client) zpopEffect(key []byte, max bool, count int64, zlen int) {
 	if max {
 		cmd = argZPOPMAX
 	}
-	if count < 0 {
-		c.ReplaceEffect(cmd, key)
-		return
-	}
-	c.ReplaceEffect(cmd, key, strconv.AppendInt(nil, min(count, int64(zlen)), 10))
+	c.popEffect(cmd, key, count, zlen)
 }
 
 // streamExactTrimEffect rewrites approximate trimming in an XADD / XTRIM
