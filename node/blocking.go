@@ -50,7 +50,6 @@ import (
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
-	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -338,7 +337,7 @@ func (c *Client) awaitUnblock() time.Duration {
 		}
 		return time.Since(start)
 	}
-	flushQueuedReplies(c.conn)
+	_ = c.flushReplies() // earlier replies of the pipeline go now, as in Redis
 	stopWatch := c.watchWhileBlocked(w)
 	outcome := <-w.outcome
 	if w.timer != nil {
@@ -668,19 +667,6 @@ func (g *respGuard) injectInput(p []byte) {
 	}
 	g.readBytes.Add(int64(len(p)))
 	g.qbuf.Store(int64(len(g.in)))
-}
-
-// flushQueuedReplies writes out the replies redcon buffered for earlier
-// commands of the same pipeline, which would otherwise wait until the
-// blocked command returns (Redis sends them at once). redcon.BaseWriter is
-// redcon's public handle on a connection's buffered writer.
-func flushQueuedReplies(conn redcon.Conn) {
-	if conn == nil {
-		return
-	}
-	if wr := redcon.BaseWriter(conn); wr != nil {
-		_ = wr.Flush()
-	}
 }
 
 // redirectWaiters ends, with an error reply, the wait of every blocked

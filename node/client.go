@@ -16,14 +16,14 @@ import (
 
 // Client is one connection's session state.
 //
-// Concurrency contract: the connection's goroutine (redcon's per-connection
-// loop) owns the Client and is the only one running its commands and
+// Concurrency contract: the connection's goroutine (serveClient,
+// node/conn.go) owns the Client and is the only one running its commands and
 // writing c.out. Other goroutines (CLIENT LIST/KILL, INFO, SHUTDOWN) read
 // only the atomic fields and the fields guarded by infoMu, and stop a client
 // with kill().
 type Client struct {
 	srv   *Server
-	conn  redcon.Conn
+	wr    *redcon.Writer // the socket's reply buffer; nil for clients without one (master link)
 	guard *respGuard
 	id    int64
 
@@ -33,6 +33,10 @@ type Client struct {
 	out           []byte // the reply being built
 	replyMode     replyMode
 	closeAfter    bool // QUIT: close once the reply is flushed
+	batchAt       time.Time     // wall clock at the start of the current read batch (startBatch)
+	batchStart    time.Duration // the same instant, as monotonic time since the server started
+	cmdStart      time.Duration // monotonic start of the running command (since the server started)
+	connDone      bool // the socket is closed: the serving loop stops
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
 	lastName      []byte

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/shoal-db/shoal/config"
-	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -150,7 +149,7 @@ func (s *Server) applyListenConfig() error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			_ = redcon.Serve(gl, s.handle, s.accept, s.closed)
+			s.serveListener(gl)
 		}()
 	}
 	s.mu.Unlock()
@@ -159,7 +158,7 @@ func (s *Server) applyListenConfig() error {
 			rl.retire()
 		} else {
 			// A listener Listen opened without the retirable wrapper:
-			// closing it ends its redcon.Serve, which closes the
+			// closing it ends its serveListener, which closes the
 			// connections it accepted.
 			_ = ln.Close()
 		}
@@ -169,8 +168,8 @@ func (s *Server) applyListenConfig() error {
 }
 
 // retirableListener lets a listener stop accepting without ending the
-// redcon.Serve loop that runs it: redcon closes every connection a listener
-// accepted when its Serve returns, and clients connected before CONFIG SET
+// serveListener loop that runs it: that loop closes every connection the
+// listener accepted when it returns, and clients connected before CONFIG SET
 // port/bind must stay. After retire, the socket is closed (the port is
 // free) and Accept blocks until the server stops.
 type retirableListener struct {

@@ -64,7 +64,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	}
 	// Replies to earlier pipelined commands go first; from now on the link's
 	// writer owns the socket and nothing else is sent to a replica.
-	flushQueuedReplies(c.conn)
+	_ = c.flushReplies()
 	c.replyMode = replyOff
 	r.ensureFeed()
 	// The sync's bookkeeping starts before the link joins the stream, so

@@ -7,23 +7,22 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-db/shoal/slots"
-	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
-// handle is redcon's handler: it runs one command on the connection's
-// goroutine and queues its reply; redcon flushes the queued replies of a
-// pipelined read batch in one write.
-func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
-	c, _ := conn.Context().(*Client)
-	if c == nil || c.closeAfter {
+// handle runs one command on the connection's goroutine and queues its
+// reply; the serving loop flushes the queued replies of a pipelined read
+// batch in one write (node/conn.go).
+func (s *Server) handle(c *Client, args [][]byte) {
+	if c.closeAfter {
 		return // QUIT was received: nothing after it runs (as in Redis)
 	}
 	c.out = c.out[:0]
-	c.run(cmd.Args)
+	c.run(args)
 	c.endCommandAsking()
 	if len(c.out) > 0 {
 		switch c.replyMode {
@@ -31,7 +30,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
 				c.ps.push.enqueue(c.out, s)
 			} else {
-				conn.WriteRaw(c.out)
+				c.wr.WriteRaw(c.out)
 			}
 			c.outBytes.Add(int64(len(c.out)))
 		case replySkipThis:
@@ -50,7 +49,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 		if c.ps.push != nil {
 			c.ps.push.flushNow()
 		}
-		_ = conn.Close()
+		c.closeConn()
 	}
 }
 
@@ -62,8 +61,7 @@ func (c *Client) run(args [][]byte) {
 		return
 	}
 	s := c.srv
-	now := time.Now()
-	c.lastInteraction.Store(now.UnixMilli())
+	start := c.cmdStart
 	c.cmdsProcessed.Add(1)
 
 	// Pipelines repeat one command: reuse the last lookup when the name's
@@ -89,7 +87,9 @@ func (c *Client) run(args [][]byte) {
 		c.flagTransaction()
 		return
 	}
-	c.lastCmd.Store(spec)
+	if c.lastCmd.Load() != spec {
+		c.lastCmd.Store(spec)
+	}
 	shard := &spec.stats[c.id%statShards]
 	if !spec.arityOK(len(args)) {
 		shard.rejected.Add(1)
@@ -178,7 +178,9 @@ func (c *Client) run(args [][]byte) {
 	if c.bs.pending != nil {
 		blockedFor = c.awaitUnblock()
 	}
-	dur := time.Since(now) - blockedFor
+	end := time.Since(s.start) // the one clock read per command (see startBatch)
+	c.cmdStart = end
+	dur := end - start - blockedFor
 	shard.calls.Add(1)
 	shard.usec.Add(int64(dur / time.Microsecond))
 	shard.lat.observe(dur)
@@ -188,7 +190,7 @@ func (c *Client) run(args [][]byte) {
 	if c.errored {
 		shard.failed.Add(1)
 	}
-	s.slowlog.maybeRecord(c, args, now, dur)
+	s.slowlog.maybeRecord(c, args, c.batchAt.Add(start-c.batchStart), dur)
 	// Serve the clients blocked on keys this command made ready, before its
 	// reply is sent (node/blocking.go).
 	if len(c.bs.ready) > 0 {
@@ -196,6 +198,19 @@ func (c *Client) run(args [][]byte) {
 		c.serveReadyKeys()
 		c.leaveRun()
 	}
+}
+
+// startBatch reads the clock for a batch of requests read together: the
+// time of the client's last interaction (Redis too stamps it once per
+// read) and the start of the batch's first command. Each later command of
+// the batch starts where the one before it ended, so a command costs one
+// clock read, not two (a clock read was a tenth of a pipelined GET's CPU).
+func (c *Client) startBatch() {
+	now := time.Now()
+	c.batchAt = now
+	c.batchStart = now.Sub(c.srv.start)
+	c.cmdStart = c.batchStart
+	c.lastInteraction.Store(now.UnixMilli())
 }
 
 // commandSlots returns the positions of the command's keys and their slots,
@@ -294,10 +309,15 @@ func (c *Client) noteError(msg string) {
 // class wait (WRITE: commands that may write; ALL: every command except
 // the ones clients need to unpause).
 type clientPause struct {
-	mu    sync.Mutex
-	until time.Time
-	all   bool
-	wake  chan struct{} // closed when the pause ends or changes
+	// active is set while a pause may be in force, so that every command
+	// does not take mu (one mutex shared by all connections) to learn that
+	// nothing is paused. It is set under mu before until; a command that
+	// reads it false started before the pause did, as in Redis.
+	active atomic.Bool
+	mu     sync.Mutex
+	until  time.Time
+	all    bool
+	wake   chan struct{} // closed when the pause ends or changes
 }
 
 // Pause starts or extends a pause.
@@ -305,6 +325,7 @@ func (p *clientPause) Pause(d time.Duration, all bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	until := time.Now().Add(d)
+	p.active.Store(true)
 	if until.After(p.until) {
 		p.until = until
 	}
@@ -320,6 +341,7 @@ func (p *clientPause) Unpause() {
 	defer p.mu.Unlock()
 	p.until = time.Time{}
 	p.all = false
+	p.active.Store(false)
 	if p.wake != nil {
 		close(p.wake)
 		p.wake = nil
@@ -328,6 +350,9 @@ func (p *clientPause) Unpause() {
 
 // wait blocks while spec is paused.
 func (p *clientPause) wait(spec *CommandSpec) {
+	if !p.active.Load() {
+		return
+	}
 	for {
 		p.mu.Lock()
 		if p.until.IsZero() {
@@ -342,6 +367,7 @@ func (p *clientPause) wait(spec *CommandSpec) {
 		if left <= 0 {
 			p.until = time.Time{}
 			p.all = false
+			p.active.Store(false)
 			if p.wake != nil {
 				close(p.wake)
 				p.wake = nil

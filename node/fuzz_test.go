@@ -14,7 +14,8 @@ import (
 
 // fakeConn is an in-memory net.Conn that serves a fixed input and records
 // what is written to it, so the fuzz target runs the real request path
-// (guard → redcon's reader → dispatcher → handlers) without sockets.
+// (guard → redcon's parser → dispatcher → handlers → one write per batch)
+// without sockets.
 type fakeConn struct {
 	in  *bytes.Reader
 	out bytes.Buffer
@@ -58,7 +59,7 @@ func newFuzzServer(t testing.TB) *Server {
 
 func newFuzzClient(s *Server, fc *fakeConn) *Client {
 	g := newRespGuard(fc, &guardLimits{shared: &s.limits})
-	c := &Client{srv: s, guard: g, id: s.nextClientID.Add(1), resp: 2, created: time.Now(),
+	c := &Client{srv: s, guard: g, wr: redcon.NewWriter(fc), id: s.nextClientID.Add(1), resp: 2, created: time.Now(),
 		addr: fc.RemoteAddr().String(), laddr: fc.LocalAddr().String(), authenticated: true}
 	c.multiLen.Store(-1)
 	g.lim = c.limitsView()
@@ -93,33 +94,22 @@ func FuzzRequest(f *testing.F) {
 		}
 		fc := &fakeConn{in: bytes.NewReader(data)}
 		c := newFuzzClient(srv, fc)
-		rd := redcon.NewReader(c.guard)
-		var replies bytes.Buffer
-		for n := 0; n < 1000; n++ {
-			cmds, err := rd.ReadCommands()
-			if err != nil {
-				break
-			}
-			for _, cmd := range cmds {
-				if c.closeAfter {
-					break
-				}
-				c.out = c.out[:0]
-				before := srv.stats.panics.Load()
-				c.run(cmd.Args)
-				if srv.stats.panics.Load() != before {
-					t.Fatalf("command %q panicked: %q", cmd.Args, c.out)
-				}
-				if len(c.out) > 0 && !validRESP(c.out) {
-					t.Fatalf("malformed reply to %q: %q", cmd.Args, c.out)
-				}
-				replies.Write(c.out)
-			}
+		before := srv.stats.panics.Load()
+		_ = srv.serveRequests(c)
+		if srv.stats.panics.Load() != before {
+			t.Fatalf("a command of %q panicked", data)
 		}
-		// A protocol error line, if any, is written by the guard straight
-		// to the socket and must be the only thing written there.
-		if fc.out.Len() > 0 && !bytes.HasPrefix(fc.out.Bytes(), []byte("-ERR Protocol error: ")) {
-			t.Fatalf("unexpected bytes written by the guard: %q", fc.out.Bytes())
+		// Replies, well-formed RESP, then the guard's protocol error line if
+		// any, last (Redis's line may hold a raw '\r' or '\n': "got '\n'").
+		out := fc.out.Bytes()
+		if i := bytes.Index(out, []byte("-ERR Protocol error: ")); i >= 0 {
+			if bytes.Index(out[i:], []byte("\r\n")) != len(out)-i-2 {
+				t.Fatalf("bytes after the protocol error: %q", out[i:])
+			}
+			out = out[:i]
+		}
+		if !validRESP(out) {
+			t.Fatalf("malformed replies to %q: %q", data, out)
 		}
 		srv.ks.FlushAll()
 	})
@@ -206,16 +196,59 @@ func TestGuardProtocolErrors(t *testing.T) {
 	for in, want := range cases {
 		fc := &fakeConn{in: bytes.NewReader([]byte(in))}
 		c := newFuzzClient(srv, fc)
-		buf := make([]byte, 4096)
 		var err error
 		for i := 0; i < 100000 && err == nil; i++ {
-			_, err = c.guard.Read(buf)
+			_, err = c.guard.readBatch()
 		}
 		if err == nil || err == io.EOF {
 			t.Fatalf("input %.40q: no protocol error (err=%v)", in, err)
 		}
 		if got := fc.out.String(); got != "-ERR Protocol error: "+want+"\r\n" {
 			t.Fatalf("input %.40q: got %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestGuardBatchesWholeCommands checks what readBatch hands out: whole
+// canonical commands only (the input arrives 7 bytes at a time), inline
+// commands rewritten as multibulk, empty ones dropped, and a batch's bytes
+// left untouched by later reads (queued commands alias them).
+func TestGuardBatchesWholeCommands(t *testing.T) {
+	srv := newFuzzServer(t)
+	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n*0\r\nPING x\r\n\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"
+	want := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n*2\r\n$4\r\nPING\r\n$1\r\nx\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"
+	fc := &fakeConn{in: bytes.NewReader([]byte(in))}
+	c := newFuzzClient(srv, fc)
+	var batches [][]byte
+	var snapshots []string
+	var all []byte
+	for i := 0; i < 1000; i++ {
+		b, err := c.guard.readBatch()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+		batches, snapshots = append(batches, b), append(snapshots, string(b))
+		for len(b) > 0 { // every batch splits into complete commands
+			complete, args, _, rest, err := redcon.ReadNextCommand(b, nil)
+			if err != nil || !complete || len(args) == 0 {
+				t.Fatalf("batch %q: complete=%v args=%q err=%v", b, complete, args, err)
+			}
+			all = append(all, b[:len(b)-len(rest)]...)
+			b = rest
+		}
+	}
+	if string(all) != want {
+		t.Fatalf("got %q, want %q", all, want)
+	}
+	if len(batches) < 2 {
+		t.Fatalf("7-byte reads gave %d batch(es)", len(batches))
+	}
+	for i, b := range batches {
+		if string(b) != snapshots[i] {
+			t.Fatalf("batch %d changed after later reads: %q, was %q", i, b, snapshots[i])
 		}
 	}
 }

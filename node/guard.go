@@ -12,18 +12,19 @@ import (
 	"github.com/shoal-db/shoal/slots"
 )
 
-// respGuard sits between a client socket and redcon's reader. It parses the
+// respGuard sits between a client socket and redcon's parser. It parses the
 // request stream the way Redis's processInlineBuffer/processMultibulkBuffer
 // do, enforces every size limit BEFORE anything is buffered for it
 // (proto-max-bulk-len, the 64 KiB inline and header-line limits,
 // client-query-buffer-limit, the unauthenticated limits), turns inline
 // commands into multibulk ones with Redis's quoting rules, drops empty
-// multibulks, and hands redcon canonical RESP only. redcon's own reader has
-// no bounds and parses inline commands differently, hence this layer.
+// multibulks, and hands out canonical RESP only, whole commands at a time
+// (readBatch). redcon's parser has no bounds and parses inline commands
+// differently, hence this layer.
 //
-// On a protocol error the guard first lets redcon consume (and answer) every
-// complete command before the bad bytes; on the next Read it writes Redis's
-// exact error line to the socket and fails, and redcon closes the connection.
+// On a protocol error the guard first hands out every complete command
+// before the bad bytes; on the next readBatch it writes Redis's exact error
+// line to the socket and fails, and the connection is closed.
 //
 // A respGuard is used by its connection's goroutine only, except for the
 // atomic statistics fields, which CLIENT LIST reads.
@@ -31,10 +32,10 @@ type respGuard struct {
 	net.Conn
 	lim *guardLimits
 
-	inBuf []byte // read buffer; in is its unparsed window
-	in    []byte
-	out   []byte // canonical bytes produced, not yet handed to redcon
-	outAt int
+	inBuf    []byte // read buffer; in is its unparsed window
+	in       []byte
+	out      []byte // canonical bytes produced, not yet handed out by readBatch
+	complete int    // out[:complete] holds whole commands; the rest is a partial one
 
 	st       guardState
 	argsLeft int   // arguments still expected in the current multibulk
@@ -94,38 +95,47 @@ func newRespGuard(c net.Conn, lim *guardLimits) *respGuard {
 	return g
 }
 
-// Read hands redcon the next canonical bytes.
-func (g *respGuard) Read(p []byte) (int, error) {
+// readBatch returns the canonical bytes of every complete command read so
+// far (at least one), reading from the socket as needed: one socket read is
+// one batch, as in Redis. The batch belongs to the caller from then on: the
+// guard continues in a fresh buffer, so arguments that alias a batch (a
+// command queued by MULTI, a blocked command's keys) stay valid for as long
+// as anything refers to them.
+//
+// A protocol error is reported once the commands before the bad bytes have
+// been handed out (and, by the caller, answered): the next call writes
+// Redis's exact error line to the socket and fails.
+func (g *respGuard) readBatch() ([]byte, error) {
 	for {
-		if g.outAt < len(g.out) {
-			n := copy(p, g.out[g.outAt:])
-			g.outAt += n
-			if g.outAt == len(g.out) {
-				g.out = g.out[:0]
-				g.outAt = 0
-			}
-			return n, nil
+		if g.complete > 0 {
+			batch := g.out[:g.complete:g.complete]
+			rest := g.out[g.complete:]
+			// Size the next buffer like this batch (bounded), so a steady
+			// pipeline allocates once per batch and a one-off big command
+			// does not keep its buffer.
+			next := make([]byte, len(rest), max(len(rest), min(g.complete, guardReadSize), 512))
+			copy(next, rest)
+			g.out, g.complete = next, 0
+			return batch, nil
 		}
 		if g.protoErr != "" {
-			// Every reply to the commands before the bad bytes has been
-			// flushed by redcon before it asked for more input.
 			_, _ = g.Conn.Write([]byte("-ERR Protocol error: " + g.protoErr + "\r\n"))
 			g.protoErr = ""
 			g.closeErr = errGuardClosed
 		}
 		if g.closeErr != nil {
-			return 0, g.closeErr
+			return nil, g.closeErr
 		}
 		if len(g.in) > 0 {
 			before := len(g.in)
 			g.parse()
 			g.qbuf.Store(int64(len(g.in)))
-			if len(g.out) > 0 || g.protoErr != "" || g.closeErr != nil || len(g.in) != before {
+			if g.complete > 0 || g.protoErr != "" || g.closeErr != nil || len(g.in) != before {
 				continue
 			}
 		}
 		if err := g.fill(); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 }
@@ -286,11 +296,10 @@ func (g *respGuard) bulkPayload() {
 		g.out = append(g.out, g.in[:k]...)
 	}
 	// The two bytes after the payload are skipped whatever they are (Redis
-	// does not check them); redcon gets a real CRLF.
-	for i := int64(0); i < n; i++ {
-		if g.bulkLeft-i <= 2 {
-			g.out = append(g.out, "\r\n"[2-(g.bulkLeft-i)])
-		}
+	// does not check them); the canonical form gets a real CRLF. Of the
+	// n bytes taken now, those from index data on are terminator bytes.
+	for i := max(data, 0); i < n; i++ {
+		g.out = append(g.out, "\r\n"[2-(g.bulkLeft-i)])
 	}
 	g.in = g.in[n:]
 	g.bulkLeft -= n
@@ -299,6 +308,7 @@ func (g *respGuard) bulkPayload() {
 		if g.argsLeft == 0 {
 			g.st = stCommandStart
 			g.cmdBytes = 0
+			g.complete = len(g.out)
 		} else {
 			g.st = stBulkHeader
 		}
@@ -337,6 +347,7 @@ func (g *respGuard) inline() bool {
 		g.out = append(g.out, a...)
 		g.out = append(g.out, '\r', '\n')
 	}
+	g.complete = len(g.out)
 	return true
 }
 

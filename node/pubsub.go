@@ -10,7 +10,6 @@ import (
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
-	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -416,11 +415,9 @@ func (c *Client) ensurePushWriter() {
 		return
 	}
 	w := &pushWriter{c: c, conn: c.guard.Conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if c.conn != nil {
-		if wr := redcon.BaseWriter(c.conn); wr != nil {
-			w.buf = wr.Buffer()
-			wr.SetBuffer(nil)
-		}
+	if c.wr != nil {
+		w.buf = c.wr.Buffer()
+		c.wr.SetBuffer(nil)
 	}
 	c.ps.push = w
 	go w.run()

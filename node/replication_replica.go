@@ -326,9 +326,11 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 	r.up.Store(true)
 	r.lastIO.Store(time.Now().Unix())
 	r.sendAck()
+	c.startBatch()
 	var args [][]byte
 	for {
-		if rd.Buffered() == 0 {
+		waited := rd.Buffered() == 0
+		if waited {
 			// About to wait for the socket: only then is the deadline
 			// (repl-timeout) and the last-I/O time worth a clock read.
 			now := time.Now()
@@ -340,6 +342,9 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		args, raw, err = rd.ReadCommand(args)
 		if err != nil {
 			return err
+		}
+		if waited {
+			c.startBatch() // what one socket read brought is one batch (node/dispatch.go)
 		}
 		r.bytesIn.Add(int64(len(raw)))
 		if argIs(args[0], imageCommand) {

@@ -222,7 +222,7 @@ func (s *Server) Listen() error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			_ = redcon.Serve(gl, s.handle, s.accept, s.closed)
+			s.serveListener(gl)
 		}()
 	}
 	if s.cluster != nil {
@@ -272,30 +272,30 @@ func (l *guardListener) Accept() (net.Conn, error) {
 	return newRespGuard(c, &guardLimits{shared: &l.srv.limits}), nil
 }
 
-// accept registers a new client, or refuses it (maxclients, shutdown).
-func (s *Server) accept(conn redcon.Conn) bool {
-	g := conn.NetConn().(*respGuard)
+// accept registers a new client, or refuses it (maxclients, shutdown):
+// then it returns nil and the caller closes the socket.
+func (s *Server) accept(g *respGuard) *Client {
 	s.stats.connectionsReceived.Add(1)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		return false
+		return nil
 	}
 	if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
 		s.mu.Unlock()
 		s.stats.rejectedConns.Add(1)
 		_, _ = g.Conn.Write([]byte("-ERR max number of clients reached\r\n"))
-		return false
+		return nil
 	}
 	if s.protectedModeRefuses(g.Conn) {
 		s.mu.Unlock()
 		s.stats.rejectedConns.Add(1)
 		_, _ = g.Conn.Write([]byte(protectedModeMsg))
-		return false
+		return nil
 	}
 	c := &Client{
 		srv:     s,
-		conn:    conn,
+		wr:      redcon.NewWriter(g.Conn),
 		guard:   g,
 		id:      s.nextClientID.Add(1),
 		resp:    2,
@@ -308,11 +308,10 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	c.authenticated = s.cfg.String("requirepass") == ""
 	s.clients[c.id] = c
 	s.mu.Unlock()
-	conn.SetContext(c)
-	// redcon calls accept before it starts the connection's goroutine, so
-	// the guard has not read anything yet.
+	// accept runs before the connection's goroutine starts, so the guard
+	// has not read anything yet.
 	g.lim = c.limitsView()
-	return true
+	return c
 }
 
 // redisAddr formats an address as Redis does in CLIENT LIST: ip:port with
@@ -334,11 +333,9 @@ func (c *Client) limitsView() *guardLimits {
 	}
 }
 
-func (s *Server) closed(conn redcon.Conn, err error) {
-	c, _ := conn.Context().(*Client)
-	if c == nil {
-		return
-	}
+// closed unregisters a client whose connection ended (err says why; nil
+// for an orderly end).
+func (s *Server) closed(c *Client, err error) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
 	defer c.detachReplica()

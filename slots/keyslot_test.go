@@ -1,6 +1,7 @@
 package slots
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/sigurn/crc16"
@@ -37,6 +38,19 @@ func TestKeySlotMatchesLibraryChecksum(t *testing.T) {
 	keys := [][]byte{nil, []byte("a"), []byte("key:__rand_int__"), []byte("\x00\xff\x80"), make([]byte, 1000)}
 	for i := range keys[4] {
 		keys[4][i] = byte(i * 7)
+	}
+	// KeySlot folds two bytes per step: every length parity, random bytes
+	// (braces included, so tags of every shape show up).
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 2000; n++ {
+		k := make([]byte, rnd.IntN(40))
+		for i := range k {
+			k[i] = "ab{}\x00\xff"[rnd.IntN(6)]
+			if rnd.IntN(2) == 0 {
+				k[i] = byte(rnd.Uint32())
+			}
+		}
+		keys = append(keys, k)
 	}
 	for _, k := range keys {
 		require.Equal(t, crc16.Checksum(HashTag(k), xmodem)&(Count-1), KeySlot(k), "key %q", k)
