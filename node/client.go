@@ -32,11 +32,11 @@ type Client struct {
 	authenticated bool
 	out           []byte // the reply being built
 	replyMode     replyMode
-	closeAfter    bool // QUIT: close once the reply is flushed
+	closeAfter    bool          // QUIT: close once the reply is flushed
 	batchAt       time.Time     // wall clock at the start of the current read batch (startBatch)
 	batchStart    time.Duration // the same instant, as monotonic time since the server started
 	cmdStart      time.Duration // monotonic start of the running command (since the server started)
-	connDone      bool // the socket is closed: the serving loop stops
+	connDone      bool          // the socket is closed: the serving loop stops
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
 	lastName      []byte
