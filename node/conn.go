@@ -88,7 +88,7 @@ var errConnDone = errors.New("connection done")
 
 // serveRequests is the read → run → write loop. It returns why it ended.
 func (s *Server) serveRequests(c *Client) error {
-	argsHint := 16
+	argsHint := 4
 	for {
 		batch, err := c.guard.readBatch()
 		if err != nil {
@@ -112,7 +112,7 @@ func (s *Server) serveRequests(c *Client) error {
 				return errConnDone
 			}
 		}
-		argsHint = min(max(len(all), 16), 1024)
+		argsHint = min(max(len(all), 4), 1024)
 		if err := c.flushReplies(); err != nil {
 			return err
 		}

@@ -113,7 +113,7 @@ func (g *respGuard) readBatch() ([]byte, error) {
 			// Size the next buffer like this batch (bounded), so a steady
 			// pipeline allocates once per batch and a one-off big command
 			// does not keep its buffer.
-			next := make([]byte, len(rest), max(len(rest), min(g.complete, guardReadSize), 512))
+			next := make([]byte, len(rest), max(len(rest), min(g.complete, guardReadSize), 64))
 			copy(next, rest)
 			g.out, g.complete = next, 0
 			return batch, nil
