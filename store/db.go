@@ -129,9 +129,10 @@ func (db *DB) dropVolatile(s *Slot, e *Entry) {
 	s.volatileCount.Store(int64(len(s.volatile)))
 }
 
-// newEntry links a fresh entry for key, which must not exist.
-func (db *DB) newEntry(s *Slot, h uint64, key []byte) *Entry {
-	e := &Entry{key: string(key)}
+// newEntry links a fresh entry for key, which must not exist. A non-nil
+// val is its string value (stored with the key, store/entryalloc.go).
+func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
+	e := allocEntry(key, val)
 	e.setLRU(db.ks.lruClock.Load())
 	s.dict.insert(db.ks.seed, h, e)
 	s.keys.Store(int64(s.dict.count))
@@ -153,8 +154,9 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 		e = nil
 	}
 	if e == nil {
-		e = db.newEntry(s, h, key)
-	} else if !keepTTL && e.expire != 0 {
+		return db.newEntry(s, h, key, val)
+	}
+	if !keepTTL && e.expire != 0 {
 		db.dropVolatile(s, e)
 		e.expire = 0
 	}
@@ -169,7 +171,7 @@ func (db *DB) SetObject(key []byte, t Type, p unsafe.Pointer) *Entry {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
 	if e == nil {
-		e = db.newEntry(s, h, key)
+		e = db.newEntry(s, h, key, nil)
 	} else if e.expire != 0 {
 		db.dropVolatile(s, e)
 		e.expire = 0

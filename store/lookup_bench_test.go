@@ -1,0 +1,48 @@
+package store
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/shoal-db/shoal/slots"
+)
+
+// BenchmarkLookupRandom measures a GET's keyspace work on a keyspace far
+// bigger than the CPU caches (1M keys of 32-byte values, looked up in a
+// random order): the cache misses of the slot table, the bucket, the entry,
+// its key and its value dominate, as in redis-benchmark -r.
+func BenchmarkLookupRandom(b *testing.B) {
+	ks := New(1, nil, nil)
+	db := ks.DB(0)
+	const n = 1 << 20
+	keys := make([][]byte, n)
+	val := make([]byte, 32)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+		sl := slots.KeySlot(keys[i])
+		db.Lock(sl)
+		db.SetString(keys[i], val, false)
+		db.Unlock(sl)
+	}
+	// A fixed pseudo-random order (an LCG over the power-of-two count).
+	order := make([]int, n)
+	x := 1
+	for i := range order {
+		x = (x*1103515245 + 12345) & (n - 1)
+		order[i] = x
+	}
+	b.ResetTimer()
+	var sum int
+	for i := 0; i < b.N; i++ {
+		k := keys[order[i&(n-1)]]
+		sl := slots.KeySlot(k)
+		db.Lock(sl)
+		if e := db.Find(k); e != nil {
+			sum += len(e.Bytes()) + int(e.Bytes()[0])
+		}
+		db.Unlock(sl)
+	}
+	if sum == 0 {
+		b.Fatal("nothing found")
+	}
+}
