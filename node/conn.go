@@ -88,15 +88,15 @@ var errConnDone = errors.New("connection done")
 
 // serveRequests is the read → run → write loop. It returns why it ended.
 func (s *Server) serveRequests(c *Client) error {
-	argsHint := 4
 	for {
-		batch, err := c.guard.readBatch()
+		batch, nargs, err := c.guard.readBatch()
 		if err != nil {
 			return err
 		}
 		c.startBatch()
-		// One argument array per batch, never reused (see the file comment).
-		all := make([][]byte, 0, argsHint)
+		// One argument array per batch, of the batch's exact size, never
+		// reused (see the file comment).
+		all := make([][]byte, 0, nargs)
 		for len(batch) > 0 {
 			complete, args, _, rest, perr := redcon.ReadNextCommand(batch, all[len(all):])
 			if perr != nil || !complete {
@@ -112,7 +112,6 @@ func (s *Server) serveRequests(c *Client) error {
 				return errConnDone
 			}
 		}
-		argsHint = min(max(len(all), 4), 1024)
 		if err := c.flushReplies(); err != nil {
 			return err
 		}

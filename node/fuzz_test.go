@@ -2,7 +2,9 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"testing"
@@ -17,15 +19,20 @@ import (
 // (guard → redcon's parser → dispatcher → handlers → one write per batch)
 // without sockets.
 type fakeConn struct {
-	in  *bytes.Reader
-	out bytes.Buffer
+	in    *bytes.Reader
+	out   bytes.Buffer
+	chunk int // bytes per Read; 0 means 7
 }
 
 func (f *fakeConn) Read(p []byte) (int, error) {
 	// Hand the input out in small pieces so that every partial-read state
 	// of the guard is exercised.
-	if len(p) > 7 {
-		p = p[:7]
+	chunk := f.chunk
+	if chunk == 0 {
+		chunk = 7
+	}
+	if len(p) > chunk {
+		p = p[:chunk]
 	}
 	return f.in.Read(p)
 }
@@ -198,7 +205,7 @@ func TestGuardProtocolErrors(t *testing.T) {
 		c := newFuzzClient(srv, fc)
 		var err error
 		for i := 0; i < 100000 && err == nil; i++ {
-			_, err = c.guard.readBatch()
+			_, _, err = c.guard.readBatch()
 		}
 		if err == nil || err == io.EOF {
 			t.Fatalf("input %.40q: no protocol error (err=%v)", in, err)
@@ -223,7 +230,7 @@ func TestGuardBatchesWholeCommands(t *testing.T) {
 	var snapshots []string
 	var all []byte
 	for i := 0; i < 1000; i++ {
-		b, err := c.guard.readBatch()
+		b, nargs, err := c.guard.readBatch()
 		if err != nil {
 			if err != io.EOF {
 				t.Fatal(err)
@@ -237,7 +244,11 @@ func TestGuardBatchesWholeCommands(t *testing.T) {
 				t.Fatalf("batch %q: complete=%v args=%q err=%v", b, complete, args, err)
 			}
 			all = append(all, b[:len(b)-len(rest)]...)
+			nargs -= len(args)
 			b = rest
+		}
+		if nargs != 0 {
+			t.Fatalf("batch %q: argument count off by %d", batches[len(batches)-1], nargs)
 		}
 	}
 	if string(all) != want {
@@ -249,6 +260,60 @@ func TestGuardBatchesWholeCommands(t *testing.T) {
 	for i, b := range batches {
 		if string(b) != snapshots[i] {
 			t.Fatalf("batch %d changed after later reads: %q, was %q", i, b, snapshots[i])
+		}
+	}
+}
+
+// TestGuardFastPathMatchesStateMachine feeds the same random request
+// streams (canonical commands, odd but valid forms, inline commands) to a
+// guard in one read, where whole canonical commands take the fast path, and
+// one byte per read, where the state machine parses everything: the
+// canonical bytes and argument counts handed out must be the same.
+func TestGuardFastPathMatchesStateMachine(t *testing.T) {
+	srv := newFuzzServer(t)
+	rnd := rand.New(rand.NewPCG(7, 9))
+	for round := 0; round < 300; round++ {
+		var in []byte
+		for range 1 + rnd.IntN(20) {
+			argc := 1 + rnd.IntN(5)
+			switch rnd.IntN(6) {
+			case 0: // inline
+				in = append(in, "SET k v\r\n"...)
+				continue
+			case 1: // a leading zero and a bad terminator: valid for Redis, not canonical
+				in = append(in, fmt.Sprintf("*0%d\r\n", argc)...)
+			default:
+				in = append(in, fmt.Sprintf("*%d\r\n", argc)...)
+			}
+			for range argc {
+				arg := bytes.Repeat([]byte{byte('a' + rnd.IntN(26))}, rnd.IntN(40))
+				in = append(in, fmt.Sprintf("$%d\r\n", len(arg))...)
+				in = append(in, arg...)
+				if rnd.IntN(8) == 0 {
+					in = append(in, "xy"...) // Redis skips the two bytes unchecked
+				} else {
+					in = append(in, "\r\n"...)
+				}
+			}
+		}
+		run := func(chunk int) (string, int) {
+			fc := &fakeConn{in: bytes.NewReader(in), chunk: chunk}
+			c := newFuzzClient(srv, fc)
+			var out []byte
+			total := 0
+			for i := 0; i < 100000; i++ {
+				b, n, err := c.guard.readBatch()
+				if err != nil {
+					break
+				}
+				out, total = append(out, b...), total+n
+			}
+			return string(out), total
+		}
+		fastOut, fastArgs := run(len(in))
+		slowOut, slowArgs := run(1)
+		if fastOut != slowOut || fastArgs != slowArgs {
+			t.Fatalf("input %q:\none read:  %q (%d args)\nbytewise:  %q (%d args)", in, fastOut, fastArgs, slowOut, slowArgs)
 		}
 	}
 }

@@ -36,6 +36,8 @@ type respGuard struct {
 	in       []byte
 	out      []byte // canonical bytes produced, not yet handed out by readBatch
 	complete int    // out[:complete] holds whole commands; the rest is a partial one
+	args     int    // arguments of the whole commands in out[:complete]
+	cmdArgs  int    // arguments of the command being parsed
 
 	st       guardState
 	argsLeft int   // arguments still expected in the current multibulk
@@ -105,18 +107,18 @@ func newRespGuard(c net.Conn, lim *guardLimits) *respGuard {
 // A protocol error is reported once the commands before the bad bytes have
 // been handed out (and, by the caller, answered): the next call writes
 // Redis's exact error line to the socket and fails.
-func (g *respGuard) readBatch() ([]byte, error) {
+func (g *respGuard) readBatch() (batch []byte, args int, err error) {
 	for {
 		if g.complete > 0 {
-			batch := g.out[:g.complete:g.complete]
+			batch, args = g.out[:g.complete:g.complete], g.args
 			rest := g.out[g.complete:]
 			// Size the next buffer like this batch (bounded), so a steady
 			// pipeline allocates once per batch and a one-off big command
 			// does not keep its buffer.
 			next := make([]byte, len(rest), max(len(rest), min(g.complete, guardReadSize), 64))
 			copy(next, rest)
-			g.out, g.complete = next, 0
-			return batch, nil
+			g.out, g.complete, g.args = next, 0, 0
+			return batch, args, nil
 		}
 		if g.protoErr != "" {
 			_, _ = g.Conn.Write([]byte("-ERR Protocol error: " + g.protoErr + "\r\n"))
@@ -124,7 +126,7 @@ func (g *respGuard) readBatch() ([]byte, error) {
 			g.closeErr = errGuardClosed
 		}
 		if g.closeErr != nil {
-			return nil, g.closeErr
+			return nil, 0, g.closeErr
 		}
 		if len(g.in) > 0 {
 			before := len(g.in)
@@ -135,7 +137,7 @@ func (g *respGuard) readBatch() ([]byte, error) {
 			}
 		}
 		if err := g.fill(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 }
@@ -187,6 +189,9 @@ func (g *respGuard) parse() {
 		switch g.st {
 		case stCommandStart:
 			if g.in[0] == '*' {
+				if g.canonicalCommand() {
+					continue
+				}
 				if !g.multibulkHeader() {
 					return
 				}
@@ -201,6 +206,64 @@ func (g *respGuard) parse() {
 			g.bulkPayload()
 		}
 	}
+}
+
+// canonicalCommand is parse's fast path: when in starts with a whole
+// command already in canonical form (plain decimal lengths, every line and
+// payload ended by CRLF) within every limit, it is copied to out in one
+// piece. Anything else — an incomplete command, an odd form, a limit that
+// applies (authentication, proto-max-bulk-len, client-query-buffer-limit,
+// big counts) — is left to the state machine, which answers it exactly as
+// Redis does. It reports whether it took a command.
+func (g *respGuard) canonicalCommand() bool {
+	in := g.in
+	argc, i, ok := canonicalLength(in, 1)
+	if !ok || argc <= 0 || argc > 1024 || (argc > 10 && g.lim.authRequired != nil && g.lim.authRequired()) {
+		return false
+	}
+	maxBulk := g.lim.shared.protoMaxBulkLen.Load()
+	for range argc {
+		if i >= len(in) || in[i] != '$' {
+			return false
+		}
+		var n int64
+		n, i, ok = canonicalLength(in, i+1)
+		if !ok || n > maxBulk || (n > 16384 && g.lim.authRequired != nil && g.lim.authRequired()) {
+			return false
+		}
+		end := int64(i) + n
+		if end+2 > int64(len(in)) || in[end] != '\r' || in[end+1] != '\n' {
+			return false
+		}
+		i = int(end + 2)
+	}
+	if lim := g.lim.shared.queryBufLimit.Load(); lim > 0 && int64(i) > lim {
+		return false
+	}
+	g.out = append(g.out, in[:i]...)
+	g.in = in[i:]
+	g.complete = len(g.out)
+	g.args += int(argc)
+	return true
+}
+
+// canonicalLength reads the decimal length that starts at b[i] (at most 18
+// digits, no sign, no leading zero unless it is "0") and the CRLF after it.
+// It returns the value and the index after the CRLF.
+func canonicalLength(b []byte, i int) (int64, int, bool) {
+	var n int64
+	start := i
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	digits := i - start
+	if digits == 0 || digits > 18 || (digits > 1 && b[start] == '0') {
+		return 0, 0, false
+	}
+	if i+1 >= len(b) || b[i] != '\r' || b[i+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, i + 2, true
 }
 
 // headerLine returns the line at the start of in, terminated by '\r' (the
@@ -241,6 +304,7 @@ func (g *respGuard) multibulkHeader() bool {
 		return true // an empty command: Redis ignores it
 	}
 	g.argsLeft = int(n)
+	g.cmdArgs = int(n)
 	g.cmdBytes = int64(len(line) + 2)
 	g.out = append(g.out, '*')
 	g.out = strconv.AppendInt(g.out, n, 10)
@@ -309,6 +373,7 @@ func (g *respGuard) bulkPayload() {
 			g.st = stCommandStart
 			g.cmdBytes = 0
 			g.complete = len(g.out)
+			g.args += g.cmdArgs
 		} else {
 			g.st = stBulkHeader
 		}
@@ -348,6 +413,7 @@ func (g *respGuard) inline() bool {
 		g.out = append(g.out, '\r', '\n')
 	}
 	g.complete = len(g.out)
+	g.args += len(args)
 	return true
 }
 
