@@ -36,6 +36,7 @@ type Client struct {
 	batchAt       time.Time     // wall clock at the start of the current read batch (startBatch)
 	batchStart    time.Duration // the same instant, as monotonic time since the server started
 	cmdStart      time.Duration // monotonic start of the running command (since the server started)
+	stats         cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch.go)
 	connDone      bool          // the socket is closed: the serving loop stops
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent

@@ -76,6 +76,7 @@ func (s *Server) serveListener(ln net.Listener) {
 // serveClient runs c's connection until it ends, then unregisters c.
 func (s *Server) serveClient(c *Client) {
 	err := s.serveRequests(c)
+	c.flushStats()
 	_ = c.guard.Conn.Close()
 	if errors.Is(err, net.ErrClosed) || errors.Is(err, errConnDone) {
 		err = nil
@@ -112,6 +113,7 @@ func (s *Server) serveRequests(c *Client) error {
 				return errConnDone
 			}
 		}
+		c.flushStats() // before the replies: what a client saw is counted
 		if err := c.flushReplies(); err != nil {
 			return err
 		}
@@ -129,6 +131,7 @@ func (c *Client) flushReplies() error {
 // closeConn flushes the queued replies and closes the socket; the serving
 // loop stops after the running command.
 func (c *Client) closeConn() {
+	c.flushStats()
 	_ = c.flushReplies()
 	c.connDone = true
 	_ = c.guard.Conn.Close()

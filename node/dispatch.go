@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"net"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ func (s *Server) handle(c *Client, args [][]byte) {
 		switch c.replyMode {
 		case replyOn:
 			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
+				c.flushStats() // the queue's writer may send the reply at once
 				c.ps.push.enqueue(c.out, s)
 			} else {
 				c.wr.WriteRaw(c.out)
@@ -62,7 +64,6 @@ func (c *Client) run(args [][]byte) {
 	}
 	s := c.srv
 	start := c.cmdStart
-	c.cmdsProcessed.Add(1)
 
 	// Pipelines repeat one command: reuse the last lookup when the name's
 	// bytes are the same (containers resolve their subcommand every time).
@@ -90,20 +91,20 @@ func (c *Client) run(args [][]byte) {
 	if c.lastCmd.Load() != spec {
 		c.lastCmd.Store(spec)
 	}
-	shard := &spec.stats[c.id%statShards]
+	acc := c.statsFor(spec)
 	if !spec.arityOK(len(args)) {
-		shard.rejected.Add(1)
+		acc.rejected++
 		c.ErrArity(spec.fullName)
 		c.flagTransaction()
 		return
 	}
 	if spec.Flags&FlagProtected != 0 && !c.protectedAllowed(spec) {
-		shard.rejected.Add(1)
+		acc.rejected++
 		c.flagTransaction()
 		return
 	}
 	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
-		shard.rejected.Add(1)
+		acc.rejected++
 		c.Error("NOAUTH Authentication required.")
 		c.flagTransaction()
 		return
@@ -112,24 +113,24 @@ func (c *Client) run(args [][]byte) {
 	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
 	if c.srv.cluster != nil && !c.isMasterLink() {
 		if !c.routeCommand(spec, args) {
-			shard.rejected.Add(1)
+			acc.rejected++
 			c.flagTransaction()
 			return
 		}
 	}
 	if !c.replicationAllows(spec) { // replica / min-replicas (node/replication.go)
-		shard.rejected.Add(1)
+		acc.rejected++
 		c.flagTransaction()
 		return
 	}
 	if !c.pubsubContextAllows(spec) { // RESP2 subscribe context (node/cmd_pubsub.go)
-		shard.rejected.Add(1)
+		acc.rejected++
 		c.flagTransaction()
 		return
 	}
 	if c.multi != nil && !spec.runsInMulti() {
 		if c.busyRejects(spec) { // a script is busy (node/multi.go)
-			shard.rejected.Add(1)
+			acc.rejected++
 			c.flagTransaction()
 			return
 		}
@@ -140,7 +141,7 @@ func (c *Client) run(args [][]byte) {
 	// The execution gate: wait while an exclusive EXEC or a script runs,
 	// or answer -BUSY (node/multi.go).
 	if !c.enterRun(spec) {
-		shard.rejected.Add(1)
+		acc.rejected++
 		return
 	}
 
@@ -155,7 +156,7 @@ func (c *Client) run(args [][]byte) {
 		db.UnlockSlots(c.slotBuf)
 		c.db = nil
 		c.leaveRun()
-		shard.rejected.Add(1)
+		acc.rejected++
 		return
 	}
 	masterLink := c.isMasterLink()
@@ -176,19 +177,20 @@ func (c *Client) run(args [][]byte) {
 	// lock; the wait is not execution time (node/blocking.go).
 	var blockedFor time.Duration
 	if c.bs.pending != nil {
+		c.flushStats() // counted before the client's earlier replies go out
 		blockedFor = c.awaitUnblock()
 	}
 	end := time.Since(s.start) // the one clock read per command (see startBatch)
 	c.cmdStart = end
 	dur := end - start - blockedFor
-	shard.calls.Add(1)
-	shard.usec.Add(int64(dur / time.Microsecond))
-	shard.lat.observe(dur)
+	acc.calls++
+	acc.usec += int64(dur / time.Microsecond)
+	acc.observe(dur)
 	if st := s.slotStats; st != nil && len(c.slotBuf) == 1 { // node/cmd_slotstats.go
 		st.record(c.slotBuf[0], args, dur, len(c.out))
 	}
 	if c.errored {
-		shard.failed.Add(1)
+		acc.failed++
 	}
 	s.slowlog.maybeRecord(c, args, c.batchAt.Add(start-c.batchStart), dur)
 	// Serve the clients blocked on keys this command made ready, before its
@@ -198,6 +200,70 @@ func (c *Client) run(args [][]byte) {
 		c.serveReadyKeys()
 		c.leaveRun()
 	}
+}
+
+// cmdStatAcc gathers the statistics of a run of one command on one
+// connection (pipelines repeat a command). They reach the command's shared
+// counters when the connection runs another command, before it blocks and
+// before its replies are written: every reply a client can have seen has
+// its command counted (and INFO, another command, sees the counts of the
+// commands before it), at a fraction of the atomic operations — four per
+// command were a tenth of a pipelined GET.
+type cmdStatAcc struct {
+	spec                          *CommandSpec
+	calls, usec, rejected, failed int64
+	lat                           [latencyBucketCount]int64
+	latUsed                       uint32 // the buckets of lat that are not zero
+}
+
+// observe counts one call of duration d in its latency bucket (the
+// buckets of latencyBuckets.observe).
+func (a *cmdStatAcc) observe(d time.Duration) {
+	i := latencyBucket(d)
+	a.lat[i]++
+	a.latUsed |= 1 << i
+}
+
+// statsFor returns the accumulator for spec, first publishing the one of
+// the previous command if it was another — or if this one is not a "fast"
+// command: INFO, LATENCY, CONFIG RESETSTAT and the like read or reset the
+// counters, and INFO after INFO counts the first one, as in Redis.
+func (c *Client) statsFor(spec *CommandSpec) *cmdStatAcc {
+	if c.stats.spec != spec || spec.Flags&FlagFast == 0 {
+		c.flushStats()
+		c.stats.spec = spec
+	}
+	return &c.stats
+}
+
+// flushStats adds the accumulated statistics to the command's shared
+// counters and the client's processed-commands total. Called by the
+// connection's goroutine.
+func (c *Client) flushStats() {
+	a := &c.stats
+	if a.spec == nil {
+		return
+	}
+	sh := &a.spec.stats[c.id%statShards]
+	if a.calls != 0 {
+		sh.calls.Add(a.calls)
+		sh.usec.Add(a.usec)
+	}
+	if a.rejected != 0 {
+		sh.rejected.Add(a.rejected)
+	}
+	if a.failed != 0 {
+		sh.failed.Add(a.failed)
+	}
+	if n := a.calls + a.rejected; n != 0 {
+		c.cmdsProcessed.Add(n)
+	}
+	for m := a.latUsed; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros32(m)
+		sh.lat[i].Add(a.lat[i])
+		a.lat[i] = 0
+	}
+	a.spec, a.calls, a.usec, a.rejected, a.failed, a.latUsed = nil, 0, 0, 0, 0, 0
 }
 
 // startBatch reads the clock for a batch of requests read together: the

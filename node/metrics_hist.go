@@ -18,10 +18,12 @@ type latencyBuckets [latencyBucketCount]atomic.Int64
 const latencyBucketCount = 25
 
 // observe records one call of duration d.
-func (h *latencyBuckets) observe(d time.Duration) {
+func (h *latencyBuckets) observe(d time.Duration) { h[latencyBucket(d)].Add(1) }
+
+// latencyBucket returns the bucket of a call of duration d.
+func latencyBucket(d time.Duration) int {
 	us := uint64(max(d/time.Microsecond, 0))
-	i := min(bits.Len64(us), latencyBucketCount-1)
-	h[i].Add(1)
+	return min(bits.Len64(us), latencyBucketCount-1)
 }
 
 // reset zeroes the histogram (CONFIG RESETSTAT).

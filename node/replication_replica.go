@@ -327,10 +327,12 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 	r.lastIO.Store(time.Now().Unix())
 	r.sendAck()
 	c.startBatch()
+	defer c.flushStats()
 	var args [][]byte
 	for {
 		waited := rd.Buffered() == 0
 		if waited {
+			c.flushStats() // the batch is over (node/dispatch.go)
 			// About to wait for the socket: only then is the deadline
 			// (repl-timeout) and the last-I/O time worth a clock read.
 			now := time.Now()

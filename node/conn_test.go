@@ -1,0 +1,68 @@
+package node
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// cmdstatCalls returns calls= of cmdstat_<name> in an INFO reply, or -1.
+func cmdstatCalls(t *testing.T, info, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`cmdstat_` + name + `:calls=(\d+),`).FindStringSubmatch(info)
+	if m == nil {
+		return "-1"
+	}
+	return m[1]
+}
+
+// TestPipelinedStatsAreCountedBeforeReplies pins what the per-connection
+// statistics accumulator (node/dispatch.go) must keep from Redis: a command
+// whose reply a client has seen is counted in INFO on any connection; INFO
+// later in the same pipeline counts the commands before it; INFO after INFO
+// counts the first; rejected calls are counted too.
+func TestPipelinedStatsAreCountedBeforeReplies(t *testing.T) {
+	s := startTestServer(t)
+	a, b := dialTest(t, s), dialTest(t, s)
+
+	// 16 pipelined GETs on a: once their replies are read, b sees 16 calls.
+	var req []byte
+	for range 16 {
+		req = append(req, encodeCommand("GET", "k")...)
+	}
+	a.writeRaw(req)
+	for range 16 {
+		a.read()
+	}
+	if got := cmdstatCalls(t, b.do("INFO", "commandstats"), "get"); got != "16" {
+		t.Fatalf("after 16 GET replies, another client's INFO counts %s GET calls", got)
+	}
+
+	// SET, SET, INFO in one pipeline: INFO counts both SETs.
+	a.writeRaw(append(append(encodeCommand("SET", "k", "1"), encodeCommand("SET", "k", "2")...), encodeCommand("INFO", "commandstats")...))
+	a.read()
+	a.read()
+	if got := cmdstatCalls(t, bulkBody(t, a.read()), "set"); got != "2" {
+		t.Fatalf("INFO after two pipelined SETs counts %s", got)
+	}
+
+	// INFO after INFO counts the first INFO (the one running is not counted yet).
+	a.writeRaw(append(encodeCommand("INFO", "commandstats"), encodeCommand("INFO", "commandstats")...))
+	first, second := bulkBody(t, a.read()), bulkBody(t, a.read())
+	if n1, n2 := cmdstatCalls(t, first, "info"), cmdstatCalls(t, second, "info"); n2 == "-1" || n1 == n2 {
+		t.Fatalf("INFO then INFO: calls %s then %s", n1, n2)
+	}
+
+	// A rejected call (wrong arity) shows up as rejected_calls.
+	if r := a.do("GET"); !strings.HasPrefix(r, "-ERR wrong number of arguments") {
+		t.Fatalf("GET without a key: %q", r)
+	}
+	info := b.do("INFO", "commandstats")
+	if !regexp.MustCompile(`cmdstat_get:calls=16,.*rejected_calls=1,`).MatchString(info) {
+		t.Fatalf("rejected GET not counted: %q", info)
+	}
+	if !bytes.Contains([]byte(b.do("INFO", "stats")), []byte("total_commands_processed:")) {
+		t.Fatal("INFO stats has no total_commands_processed")
+	}
+}
