@@ -212,7 +212,7 @@ options:
 		for j := range members {
 			members[j] = args[idx+2*j+1]
 		}
-		z.Reserve(members)
+		z.Reserve(members, scores[:elements])
 	}
 	failed := false
 	for j := 0; j < elements; j++ {

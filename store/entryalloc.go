@@ -40,10 +40,31 @@ type (
 // entryInlineMax is the most key+value bytes kept inside the entry.
 const entryInlineMax = 80
 
+// smallSizeClass is the Go allocator's size class for an object of n bytes
+// up to 128 (runtime/sizeclasses.go), 0 for none.
+func smallSizeClass(n int) int {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 32:
+		return (n + 7) &^ 7
+	case n <= 48:
+		return 48
+	default:
+		return (n + 15) &^ 15
+	}
+}
+
 // allocEntry returns a zero entry with key set and, when val is not nil,
-// the string value val, both inside the entry's allocation when they fit.
+// the string value val, both inside the entry's allocation when they fit
+// and that costs no more bytes than separate allocations would (a key of up
+// to 8 bytes with no value is cheaper on its own: 48 + 8 < 64).
 func allocEntry(key, val []byte) *Entry {
 	n := len(key) + len(val)
+	entrySize := int(unsafe.Sizeof(Entry{}))
+	if n > entryInlineMax || smallSizeClass(entrySize+n) > entrySize+smallSizeClass(len(key))+smallSizeClass(len(val)) {
+		n = entryInlineMax + 1 // separate allocations
+	}
 	var e *Entry
 	var b []byte
 	switch {

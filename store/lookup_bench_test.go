@@ -46,3 +46,35 @@ func BenchmarkLookupRandom(b *testing.B) {
 		b.Fatal("nothing found")
 	}
 }
+
+// TestAllocEntrySizes checks that a key (and short value) stored with its
+// entry never takes more bytes than separate allocations would, and that
+// the size-class table matches the allocator for the sizes it covers.
+func TestAllocEntrySizes(t *testing.T) {
+	classes := []int{8, 16, 24, 32, 48, 64, 80, 96, 112, 128} // runtime/sizeclasses.go
+	for n := 1; n <= 128; n++ {
+		want := 0
+		for _, c := range classes {
+			if c >= n {
+				want = c
+				break
+			}
+		}
+		if got := smallSizeClass(n); got != want {
+			t.Fatalf("smallSizeClass(%d) = %d, want %d", n, got, want)
+		}
+	}
+	for kl := 0; kl <= 90; kl++ {
+		for _, vl := range []int{-1, 0, 5, 32, 60} {
+			key := make([]byte, kl)
+			var val []byte
+			if vl >= 0 {
+				val = make([]byte, vl)
+			}
+			e := allocEntry(key, val)
+			if e.key != string(key) || (vl >= 0 && len(e.Bytes()) != vl) {
+				t.Fatalf("key %d val %d: entry holds key %d bytes, value %d", kl, vl, len(e.key), len(e.Bytes()))
+			}
+		}
+	}
+}

@@ -139,17 +139,55 @@ func lpScore(score float64) float64 {
 	return score
 }
 
-// lpEntry decodes the entry at off: its member, score and the next offset.
-func lpEntry(lp []byte, off int) (member []byte, score float64, next int) {
-	n, w := binary.Uvarint(lp[off:])
-	start := off + w
-	end := start + int(n)
-	return lp[start:end:end], math.Float64frombits(binary.LittleEndian.Uint64(lp[end:])), end + 8
+// A listpack entry is uvarint(len(member)<<1 | isFloat), the member, and
+// the score: an integral score of magnitude up to 2^53 (what lpScore makes
+// of one) as a zigzag varint, any other as 8 little-endian bytes. Like
+// Redis's listpack, which stores integral scores as integers, this keeps
+// small sets with small integer scores (leaderboards, timestamps in
+// seconds) at a few bytes per score instead of eight.
+
+// lpIntScore reports whether score (as lpScore left it) is stored as an
+// integer, and which.
+func lpIntScore(score float64) (int64, bool) {
+	if score >= -(1<<53) && score <= 1<<53 && score == math.Trunc(score) {
+		return int64(score), true
+	}
+	return 0, false
 }
 
-func lpEntrySize(memberLen int) int {
+// lpEntry decodes the entry at off: its member, score and the next offset.
+func lpEntry(lp []byte, off int) (member []byte, score float64, next int) {
+	h, w := binary.Uvarint(lp[off:])
+	start := off + w
+	end := start + int(h>>1)
+	member = lp[start:end:end]
+	if h&1 != 0 {
+		return member, math.Float64frombits(binary.LittleEndian.Uint64(lp[end:])), end + 8
+	}
+	v, k := binary.Varint(lp[end:])
+	return member, float64(v), end + k
+}
+
+// lpEntrySize is the size of the entry for a member of memberLen bytes and
+// score (as lpScore left it).
+func lpEntrySize(memberLen int, score float64) int {
 	var tmp [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(tmp[:], uint64(memberLen)) + memberLen + 8
+	if v, ok := lpIntScore(score); ok {
+		return binary.PutUvarint(tmp[:], uint64(memberLen)<<1) + memberLen + binary.PutVarint(tmp[:], v)
+	}
+	return binary.PutUvarint(tmp[:], uint64(memberLen)<<1|1) + memberLen + 8
+}
+
+// lpAppendEntry appends the entry for member and score (as lpScore left it).
+func lpAppendEntry[M string | []byte](lp []byte, member M, score float64) []byte {
+	if v, ok := lpIntScore(score); ok {
+		lp = binary.AppendUvarint(lp, uint64(len(member))<<1)
+		lp = append(lp, member...)
+		return binary.AppendVarint(lp, v)
+	}
+	lp = binary.AppendUvarint(lp, uint64(len(member))<<1|1)
+	lp = append(lp, member...)
+	return binary.LittleEndian.AppendUint64(lp, math.Float64bits(score))
 }
 
 // lpFind returns the offset, end and score of member's entry.
@@ -165,14 +203,15 @@ func (z *ZSet) lpFind(member []byte) (off, end int, score float64, ok bool) {
 }
 
 // Reserve makes room in the listpack form for the members a multi-member
-// ZADD is about to insert, so that the buffer grows once (see Hash.Reserve).
-func (z *ZSet) Reserve(members [][]byte) {
+// ZADD is about to insert with their scores, so that the buffer grows once
+// (see Hash.Reserve).
+func (z *ZSet) Reserve(members [][]byte, scores []float64) {
 	if z.sl != nil {
 		return
 	}
 	need := 0
-	for _, m := range members {
-		need += lpEntrySize(len(m))
+	for i, m := range members {
+		need += lpEntrySize(len(m), lpScore(scores[i]))
 	}
 	if cap(z.lp)-len(z.lp) < need {
 		nb := make([]byte, len(z.lp), len(z.lp)+need)
@@ -192,12 +231,12 @@ func (z *ZSet) lpInsert(member []byte, score float64) {
 		}
 		off = next
 	}
-	size := lpEntrySize(len(member))
-	z.lp = append(z.lp, make([]byte, size)...)
+	var buf [96]byte // an entry of a member up to zset-max-listpack-value's default fits
+	ent := lpAppendEntry(buf[:0], member, score)
+	size := len(ent)
+	z.lp = append(z.lp, ent...) // grows the buffer (its tail is overwritten next)
 	copy(z.lp[off+size:], z.lp[off:len(z.lp)-size])
-	w := binary.PutUvarint(z.lp[off:], uint64(len(member)))
-	copy(z.lp[off+w:], member)
-	binary.LittleEndian.PutUint64(z.lp[off+w+len(member):], math.Float64bits(score))
+	copy(z.lp[off:], ent)
 	z.lpLen++
 }
 
@@ -255,13 +294,11 @@ func (z *ZSet) convertToSkiplist() {
 func (z *ZSet) convertToListpack() {
 	size := 0
 	for x := z.sl.first(); x != nil; x = x.level0.forward {
-		size += lpEntrySize(len(x.member))
+		size += lpEntrySize(len(x.member), lpScore(x.score))
 	}
 	lp := make([]byte, 0, size)
 	for x := z.sl.first(); x != nil; x = x.level0.forward {
-		lp = binary.AppendUvarint(lp, uint64(len(x.member)))
-		lp = append(lp, x.member...)
-		lp = binary.LittleEndian.AppendUint64(lp, math.Float64bits(lpScore(x.score)))
+		lp = lpAppendEntry(lp, x.member, lpScore(x.score))
 	}
 	z.lp, z.lpLen, z.sl = lp, z.sl.length, nil
 }
@@ -800,13 +837,11 @@ func BuildZSet(elems []ZMember, lim ZSetLimits) *ZSet {
 	if int64(len(elems)) <= lim.MaxListpackEntries && int64(maxLen) <= lim.MaxListpackValue && total <= listpackMaxSafety {
 		size := 0
 		for i := range elems {
-			size += lpEntrySize(len(elems[i].Member))
+			size += lpEntrySize(len(elems[i].Member), lpScore(elems[i].Score))
 		}
 		lp := make([]byte, 0, size)
 		for i := range elems {
-			lp = binary.AppendUvarint(lp, uint64(len(elems[i].Member)))
-			lp = append(lp, elems[i].Member...)
-			lp = binary.LittleEndian.AppendUint64(lp, math.Float64bits(lpScore(elems[i].Score)))
+			lp = lpAppendEntry(lp, elems[i].Member, lpScore(elems[i].Score))
 		}
 		if len(elems) == 0 {
 			lp = nil
