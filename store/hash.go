@@ -25,7 +25,7 @@ import (
 // Slices returned by the accessors alias the value: they are valid until
 // the hash is next modified, under the key's slot lock.
 type Hash struct {
-	pack  []byte // listpack encoding (while table is nil)
+	pack  packBytes // listpack encoding (while table is nil; store/packbytes.go)
 	n     int    // pairs in pack
 	table *fieldTable
 }
@@ -80,9 +80,9 @@ func packRecord(b []byte, p int) ([]byte, int) {
 // packFind returns the position of field's record in the pack and of its
 // value's record, or -1.
 func (h *Hash) packFind(field []byte) (fpos, vpos int) {
-	for p := 0; p < len(h.pack); {
-		f, vp := packRecord(h.pack, p)
-		_, next := packRecord(h.pack, vp)
+	for p := 0; p < len(h.pack.get()); {
+		f, vp := packRecord(h.pack.get(), p)
+		_, next := packRecord(h.pack.get(), vp)
 		if string(f) == string(field) {
 			return p, vp
 		}
@@ -105,7 +105,7 @@ func (h *Hash) Get(field []byte) ([]byte, bool) {
 	if vp < 0 {
 		return nil, false
 	}
-	v, _ := packRecord(h.pack, vp)
+	v, _ := packRecord(h.pack.get(), vp)
 	return v, true
 }
 
@@ -131,7 +131,7 @@ func (h *Hash) TryConvert(maxValue int64, args [][]byte) {
 		}
 		sum += len(a)
 	}
-	if len(h.pack)+sum > packSafeLimit {
+	if len(h.pack.get())+sum > packSafeLimit {
 		h.convert()
 	}
 }
@@ -140,7 +140,7 @@ func (h *Hash) TryConvert(maxValue int64, args [][]byte) {
 // hash as the limits require, and reports whether the field is new.
 func (h *Hash) Set(field, value []byte, maxEntries, maxValue int64) (created bool) {
 	if h.table == nil && (int64(len(field)) > maxValue || int64(len(value)) > maxValue ||
-		len(h.pack)+len(field)+len(value) > packSafeLimit) {
+		len(h.pack.get())+len(field)+len(value) > packSafeLimit) {
 		h.convert()
 	}
 	if h.table != nil {
@@ -152,20 +152,20 @@ func (h *Hash) Set(field, value []byte, maxEntries, maxValue int64) (created boo
 		return true
 	}
 	if _, vp := h.packFind(field); vp >= 0 {
-		old, end := packRecord(h.pack, vp)
+		old, end := packRecord(h.pack.get(), vp)
 		if len(old) == len(value) {
 			copy(old, value)
 		} else {
 			rec := binary.AppendUvarint(make([]byte, 0, len(value)+10), uint64(len(value)))
 			rec = append(rec, value...)
-			h.pack = splice(h.pack, vp, end, rec)
+			h.pack.set(splice(h.pack.get(), vp, end, rec))
 		}
 		return false
 	}
-	h.pack = binary.AppendUvarint(h.pack, uint64(len(field)))
-	h.pack = append(h.pack, field...)
-	h.pack = binary.AppendUvarint(h.pack, uint64(len(value)))
-	h.pack = append(h.pack, value...)
+	b := binary.AppendUvarint(h.pack.get(), uint64(len(field)))
+	b = append(b, field...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	h.pack.set(append(b, value...))
 	h.n++
 	if int64(h.n) > maxEntries {
 		h.convert()
@@ -186,10 +186,10 @@ func (h *Hash) Reserve(pairs [][]byte) {
 	for _, b := range pairs {
 		need += uvarintLen(uint64(len(b))) + len(b)
 	}
-	if cap(h.pack)-len(h.pack) < need {
-		nb := make([]byte, len(h.pack), len(h.pack)+need)
-		copy(nb, h.pack)
-		h.pack = nb
+	if cap(h.pack.get())-len(h.pack.get()) < need {
+		nb := make([]byte, len(h.pack.get()), len(h.pack.get())+need)
+		copy(nb, h.pack.get())
+		h.pack.set(nb)
 	}
 }
 
@@ -220,13 +220,13 @@ func (h *Hash) Delete(field []byte) bool {
 	if fp < 0 {
 		return false
 	}
-	_, end := packRecord(h.pack, vp)
-	h.pack = splice(h.pack, fp, end, nil)
+	_, end := packRecord(h.pack.get(), vp)
+	h.pack.set(splice(h.pack.get(), fp, end, nil))
 	h.n--
 	if h.n == 0 {
-		h.pack = nil
-	} else if cap(h.pack) > 256 && cap(h.pack) > 2*len(h.pack) {
-		h.pack = append([]byte(nil), h.pack...)
+		h.pack.set(nil)
+	} else if cap(h.pack.get()) > 256 && cap(h.pack.get()) > 2*len(h.pack.get()) {
+		h.pack.set(append([]byte(nil), h.pack.get()...))
 	}
 	return true
 }
@@ -237,7 +237,7 @@ func (h *Hash) convert() {
 	for f, v := range h.All() {
 		t.insert(f, v)
 	}
-	h.table, h.pack, h.n = t, nil, 0
+	h.table, h.pack, h.n = t, packBytes{}, 0
 }
 
 // ConvertToTable forces the hashtable encoding.
@@ -260,9 +260,9 @@ func (h *Hash) All() iter.Seq2[[]byte, []byte] {
 			}
 			return
 		}
-		for p := 0; p < len(h.pack); {
-			f, vp := packRecord(h.pack, p)
-			v, next := packRecord(h.pack, vp)
+		for p := 0; p < len(h.pack.get()); {
+			f, vp := packRecord(h.pack.get(), p)
+			v, next := packRecord(h.pack.get(), vp)
 			if !yield(f, v) {
 				return
 			}
@@ -290,14 +290,14 @@ func (h *Hash) pairIndex() func(i int) (f, v []byte) {
 		return h.table.pair
 	}
 	pos := make([]int, 0, h.n)
-	for p := 0; p < len(h.pack); {
+	for p := 0; p < len(h.pack.get()); {
 		pos = append(pos, p)
-		_, vp := packRecord(h.pack, p)
-		_, p = packRecord(h.pack, vp)
+		_, vp := packRecord(h.pack.get(), p)
+		_, p = packRecord(h.pack.get(), vp)
 	}
 	return func(i int) ([]byte, []byte) {
-		f, vp := packRecord(h.pack, pos[i])
-		v, _ := packRecord(h.pack, vp)
+		f, vp := packRecord(h.pack.get(), pos[i])
+		v, _ := packRecord(h.pack.get(), vp)
 		return f, v
 	}
 }
@@ -385,7 +385,7 @@ func (h *Hash) DataBytes() int {
 	if h.table != nil {
 		return h.table.live
 	}
-	return len(h.pack)
+	return len(h.pack.get())
 }
 
 // Clone implements Value.
@@ -393,8 +393,8 @@ func (h *Hash) Clone() Value {
 	c := &Hash{n: h.n}
 	if h.table != nil {
 		c.table = h.table.clone()
-	} else if h.pack != nil {
-		c.pack = append([]byte(nil), h.pack...)
+	} else if h.pack.get() != nil {
+		c.pack.set(append([]byte(nil), h.pack.get()...))
 	}
 	return c
 }
@@ -405,7 +405,7 @@ func (h *Hash) MemoryUsage(samples int) int64 {
 	if h.table != nil {
 		return header + h.table.memoryUsage()
 	}
-	return header + int64(cap(h.pack))
+	return header + int64(cap(h.pack.get()))
 }
 
 // Digest implements Value: every pair is one unordered element, field then

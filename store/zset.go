@@ -23,7 +23,7 @@ import (
 // Member slices handed to callbacks alias the set: they may be read during
 // the callback only, and never modified.
 type ZSet struct {
-	lp    []byte // listpack entries, when sl is nil
+	lp    packBytes // listpack entries, when sl is nil (store/packbytes.go)
 	lpLen int
 	sl    *skiplist
 }
@@ -91,7 +91,9 @@ func (z *ZSet) Clone() Value {
 	if z.sl != nil {
 		return &ZSet{sl: z.sl.clone()}
 	}
-	return &ZSet{lp: bytes.Clone(z.lp), lpLen: z.lpLen}
+	c := &ZSet{lpLen: z.lpLen}
+	c.lp.set(bytes.Clone(z.lp.get()))
+	return c
 }
 
 // MemoryUsage implements Value, estimating the way Redis's
@@ -100,7 +102,7 @@ func (z *ZSet) Clone() Value {
 func (z *ZSet) MemoryUsage(samples int) int64 {
 	const robj = 16
 	if z.sl == nil {
-		return robj + int64(cap(z.lp))
+		return robj + int64(cap(z.lp.get()))
 	}
 	sl := z.sl
 	size := int64(robj + unsafe.Sizeof(ZSet{}) + unsafe.Sizeof(skiplist{}))
@@ -192,8 +194,8 @@ func lpAppendEntry[M string | []byte](lp []byte, member M, score float64) []byte
 
 // lpFind returns the offset, end and score of member's entry.
 func (z *ZSet) lpFind(member []byte) (off, end int, score float64, ok bool) {
-	for off < len(z.lp) {
-		m, s, next := lpEntry(z.lp, off)
+	for off < len(z.lp.get()) {
+		m, s, next := lpEntry(z.lp.get(), off)
 		if bytes.Equal(m, member) {
 			return off, next, s, true
 		}
@@ -213,10 +215,10 @@ func (z *ZSet) Reserve(members [][]byte, scores []float64) {
 	for i, m := range members {
 		need += lpEntrySize(len(m), lpScore(scores[i]))
 	}
-	if cap(z.lp)-len(z.lp) < need {
-		nb := make([]byte, len(z.lp), len(z.lp)+need)
-		copy(nb, z.lp)
-		z.lp = nb
+	if cap(z.lp.get())-len(z.lp.get()) < need {
+		nb := make([]byte, len(z.lp.get()), len(z.lp.get())+need)
+		copy(nb, z.lp.get())
+		z.lp.set(nb)
 	}
 }
 
@@ -224,8 +226,8 @@ func (z *ZSet) Reserve(members [][]byte, scores []float64) {
 func (z *ZSet) lpInsert(member []byte, score float64) {
 	score = lpScore(score)
 	off := 0
-	for off < len(z.lp) {
-		m, s, next := lpEntry(z.lp, off)
+	for off < len(z.lp.get()) {
+		m, s, next := lpEntry(z.lp.get(), off)
 		if s > score || s == score && bytes.Compare(m, member) > 0 {
 			break
 		}
@@ -234,27 +236,27 @@ func (z *ZSet) lpInsert(member []byte, score float64) {
 	var buf [96]byte // an entry of a member up to zset-max-listpack-value's default fits
 	ent := lpAppendEntry(buf[:0], member, score)
 	size := len(ent)
-	z.lp = append(z.lp, ent...) // grows the buffer (its tail is overwritten next)
-	copy(z.lp[off+size:], z.lp[off:len(z.lp)-size])
-	copy(z.lp[off:], ent)
+	z.lp.set(append(z.lp.get(), ent...)) // grows the buffer (its tail is overwritten next)
+	copy(z.lp.get()[off+size:], z.lp.get()[off:len(z.lp.get())-size])
+	copy(z.lp.get()[off:], ent)
 	z.lpLen++
 }
 
 // lpDeleteRange removes the bytes [off, end) holding count entries.
 func (z *ZSet) lpDeleteRange(off, end, count int) {
-	z.lp = append(z.lp[:off], z.lp[end:]...)
+	z.lp.set(append(z.lp.get()[:off], z.lp.get()[end:]...))
 	z.lpLen -= count
 	if z.lpLen == 0 {
-		z.lp = nil
+		z.lp.set(nil)
 	}
 }
 
 // lpOffsets returns every entry's offset, using buf when it is big enough.
 func (z *ZSet) lpOffsets(buf []int32) []int32 {
 	offs := buf[:0]
-	for off := 0; off < len(z.lp); {
+	for off := 0; off < len(z.lp.get()); {
 		offs = append(offs, int32(off))
-		_, _, off = lpEntry(z.lp, off)
+		_, _, off = lpEntry(z.lp.get(), off)
 	}
 	return offs
 }
@@ -263,7 +265,7 @@ func (z *ZSet) lpOffsets(buf []int32) []int32 {
 func (z *ZSet) lpRankOffset(r int) int {
 	off := 0
 	for ; r > 0; r-- {
-		_, _, off = lpEntry(z.lp, off)
+		_, _, off = lpEntry(z.lp.get(), off)
 	}
 	return off
 }
@@ -282,12 +284,12 @@ func (z *ZSet) convertToSkiplist() {
 	var buf [128]int32
 	offs := z.lpOffsets(buf[:])
 	for i := len(offs) - 1; i >= 0; i-- {
-		m, s, _ := lpEntry(z.lp, int(offs[i]))
+		m, s, _ := lpEntry(z.lp.get(), int(offs[i]))
 		n := newZslNode(zslRandomLevel(), s, string(m))
 		sl.insertNode(n)
 		sl.indexAdd(n)
 	}
-	z.sl, z.lp, z.lpLen = sl, nil, 0
+	z.sl, z.lp, z.lpLen = sl, packBytes{}, 0
 }
 
 // convertToListpack switches a skiplist to the listpack encoding.
@@ -300,7 +302,8 @@ func (z *ZSet) convertToListpack() {
 	for x := z.sl.first(); x != nil; x = x.level0.forward {
 		lp = lpAppendEntry(lp, x.member, lpScore(x.score))
 	}
-	z.lp, z.lpLen, z.sl = lp, z.sl.length, nil
+	z.lp.set(lp)
+	z.lpLen, z.sl = z.sl.length, nil
 }
 
 // ConvertToListpackIfNeeded is Redis's zsetConvertToListpackIfNeeded: a
@@ -373,7 +376,7 @@ func (z *ZSet) Add(member []byte, score float64, flags ZAddFlags, lim ZSetLimits
 			return ZAddNop, 0
 		}
 		if int64(z.lpLen)+1 > lim.MaxListpackEntries || int64(len(member)) > lim.MaxListpackValue ||
-			len(z.lp)+len(member) > listpackMaxSafety {
+			len(z.lp.get())+len(member) > listpackMaxSafety {
 			z.convertToSkiplist()
 		} else {
 			z.lpInsert(member, score)
@@ -441,8 +444,8 @@ func (z *ZSet) Rank(member []byte, reverse bool) (int, bool) {
 	if z.sl == nil {
 		r = 1
 		found := false
-		for off := 0; off < len(z.lp); r++ {
-			m, _, next := lpEntry(z.lp, off)
+		for off := 0; off < len(z.lp.get()); r++ {
+			m, _, next := lpEntry(z.lp.get(), off)
 			if bytes.Equal(m, member) {
 				found = true
 				break
@@ -487,7 +490,7 @@ func (z *ZSet) RangeByRank(start, end int, reverse bool, fn ZVisit) {
 			var buf [128]int32
 			offs := z.lpOffsets(buf[:])
 			for r := start; r <= end; r++ {
-				m, s, _ := lpEntry(z.lp, int(offs[len(offs)-1-r]))
+				m, s, _ := lpEntry(z.lp.get(), int(offs[len(offs)-1-r]))
 				if !fn(m, s) {
 					return
 				}
@@ -496,7 +499,7 @@ func (z *ZSet) RangeByRank(start, end int, reverse bool, fn ZVisit) {
 		}
 		off := z.lpRankOffset(start)
 		for r := start; r <= end; r++ {
-			m, s, next := lpEntry(z.lp, off)
+			m, s, next := lpEntry(z.lp.get(), off)
 			if !fn(m, s) {
 				return
 			}
@@ -530,11 +533,11 @@ func (z *ZSet) RangeByRank(start, end int, reverse bool, fn ZVisit) {
 
 // lpFirstLast returns the first and last entries of a non-empty listpack.
 func (z *ZSet) lpFirstLast() (fm []byte, fs float64, lm []byte, ls float64) {
-	fm, fs, _ = lpEntry(z.lp, 0)
+	fm, fs, _ = lpEntry(z.lp.get(), 0)
 	off := 0
 	for {
-		m, s, next := lpEntry(z.lp, off)
-		if next >= len(z.lp) {
+		m, s, next := lpEntry(z.lp.get(), off)
+		if next >= len(z.lp.get()) {
 			return fm, fs, m, s
 		}
 		off = next
@@ -573,7 +576,7 @@ func (z *ZSet) lpWalk(reverse bool, start, inRange func(m []byte, s float64) boo
 		i, step = len(offs)-1, -1
 	}
 	for ; i >= 0 && i < len(offs); i += step {
-		m, s, _ := lpEntry(z.lp, int(offs[i]))
+		m, s, _ := lpEntry(z.lp.get(), int(offs[i]))
 		if start(m, s) {
 			break
 		}
@@ -583,14 +586,14 @@ func (z *ZSet) lpWalk(reverse bool, start, inRange func(m []byte, s float64) boo
 	}
 	// Redis checks that the first element found is inside the range (the
 	// zzlFirstInRange contract) before it applies the offset.
-	if m, s, _ := lpEntry(z.lp, int(offs[i])); !inRange(m, s) {
+	if m, s, _ := lpEntry(z.lp.get(), int(offs[i])); !inRange(m, s) {
 		return
 	}
 	for ; offset > 0 && i >= 0 && i < len(offs); offset-- {
 		i += step
 	}
 	for ; limit != 0 && i >= 0 && i < len(offs); i += step {
-		m, s, _ := lpEntry(z.lp, int(offs[i]))
+		m, s, _ := lpEntry(z.lp.get(), int(offs[i]))
 		if !inRange(m, s) || !fn(m, s) {
 			return
 		}
@@ -713,7 +716,7 @@ func (z *ZSet) RemoveRangeByRank(start, end int) int {
 	off := z.lpRankOffset(start)
 	stop := off
 	for r := start; r <= end; r++ {
-		_, _, stop = lpEntry(z.lp, stop)
+		_, _, stop = lpEntry(z.lp.get(), stop)
 	}
 	z.lpDeleteRange(off, stop, end-start+1)
 	return end - start + 1
@@ -723,16 +726,16 @@ func (z *ZSet) RemoveRangeByRank(start, end int) int {
 // first entry with start true and goes on while inRange holds.
 func (z *ZSet) lpRemoveWhere(start, inRange func(m []byte, s float64) bool) int {
 	off := 0
-	for off < len(z.lp) {
-		m, s, next := lpEntry(z.lp, off)
+	for off < len(z.lp.get()) {
+		m, s, next := lpEntry(z.lp.get(), off)
 		if start(m, s) {
 			break
 		}
 		off = next
 	}
 	end, n := off, 0
-	for end < len(z.lp) {
-		m, s, next := lpEntry(z.lp, end)
+	for end < len(z.lp.get()) {
+		m, s, next := lpEntry(z.lp.get(), end)
 		if !inRange(m, s) {
 			break
 		}
@@ -846,7 +849,9 @@ func BuildZSet(elems []ZMember, lim ZSetLimits) *ZSet {
 		if len(elems) == 0 {
 			lp = nil
 		}
-		return &ZSet{lp: lp, lpLen: len(elems)}
+		z := &ZSet{lpLen: len(elems)}
+		z.lp.set(lp)
+		return z
 	}
 	sl := newSkiplist()
 	size := zslIndexMinSize
