@@ -26,7 +26,7 @@ import (
 // the hash is next modified, under the key's slot lock.
 type Hash struct {
 	pack  packBytes // listpack encoding (while table is nil; store/packbytes.go)
-	n     int    // pairs in pack
+	n     int       // pairs in pack
 	table *fieldTable
 }
 
