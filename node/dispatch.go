@@ -263,7 +263,9 @@ func (c *Client) flushStats() {
 		sh.lat[i].Add(a.lat[i])
 		a.lat[i] = 0
 	}
-	a.spec, a.calls, a.usec, a.rejected, a.failed, a.latUsed = nil, 0, 0, 0, 0, 0
+	// The spec stays: a command that flushes mid-run (before blocking)
+	// goes on counting into the same accumulator.
+	a.calls, a.usec, a.rejected, a.failed, a.latUsed = 0, 0, 0, 0, 0
 }
 
 // startBatch reads the clock for a batch of requests read together: the
