@@ -1,7 +1,6 @@
 package node
 
 import (
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -35,7 +34,7 @@ const (
 	idleAllocPerTick = 128 << 10
 	// trimSlack: trim only when the heap holds this much more than the live
 	// data (ratio) and at least trimMinBytes.
-	trimSlack    = 1.25
+	trimSlack    = 1.10
 	trimMinBytes = 16 << 20
 	trimInterval = 2 * time.Second
 )
@@ -61,8 +60,7 @@ func (h *heapTrimmer) tick(now time.Time) bool {
 		return false
 	}
 	h.lastTrim = now
-	runtime.GC()
-	debug.FreeOSMemory()
+	debug.FreeOSMemory() // collects first: one collection, not two
 	// The collection itself allocated nothing worth counting.
 	metrics.Read(h.samples[:1])
 	h.lastAlloc = h.samples[0].Value.Uint64()
