@@ -38,6 +38,8 @@ type Client struct {
 	cmdStart      time.Duration // monotonic start of the running command (since the server started)
 	stats         cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch.go)
 	connDone      bool          // the socket is closed: the serving loop stops
+	wrPending     bool          // replies wait in wr (flushReplies)
+	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
 	lastName      []byte

@@ -770,7 +770,7 @@ func (c *Client) fcall(args [][]byte, ro bool) {
 	if !c.prepareScript(fi.flags, ro) {
 		return
 	}
-	run := &scriptRun{name: fi.name, flags: fi.flags, readOnly: ro || fi.flags&sfNoWrites != 0, argv: args}
+	run := &scriptRun{name: fi.name, flags: fi.flags, readOnly: ro || fi.flags&sfNoWrites != 0, argv: cloneArgs(args)} // FUNCTION STATS reads it from other connections
 	c.runLua(run, func(*scriptEngine) (*luaEnv, *lua.LFunction) {
 		fe.mu.Lock()
 		cur := fe.funcs[name]

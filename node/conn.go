@@ -16,9 +16,10 @@ import (
 // that read split into arguments by redcon.ReadNextCommand, redcon's
 // allocation-free parser → each command run by the dispatcher → the replies
 // of the whole batch written with one redcon.Writer flush. The arguments
-// alias the batch's buffer and the batch's one argument array, so a
-// pipelined read of N commands costs two allocations, not redcon.Serve's
-// per-command copies (which were a fifth of the CPU of a -P 16 benchmark).
+// alias the batch's buffer and the batch's one argument array; both serve
+// the next batch unless a command kept its arguments (keepArgs), so a
+// steady pipeline allocates nothing per read, where redcon.Serve copied
+// every command (a fifth of the CPU of a -P 16 benchmark).
 
 // serveListener accepts clients on ln until it fails for good (closed or
 // retired and the server stopped), then closes the connections it accepted
@@ -89,15 +90,24 @@ var errConnDone = errors.New("connection done")
 
 // serveRequests is the read → run → write loop. It returns why it ended.
 func (s *Server) serveRequests(c *Client) error {
+	var spareArgs [][]byte
 	for {
 		batch, nargs, err := c.guard.readBatch()
 		if err != nil {
 			return err
 		}
 		c.startBatch()
-		// One argument array per batch, of the batch's exact size, never
-		// reused (see the file comment).
-		all := make([][]byte, 0, nargs)
+		s.stats.readBatches.Add(1)
+		// The batch's argument array, of its exact size: the last batch's
+		// if that one was given back (see keepArgs).
+		var all [][]byte
+		if cap(spareArgs) >= nargs {
+			all = spareArgs[:0]
+		} else {
+			all = make([][]byte, 0, nargs)
+		}
+		spareArgs = nil
+		c.argsKept = false
 		for len(batch) > 0 {
 			complete, args, _, rest, perr := redcon.ReadNextCommand(batch, all[len(all):])
 			if perr != nil || !complete {
@@ -117,14 +127,29 @@ func (s *Server) serveRequests(c *Client) error {
 		if err := c.flushReplies(); err != nil {
 			return err
 		}
+		if !c.argsKept {
+			// Nothing refers to the batch any more: its buffers serve the
+			// next one (a steady pipeline allocates nothing per batch).
+			clear(all)
+			spareArgs = all[:0]
+			c.guard.recycle()
+		}
 	}
 }
 
+// keepArgs records that the running command keeps references to its
+// arguments after it returns (MULTI queues the command), so its batch's
+// buffers must not be reused. Handlers otherwise copy what they keep
+// (bytes.Clone, string(...)): the arguments alias the connection's buffers.
+func (c *Client) keepArgs() { c.argsKept = true }
+
 // flushReplies writes the replies queued for the connection, if any.
+// (redcon.Writer.Buffer copies the buffer, so the loop keeps its own flag.)
 func (c *Client) flushReplies() error {
-	if c.wr == nil || len(c.wr.Buffer()) == 0 {
+	if c.wr == nil || !c.wrPending {
 		return nil
 	}
+	c.wrPending = false
 	return c.wr.Flush()
 }
 

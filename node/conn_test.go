@@ -66,3 +66,31 @@ func TestPipelinedStatsAreCountedBeforeReplies(t *testing.T) {
 		t.Fatal("INFO stats has no total_commands_processed")
 	}
 }
+
+// TestQueuedArgumentsSurviveLaterBatches runs a transaction whose commands
+// arrive in many small reads (7 bytes each): every batch is handed back for
+// reuse unless a command kept its arguments, and the queued SETs must still
+// hold their own keys and values when EXEC runs them batches later.
+func TestQueuedArgumentsSurviveLaterBatches(t *testing.T) {
+	srv := newFuzzServer(t)
+	var in []byte
+	in = append(in, encodeCommand("MULTI")...)
+	for _, kv := range [][2]string{{"alpha", "one"}, {"beta", "two"}, {"gamma", "three"}} {
+		in = append(in, encodeCommand("SET", kv[0], kv[1])...)
+		in = append(in, encodeCommand("PING", "filler-"+kv[0])...) // queued too
+	}
+	in = append(in, encodeCommand("EXEC")...)
+	in = append(in, encodeCommand("MGET", "alpha", "beta", "gamma")...)
+	for _, chunk := range []int{7, 1, len(in)} {
+		srv.ks.FlushAll()
+		fc := &fakeConn{in: bytes.NewReader(in), chunk: chunk}
+		c := newFuzzClient(srv, fc)
+		_ = srv.serveRequests(c)
+		out := fc.out.String()
+		want := "*6\r\n+OK\r\n$12\r\nfiller-alpha\r\n+OK\r\n$11\r\nfiller-beta\r\n+OK\r\n$12\r\nfiller-gamma\r\n" +
+			"*3\r\n$3\r\none\r\n$3\r\ntwo\r\n$5\r\nthree\r\n"
+		if !strings.HasSuffix(out, want) {
+			t.Fatalf("chunk %d: replies %q\nwant them to end with %q", chunk, out, want)
+		}
+	}
+}

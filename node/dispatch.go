@@ -33,6 +33,7 @@ func (s *Server) handle(c *Client, args [][]byte) {
 				c.ps.push.enqueue(c.out, s)
 			} else {
 				c.wr.WriteRaw(c.out)
+				c.wrPending = true
 			}
 			c.outBytes.Add(int64(len(c.out)))
 		case replySkipThis:

@@ -36,6 +36,8 @@ type respGuard struct {
 	in       []byte
 	out      []byte // canonical bytes produced, not yet handed out by readBatch
 	complete int    // out[:complete] holds whole commands; the rest is a partial one
+	spare    []byte // a batch handed back by recycle, for the next batch
+	handed   []byte // the buffer of the last batch handed out, whole capacity
 	args     int    // arguments of the whole commands in out[:complete]
 	cmdArgs  int    // arguments of the command being parsed
 
@@ -100,9 +102,10 @@ func newRespGuard(c net.Conn, lim *guardLimits) *respGuard {
 // readBatch returns the canonical bytes of every complete command read so
 // far (at least one), reading from the socket as needed: one socket read is
 // one batch, as in Redis. The batch belongs to the caller from then on: the
-// guard continues in a fresh buffer, so arguments that alias a batch (a
-// command queued by MULTI, a blocked command's keys) stay valid for as long
-// as anything refers to them.
+// guard continues in another buffer, so arguments that alias a batch (a
+// command queued by MULTI) stay valid for as long as anything refers to
+// them. A caller done with a batch that nothing refers to any more hands it
+// back with recycle, and the guard alternates between two buffers.
 //
 // A protocol error is reported once the commands before the bad bytes have
 // been handed out (and, by the caller, answered): the next call writes
@@ -111,11 +114,17 @@ func (g *respGuard) readBatch() (batch []byte, args int, err error) {
 	for {
 		if g.complete > 0 {
 			batch, args = g.out[:g.complete:g.complete], g.args
+			g.handed = g.out[:0] // with its whole capacity, for recycle
 			rest := g.out[g.complete:]
-			// Size the next buffer like this batch (bounded), so a steady
-			// pipeline allocates once per batch and a one-off big command
-			// does not keep its buffer.
-			next := make([]byte, len(rest), max(len(rest), min(g.complete, guardReadSize), 64))
+			var next []byte
+			if cap(g.spare) >= len(rest) {
+				next = g.spare[:len(rest)]
+			} else {
+				// Size a new buffer like this batch (bounded): a one-off
+				// big command does not keep its buffer.
+				next = make([]byte, len(rest), max(len(rest), min(g.complete, guardReadSize), 64))
+			}
+			g.spare = nil
 			copy(next, rest)
 			g.out, g.complete, g.args = next, 0, 0
 			return batch, args, nil
@@ -140,6 +149,17 @@ func (g *respGuard) readBatch() (batch []byte, args int, err error) {
 			return nil, 0, err
 		}
 	}
+}
+
+// recycle hands back the last batch from readBatch, which nothing refers
+// to any more: the next batch is built in its buffer instead of a new
+// allocation. A big buffer (a one-off large command) is left to the
+// collector.
+func (g *respGuard) recycle() {
+	if cap(g.handed) <= 4*guardReadSize {
+		g.spare = g.handed
+	}
+	g.handed = nil
 }
 
 // fill reads more input, keeping the unparsed window at the buffer's start.

@@ -16,9 +16,10 @@ import (
 // free pages. While the server is busy it never runs, so it costs nothing on
 // the hot path. Owned by the cron goroutine.
 type heapTrimmer struct {
-	samples   []metrics.Sample
-	lastAlloc uint64
-	lastTrim  time.Time
+	samples     []metrics.Sample
+	lastAlloc   uint64
+	lastBatches uint64
+	lastTrim    time.Time
 }
 
 const (
@@ -30,8 +31,12 @@ const (
 	// trimCheckInterval is how often the trimmer samples the allocator.
 	trimCheckInterval = 50 * time.Millisecond
 	// idleAllocPerTick: below this many bytes allocated per check the
-	// server counts as idle (a few hundred small commands).
-	idleAllocPerTick = 128 << 10
+	// server counts as idle (a few hundred small commands), if it also
+	// served at most idleBatchesPerTick socket reads: a busy pipeline that
+	// reuses its buffers allocates next to nothing, and a collection per
+	// trimInterval under load would cost more than it returns.
+	idleAllocPerTick   = 128 << 10
+	idleBatchesPerTick = 50
 	// trimSlack: trim only when the heap holds this much more than the live
 	// data (ratio) and at least trimMinBytes.
 	trimSlack    = 1.10
@@ -45,15 +50,18 @@ func newHeapTrimmer() *heapTrimmer {
 	}}
 }
 
-// tick is called from the cron; it returns true if it trimmed.
-func (h *heapTrimmer) tick(now time.Time) bool {
+// tick is called from the cron with the server's count of read batches so
+// far; it returns true if it trimmed.
+func (h *heapTrimmer) tick(now time.Time, batches uint64) bool {
 	metrics.Read(h.samples)
 	allocs := h.samples[0].Value.Uint64()
 	live := h.samples[1].Value.Uint64()
 	held := h.samples[2].Value.Uint64() + h.samples[3].Value.Uint64()
 	delta := allocs - h.lastAlloc
 	h.lastAlloc = allocs
-	if delta > idleAllocPerTick || now.Sub(h.lastTrim) < trimInterval {
+	served := batches - h.lastBatches
+	h.lastBatches = batches
+	if delta > idleAllocPerTick || served > idleBatchesPerTick || now.Sub(h.lastTrim) < trimInterval {
 		return false
 	}
 	if held < trimMinBytes || float64(held) < trimSlack*float64(live) {

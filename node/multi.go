@@ -55,7 +55,7 @@ type multiState struct {
 
 type queuedCommand struct {
 	spec *CommandSpec
-	args [][]byte // redcon gives every command its own copy of the request
+	args [][]byte // aliases the connection's buffers, kept for EXEC: queue calls keepArgs (node/conn.go)
 }
 
 // clientTx is a client's transaction and scripting state beyond the open
@@ -122,6 +122,7 @@ func (c *Client) queue(spec *CommandSpec, args [][]byte) {
 		return
 	}
 	c.multi.queue = append(c.multi.queue, queuedCommand{spec: spec, args: args})
+	c.keepArgs() // the queued arguments alias the connection's buffers (node/conn.go)
 	c.multiLen.Store(int32(len(c.multi.queue)))
 	c.Status("QUEUED")
 }

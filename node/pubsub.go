@@ -418,6 +418,7 @@ func (c *Client) ensurePushWriter() {
 	if c.wr != nil {
 		w.buf = c.wr.Buffer()
 		c.wr.SetBuffer(nil)
+		c.wrPending = false
 	}
 	c.ps.push = w
 	go w.run()

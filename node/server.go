@@ -88,6 +88,9 @@ type Server struct {
 
 // serverStats are the counters INFO stats reports.
 type serverStats struct {
+	// readBatches counts socket reads that brought commands (one atomic
+	// add per read, not per command): the heap trimmer's sign of activity.
+	readBatches         atomic.Int64
 	connectionsReceived atomic.Int64
 	rejectedConns       atomic.Int64
 	// Commands and network bytes are counted per client (no cache line
@@ -392,7 +395,7 @@ func (s *Server) cron() {
 		case <-s.stopCron:
 			return
 		case now := <-trimTicker.C:
-			if trim.tick(now) {
+			if trim.tick(now, uint64(s.stats.readBatches.Load())) {
 				s.log.Debug("idle: returned free heap memory to the OS")
 			}
 			continue
