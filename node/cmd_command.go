@@ -414,7 +414,9 @@ func cmdCommandGetKeys(c *Client, args [][]byte, withFlags bool) {
 
 // keyFlags attributes each key position to the key spec that finds it, by
 // running the key extractor on each spec alone; a position no single spec
-// finds (a key procedure's) takes the first spec's flags.
+// finds (a key procedure's) takes the flags the procedure gives it
+// (GetKeyFlags: SORT's STORE destination is OW update), else the first
+// spec's.
 func keyFlags(spec *CommandSpec, args [][]byte, keys []int) []KeySpecFlag {
 	if f, ok := variableKeyFlags(spec, args); ok {
 		out := make([]KeySpecFlag, len(keys))
@@ -441,7 +443,11 @@ func keyFlags(spec *CommandSpec, args [][]byte, keys []int) []KeySpecFlag {
 	out := make([]KeySpecFlag, len(keys))
 	for i, p := range keys {
 		f, ok := byPos[p]
-		if !ok && len(spec.KeySpecs) > 0 {
+		switch {
+		case ok:
+		case spec.GetKeyFlags != nil:
+			f = spec.GetKeyFlags(args, p)
+		case len(spec.KeySpecs) > 0:
 			f = spec.KeySpecs[0].Flags
 		}
 		out[i] = f

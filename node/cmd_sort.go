@@ -44,6 +44,15 @@ func sortGetKeys(args [][]byte) ([]int, error) {
 	return keys, nil
 }
 
+// sortKeyFlags: the sorted key is read, the STORE destination overwritten
+// (Redis's sortGetKeys: CMD_KEY_RO|CMD_KEY_ACCESS, CMD_KEY_OW|CMD_KEY_UPDATE).
+func sortKeyFlags(_ [][]byte, pos int) KeySpecFlag {
+	if pos == 1 {
+		return KeyRO | KeyAccess
+	}
+	return KeyOW | KeyUpdate
+}
+
 // sortROGetKeys: SORT_RO has no destination.
 func sortROGetKeys(args [][]byte) ([]int, error) { return []int{1}, nil }
 

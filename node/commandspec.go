@@ -177,6 +177,9 @@ type CommandSpec struct {
 	// GetKeys, when set, replaces the key-spec walk for commands whose key
 	// positions the specs cannot describe completely (Redis's getkeys_proc).
 	GetKeys func(args [][]byte) ([]int, error)
+	// GetKeyFlags, when set, gives the flags of a key position GetKeys found
+	// and no single key spec describes (COMMAND GETKEYSANDFLAGS).
+	GetKeyFlags func(args [][]byte, pos int) KeySpecFlag
 
 	// Subcommands of a container command (CONFIG, CLIENT, ...), by lower-case name.
 	Subcommands map[string]*CommandSpec

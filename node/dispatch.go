@@ -193,7 +193,7 @@ func (c *Client) run(args [][]byte) {
 	if c.errored {
 		acc.failed++
 	}
-	s.slowlog.maybeRecord(c, args, c.batchAt.Add(start-c.batchStart), dur)
+	s.slowlog.maybeRecord(c, spec, args, c.batchAt.Add(start-c.batchStart), dur)
 	// Serve the clients blocked on keys this command made ready, before its
 	// reply is sent (node/blocking.go).
 	if len(c.bs.ready) > 0 {

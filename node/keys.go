@@ -114,6 +114,14 @@ func findKeyword(args [][]byte, kw string, startFrom int) int {
 	}
 }
 
+// keyProcFlags returns, for key procedures that find keys no single key
+// spec describes, the flags of such a key (Redis's procedures set them).
+func keyProcFlags() map[string]func([][]byte, int) KeySpecFlag {
+	return map[string]func([][]byte, int) KeySpecFlag{
+		"sort": sortKeyFlags, // node/cmd_sort.go
+	}
+}
+
 // keyProcs returns the key procedures of commands whose keys the specs
 // cannot locate exactly (Redis's getkeys_proc), by full command name.
 func keyProcs() map[string]func([][]byte) ([]int, error) {

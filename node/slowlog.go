@@ -29,14 +29,13 @@ const (
 )
 
 // maybeRecord logs the command if it was slow enough.
-func (l *slowlog) maybeRecord(c *Client, args [][]byte, at time.Time, d time.Duration) {
+func (l *slowlog) maybeRecord(c *Client, spec *CommandSpec, args [][]byte, at time.Time, d time.Duration) {
 	threshold := c.srv.slowlogThreshold()
 	if threshold < 0 || int64(d/time.Microsecond) < threshold {
 		return
 	}
-	spec := c.lastCmd.Load()
-	if spec != nil && spec.Flags&FlagSkipSlowlog != 0 {
-		return
+	if spec.Flags&FlagSkipSlowlog != 0 {
+		return // EXEC: its commands are logged one by one (execQueued)
 	}
 	n := len(args)
 	if n > slowlogMaxArgc {

@@ -102,6 +102,7 @@ func (t *commandTable) finalize(spec, parent *CommandSpec, handlers map[string]H
 	}
 	if p, ok := procs[spec.fullName]; ok {
 		spec.GetKeys = p
+		spec.GetKeyFlags = keyProcFlags()[spec.fullName] // a handful of commands, once
 	}
 	// Implicit ACL categories (server.c setImplicitACLCategories).
 	if spec.Flags&FlagWrite != 0 {
