@@ -37,6 +37,13 @@ package node
 //
 // Lock order: slot locks (ascending) before blockRegistry.mu; nothing takes
 // a slot lock while holding blockRegistry.mu.
+//
+// Arguments: a waiter's serve callback may read the blocked command's
+// arguments, which alias its connection's read buffers (node/conn.go). That
+// is safe only because the blocked client waits INSIDE its command: its
+// connection loop reads no further batch, so the buffers are not reused,
+// until the wait is over. A design where the loop went on reading while a
+// client is blocked would have to copy them first.
 
 import (
 	"cmp"
