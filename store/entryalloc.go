@@ -14,28 +14,17 @@ import "unsafe"
 // e.key and e.val point into the array; an interior pointer keeps the whole
 // allocation alive. A value later replaced by one of another length gets an
 // allocation of its own (setString), as before.
-type (
-	entryInline16 struct {
-		e Entry
-		b [16]byte
-	}
-	entryInline32 struct {
-		e Entry
-		b [32]byte
-	}
-	entryInline48 struct {
-		e Entry
-		b [48]byte
-	}
-	entryInline64 struct {
-		e Entry
-		b [64]byte
-	}
-	entryInline80 struct {
-		e Entry
-		b [80]byte
-	}
-)
+type entryInline[B any] struct {
+	e Entry
+	b B // a byte array: [16]byte, [32]byte, ... (allocInline)
+}
+
+// allocInline allocates an entry followed by the byte array B and returns
+// both.
+func allocInline[B any]() (*Entry, []byte) {
+	x := new(entryInline[B])
+	return &x.e, unsafe.Slice((*byte)(unsafe.Pointer(&x.b)), unsafe.Sizeof(x.b))
+}
 
 // entryInlineMax is the most key+value bytes kept inside the entry.
 const entryInlineMax = 80
@@ -71,20 +60,15 @@ func allocEntry(key, val []byte) *Entry {
 	case n == 0:
 		return &Entry{}
 	case n <= 16:
-		x := new(entryInline16)
-		e, b = &x.e, x.b[:]
+		e, b = allocInline[[16]byte]()
 	case n <= 32:
-		x := new(entryInline32)
-		e, b = &x.e, x.b[:]
+		e, b = allocInline[[32]byte]()
 	case n <= 48:
-		x := new(entryInline48)
-		e, b = &x.e, x.b[:]
+		e, b = allocInline[[48]byte]()
 	case n <= 64:
-		x := new(entryInline64)
-		e, b = &x.e, x.b[:]
+		e, b = allocInline[[64]byte]()
 	case n <= entryInlineMax:
-		x := new(entryInline80)
-		e, b = &x.e, x.b[:]
+		e, b = allocInline[[entryInlineMax]byte]()
 	default:
 		e = &Entry{key: string(key)}
 		if val != nil {
