@@ -27,7 +27,14 @@ cp -a "$REDIS_SRC/runtest" "$REDIS_SRC/tests" "$WORK/"
 mkdir -p "$WORK/src"
 for b in redis-server redis-cli redis-benchmark; do ln -sf "$(command -v "$b" || echo /usr/bin/$b)" "$WORK/src/$b"; done
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+# The cluster bus listens on port+10000, so the client port must stay below 55536.
+PORT=$(python3 -c '
+import socket
+for _ in range(200):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
+    if p <= 55535:
+        print(p); break
+')
 BASEPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 "$SERVER" --port "$PORT" --bind 127.0.0.1 --dir "$WORK" --cluster-enabled yes --cluster-config-file "$WORK/nodes.conf" \
   --enable-debug-command yes --save "" --appendonly no >"$WORK/server.log" 2>&1 &
