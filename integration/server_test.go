@@ -73,6 +73,15 @@ func TestBusyPortExits1(t *testing.T) {
 	require.Contains(t, out, fmt.Sprintf("Failed listening on port %d (TCP), aborting.", port))
 }
 
+// TestClusterPortTooHighExits1: with cluster-enabled and no cluster-port,
+// the bus would need port+10000, so a port above 55535 stops the server
+// with Redis's message (nothing is bound: the check comes first).
+func TestClusterPortTooHighExits1(t *testing.T) {
+	code, out := runBinary(t, t.TempDir(), "--port", "60000", "--bind", "127.0.0.1", "--cluster-enabled", "yes")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "Your Redis port number must be 55535 or less.")
+}
+
 func TestSignalsAndShutdownStopCleanly(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		s := StartServer(t)

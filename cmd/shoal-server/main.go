@@ -74,6 +74,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Warn("Warning: no config file specified, using the default config. In order to specify a config file use shoal-server /path/to/shoal.conf")
 	}
 
+	// Redis's clusterInit port check: the bus takes port+10000 unless
+	// cluster-port says otherwise.
+	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && cfg.Int("port") > 65535-10000 {
+		log.Warn("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
+		return 1
+	}
+
 	stopped := make(chan struct{}, 1)
 	srv, err := node.New(cfg, node.Options{Logger: log, OnShutdown: func() {
 		select {
