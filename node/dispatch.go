@@ -35,7 +35,7 @@ func (s *Server) handle(c *Client, args [][]byte) {
 				c.wr.WriteRaw(c.out)
 				c.wrPending = true
 			}
-			c.outBytes.Add(int64(len(c.out)))
+			c.stats.outBytes += int64(len(c.out)) // published by flushStats
 		case replySkipThis:
 			c.replyMode = replyOn
 		}
@@ -215,6 +215,7 @@ type cmdStatAcc struct {
 	calls, usec, rejected, failed int64
 	lat                           [latencyBucketCount]int64
 	latUsed                       uint32 // the buckets of lat that are not zero
+	outBytes                      int64  // reply bytes queued since the last flush (any command)
 }
 
 // observe counts one call of duration d in its latency bucket (the
@@ -242,6 +243,10 @@ func (c *Client) statsFor(spec *CommandSpec) *cmdStatAcc {
 // connection's goroutine.
 func (c *Client) flushStats() {
 	a := &c.stats
+	if a.outBytes != 0 {
+		c.outBytes.Add(a.outBytes)
+		a.outBytes = 0
+	}
 	if a.spec == nil {
 		return
 	}
