@@ -241,6 +241,13 @@ func TestPubsubGoRedis(t *testing.T) {
 		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
 			c := redis.NewClient(&redis.Options{Addr: s.Addr().String(), Protocol: proto})
 			defer c.Close()
+			// The previous protocol's subscribers closed their connections;
+			// the server drops their subscriptions when it sees that.
+			deadline := time.Now().Add(5 * time.Second)
+			for (c.PubSubNumPat(ctx).Val() != 0 || c.PubSubShardNumSub(ctx, "shardy").Val()["shardy"] != 0 ||
+				c.PubSubNumSub(ctx, "news").Val()["news"] != 0) && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
 			p := c.Subscribe(ctx, "news")
 			defer p.Close()
 			if err := p.PSubscribe(ctx, "sport.*"); err != nil {
@@ -252,7 +259,7 @@ func TestPubsubGoRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Wait until both subscriptions are registered.
-			deadline := time.Now().Add(5 * time.Second)
+			deadline = time.Now().Add(5 * time.Second)
 			for c.PubSubNumPat(ctx).Val() != 1 && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
