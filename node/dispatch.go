@@ -413,6 +413,11 @@ func (p *clientPause) Pause(d time.Duration, all bool) {
 func (p *clientPause) Unpause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.endLocked()
+}
+
+// endLocked ends the pause and wakes the waiting clients; p.mu is held.
+func (p *clientPause) endLocked() {
 	p.until = time.Time{}
 	p.all = false
 	p.active.Store(false)
@@ -439,13 +444,7 @@ func (p *clientPause) wait(spec *CommandSpec) {
 			affected = false
 		}
 		if left <= 0 {
-			p.until = time.Time{}
-			p.all = false
-			p.active.Store(false)
-			if p.wake != nil {
-				close(p.wake)
-				p.wake = nil
-			}
+			p.endLocked() // expired: the first command to notice ends it
 			p.mu.Unlock()
 			return
 		}

@@ -243,21 +243,35 @@ func (c *Client) subscribeCmd(k pubsubKind, names [][]byte) {
 	c.ensurePushWriter() // publishers find the writer of every subscriber
 	r.mu.Lock()
 	c.ps.resp = c.resp
-	var b []byte
-	if !direct {
-		b = c.out
-	}
+	b := c.confirmationBuffer(direct)
 	for _, n := range names {
 		name := string(n)
 		r.addLocked(c, k, name)
 		b = appendSubscriptionReply(b, c.resp, pubsubWords[k][0], &name, c.subscriptionCount(k))
 	}
+	c.sendConfirmations(direct, b)
+	r.mu.Unlock()
+}
+
+// confirmationBuffer is where (un)subscribe confirmations are appended: a
+// new buffer for the push queue (direct), or the reply being built (inside
+// EXEC, or for a client that has no push queue).
+func (c *Client) confirmationBuffer(direct bool) []byte {
+	if direct {
+		return nil
+	}
+	return c.out
+}
+
+// sendConfirmations hands confirmations built in confirmationBuffer(direct)
+// to the push queue, or keeps them as the reply being built. Called with
+// the registry lock held, so that they precede later messages.
+func (c *Client) sendConfirmations(direct bool, b []byte) {
 	if direct {
 		c.ps.push.enqueue(b, c.srv)
 	} else {
 		c.out = b
 	}
-	r.mu.Unlock()
 }
 
 // unsubscribeCmd runs (P|S)UNSUBSCRIBE: the named subscriptions, or all of
@@ -267,10 +281,7 @@ func (c *Client) unsubscribeCmd(k pubsubKind, names [][]byte) {
 	direct := !c.inExec && c.ps.push != nil
 	r.mu.Lock()
 	c.ps.resp = c.resp
-	var b []byte
-	if !direct {
-		b = c.out
-	}
+	b := c.confirmationBuffer(direct)
 	if len(names) == 0 {
 		all := append([]string(nil), c.ps.sets[k].order...)
 		for _, name := range all {
@@ -287,11 +298,7 @@ func (c *Client) unsubscribeCmd(k pubsubKind, names [][]byte) {
 			b = appendSubscriptionReply(b, c.resp, pubsubWords[k][1], &name, c.subscriptionCount(k))
 		}
 	}
-	if direct {
-		c.ps.push.enqueue(b, c.srv)
-	} else {
-		c.out = b
-	}
+	c.sendConfirmations(direct, b)
 	r.mu.Unlock()
 }
 
