@@ -31,6 +31,11 @@ type Config struct {
 
 	loading atomic.Bool
 
+	// acceptUnbuilt skips the refusal of values whose feature is not built
+	// (config/unbuilt.go). Only this package's tests set it, to check the
+	// parsing of those values against Redis.
+	acceptUnbuilt bool
+
 	// Filled by Load, read-only afterwards.
 	configFile    string
 	renames       [][2]string
@@ -540,6 +545,9 @@ func (c *Config) SetFromClient(local bool, pairs ...string) error {
 			args = []string{pairs[2*i+1]}
 		}
 		v, msg := d.parse(c, args, setCtx{})
+		if msg == "" && !c.acceptUnbuilt {
+			msg = unbuiltReason(d.name, v.str) // config/unbuilt.go
+		}
 		if msg != "" {
 			restore(i + 1)
 			return setFailed(e.name, msg)

@@ -11,7 +11,7 @@ import (
 )
 
 func TestGet(t *testing.T) {
-	c := New()
+	c := newParsing()
 	assert.Equal(t, []string{"maxmemory", "0"}, c.Get("maxmemory"))
 	assert.Equal(t, []string{"MaxMemory", "0"}, c.Get("MaxMemory"), "exact names keep the caller's spelling")
 	assert.Equal(t, []string{"slaveof", ""}, c.Get("slaveof"))
@@ -41,14 +41,14 @@ func TestGet(t *testing.T) {
 }
 
 func TestSetArity(t *testing.T) {
-	c := New()
+	c := newParsing()
 	assert.EqualError(t, c.Set(), "ERR wrong number of arguments for 'config|set' command")
 	assert.EqualError(t, c.Set("maxmemory"), "ERR wrong number of arguments for 'config|set' command")
 	assert.EqualError(t, c.Set("maxmemory", "1", "hz"), "ERR syntax error")
 }
 
 func TestSetErrors(t *testing.T) {
-	c := New()
+	c := newParsing()
 	tests := []struct {
 		pairs []string
 		err   string
@@ -77,7 +77,7 @@ func TestSetErrors(t *testing.T) {
 }
 
 func TestSetAllOrNothing(t *testing.T) {
-	c := New()
+	c := newParsing()
 	err := c.Set("maxmemory", "1mb", "hz", "20", "save", "1 1", "port", "abc")
 	require.Error(t, err)
 	assert.Equal(t, setErr("port", "argument couldn't be parsed into an integer"), err.Error())
@@ -97,7 +97,7 @@ func TestSetAllOrNothing(t *testing.T) {
 
 func TestProtectedAndLoading(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Load([]string{"--enable-protected-configs", "local"})
+	c, err := loadParsing([]string{"--enable-protected-configs", "local"})
 	require.NoError(t, err)
 	assert.Equal(t, setErr("dir", "can't set protected config"), c.Set("dir", dir).Error())
 	require.NoError(t, c.SetFromClient(true, "dir", dir, "dbfilename", "x.rdb"))
@@ -106,7 +106,7 @@ func TestProtectedAndLoading(t *testing.T) {
 	assert.False(t, c.AllowProtectedAction("enable-protected-configs", false))
 	assert.False(t, c.AllowProtectedAction("enable-debug-command", true))
 
-	c, err = Load([]string{"--enable-protected-configs", "yes", "--enable-debug-command", "yes"})
+	c, err = loadParsing([]string{"--enable-protected-configs", "yes", "--enable-debug-command", "yes"})
 	require.NoError(t, err)
 	require.NoError(t, c.Set("dbfilename", "y.rdb"))
 	assert.Equal(t, setErr("dbfilename", "dbfilename can't be a path, just a filename"), c.Set("dbfilename", "a/b").Error())
@@ -121,7 +121,7 @@ func TestProtectedAndLoading(t *testing.T) {
 }
 
 func TestOnChange(t *testing.T) {
-	c := New()
+	c := newParsing()
 	var calls []string
 	c.OnChange("maxmemory", func(v string) error { calls = append(calls, "maxmemory="+v); return nil })
 	c.OnChange("slave-priority", func(v string) error { calls = append(calls, "priority="+v); return nil })
@@ -154,7 +154,7 @@ func TestOnChange(t *testing.T) {
 }
 
 func TestOnChangeRollback(t *testing.T) {
-	c := New()
+	c := newParsing()
 	var calls []string
 	c.OnChange("maxmemory", func(v string) error { calls = append(calls, "maxmemory="+v); return nil })
 	c.OnChange("port", func(v string) error {
@@ -179,7 +179,7 @@ func TestOnChangeRollback(t *testing.T) {
 }
 
 func TestResetStat(t *testing.T) {
-	c := New()
+	c := newParsing()
 	n := 0
 	c.OnResetStat(func() { n++ })
 	c.OnResetStat(func() { n += 10 })
@@ -191,7 +191,7 @@ func TestResetStat(t *testing.T) {
 // TestConcurrentAccess is meant for -race: readers use the getters while
 // writers run CONFIG SET.
 func TestConcurrentAccess(t *testing.T) {
-	c := New()
+	c := newParsing()
 	maxclients := c.IntFunc("maxclients")
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

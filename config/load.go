@@ -58,6 +58,8 @@ type LoadOptions struct {
 	// "Error in user declaration '<badArg>': <err>". When nil, user
 	// directives are only stored (see Config.Users).
 	ValidateUser func(args []string) (badArg string, err error)
+
+	acceptUnbuilt bool // see Config.acceptUnbuilt
 }
 
 // Load builds the configuration from the server command line (the
@@ -71,10 +73,12 @@ func Load(args []string) (*Config, error) { return LoadWith(args, LoadOptions{})
 // LoadWith is Load with options.
 func LoadWith(args []string, opts LoadOptions) (*Config, error) {
 	c := New()
+	c.acceptUnbuilt = opts.acceptUnbuilt
 	if len(args) == 0 {
 		return c, nil
 	}
-	ld := &loader{c: c, opts: opts}
+	ld := &loader{c: c, opts: opts, lastSet: make(map[*directive]lineRef),
+		refusedLines: make(map[string]lineRef)}
 	if opts.CommandExists != nil {
 		ld.removed = make(map[string]bool)
 		ld.added = make(map[string]bool)
@@ -85,6 +89,11 @@ func LoadWith(args []string, opts LoadOptions) (*Config, error) {
 	}
 	if err := ld.loadServerConfig(configFile, fromStdin, &options); err != nil {
 		return nil, err
+	}
+	if !opts.acceptUnbuilt {
+		if err := ld.checkUnbuilt(); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -173,6 +182,10 @@ type loader struct {
 	saveLoaded  bool // the first "save" line replaced the defaults
 
 	removed, added map[string]bool // rename-command bookkeeping
+
+	seq          int                    // lines read so far, across included files
+	lastSet      map[*directive]lineRef // the line that set each directive's value last
+	refusedLines map[string]lineRef     // first line of each keyword refused when present
 }
 
 // loadServerConfig mirrors loadServerConfig(): file content, then stdin,
@@ -283,6 +296,13 @@ func (ld *loader) loadFromString(config string) error {
 		}
 		argv[0] = asciiLower(argv[0])
 		argc := len(argv)
+		ld.seq++
+		here := lineRef{line: i + 1, text: line, seq: ld.seq}
+		refuseLine := func(keyword string) {
+			if _, seen := ld.refusedLines[keyword]; !seen {
+				ld.refusedLines[keyword] = here
+			}
+		}
 
 		if e := c.lookup(argv[0]); e != nil {
 			d := e.d
@@ -303,6 +323,7 @@ func (ld *loader) loadFromString(config string) error {
 				return fail(i, line, msg)
 			}
 			d.cur.Store(v)
+			ld.lastSet[d] = here
 			continue
 		}
 		if isDeprecated(argv[0], argc) {
@@ -319,6 +340,7 @@ func (ld *loader) loadFromString(config string) error {
 				return fail(i, line, msg)
 			}
 			c.renames = append(c.renames, [2]string{argv[1], argv[2]})
+			refuseLine(lineRenameCommand)
 		case argv[0] == "user" && argc >= 2:
 			if ld.opts.ValidateUser != nil {
 				if bad, err := ld.opts.ValidateUser(append([]string{}, argv[1:]...)); err != nil {
@@ -326,8 +348,10 @@ func (ld *loader) loadFromString(config string) error {
 				}
 			}
 			c.users = append(c.users, append([]string{}, argv[1:]...))
+			refuseLine(lineUser)
 		case argv[0] == "loadmodule" && argc >= 2:
 			c.modules = append(c.modules, append([]string{}, argv[1:]...))
+			refuseLine(lineLoadModule)
 		case strings.Contains(argv[0], "."):
 			if argc < 2 {
 				return fail(i, line, "Module config specified without value")
@@ -343,6 +367,7 @@ func (ld *loader) loadFromString(config string) error {
 			if !replaced {
 				c.moduleConfigs = append(c.moduleConfigs, [2]string{argv[0], val})
 			}
+			refuseLine(lineModuleConfig)
 		case argv[0] == "sentinel":
 			// A lone "sentinel" selects sentinel mode in Redis (handled
 			// before parsing); shoal has no sentinel mode.

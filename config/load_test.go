@@ -75,7 +75,7 @@ func TestLoadErrorText(t *testing.T) {
 
 func loadErr(t *testing.T, args ...string) *LoadError {
 	t.Helper()
-	_, err := Load(args)
+	_, err := loadParsing(args)
 	require.Error(t, err, "%q", args)
 	le, ok := err.(*LoadError)
 	require.True(t, ok, "%T", err)
@@ -169,7 +169,7 @@ func TestLoadFile(t *testing.T) {
 		"logfile log.txt",
 		"\t\r",
 	}, "\n"))
-	c, err := Load([]string{main, "--save", "300", "3", "--maxclients", "100"})
+	c, err := loadParsing([]string{main, "--save", "300", "3", "--maxclients", "100"})
 	require.NoError(t, err)
 	assert.Equal(t, main, c.ConfigFile())
 	assert.Equal(t, "7000", c.String("port"))
@@ -193,21 +193,21 @@ func TestLoadFile(t *testing.T) {
 
 	// Without includes, every save line of the file and of the options accumulates.
 	f := writeFile(t, dir, "saves.conf", "save 100 1\nsave 200 2\n")
-	c, err = Load([]string{f, "--save", "300 3"})
+	c, err = loadParsing([]string{f, "--save", "300 3"})
 	require.NoError(t, err)
 	assert.Equal(t, "100 1 200 2 300 3", c.String("save"))
-	c, err = Load([]string{f, "--save", ""})
+	c, err = loadParsing([]string{f, "--save", ""})
 	require.NoError(t, err)
 	assert.Equal(t, "", c.String("save"))
-	c, err = Load([]string{"--save", "", "--save", "5 5"})
+	c, err = loadParsing([]string{"--save", "", "--save", "5 5"})
 	require.NoError(t, err)
 	assert.Equal(t, "5 5", c.String("save"))
-	c, err = Load([]string{"--save"})
+	c, err = loadParsing([]string{"--save"})
 	require.NoError(t, err)
 	assert.Equal(t, "", c.String("save"))
 
 	// A directory opens fine and reads as empty, like fopen()+fgets().
-	c, err = Load([]string{dir, "--port", "1"})
+	c, err = loadParsing([]string{dir, "--port", "1"})
 	require.NoError(t, err)
 	assert.Equal(t, "1", c.String("port"))
 
@@ -219,7 +219,7 @@ func TestLoadFile(t *testing.T) {
 }
 
 func TestLoadStdin(t *testing.T) {
-	c, err := LoadWith([]string{"-", "--port", "2"}, LoadOptions{Stdin: strings.NewReader("port 1\nhz 50\n")})
+	c, err := LoadWith([]string{"-", "--port", "2"}, LoadOptions{acceptUnbuilt: true, Stdin: strings.NewReader("port 1\nhz 50\n")})
 	require.NoError(t, err)
 	assert.Equal(t, "2", c.String("port"))
 	assert.Equal(t, "50", c.String("hz"))
@@ -227,15 +227,15 @@ func TestLoadStdin(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, dir, "f.conf", "port 1")
 	// stdin is appended right after the file content, without a newline.
-	_, err = LoadWith([]string{f, "-"}, LoadOptions{Stdin: strings.NewReader("0\n")})
+	_, err = LoadWith([]string{f, "-"}, LoadOptions{acceptUnbuilt: true, Stdin: strings.NewReader("0\n")})
 	require.NoError(t, err)
-	c, _ = LoadWith([]string{f, "-"}, LoadOptions{Stdin: strings.NewReader("0\n")})
+	c, _ = LoadWith([]string{f, "-"}, LoadOptions{acceptUnbuilt: true, Stdin: strings.NewReader("0\n")})
 	assert.Equal(t, "10", c.String("port"))
 }
 
 func TestRenameCommandValidation(t *testing.T) {
 	cmds := map[string]bool{"get": true, "set": true, "config": true}
-	opts := LoadOptions{CommandExists: func(n string) bool { return cmds[n] }}
+	opts := LoadOptions{acceptUnbuilt: true, CommandExists: func(n string) bool { return cmds[n] }}
 	_, err := LoadWith([]string{"--rename-command", "GET", "get2", "--rename-command", "get2", "get3"}, opts)
 	require.NoError(t, err)
 	_, err = LoadWith([]string{"--rename-command", "nosuch", "x"}, opts)
@@ -245,13 +245,13 @@ func TestRenameCommandValidation(t *testing.T) {
 	assert.Equal(t, "Target command name already exists", err.(*LoadError).Reason)
 	_, err = LoadWith([]string{"--rename-command", "get", "", "--rename-command", "get", "x"}, opts)
 	assert.Equal(t, "No such command in rename-command", err.(*LoadError).Reason)
-	c, err := Load([]string{"--rename-command", "anything", "x"})
+	c, err := loadParsing([]string{"--rename-command", "anything", "x"})
 	require.NoError(t, err)
 	assert.Equal(t, [][2]string{{"anything", "x"}}, c.RenamedCommands())
 }
 
 func TestValidateUser(t *testing.T) {
-	opts := LoadOptions{ValidateUser: func(args []string) (string, error) {
+	opts := LoadOptions{acceptUnbuilt: true, ValidateUser: func(args []string) (string, error) {
 		for _, a := range args[1:] {
 			if a != "on" && a != "off" {
 				return a, errors.New("Syntax error")
@@ -268,7 +268,7 @@ func TestValidateUser(t *testing.T) {
 }
 
 func TestLoadNoArgs(t *testing.T) {
-	c, err := Load(nil)
+	c, err := loadParsing(nil)
 	require.NoError(t, err)
 	assert.Equal(t, "6379", c.String("port"))
 	assert.Equal(t, "", c.ConfigFile())

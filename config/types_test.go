@@ -16,7 +16,7 @@ func setErr(name, msg string) string {
 }
 
 func TestDirectiveCount(t *testing.T) {
-	c := New()
+	c := newParsing()
 	var dirs []Info // Redis's own (shoal's extensions are counted apart)
 	extensions := 0
 	for _, d := range c.Directives() {
@@ -44,7 +44,7 @@ func TestDirectiveCount(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
-	c := New()
+	c := newParsing()
 	immutable := []string{"daemonize", "databases", "cluster-enabled", "cluster-config-file", "cluster-port",
 		"pidfile", "unixsocket", "unixsocketperm", "logfile", "replicaof", "slaveof", "io-threads",
 		"enable-protected-configs", "enable-debug-command", "enable-module-command", "appendfilename",
@@ -84,7 +84,7 @@ func TestFlags(t *testing.T) {
 }
 
 func TestDefaultsAndGetters(t *testing.T) {
-	c := New()
+	c := newParsing()
 	assert.Equal(t, int64(10000), c.MaxClients())
 	assert.Equal(t, int64(0), c.Timeout())
 	assert.Equal(t, int64(512<<20), c.ProtoMaxBulkLen())
@@ -229,7 +229,7 @@ func TestTypes(t *testing.T) {
 		{"replicaof", "127.0.0.1 6379", "", "can't set immutable config"},
 	}
 	for _, tt := range tests {
-		c := New()
+		c := newParsing()
 		err := c.Set(tt.name, tt.value)
 		if tt.err != "" {
 			require.Error(t, err, "%s %q", tt.name, tt.value)
@@ -242,7 +242,7 @@ func TestTypes(t *testing.T) {
 }
 
 func TestSpecialGetters(t *testing.T) {
-	c, err := Load([]string{"--replicaof", "10.0.0.1", "6380", "--notify-keyspace-events", "Kx",
+	c, err := loadParsing([]string{"--replicaof", "10.0.0.1", "6380", "--notify-keyspace-events", "Kx",
 		"--client-output-buffer-limit", "pubsub 1mb 2mb 3", "--oom-score-adj-values", "1 2 3",
 		"--latency-tracking-info-percentiles", "1.5 2", "--maxmemory-clients", "10%",
 		"--unixsocketperm", "0700", "--shutdown-on-sigint", "nosave force"})
@@ -262,11 +262,11 @@ func TestSpecialGetters(t *testing.T) {
 	assert.Equal(t, int64(ShutdownNoSave|ShutdownForce), c.Int("shutdown-on-sigint"))
 	assert.Equal(t, "nosave force", c.String("shutdown-on-sigint"))
 
-	_, err = Load([]string{"--unixsocketperm", "1000"})
+	_, err = loadParsing([]string{"--unixsocketperm", "1000"})
 	assert.Contains(t, err.Error(), "argument must be between 0 and 777 inclusive")
-	_, err = Load([]string{"--unixsocketperm", "9"})
+	_, err = loadParsing([]string{"--unixsocketperm", "9"})
 	assert.Contains(t, err.Error(), "argument couldn't be parsed as an octal number")
-	_, err = Load([]string{"--replicaof", "h", "70000"})
+	_, err = loadParsing([]string{"--replicaof", "h", "70000"})
 	assert.Contains(t, err.Error(), "Invalid master port")
 }
 
@@ -278,7 +278,7 @@ func TestDir(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(base, "file"), nil, 0o644))
 	require.NoError(t, os.Symlink(filepath.Join(base, "sub"), filepath.Join(base, "link")))
 
-	c, err := Load([]string{"--dir", base, "--enable-protected-configs", "yes"})
+	c, err := loadParsing([]string{"--dir", base, "--enable-protected-configs", "yes"})
 	require.NoError(t, err)
 	assert.Equal(t, real, c.String("dir"))
 	require.NoError(t, c.Set("dir", "sub"))
@@ -299,12 +299,12 @@ func TestDir(t *testing.T) {
 	assert.NotEqual(t, real, wd)
 
 	// dir is protected: refused unless enable-protected-configs allows it.
-	c2 := New()
+	c2 := newParsing()
 	assert.Equal(t, setErr("dir", "can't set protected config"), c2.SetFromClient(true, "dir", base).Error())
 }
 
 func TestIndependentConfigs(t *testing.T) {
-	a, b := New(), New()
+	a, b := newParsing(), newParsing()
 	require.NoError(t, a.Set("maxmemory", "1mb", "save", "1 1"))
 	assert.Equal(t, "1048576", a.String("maxmemory"))
 	assert.Equal(t, "0", b.String("maxmemory"))

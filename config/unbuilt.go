@@ -1,0 +1,294 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file is the one place that says which Redis 7.0.15 directives shoal
+// does not enforce, and what it does with them ("accepted means enforced",
+// issue 14). A value that would need a feature shoal has not built is
+// refused — at start-up with Redis's config-error layout, by CONFIG SET with
+// Redis's CONFIG SET error — so that no configuration silently loses data
+// or exposes a node. Defaults and "off" values stay accepted, so stock
+// redis.conf files load. The issue that builds a feature removes its rows.
+//
+// Directives absent from both tables act as in Redis.
+
+// Keywords of configuration lines that are not directives of the table but
+// are refused whenever they appear.
+const (
+	lineUser          = "user"
+	lineRenameCommand = "rename-command"
+	lineLoadModule    = "loadmodule"
+	lineModuleConfig  = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
+)
+
+// refusedRow is a directive whose values named by when need a feature
+// shoal does not have.
+type refusedRow struct {
+	name string // primary directive name, or one of the line keywords above
+	when string // the refused values, as the documentation says them
+	// needs reports whether a value (as CONFIG GET prints it) needs the
+	// feature; nil for the line keywords, refused whenever present.
+	needs   func(v string) bool
+	feature string // completes "<feature> is not available in shoal"
+	issue   int    // the issue that builds the feature; 0 when none plans it
+	never   string // why it cannot exist in shoal (issue 0 only), may be ""
+}
+
+// Predicates over the value as CONFIG GET prints it.
+func isYes(v string) bool    { return v == "yes" }
+func isNo(v string) bool     { return v == "no" }
+func nonEmpty(v string) bool { return v != "" }
+func nonZero(v string) bool  { return v != "0" }
+func other(def string) func(string) bool {
+	return func(v string) bool { return v != def }
+}
+func oneOf(vals ...string) func(string) bool {
+	return func(v string) bool {
+		for _, x := range vals {
+			if v == x {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Features, shared by several rows.
+const (
+	featAOF        = "The append only file (AOF)"
+	featMaxmemory  = "Eviction under a memory limit (maxmemory)"
+	featLFU        = "The LFU access counter"
+	featClientEvic = "Client eviction (maxmemory-clients)"
+	featTLS        = "TLS"
+	featACL        = "The ACL user system"
+	featNotify     = "Keyspace notification"
+	featUnixSocket = "The unix socket listener"
+	featRename     = "Renaming commands"
+	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
+	featOOMScore   = "Setting the kernel's OOM score (oom-score-adj)"
+	featModules    = "Loading Redis modules"
+	featSyslog     = "Logging to syslog"
+	featCPUList    = "Pinning threads to CPUs"
+	featSocketMark = "Marking listening sockets (SO_MARK)"
+	featLinkLimit  = "The cluster link send buffer limit"
+	featPropErr    = "Panicking on replicated command errors"
+	featWatchdog   = "The software watchdog"
+	featDebugDelay = "Delaying each key while saving or loading"
+	featSupervised = "Notifying upstart or systemd (supervised)"
+	featExpEffort  = "Tuning the active expiry effort"
+	featNoChecksum = "Writing RDB files without checksum"
+)
+
+// refusedRows is the table of refused values, in the documentation's order.
+var refusedRows = []refusedRow{
+	{name: "appendonly", when: "yes", needs: isYes, feature: featAOF, issue: 18},
+	{name: "maxmemory", when: "> 0", needs: nonZero, feature: featMaxmemory, issue: 17},
+	{name: "maxmemory-policy", when: "allkeys-lfu, volatile-lfu", needs: oneOf("allkeys-lfu", "volatile-lfu"), feature: featLFU, issue: 17},
+	{name: "maxmemory-clients", when: "≠ 0", needs: nonZero, feature: featClientEvic, issue: 17},
+	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
+	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
+	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
+	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
+	{name: lineUser, when: "any line", feature: featACL, issue: 20},
+	{name: "notify-keyspace-events", when: "not empty", needs: nonEmpty, feature: featNotify, issue: 19},
+	{name: "unixsocket", when: "not empty", needs: nonEmpty, feature: featUnixSocket, issue: 24},
+	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
+	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
+	{name: "oom-score-adj", when: "not no", needs: other("no"), feature: featOOMScore, issue: 24},
+	{name: "cluster-link-sendbuf-limit", when: "> 0", needs: nonZero, feature: featLinkLimit, issue: 23},
+	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
+	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
+	{name: "syslog-enabled", when: "yes", needs: isYes, feature: featSyslog},
+	{name: "server_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
+	{name: "bio_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
+	{name: "aof_rewrite_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
+	{name: "bgsave_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
+	{name: "socket-mark-id", when: "> 0", needs: nonZero, feature: featSocketMark},
+	{name: "propagation-error-behavior", when: "not ignore", needs: other("ignore"), feature: featPropErr},
+	{name: "watchdog-period", when: "> 0", needs: nonZero, feature: featWatchdog},
+	{name: "rdb-key-save-delay", when: "≠ 0", needs: nonZero, feature: featDebugDelay},
+	{name: "key-load-delay", when: "≠ 0", needs: nonZero, feature: featDebugDelay},
+	{name: "supervised", when: "not no", needs: other("no"), feature: featSupervised},
+	{name: "active-expire-effort", when: "≠ 1", needs: other("1"), feature: featExpEffort},
+	{name: "rdbchecksum", when: "no", needs: isNo, feature: featNoChecksum,
+		never: "shoal always writes and checks the RDB checksum"},
+}
+
+// acceptedRow is a group of directives of features shoal does not have (or
+// has differently) that stay accepted at every value, and why.
+type acceptedRow struct {
+	names []string
+	// differs is true when a value (the default included) does not behave
+	// exactly as in Redis; why then says how it differs.
+	differs bool
+	why     string
+}
+
+var acceptedRows = []acceptedRow{
+	{names: []string{"appendfsync", "appendfilename", "appenddirname", "auto-aof-rewrite-percentage",
+		"auto-aof-rewrite-min-size", "aof-rewrite-incremental-fsync", "no-appendfsync-on-rewrite",
+		"aof-load-truncated", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc"},
+		why: "inert while appendonly is no (refused as yes), as in Redis"},
+	{names: []string{"maxmemory-samples", "maxmemory-eviction-tenacity", "replica-ignore-maxmemory",
+		"lfu-log-factor", "lfu-decay-time"},
+		why: "inert while maxmemory is 0 and no LFU policy is set (both refused otherwise), as in Redis"},
+	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
+		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
+		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",
+		"tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers",
+		"tls-ciphersuites", "cluster-announce-tls-port"},
+		why: "inert while tls-port is 0 and tls-replication, tls-cluster are no (refused otherwise): Redis only reads them when TLS is on"},
+	{names: []string{"acl-pubsub-default", "acllog-max-len"},
+		why: "inert without ACL users and ACL LOG (the default user has all channels, as in Redis)"},
+	{names: []string{"tracking-table-max-keys"},
+		why: "inert: CLIENT TRACKING does not exist yet (issue 19), so the table is always empty"},
+	{names: []string{"unixsocketperm"}, why: "inert while unixsocket is empty, as in Redis"},
+	{names: []string{"syslog-ident", "syslog-facility"}, why: "inert while syslog-enabled is no, as in Redis"},
+	{names: []string{"oom-score-adj-values"}, why: "inert while oom-score-adj is no, as in Redis"},
+	{names: []string{"activedefrag"},
+		why: "yes is refused with Redis's own error for a build without jemalloc (Go has no defragmenter)"},
+	{names: []string{"active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
+		"active-defrag-threshold-upper", "active-defrag-ignore-bytes", "active-defrag-max-scan-fields",
+		"jemalloc-bg-thread"},
+		why: "inert, as in a Redis built without jemalloc (activedefrag cannot be enabled)"},
+	{names: []string{"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
+		"lazyfree-lazy-user-del", "lazyfree-lazy-user-flush", "replica-lazy-flush"},
+		why: "the keyspace changes the same way; memory is always freed in the background by Go's collector (INFO lazyfreed_objects stays 0)"},
+	{names: []string{"io-threads-do-reads"},
+		why: "every connection reads and writes on its own goroutine; io-threads sets how many cores serve them"},
+	{names: []string{"repl-diskless-sync", "repl-diskless-sync-delay", "repl-diskless-sync-max-replicas",
+		"repl-diskless-load", "rdb-del-sync-files"},
+		why: "a full sync is always fork-less and file-less (slot images in the stream) and starts at once; the replica's data is the same"},
+	{names: []string{"activerehashing"},
+		why: "inert: slot tables resize at once, there is no incremental rehashing to do"},
+	{names: []string{"rdb-save-incremental-fsync"},
+		why: "only changes when the RDB file is fsynced during a save, not what it holds"},
+	{names: []string{"sanitize-dump-payload"},
+		why: "RESTORE and RDB loading always validate payloads fully (as yes); a valid payload loads the same at every value"},
+	{names: []string{"ignore-warnings", "loading-process-events-interval-bytes", "use-exit-on-panic",
+		"crash-log-enabled", "crash-memcheck-enabled", "always-show-logo"},
+		why: "inert: shoal has no such warnings, no native crash handler (Go prints a fatal error's stacks) and no ASCII logo"},
+	{names: []string{"set-proc-title", "proc-title-template"}, differs: true,
+		why: "the process title is not rewritten (ps shows the command line)"},
+	{names: []string{"disable-thp"}, differs: true,
+		why: "transparent huge pages are not disabled for the process"},
+	{names: []string{"dynamic-hz"}, differs: true,
+		why: "the cron stays at hz; Redis raises it with more than 200 clients per tick"},
+	{names: []string{"tcp-backlog"}, differs: true,
+		why: "Go's listener uses the kernel's somaxconn as backlog"},
+	{names: []string{"latency-tracking", "latency-tracking-info-percentiles"}, differs: true,
+		why: "INFO latencystats is empty, as with latency-tracking no (issue 24)"},
+}
+
+// refusedByName indexes refusedRows by name (built once: the table is
+// constant).
+var refusedByName = func() map[string]*refusedRow {
+	m := make(map[string]*refusedRow, len(refusedRows))
+	for i := range refusedRows {
+		m[refusedRows[i].name] = &refusedRows[i]
+	}
+	return m
+}()
+
+// reason is the one line that names the missing feature.
+func (r *refusedRow) reason() string {
+	s := r.feature + " is not available in shoal"
+	switch {
+	case r.issue != 0:
+		s += " (issue " + strconv.Itoa(r.issue) + " builds it)"
+	case r.never != "":
+		s += ": " + r.never
+	}
+	return s
+}
+
+// unbuiltReason returns the error text when value v of directive name needs
+// a feature shoal does not have, "" otherwise.
+func unbuiltReason(name, v string) string {
+	r := refusedByName[name]
+	if r == nil || r.needs == nil || !r.needs(v) {
+		return ""
+	}
+	return r.reason()
+}
+
+// lineReason returns the error text for a configuration line keyword that
+// is refused whenever present (user, rename-command, loadmodule, module
+// configurations).
+func lineReason(keyword string) string { return refusedByName[keyword].reason() }
+
+// lineRef is where a value was read: the line as Redis shows it, its
+// number, and its rank in reading order (files included by "include" number
+// their lines from 1).
+type lineRef struct {
+	line int
+	text string
+	seq  int
+}
+
+// checkUnbuilt is run on the final configuration, after every line (file,
+// stdin, then the command line's options) was read, so a later line can turn
+// a refused value off ("shoal-server a.conf --appendonly no" starts). The
+// first refused line in reading order is reported.
+func (ld *loader) checkUnbuilt() error {
+	var worst *LoadError
+	worstSeq := 0
+	consider := func(ref lineRef, reason string) {
+		if worst == nil || ref.seq < worstSeq {
+			worst = &LoadError{Line: ref.line, Text: ref.text, Reason: reason}
+			worstSeq = ref.seq
+		}
+	}
+	for _, d := range ld.c.dirs {
+		if reason := unbuiltReason(d.name, d.load().str); reason != "" {
+			consider(ld.lastSet[d], reason)
+		}
+	}
+	for kw, ref := range ld.refusedLines {
+		consider(ref, lineReason(kw))
+	}
+	if worst == nil {
+		return nil
+	}
+	return worst
+}
+
+// UnbuiltTable returns the markdown table of every Redis 7.0.15 directive
+// shoal does not enforce and what it does with it (docs/CONFIG.md holds a
+// copy, checked by a test).
+func UnbuiltTable() string {
+	c := New()
+	var b strings.Builder
+	b.WriteString("| directive | refused values | what shoal does | why |\n|---|---|---|---|\n")
+	for _, r := range refusedRows {
+		what := "refused at start-up and by CONFIG SET"
+		if d := c.dir(r.name); d == nil {
+			what = "refused at start-up"
+		} else if d.has(FlagImmutable) {
+			what = "refused at start-up (CONFIG SET: immutable)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", r.name, r.when, what, r.reason())
+	}
+	rows := make([]string, 0, 64)
+	for _, a := range acceptedRows {
+		what := "accepted at every value"
+		if a.differs {
+			what = "accepted, **not enforced**"
+		}
+		for _, n := range a.names {
+			rows = append(rows, fmt.Sprintf("| `%s` | — | %s | %s |\n", n, what, a.why))
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		return strings.Contains(rows[i], "not enforced") && !strings.Contains(rows[j], "not enforced")
+	})
+	for _, r := range rows {
+		b.WriteString(r)
+	}
+	return b.String()
+}
