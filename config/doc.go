@@ -4,8 +4,10 @@
 // hidden from CONFIG GET patterns), the parsing of redis.conf style files and
 // of the server command line, and the logic of CONFIG GET, CONFIG SET,
 // CONFIG RESETSTAT and CONFIG REWRITE, with Redis's exact error texts.
-// Directives of features shoal does not implement yet are accepted, stored
-// and reported like in Redis.
+// A value that needs a feature shoal has not built (appendonly yes,
+// maxmemory > 0, tls-port > 0, user, loadmodule, ...) is refused, at
+// start-up on the final configuration and by CONFIG SET; the one table of
+// those directives is config/unbuilt.go (docs/CONFIG.md shows it).
 //
 // There is no package-level mutable state: every Config (New or Load) has
 // its own directive table, so many servers can run in one process.
@@ -39,9 +41,9 @@
 //     ignored, "sentinel <anything>" fails with "sentinel directive while not
 //     in sentinel mode".
 //   - user, rename-command, loadmodule and module configs ("mod.name value")
-//     are stored (Users, RenamedCommands, LoadModules, ModuleConfigs) for the
-//     subsystems that own them; user and rename-command are validated only
-//     when LoadOptions.ValidateUser / CommandExists are given.
+//     are parsed (and validated when LoadOptions.ValidateUser /
+//     CommandExists are given) but refused after the whole configuration is
+//     read, until their features exist (config/unbuilt.go).
 //   - Runtime side effects that Redis performs in its "apply" functions
 //     (re-binding, resizing the backlog, setting the OOM score, TLS
 //     reconfiguration, ...) are the server's hooks (OnChange); their

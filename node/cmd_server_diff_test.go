@@ -144,7 +144,11 @@ func TestServerCommandRepliesMatchRedis(t *testing.T) {
 		{name: "debug protocol resp2", cmds: debugProtocolCmds()},
 		{name: "debug protocol resp3", cmds: append(srvCmds(srvCmd("~HELLO", "3")), debugProtocolCmds()...)},
 		{name: "help", cmds: srvCmds(
-			srvCmd("CONFIG", "HELP"), srvCmd("CLIENT", "HELP"), srvCmd("COMMAND", "HELP"),
+			// CLIENT HELP leaves TRACKING out until issue 19 builds it
+			// (TestEveryHelpListsOnlyAcceptedSubcommands).
+			srvCmd("CONFIG", "HELP"), srvCmd("~CLIENT", "HELP"), srvCmd("COMMAND", "HELP"),
+			srvCmd("MODULE", "HELP"), srvCmd("MODULE", "LIST"), srvCmd("ACL", "WHOAMI"),
+			srvCmd("ACL", "USERS"), srvCmd("ACL", "LIST"), srvCmd("ACL", "LOAD"), srvCmd("ACL", "GENPASS", "0"),
 			srvCmd("SLOWLOG", "HELP"), srvCmd("MEMORY", "HELP"), srvCmd("LATENCY", "HELP"),
 			srvCmd("config", "help"), srvCmd("CONFIG", "HELP", "x"),
 		)},

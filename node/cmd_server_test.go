@@ -511,11 +511,11 @@ func TestConfigSetPortAndBind(t *testing.T) {
 	}
 	defer busy.Close()
 	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
-	if got := tc.do("CONFIG", "SET", "port", busyPort, "maxmemory", "12345"); got != "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n" {
+	if got := tc.do("CONFIG", "SET", "port", busyPort, "slowlog-max-len", "12345"); got != "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n" {
 		t.Errorf("CONFIG SET port <busy> = %q", got)
 	}
-	if got := tc.do("CONFIG", "GET", "maxmemory"); got != "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n" {
-		t.Errorf("maxmemory not rolled back: %q", got)
+	if got := tc.do("CONFIG", "GET", "slowlog-max-len"); got != "*2\r\n$15\r\nslowlog-max-len\r\n$3\r\n128\r\n" {
+		t.Errorf("slowlog-max-len not rolled back: %q", got)
 	}
 	dialTestAddr(t, oldAddr).do("PING")
 

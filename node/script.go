@@ -1009,8 +1009,6 @@ func (c *Client) killScript(eval bool) {
 func cmdScriptHelp(c *Client, args [][]byte) {
 	c.StatusArray([]string{
 		"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-		"DEBUG (YES|SYNC|NO)",
-		"    Set the debug mode for subsequent scripts executed.",
 		"EXISTS <sha1> [<sha1> ...]",
 		"    Return information about the existence of the scripts in the script cache.",
 		"FLUSH [ASYNC|SYNC]",

@@ -53,6 +53,7 @@ func handlerGroups() []map[string]HandlerFunc {
 		replicationHandlers(), // node/cmd_replication.go
 		dumpHandlers(),        // node/cmd_dump.go
 		pubsubHandlers(),      // node/cmd_pubsub.go
+		aclModuleHandlers(),   // node/cmd_acl_module.go
 	}
 }
 
