@@ -74,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Warn("Warning: no config file specified, using the default config. In order to specify a config file use shoal-server /path/to/shoal.conf")
 	}
 
+	disableTHP(cfg, log) // cmd/shoal-server/thp_linux.go
+
 	// Redis's clusterInit port check: the bus takes port+10000 unless
 	// cluster-port says otherwise.
 	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && cfg.Int("port") > 65535-10000 {
