@@ -51,12 +51,13 @@ type LoadOptions struct {
 	Stdin io.Reader
 	// CommandExists, when set, validates rename-command like Redis does
 	// ("No such command in rename-command", "Target command name already
-	// exists"). When nil, every rename-command is accepted.
+	// exists"). When nil, every rename-command parses. Either way Load
+	// then refuses rename-command until the feature exists (unbuilt.go).
 	CommandExists func(name string) bool
 	// ValidateUser, when set, validates the arguments of a "user" directive
 	// (user name followed by ACL rules). On error, Load fails with Redis's
-	// "Error in user declaration '<badArg>': <err>". When nil, user
-	// directives are only stored (see Config.Users).
+	// "Error in user declaration '<badArg>': <err>". Either way Load then
+	// refuses "user" until ACL users exist (unbuilt.go).
 	ValidateUser func(args []string) (badArg string, err error)
 
 	acceptUnbuilt bool // see Config.acceptUnbuilt
