@@ -175,8 +175,6 @@ var acceptedRows = []acceptedRow{
 		why: "inert: shoal has no such warnings, no native crash handler (Go prints a fatal error's stacks) and no ASCII logo"},
 	{names: []string{"set-proc-title", "proc-title-template"}, differs: true,
 		why: "the process title is not rewritten (ps shows the command line)"},
-	{names: []string{"dynamic-hz"}, differs: true,
-		why: "the cron stays at hz; Redis raises it with more than 200 clients per tick"},
 	{names: []string{"list-compress-depth"}, differs: true,
 		why: "list nodes are never LZF-compressed (memory use only; the list's contents and replies are the same)"},
 	{names: []string{"tcp-backlog"}, differs: true,

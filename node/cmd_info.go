@@ -200,7 +200,7 @@ func (s *Server) infoServer(w *infoWriter) {
 	w.int("server_time_usec", now.UnixMicro())
 	w.int("uptime_in_seconds", uptime)
 	w.int("uptime_in_days", uptime/(3600*24))
-	w.int("hz", s.cfg.Int("hz"))
+	w.int("hz", s.cronHz.Load())
 	w.int("configured_hz", s.cfg.Int("hz"))
 	w.int("lru_clock", (now.Unix())&(1<<24-1))
 	exe, _ := os.Executable()

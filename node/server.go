@@ -63,6 +63,7 @@ type Server struct {
 	nextClientID atomic.Int64
 	stats        serverStats
 	activeExpire atomic.Bool
+	cronHz       atomic.Int64 // the cron's current frequency (INFO hz), see cronFrequency
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
@@ -142,6 +143,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.ks = store.New(ndb, s.keyspaceClock, (*expiryEvents)(s)) // keyspaceClock: node/script.go
 	s.activeExpire.Store(true)
+	s.cronHz.Store(s.cronFrequency())
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
@@ -379,10 +381,8 @@ func (s *Server) protectedModeRefuses(c net.Conn) bool {
 // cron is the server's periodic work, hz times a second (server.c serverCron).
 func (s *Server) cron() {
 	defer s.wg.Done()
-	hz := s.cfg.Int("hz")
-	if hz < 1 {
-		hz = 10
-	}
+	hz := s.cronFrequency()
+	s.cronHz.Store(hz)
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	// The heap trimmer looks more often than hz so that memory comes back
@@ -401,6 +401,12 @@ func (s *Server) cron() {
 			continue
 		case <-t.C:
 		}
+		// hz and dynamic-hz apply from the next tick on, as in Redis.
+		if next := s.cronFrequency(); next != hz {
+			hz = next
+			s.cronHz.Store(hz)
+			t.Reset(time.Second / time.Duration(hz))
+		}
 		s.ks.Tick()
 		s.sampleOps()
 		if s.activeExpire.Load() {
@@ -408,6 +414,37 @@ func (s *Server) cron() {
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
 		}
 	}
+}
+
+// maxClientsPerCronTick is Redis's MAX_CLIENTS_PER_CLOCK_TICK; maxCronHz is
+// CONFIG_MAX_HZ.
+const (
+	maxClientsPerCronTick = 200
+	maxCronHz             = 500
+)
+
+// cronFrequency is what serverCron sets server.hz to on every run: the
+// configured hz (already bounded to 1..500), doubled while dynamic-hz is on
+// and there are more than 200 clients per tick.
+func (s *Server) cronFrequency() int64 {
+	clients := int64(0)
+	if s.cfg.Bool("dynamic-hz") {
+		s.mu.Lock()
+		clients = int64(len(s.clients))
+		s.mu.Unlock()
+	}
+	return dynamicHz(s.cfg.Hz(), clients)
+}
+
+func dynamicHz(hz, clients int64) int64 {
+	hz = max(hz, 1)
+	for clients/hz > maxClientsPerCronTick {
+		hz *= 2
+		if hz > maxCronHz {
+			return maxCronHz
+		}
+	}
+	return hz
 }
 
 // Shutdown stops listening, disconnects every client and stops the cron. It
