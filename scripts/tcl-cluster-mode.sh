@@ -24,6 +24,7 @@ log() { printf '[tcl-cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 WORK=$(mktemp -d /tmp/shoal-tcl-cluster.XXXXXX)
 cp -a "$REDIS_SRC/runtest" "$REDIS_SRC/tests" "$WORK/"
+cat "$ROOT/scripts/tcl-refused-overrides.tcl" >>"$WORK/tests/support/server.tcl"
 mkdir -p "$WORK/src"
 for b in redis-server redis-cli redis-benchmark; do ln -sf "$(command -v "$b" || echo /usr/bin/$b)" "$WORK/src/$b"; done
 
