@@ -35,8 +35,7 @@ const (
 	// while their messages are checked (a bus message may be 64 MiB; many
 	// peers each sending a large one must not exhaust memory).
 	guardMaxInflight = 2 * MaxMessageSize
-	// guardChunk is the most a stream read grows a message's buffer by:
-	// a message costs the bytes that arrived, not the bytes it claims.
+	// guardChunk is the most a stream read grows a message's buffer by.
 	guardChunk = 64 << 10
 )
 
@@ -373,7 +372,10 @@ func (s *streamSource) take(n int) ([]byte, error) {
 	s.budget -= n
 	start := len(s.rec)
 	for n > 0 {
-		chunk := min(n, guardChunk)
+		// Grow with what arrived (at least 512 bytes, at most
+		// guardChunk): a claimed length costs nothing until its bytes
+		// come.
+		chunk := min(n, guardChunk, max(512, len(s.rec)))
 		if !s.g.reserve(chunk) {
 			return nil, errGuardBusy
 		}
