@@ -295,6 +295,7 @@ type guardConn struct {
 	r        *bufio.Reader
 	pending  []byte // the checked message's bytes not yet read
 	reserved atomic.Int64
+	closed   atomic.Bool
 	err      error
 }
 
@@ -325,6 +326,9 @@ func (c *guardConn) Read(p []byte) (int, error) {
 			return 0, c.err
 		}
 		c.pending = src.rec
+		if c.closed.Load() {
+			c.release() // Close ran while the message was read
+		}
 	}
 	n := copy(p, c.pending)
 	c.pending = c.pending[n:]
@@ -342,6 +346,7 @@ func (c *guardConn) release() {
 }
 
 func (c *guardConn) Close() error {
+	c.closed.Store(true)
 	c.release()
 	return c.Conn.Close()
 }

@@ -289,3 +289,15 @@ func TestGuardInflightBudget(t *testing.T) {
 	require.True(t, errors.Is(err, errGuardBusy))
 	require.Equal(t, int64(guardMaxInflight-10), g.inflight.Load())
 }
+
+// BenchmarkGuardPacket: the check of a typical gossip packet (a PING with
+// one gossip entry, as memberlist's user message).
+func BenchmarkGuardPacket(b *testing.B) {
+	p := append([]byte{mlUser}, sampleMessage().Encode()...)
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		if err := validatePacket(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
