@@ -131,6 +131,12 @@ func TestBusFiftyNodesConverge(t *testing.T) {
 	perNode := float64(totalSent(buses)-s0) / n / window.Seconds()
 	t.Logf("50 nodes converged in %s; steady-state gossip %.0f bytes/node/s (node-timeout 15s)", elapsed.Round(10*time.Millisecond), perNode)
 	require.True(t, converged())
+	// Every memberlist message of a real join and of steady gossip
+	// (push/pull, pings, acks, alive, compounds, user messages) passes the
+	// bus guard.
+	for i, b := range buses {
+		require.Zero(t, b.Rejected(), "node %d rejected bus input", i)
+	}
 }
 
 func totalSent(buses []*Bus) uint64 {

@@ -68,8 +68,10 @@ func TestClusterBusHostilePeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 6 server processes")
 	}
+	begin := time.Now()
 	nodes := StartClusterNodes(t, 6)
 	CreateCluster(t, nodes, 1, 60*time.Second)
+	t.Logf("3+3 cluster created in %s", time.Since(begin).Round(time.Millisecond))
 
 	const perNode = 300
 	rng := rand.New(rand.NewPCG(15, 22))
@@ -119,6 +121,7 @@ func TestClusterBusHostilePeer(t *testing.T) {
 		}
 	}
 	WaitClusterSettled(t, nodes, 3, 30*time.Second)
+	t.Logf("all %d processes alive and the cluster ok %s after the attack began", len(nodes), time.Since(started).Round(time.Millisecond))
 	for i, n := range nodes {
 		if !n.Running() {
 			t.Fatalf("node %d (%s) died", i, n.Addr)
