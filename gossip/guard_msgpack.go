@@ -67,6 +67,10 @@ const (
 var (
 	errGuardTruncated = errors.New("truncated message")
 	errGuardBudget    = errors.New("message larger than its limit")
+	// memberlist compression is off on every node (an LZW payload is a
+	// decompression bomb), and shoal sets no label.
+	errGuardCompressed = errors.New("compressed message")
+	errGuardLabelled   = errors.New("labelled message")
 )
 
 // msgSource hands out a message's bytes: exactly n of them, or an error.
@@ -401,9 +405,9 @@ func validateStreamMessage(src msgSource, encrypted bool) error {
 		_, err = src.take(int(n))
 		return err
 	case mlCompress:
-		return errors.New("compressed message (shoal turns memberlist compression off)")
+		return errGuardCompressed
 	case mlHasLabel:
-		return errors.New("labelled message (shoal sets no label)")
+		return errGuardLabelled
 	}
 	return fmt.Errorf("stream message type %d not accepted", t)
 }
@@ -479,9 +483,9 @@ func validateCommand(buf []byte, top bool) error {
 		}
 		return nil
 	case mlCompress:
-		return errors.New("compressed packet (shoal turns memberlist compression off)")
+		return errGuardCompressed
 	case mlHasLabel:
-		return errors.New("labelled packet (shoal sets no label)")
+		return errGuardLabelled
 	}
 	return fmt.Errorf("packet type %d not accepted", t)
 }

@@ -222,19 +222,7 @@ func TestBusSurvivesHostileInput(t *testing.T) {
 	require.NoError(t, buses[0].AddSlotsRange([][]byte{[]byte("0"), []byte("16383")}))
 	a := buses[0].Myself()
 	require.NoError(t, buses[1].Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(a.Port)), []byte(strconv.Itoa(a.CPort))))
-	talking := func() bool {
-		for _, b := range buses {
-			if !b.StateOK() || len(b.Nodes()) != 2 {
-				return false
-			}
-			for _, n := range b.Nodes() {
-				if !n.Connected || n.Flags&(FlagHandshake|FlagPFail|FlagFail) != 0 {
-					return false
-				}
-			}
-		}
-		return true
-	}
+	talking := func() bool { return allConnectedOK(buses[:]) }
 	waitFor(t, 20*time.Second, "2 nodes ok", talking)
 	// Legitimate traffic (join push/pull, pings, acks, alive, user
 	// messages, compounds) passes the guard.
