@@ -120,6 +120,7 @@ type Bus struct {
 	joining          atomic.Bool
 
 	bytesSent, bytesRecv, dropped atomic.Uint64
+	guard                         *busGuard // checks bus input before memberlist parses it
 	saveErr                       atomic.Pointer[error]
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
@@ -165,6 +166,7 @@ func New(cfg Config) (*Bus, error) {
 		aliveAddr: make(map[string]bool),
 		found:     make(chan discovery, 1024),
 	}
+	b.guard = newBusGuard(b.log)
 	var st *State
 	if cfg.ConfigFile != "" {
 		data, err := os.ReadFile(cfg.ConfigFile)
@@ -230,9 +232,9 @@ func (b *Bus) Start() error {
 		// with a default route (see advertiseFallback).
 		mc.AdvertiseAddr = systemAdvertiseFallback()
 	}
-	if b.cfg.Transport != nil {
-		mc.Transport = b.cfg.Transport
-	}
+	// Compression is off: every node runs the same version, and an LZW
+	// payload would be a decompression bomb the guard cannot bound.
+	mc.EnableCompression = false
 	// memberlist's verdicts are hints only: keep its timers well below
 	// cluster-node-timeout so that they are fresh when the cron reads them.
 	nt := b.cfg.NodeTimeout
@@ -253,7 +255,7 @@ func (b *Bus) Start() error {
 		mc.Logger = log.New(io.Discard, "", 0)
 	}
 	b.mlCfg = mc
-	ml, err := memberlist.Create(mc)
+	ml, err := b.createMemberlist(mc)
 	if err != nil {
 		return fmt.Errorf("cluster bus on port %d: %w", b.cfg.ClusterPort, err)
 	}
@@ -379,7 +381,9 @@ func (b *Bus) loop() {
 				if m, err := Decode(buf); err == nil {
 					batch = append(batch, m)
 				} else {
-					b.log.Debug("dropping bus message", zap.Error(err))
+					// The guard checked it already: only a transport
+					// that bypasses it gets here.
+					b.guard.reject(nil, "bus message", err)
 				}
 				select {
 				case buf = <-b.inbox:
@@ -698,10 +702,7 @@ func (b *Bus) restartMemberlist() *memberlist.Memberlist {
 	b.aliveAddr = make(map[string]bool)
 	b.hintMu.Unlock()
 	mc := *b.mlCfg
-	if b.cfg.Transport == nil {
-		mc.Transport = nil
-	}
-	ml, err := memberlist.Create(&mc)
+	ml, err := b.createMemberlist(&mc)
 	if err != nil {
 		b.log.Error("restarting the cluster bus membership", zap.Error(err))
 		b.ml.Store(nil)
@@ -709,6 +710,44 @@ func (b *Bus) restartMemberlist() *memberlist.Memberlist {
 	}
 	b.ml.Store(ml)
 	return ml
+}
+
+// createMemberlist creates a memberlist instance on mc over a guarded
+// transport: cfg.Transport when a test provides one, else a new
+// NetTransport on the bus port.
+func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, error) {
+	inner := b.cfg.Transport
+	if inner == nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+			BindAddrs: []string{mc.BindAddr},
+			BindPort:  mc.BindPort,
+			Logger:    mc.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if mc.BindPort == 0 {
+			mc.BindPort = nt.GetAutoBindPort()
+			mc.AdvertisePort = mc.BindPort
+		}
+		inner = nt
+	}
+	enc := func() ([][]byte, bool) {
+		if mc.Keyring == nil {
+			return nil, false
+		}
+		return mc.Keyring.GetKeys(), mc.GossipVerifyIncoming
+	}
+	gt := newGuardTransport(inner, b.guard, enc)
+	mc.Transport = gt
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		if b.cfg.Transport == nil {
+			_ = gt.Shutdown()
+		}
+		return nil, err
+	}
+	return ml, nil
 }
 
 // MemberlistAlive is memberlist's opinion of a node (a liveness hint for

@@ -213,6 +213,10 @@ func (b *Bus) Traffic() (sent, received, dropped uint64) {
 	return b.bytesSent.Load(), b.bytesRecv.Load(), b.dropped.Load()
 }
 
+// Rejected returns how many inbound bus packets and stream messages the
+// guard dropped as malformed or oversized (see guard.go).
+func (b *Bus) Rejected() uint64 { return b.guard.rejected.Load() }
+
 func unwrapPathError(err error) string {
 	type unwrapper interface{ Unwrap() error }
 	for {

@@ -294,14 +294,33 @@ func (r *reader) id() string {
 	return string(p)
 }
 
-func (r *reader) str8(max int) string {
+// str8 reads a length-prefixed string of at most max bytes, each of which
+// must satisfy ok: addresses and hostnames end up in nodes.conf and CLUSTER
+// NODES, where a space or a newline would corrupt the file (a node that
+// cannot load it does not start).
+func (r *reader) str8(max int, ok func(byte) bool) string {
 	n := int(r.u8())
 	if n > max {
 		r.bad = true
 		return ""
 	}
-	return string(r.take(n))
+	p := r.take(n)
+	for _, c := range p {
+		if !ok(c) {
+			r.bad = true
+			return ""
+		}
+	}
+	return string(p)
 }
+
+// hostnameChar is Redis's cluster-announce-hostname character set.
+func hostnameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.'
+}
+
+// addrChar admits IPv4 and IPv6 addresses, with a zone.
+func addrChar(c byte) bool { return hostnameChar(c) || c == ':' || c == '%' || c == '_' }
 
 func (r *reader) slots(dst *slots.Bitmap) {
 	switch r.u8() {
@@ -353,10 +372,10 @@ func Decode(buf []byte) (*Message, error) {
 	m.Flags = Flags(r.u16())
 	m.MFlags = r.u8()
 	m.Master = r.id()
-	m.IP = r.str8(maxIPLen)
+	m.IP = r.str8(maxIPLen, addrChar)
 	m.Port = r.u16()
 	m.CPort = r.u16()
-	m.Hostname = r.str8(255)
+	m.Hostname = r.str8(255, hostnameChar)
 	r.slots(&m.Slots)
 	if m.Sender == "" {
 		r.bad = true
@@ -375,7 +394,7 @@ func Decode(buf []byte) (*Message, error) {
 			g.ID = r.id()
 			g.PingSent = r.u32()
 			g.PongReceived = r.u32()
-			g.IP = r.str8(maxIPLen)
+			g.IP = r.str8(maxIPLen, addrChar)
 			g.Port = r.u16()
 			g.CPort = r.u16()
 			g.Flags = Flags(r.u16())

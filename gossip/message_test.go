@@ -70,6 +70,18 @@ func TestDecodeNeverPanics(t *testing.T) {
 	require.Error(t, err)
 	_, err = Decode(nil)
 	require.Error(t, err)
+	// An address or hostname that would corrupt nodes.conf is refused.
+	for _, bad := range []func(m *Message){
+		func(m *Message) { m.Hostname = "a b" },
+		func(m *Message) { m.Hostname = "h\nx" },
+		func(m *Message) { m.IP = "1.2.3.4 x" },
+		func(m *Message) { m.Gossip[0].IP = "10.0.0.1@1" },
+	} {
+		m := sampleMessage()
+		bad(m)
+		_, err := Decode(m.Encode())
+		require.Error(t, err)
+	}
 	v2 := sampleMessage().Encode()
 	v2[2] = 2
 	_, err = Decode(v2)

@@ -203,6 +203,8 @@ var (
 		"Slots this node serves (its master's for a replica).", nil, nil)
 	descBusBytes = prometheus.NewDesc("shoal_cluster_bus_bytes_total",
 		"Cluster bus traffic.", []string{"direction"}, nil)
+	descBusRejected = prometheus.NewDesc("shoal_cluster_bus_rejected_total",
+		"Cluster bus packets and stream messages dropped as malformed or oversized before memberlist parsed them.", nil, nil)
 	descReady = prometheus.NewDesc("shoal_ready", "1 when /ready answers 200.", nil, nil)
 
 	descSlotKeys  = prometheus.NewDesc("shoal_slot_keys", "Keys in each non-empty slot of this shard.", []string{"slot"}, nil)
@@ -351,6 +353,7 @@ func (s *Server) collectCluster(ch chan<- prometheus.Metric) {
 	sent, recv, _ := s.cluster.Traffic()
 	counter(ch, descBusBytes, float64(sent), "out")
 	counter(ch, descBusBytes, float64(recv), "in")
+	counter(ch, descBusRejected, float64(s.cluster.Rejected()))
 }
 
 // collectSlots emits the slots of this shard that hold keys or saw

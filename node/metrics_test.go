@@ -139,6 +139,7 @@ func TestMetricsEndpointAndReadiness(t *testing.T) {
 		{"shoal_ready", nil, 1},
 		{"shoal_cluster_myself_slots", nil, slots.Count},
 		{"shoal_cluster_nodes_flagged", map[string]string{"flag": "pfail"}, 0},
+		{"shoal_cluster_bus_rejected_total", nil, 0},
 		{"shoal_slot_keys", map[string]string{"slot": slot}, 10},
 		{"shoal_slot_commands_total", map[string]string{"slot": slot}, 11},
 		// 10 SETs of 30 request bytes and one GET of 23; +OK and $1 v replies.
