@@ -31,8 +31,10 @@ type Config struct {
 	Port, ClusterPort int
 	// Hostname is cluster-announce-hostname.
 	Hostname string
-	// BindAddr is the bus bind address ("" = 0.0.0.0).
+	// BindAddr is the bus bind address ("" = 0.0.0.0); BindPort the port
+	// the bus listens on (0 = ClusterPort, which is the announced one).
 	BindAddr string
+	BindPort int
 	// ConfigFile is nodes.conf (cluster-config-file, resolved against dir);
 	// "" keeps the state in memory only.
 	ConfigFile string
@@ -123,6 +125,10 @@ type Bus struct {
 	saveErr                       atomic.Pointer[error]
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
+	myIP atomic.Pointer[string] // likewise; "" while not known yet
+
+	srcMu  sync.Mutex
+	srcIPs map[string]string // destination IP → our source address toward it
 
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
@@ -183,7 +189,7 @@ func New(cfg Config) (*Bus, error) {
 		st = NewState(cfg.Options, cfg.Clock, cfg.Seed, b.log, cfg.ID, cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
 		b.log.Info("no cluster configuration found, I'm " + st.MyID())
 	} else {
-		st.SetMyAddress(cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
+		st.SetAnnounced(cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
 	}
 	b.st = st
 	b.mu.Lock()
@@ -222,6 +228,9 @@ func (b *Bus) Start() error {
 		mc.BindAddr = "0.0.0.0"
 	}
 	mc.BindPort = b.cfg.ClusterPort
+	if b.cfg.BindPort > 0 {
+		mc.BindPort = b.cfg.BindPort
+	}
 	mc.AdvertisePort = b.cfg.ClusterPort
 	if b.cfg.IP != "" {
 		mc.AdvertiseAddr = b.cfg.IP
@@ -258,14 +267,19 @@ func (b *Bus) Start() error {
 		return fmt.Errorf("cluster bus on port %d: %w", b.cfg.ClusterPort, err)
 	}
 	b.ml.Store(ml)
-	if b.cfg.IP == "" || b.cfg.Transport != nil {
+	if b.cfg.Transport != nil {
+		// A caller-provided transport (tests) names the node by its
+		// address: that is the announced one. A real node without
+		// cluster-announce-ip or bind learns its IP from its peers
+		// (State.learnMyIP): memberlist's advertised address is a guess
+		// from the host's interfaces, possibly one its peers do not use.
 		ln := ml.LocalNode()
 		ip := b.cfg.IP
 		if ip == "" {
 			ip = ln.Addr.String()
 		}
 		b.mu.Lock()
-		b.st.SetMyAddress(ip, 0, int(ln.Port), b.cfg.Hostname)
+		b.st.SetAnnounced(ip, 0, int(ln.Port), b.cfg.Hostname)
 		rd := b.st.Ready()
 		err := b.persistLocked(rd)
 		b.mu.Unlock()
@@ -452,6 +466,9 @@ func (b *Bus) persistLocked(rd Ready) error {
 	if id := b.st.MyID(); b.myIDAtomic() != id {
 		b.myID.Store(&id)
 	}
+	if ip := b.st.MyIP(); b.myIPAtomic() != ip {
+		b.myIP.Store(&ip)
+	}
 	if !rd.Save || b.cfg.ConfigFile == "" {
 		return nil
 	}
@@ -487,7 +504,7 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 		if ml != nil && len(rd.Join) > 0 {
 			go func(addrs []string) { _, _ = ml.Join(addrs) }(rd.Join)
 		}
-		if ml != nil && rd.IDChanged && !rd.Reset {
+		if ml != nil && (rd.IDChanged || rd.AddrChanged) && !rd.Reset {
 			go func() { _ = ml.UpdateNode(time.Second) }()
 		}
 	}
@@ -540,11 +557,17 @@ func (b *Bus) sender(q chan Envelope, reliable bool) {
 		case <-b.stop:
 			return
 		case e := <-q:
-			buf := e.Msg.Encode()
 			host, portStr, err := net.SplitHostPort(e.Addr)
 			if err != nil {
 				continue
 			}
+			if e.Msg.IP == "" {
+				// We do not know our address yet: name the one this
+				// message leaves from, which is what Redis's receiver
+				// reads from the connection (the sender's peer address).
+				e.Msg.IP = b.sourceIP(host)
+			}
+			buf := e.Msg.Encode()
 			port, _ := strconv.Atoi(portStr)
 			to := &memberlist.Node{Addr: net.ParseIP(host), Port: uint16(port)}
 			if to.Addr == nil {
@@ -608,9 +631,14 @@ func (b *Bus) rejoin() {
 // takes the Bus lock.
 type busDelegate Bus
 
+// NodeMeta is "id port [ip]": the cluster id, client port and announced IP
+// ("" while not known) that a peer's discovery uses (hint).
 func (d *busDelegate) NodeMeta(limit int) []byte {
 	b := (*Bus)(d)
 	meta := []byte(b.myIDAtomic() + " " + strconv.Itoa(b.cfg.Port))
+	if ip := b.myIPAtomic(); ip != "" {
+		meta = append(append(meta, ' '), ip...)
+	}
 	if len(meta) > limit {
 		return nil
 	}
@@ -655,22 +683,31 @@ func (b *Bus) hint(n *memberlist.Node, alive bool) {
 		b.aliveAddr[addr] = alive
 		b.hintMu.Unlock()
 	}
-	meta := string(n.Meta)
-	sp := strings.IndexByte(meta, ' ')
-	if sp < 0 || !ValidID(meta[:sp]) || n.Addr == nil {
+	f := strings.Fields(string(n.Meta))
+	if len(f) < 2 || !ValidID(f[0]) || n.Addr == nil {
 		return
 	}
-	id := meta[:sp]
-	port, err := strconv.Atoi(meta[sp+1:])
+	id := f[0]
+	port, err := strconv.Atoi(f[1])
 	if err != nil || port <= 0 || port > 65535 {
 		return
 	}
 	b.hintMu.Lock()
 	b.alive[id] = alive
 	b.hintMu.Unlock()
-	if alive {
+	// The cluster address is the one the node announces, not memberlist's
+	// (a guess from the host's interfaces): a node that does not know its
+	// own yet is left to the gossip of the nodes that met it. A caller's
+	// transport (tests) has no other address than memberlist's.
+	ip := ""
+	if len(f) > 2 && net.ParseIP(f[2]) != nil {
+		ip = f[2]
+	} else if b.cfg.Transport != nil {
+		ip = n.Addr.String()
+	}
+	if alive && ip != "" {
 		select {
-		case b.found <- discovery{id: id, ip: n.Addr.String(), port: port, cport: int(n.Port)}:
+		case b.found <- discovery{id: id, ip: ip, port: port, cport: int(n.Port)}:
 		default:
 		}
 	}
@@ -719,6 +756,39 @@ func (b *Bus) MemberlistAlive(id string) (alive, known bool) {
 	alive, known = b.alive[id]
 	return
 }
+
+// myIPAtomic is the announced IP for NodeMeta ("" while not known).
+func (b *Bus) myIPAtomic() string {
+	if p := b.myIP.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// sourceIP is the local address the host routes a packet to ip from (no
+// packet is sent), cached per destination; "" when there is no route.
+func (b *Bus) sourceIP(ip string) string {
+	b.srcMu.Lock()
+	defer b.srcMu.Unlock()
+	if src, ok := b.srcIPs[ip]; ok {
+		return src
+	}
+	src := ""
+	if c, err := net.Dial("udp", net.JoinHostPort(ip, "9")); err == nil {
+		if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
+			src = a.IP.String()
+		}
+		_ = c.Close()
+	}
+	if b.srcIPs == nil || len(b.srcIPs) >= maxSourceIPs {
+		b.srcIPs = make(map[string]string)
+	}
+	b.srcIPs[ip] = src
+	return src
+}
+
+// maxSourceIPs bounds the source address cache (one entry per peer IP).
+const maxSourceIPs = 1024
 
 // myIDAtomic reads the id for memberlist's NodeMeta, which may be called
 // while the Bus lock is held by a goroutine waiting on memberlist.

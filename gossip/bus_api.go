@@ -202,6 +202,13 @@ func (b *Bus) SetOptions(o Options) {
 	_ = b.do(func(s *State) error { s.SetOptions(o); return nil })
 }
 
+// SetAnnounced changes what this node announces (CONFIG SET of
+// cluster-announce-ip/-port/-bus-port/-hostname): the next messages carry
+// it, so every node learns it (see State.SetAnnounced).
+func (b *Bus) SetAnnounced(ip string, port, cport int, hostname string) {
+	_ = b.do(func(s *State) error { s.SetAnnounced(ip, port, cport, hostname); return nil })
+}
+
 // Do runs fn against the State under the Bus lock and carries out what it
 // produced (for the failover layer: votes, auth requests, takeovers). fn
 // must not keep the *State.
