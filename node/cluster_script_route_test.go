@@ -1,0 +1,72 @@
+package node
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestClusterReadonlyScriptRoutingMatchesRedis: on a READONLY connection to
+// a replica, a script that declares writes (a shebang without no-writes, a
+// function registered without it) is redirected to the master with MOVED,
+// as Redis's getNodeByQuery does with the script's flags (getCommandFlags);
+// a script without a shebang runs on the replica and its write fails inside
+// it; no-writes scripts are served. In MULTI the redirect comes at queueing.
+func TestClusterReadonlyScriptRoutingMatchesRedis(t *testing.T) {
+	const key = "k126" // slot 58, served by the pair's master (0-100)
+	const lib = "#!lua name=routelib\n" +
+		"redis.register_function('wfn', function(k) return redis.call('set', k[1], '1') end)\n" +
+		"redis.register_function{function_name='rfn', callback=function(k) return redis.call('get', k[1]) end, flags={'no-writes'}}"
+	script := [][]string{
+		{"READONLY"},
+		{"EVAL", "#!lua\nreturn redis.call('set', KEYS[1], '1')", "1", key},
+		{"EVAL_RO", "#!lua\nreturn redis.call('get', KEYS[1])", "1", key},
+		{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", "1", key},
+		{"EVAL", "return redis.call('set', KEYS[1], '1')", "1", key},
+		{"EVAL", "return redis.call('get', KEYS[1])", "1", key},
+		{"FCALL", "wfn", "1", key},
+		{"FCALL_RO", "wfn", "1", key},
+		{"FCALL", "rfn", "1", key},
+		{"FCALL_RO", "rfn", "1", key},
+		{"MULTI"},
+		{"EVAL", "#!lua\nreturn redis.call('set', KEYS[1], '1')", "1", key},
+		{"EXEC"},
+		{"READWRITE"},
+		{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", "1", key},
+	}
+	type pair struct {
+		a, b *testConn
+		norm func(string) string
+	}
+	build := func(ac, bc *testConn, aPort, aCPort int) pair {
+		aID := bulkBody(t, ac.do("CLUSTER", "MYID"))
+		bID := bulkBody(t, bc.do("CLUSTER", "MYID"))
+		for _, c := range []*testConn{ac, bc} {
+			// The pair serves slots 0-100 only.
+			require.Equal(t, "+OK\r\n", c.do("CONFIG", "SET", "cluster-require-full-coverage", "no"))
+		}
+		formPair(t, ac, bc, aPort, aCPort, aID, bID)
+		waitFor(t, 20*time.Second, "cluster_state:ok on the replica", func() bool {
+			return strings.Contains(bulkBody(t, bc.do("CLUSTER", "INFO")), "cluster_state:ok")
+		})
+		require.Equal(t, "$8\r\nroutelib\r\n", ac.do("FUNCTION", "LOAD", lib))
+		// The library reaches the replica through replication.
+		waitFor(t, 20*time.Second, "the library on the replica", func() bool {
+			return strings.Contains(bc.do("FUNCTION", "LIST"), "routelib")
+		})
+		return pair{a: ac, b: bc, norm: normalizer(strconv.Itoa(aPort), "<APORT>")}
+	}
+	r1, r1p, r1c := startRealClusterRedis(t)
+	r2, _, _ := startRealClusterRedis(t)
+	o1 := startClusterTestServer(t, "")
+	o2 := startClusterTestServer(t, "")
+	real := build(dialTestAddr(t, r1), dialTestAddr(t, r2), r1p, r1c)
+	ours := build(dialTest(t, o1.srv), dialTest(t, o2.srv), o1.port, o1.cport)
+	for _, step := range script {
+		want, got := real.norm(real.b.do(step...)), ours.norm(ours.b.do(step...))
+		require.Equal(t, want, got, "%q", strings.Join(step, " "))
+	}
+}
