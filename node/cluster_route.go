@@ -205,7 +205,9 @@ func (c *Client) routeLocked(req routeRequest, keys [][]byte) (clusterRedirect, 
 			}
 			multiple = true
 		}
-		if open {
+		// Shard channels are not keys: the source serves them until
+		// SETSLOT NODE (Redis counts no missing key for them).
+		if open && !req.pubsubShard {
 			if db.Lookup(k, store.LookupNoTouch|store.LookupNoStats|store.LookupNoExpire) == nil {
 				missing++
 			} else {

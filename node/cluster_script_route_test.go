@@ -70,3 +70,63 @@ func TestClusterReadonlyScriptRoutingMatchesRedis(t *testing.T) {
 		require.Equal(t, want, got, "%q", strings.Join(step, " "))
 	}
 }
+
+// TestClusterShardChannelsOnOpenSlotMatchRedis: while slot 58 migrates
+// from A to B, A still serves its shard channels (Redis checks no key for
+// SPUBLISH/SSUBSCRIBE, so there is no ASK); B serves them only after
+// ASKING.
+func TestClusterShardChannelsOnOpenSlotMatchRedis(t *testing.T) {
+	const channel = "k126" // slot 58
+	type masters struct {
+		a, b *testConn
+		norm func(string) string
+	}
+	build := func(ac, bc *testConn, aPort, aCPort, bPort int) masters {
+		aID := bulkBody(t, ac.do("CLUSTER", "MYID"))
+		bID := bulkBody(t, bc.do("CLUSTER", "MYID"))
+		for _, c := range []*testConn{ac, bc} {
+			require.Equal(t, "+OK\r\n", c.do("CONFIG", "SET", "cluster-require-full-coverage", "no"))
+		}
+		require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "SET-CONFIG-EPOCH", "1"))
+		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "SET-CONFIG-EPOCH", "2"))
+		require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "ADDSLOTSRANGE", "0", "100"))
+		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "ADDSLOTSRANGE", "101", "200"))
+		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(aPort), strconv.Itoa(aCPort)))
+		waitFor(t, 20*time.Second, "both masters to know each other, cluster ok", func() bool {
+			an, bn := bulkBody(t, ac.do("CLUSTER", "NODES")), bulkBody(t, bc.do("CLUSTER", "NODES"))
+			return strings.Contains(an, bID) && strings.Contains(bn, aID) && !strings.Contains(an+bn, "handshake") &&
+				strings.Contains(an, "101-200") && strings.Contains(bn, "0-100") &&
+				strings.Contains(bulkBody(t, ac.do("CLUSTER", "INFO")), "cluster_state:ok") &&
+				strings.Contains(bulkBody(t, bc.do("CLUSTER", "INFO")), "cluster_state:ok")
+		})
+		require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "SETSLOT", "58", "MIGRATING", bID))
+		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "SETSLOT", "58", "IMPORTING", aID))
+		return masters{a: ac, b: bc, norm: normalizer(strconv.Itoa(aPort), "<APORT>", strconv.Itoa(bPort), "<BPORT>")}
+	}
+	r1, r1p, r1c := startRealClusterRedis(t)
+	r2, r2p, _ := startRealClusterRedis(t)
+	o1 := startClusterTestServer(t, "")
+	o2 := startClusterTestServer(t, "")
+	real := build(dialTestAddr(t, r1), dialTestAddr(t, r2), r1p, r1c, r2p)
+	ours := build(dialTest(t, o1.srv), dialTest(t, o2.srv), o1.port, o1.cport, o2.port)
+	steps := []struct {
+		onB bool
+		cmd []string
+	}{
+		{false, []string{"SPUBLISH", channel, "hello"}},
+		{false, []string{"GET", channel}}, // a key: ASK (it is not here)
+		{true, []string{"SPUBLISH", channel, "hello"}},
+		{true, []string{"ASKING"}},
+		{true, []string{"SPUBLISH", channel, "hello"}},
+		{false, []string{"SSUBSCRIBE", channel}},
+	}
+	for _, st := range steps {
+		run := func(m masters) string {
+			if st.onB {
+				return m.norm(m.b.do(st.cmd...))
+			}
+			return m.norm(m.a.do(st.cmd...))
+		}
+		require.Equal(t, run(real), run(ours), "on B %v: %q", st.onB, st.cmd)
+	}
+}
