@@ -130,3 +130,29 @@ func TestClusterShardChannelsOnOpenSlotMatchRedis(t *testing.T) {
 		require.Equal(t, run(real), run(ours), "on B %v: %q", st.onB, st.cmd)
 	}
 }
+
+// TestClusterSlotsOmitsLoadingReplica: a replica whose full sync is still
+// loading announces offset 0 (Redis's replicationGetSlaveOffset has no
+// master client yet), so its master's CLUSTER SLOTS leaves it out until the
+// sync is done.
+func TestClusterSlotsOmitsLoadingReplica(t *testing.T) {
+	a, b := startClusterTestServer(t, ""), startClusterTestServer(t, "")
+	ac, bc := dialTest(t, a.srv), dialTest(t, b.srv)
+	aID, bID := bulkBody(t, ac.do("CLUSTER", "MYID")), bulkBody(t, bc.do("CLUSTER", "MYID"))
+	for _, c := range []*testConn{ac, bc} {
+		require.Equal(t, "+OK\r\n", c.do("CONFIG", "SET", "cluster-require-full-coverage", "no"))
+	}
+	formPair(t, ac, bc, a.port, a.cport, aID, bID)
+	waitFor(t, 20*time.Second, "cluster_state:ok", func() bool {
+		return strings.Contains(bulkBody(t, ac.do("CLUSTER", "INFO")), "cluster_state:ok")
+	})
+	require.Equal(t, "+OK\r\n", ac.do("SET", "k126", "v")) // slot 58: a non-zero offset to replicate
+	listed := func() bool { return strings.Contains(ac.do("CLUSTER", "SLOTS"), bID) }
+	waitFor(t, 20*time.Second, "the synced replica in the master's CLUSTER SLOTS", listed)
+
+	b.srv.repl.sync.Store(true) // a full sync in progress (loading)
+	waitFor(t, 20*time.Second, "the loading replica to leave CLUSTER SLOTS", func() bool { return !listed() })
+	require.Contains(t, ac.do("CLUSTER", "SHARDS"), "loading")
+	b.srv.repl.sync.Store(false)
+	waitFor(t, 20*time.Second, "the replica back in CLUSTER SLOTS", listed)
+}
