@@ -111,8 +111,8 @@ type Bus struct {
 	found chan discovery // memberlist joins, for the loop
 	name  string         // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
-	outq  chan Envelope
-	relq  chan Envelope
+	outq  chan outMsg
+	relq  chan outMsg
 	notes chan Change
 	stop  chan struct{}
 	wg    sync.WaitGroup // loop and notifier
@@ -129,6 +129,11 @@ type Bus struct {
 
 	srcMu  sync.Mutex
 	srcIPs map[string]string // destination IP → our source address toward it
+
+	// linkMu guards links: per peer id, the bytes queued for it and not
+	// yet handed to the transport (Redis's link send buffer).
+	linkMu sync.Mutex
+	links  map[string]*linkBuf
 
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
@@ -163,8 +168,9 @@ func New(cfg Config) (*Bus, error) {
 		log:       cfg.Logger.Named("cluster"),
 		ref:       slots.NewRef(nil),
 		inbox:     make(chan []byte, 4096),
-		outq:      make(chan Envelope, 8192),
-		relq:      make(chan Envelope, 1024),
+		outq:      make(chan outMsg, 8192),
+		relq:      make(chan outMsg, 1024),
+		links:     make(map[string]*linkBuf),
 		notes:     make(chan Change, 1024),
 		stop:      make(chan struct{}),
 		alive:     make(map[string]bool),
@@ -383,6 +389,7 @@ func (b *Bus) loop() {
 					s.SetReplOffset(off)
 				}
 				s.SetReplDataAge(age, known)
+				b.freeLinksOverLimit(s)
 				s.Tick()
 			})
 		case buf := <-b.inbox:
@@ -491,10 +498,15 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 			if e.Reliable {
 				q = b.relq
 			}
+			m, ok := b.queueMsg(e)
+			if !ok {
+				continue
+			}
 			select {
-			case q <- e:
+			case q <- m:
 			default:
 				b.dropped.Add(1)
+				b.sent(m)
 			}
 		}
 		ml := b.ml.Load()
@@ -547,46 +559,142 @@ func (b *Bus) notifier() {
 	}
 }
 
+// outMsg is one encoded message on a send queue.
+type outMsg struct {
+	to, addr string
+	buf      []byte
+	gen      uint64 // the generation of the link to `to` it was queued on
+}
+
+// linkBuf is the send buffer of the link to one peer: what is queued for
+// it (bytes), and a generation that freeing the link bumps (messages of an
+// older generation are dropped, as Redis drops a freed link's buffer).
+type linkBuf struct {
+	queued int64
+	gen    uint64
+}
+
+// queueMsg encodes e and counts it in its peer's send buffer.
+func (b *Bus) queueMsg(e Envelope) (outMsg, bool) {
+	host, _, err := net.SplitHostPort(e.Addr)
+	if err != nil || net.ParseIP(host) == nil {
+		return outMsg{}, false
+	}
+	if e.Msg.IP == "" {
+		// We do not know our address yet: name the one this message
+		// leaves from, which is what Redis's receiver reads from the
+		// connection (the sender's peer address).
+		e.Msg.IP = b.sourceIP(host)
+	}
+	m := outMsg{to: e.To, addr: e.Addr, buf: e.Msg.Encode()}
+	b.linkMu.Lock()
+	lb := b.links[e.To]
+	if lb == nil {
+		lb = &linkBuf{}
+		b.links[e.To] = lb
+	}
+	lb.queued += int64(len(m.buf))
+	m.gen = lb.gen
+	b.linkMu.Unlock()
+	return m, true
+}
+
+// current reports whether m's link still exists (was not freed since m
+// was queued).
+func (b *Bus) current(m outMsg) bool {
+	b.linkMu.Lock()
+	defer b.linkMu.Unlock()
+	lb := b.links[m.to]
+	return lb != nil && lb.gen == m.gen
+}
+
+// sent takes m out of its link's send buffer (handed to the transport or
+// dropped).
+func (b *Bus) sent(m outMsg) {
+	b.linkMu.Lock()
+	if lb := b.links[m.to]; lb != nil && lb.gen == m.gen {
+		lb.queued -= int64(len(m.buf))
+	}
+	b.linkMu.Unlock()
+}
+
+// freeLinksOverLimit is clusterCron's freeClusterLinkOnBufferLimitReached:
+// a link whose send buffer passed cluster-link-sendbuf-limit (0 = none) is
+// freed — its queued messages are dropped — and counted; the State makes a
+// new link (a PING) on this tick. Called by the loop with b.mu held.
+func (b *Bus) freeLinksOverLimit(s *State) {
+	limit := s.opts.LinkSendBufLimit
+	var freed []string
+	b.linkMu.Lock()
+	for id, lb := range b.links {
+		if s.lookup(id) == nil && lb.queued <= 0 {
+			delete(b.links, id) // a forgotten node, nothing queued
+			continue
+		}
+		if limit == 0 || lb.queued <= 0 || uint64(lb.queued) <= limit {
+			continue
+		}
+		b.log.Warn(fmt.Sprintf("Freeing cluster link(to node %.40s, used memory: %d) due to exceeding send buffer memory limit.",
+			id, lb.queued))
+		lb.gen++
+		lb.queued = 0
+		freed = append(freed, id)
+	}
+	b.linkMu.Unlock()
+	for _, id := range freed {
+		s.LinkFreed(id)
+	}
+}
+
+// linkQueued is the send buffer of the link to a peer, in bytes.
+func (b *Bus) linkQueued(id string) int64 {
+	b.linkMu.Lock()
+	defer b.linkMu.Unlock()
+	if lb := b.links[id]; lb != nil && lb.queued > 0 {
+		return lb.queued
+	}
+	return 0
+}
+
 // sender drains one send queue. Packets that do not fit memberlist's UDP
 // budget go over the stream transport.
-func (b *Bus) sender(q chan Envelope, reliable bool) {
+func (b *Bus) sender(q chan outMsg, reliable bool) {
 	defer b.swg.Done()
 	limit := 1400 - 64
 	for {
 		select {
 		case <-b.stop:
 			return
-		case e := <-q:
-			host, portStr, err := net.SplitHostPort(e.Addr)
-			if err != nil {
-				continue
+		case m := <-q:
+			if !b.current(m) {
+				continue // its link was freed
 			}
-			if e.Msg.IP == "" {
-				// We do not know our address yet: name the one this
-				// message leaves from, which is what Redis's receiver
-				// reads from the connection (the sender's peer address).
-				e.Msg.IP = b.sourceIP(host)
-			}
-			buf := e.Msg.Encode()
-			port, _ := strconv.Atoi(portStr)
-			to := &memberlist.Node{Addr: net.ParseIP(host), Port: uint16(port)}
-			if to.Addr == nil {
-				continue
-			}
-			ml := b.ml.Load()
-			if ml == nil {
-				continue
-			}
-			b.bytesSent.Add(uint64(len(buf)))
-			if reliable || len(buf) > limit {
-				err = ml.SendReliable(to, buf)
-			} else {
-				err = ml.SendBestEffort(to, buf)
-			}
-			if err != nil {
-				b.log.Debug("bus send failed", zap.String("to", e.To), zap.Error(err))
-			}
+			b.send(m, reliable || len(m.buf) > limit)
+			b.sent(m)
 		}
+	}
+}
+
+// send hands one message to memberlist.
+func (b *Bus) send(m outMsg, reliable bool) {
+	host, portStr, err := net.SplitHostPort(m.addr)
+	if err != nil {
+		return
+	}
+	port, _ := strconv.Atoi(portStr)
+	to := &memberlist.Node{Addr: net.ParseIP(host), Port: uint16(port)}
+	ml := b.ml.Load()
+	if ml == nil || to.Addr == nil {
+		return
+	}
+	b.bytesSent.Add(uint64(len(m.buf)))
+	if reliable {
+		err = ml.SendReliable(to, m.buf)
+	} else {
+		err = ml.SendBestEffort(to, m.buf)
+	}
+	if err != nil {
+		b.log.Debug("bus send failed", zap.String("to", m.to), zap.Error(err))
 	}
 }
 

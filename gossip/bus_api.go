@@ -90,7 +90,14 @@ func (b *Bus) Shards() []Shard {
 func (b *Bus) Links() []Link {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.st.Links()
+	links := b.st.Links()
+	for i := range links {
+		if links[i].Direction == "to" {
+			q := b.linkQueued(links[i].Node)
+			links[i].SendBufferAllocated, links[i].SendBufferUsed = q, q
+		}
+	}
+	return links
 }
 
 // Replicas is CLUSTER REPLICAS|SLAVES id (the replicas' NODES lines).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
@@ -453,6 +454,16 @@ func (s *State) SetAnnounced(ip string, port, cport int, hostname string) {
 	s.touchTable()
 	s.save(false)
 	s.out.AddrChanged = true
+}
+
+// LinkFreed records that the Bus freed the link to a node whose send
+// buffer passed cluster-link-sendbuf-limit: the next cron tick makes a new
+// one (a PING, keeping a pending ping's time), as Redis reconnects.
+func (s *State) LinkFreed(id string) {
+	s.linksBufferExceeded++
+	if n := s.lookup(id); n != nil && n != s.myself {
+		n.linkTime = time.Time{}
+	}
 }
 
 // MyIP is the IP this node announces ("" while it is still unknown: no

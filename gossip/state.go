@@ -30,6 +30,9 @@ type Options struct {
 	// ReplPingPeriod is repl-ping-replica-period (part of a replica's
 	// allowed data age).
 	ReplPingPeriod time.Duration
+	// LinkSendBufLimit is cluster-link-sendbuf-limit in bytes (0 = none):
+	// the Bus frees a peer link whose send buffer passes it.
+	LinkSendBufLimit uint64
 	// ElectionDelays override the failover layer's election delays (zero:
 	// failover.DefaultDelays).
 	ElectionDelays failover.Delays
@@ -190,6 +193,7 @@ type State struct {
 
 	statsSent, statsRecv [msgTypeCount]uint64
 	pingCounter          uint64
+	linksBufferExceeded  uint64 // links freed over cluster-link-sendbuf-limit
 	ticks                uint64
 	pfailNodes           int
 

@@ -51,6 +51,7 @@ func (s *Server) clusterOptions() gossip.Options {
 		RequireFullCoverage:   s.cfg.Bool("cluster-require-full-coverage"),
 		AllowReplicaMigration: s.cfg.Bool("cluster-allow-replica-migration"),
 		NoFailover:            s.cfg.Bool("cluster-replica-no-failover"),
+		LinkSendBufLimit:      s.cfg.Uint("cluster-link-sendbuf-limit"),
 	})
 }
 
@@ -112,7 +113,7 @@ func (s *Server) registerClusterConfigHooks() {
 	s.migrations = s.newMigrations()
 	s.wireFailover() // node/cmd_failover.go
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage",
-		"cluster-allow-replica-migration", "cluster-replica-no-failover"} {
+		"cluster-allow-replica-migration", "cluster-replica-no-failover", "cluster-link-sendbuf-limit"} {
 		s.cfg.OnChange(name, func(string) error {
 			s.cluster.SetOptions(s.clusterOptions())
 			return nil
