@@ -156,3 +156,63 @@ func TestClusterSlotsOmitsLoadingReplica(t *testing.T) {
 	b.srv.repl.sync.Store(false)
 	waitFor(t, 20*time.Second, "the replica back in CLUSTER SLOTS", listed)
 }
+
+// TestClusterReplicatePreconditionsMatchRedis: CLUSTER REPLICATE's refusals
+// in Redis's order and words: an unknown or malformed id, myself, a replica
+// as the target, a master with keys (and no slots) or with slots.
+func TestClusterReplicatePreconditionsMatchRedis(t *testing.T) {
+	type side struct {
+		a, b, x *testConn // a master (0-100), its replica, a third master
+		norm    func(string) string
+		aID     string
+		bID     string
+		xID     string
+	}
+	build := func(ac, bc, xc *testConn, aPort, aCPort int) side {
+		sd := side{a: ac, b: bc, x: xc}
+		sd.aID = bulkBody(t, ac.do("CLUSTER", "MYID"))
+		sd.bID = bulkBody(t, bc.do("CLUSTER", "MYID"))
+		sd.xID = bulkBody(t, xc.do("CLUSTER", "MYID"))
+		formPair(t, ac, bc, aPort, aCPort, sd.aID, sd.bID)
+		require.Equal(t, "+OK\r\n", xc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(aPort), strconv.Itoa(aCPort)))
+		waitFor(t, 20*time.Second, "the third node to know the pair's roles", func() bool {
+			n := bulkBody(t, xc.do("CLUSTER", "NODES"))
+			return strings.Contains(n, "slave "+sd.aID) && strings.Contains(n, "0-100") && !strings.Contains(n, "handshake")
+		})
+		sd.norm = normalizer(sd.aID, "<A>", sd.bID, "<B>", sd.xID, "<X>")
+		return sd
+	}
+	debug := []string{"--enable-debug-command", "yes"}
+	r1, r1p, r1c := startRealClusterRedis(t, debug...)
+	r2, _, _ := startRealClusterRedis(t, debug...)
+	r3, _, _ := startRealClusterRedis(t, debug...)
+	o1, o2, o3 := startClusterTestServer(t, "", debug...), startClusterTestServer(t, "", debug...), startClusterTestServer(t, "", debug...)
+	real := build(dialTestAddr(t, r1), dialTestAddr(t, r2), dialTestAddr(t, r3), r1p, r1c)
+	ours := build(dialTest(t, o1.srv), dialTest(t, o2.srv), dialTest(t, o3.srv), o1.port, o1.cport)
+	steps := []struct {
+		on  func(side) *testConn
+		cmd []string
+	}{
+		{func(s side) *testConn { return s.x }, []string{"CLUSTER", "REPLICATE", "0000000000000000000000000000000000000000"}},
+		{func(s side) *testConn { return s.x }, []string{"CLUSTER", "REPLICATE", "NOT-AN-ID"}},
+		{func(s side) *testConn { return s.x }, []string{"CLUSTER", "REPLICATE", "<X>"}},
+		{func(s side) *testConn { return s.x }, []string{"CLUSTER", "REPLICATE", "<B>"}},
+		{func(s side) *testConn { return s.x }, []string{"DEBUG", "POPULATE", "3"}},
+		{func(s side) *testConn { return s.x }, []string{"CLUSTER", "REPLICATE", "<A>"}}, // keys, no slots
+		{func(s side) *testConn { return s.x }, []string{"FLUSHALL"}},
+		{func(s side) *testConn { return s.a }, []string{"CLUSTER", "REPLICATE", "<X>"}}, // slots
+		{func(s side) *testConn { return s.b }, []string{"CLUSTER", "REPLICATE", "<B>"}},
+		{func(s side) *testConn { return s.b }, []string{"CLUSTER", "REPLICATE", "<X>"}}, // a replica moves freely
+		{func(s side) *testConn { return s.x }, []string{"CLUSTER", "REPLICATE", "<A>"}}, // empty now
+	}
+	for _, st := range steps {
+		run := func(sd side) string {
+			args := make([]string, len(st.cmd))
+			for i, a := range st.cmd {
+				args[i] = strings.NewReplacer("<A>", sd.aID, "<B>", sd.bID, "<X>", sd.xID).Replace(a)
+			}
+			return sd.norm(st.on(sd).do(args...))
+		}
+		require.Equal(t, run(real), run(ours), "%q", st.cmd)
+	}
+}
