@@ -84,21 +84,7 @@ func TestClusterShardChannelsOnOpenSlotMatchRedis(t *testing.T) {
 	build := func(ac, bc *testConn, aPort, aCPort, bPort int) masters {
 		aID := bulkBody(t, ac.do("CLUSTER", "MYID"))
 		bID := bulkBody(t, bc.do("CLUSTER", "MYID"))
-		for _, c := range []*testConn{ac, bc} {
-			require.Equal(t, "+OK\r\n", c.do("CONFIG", "SET", "cluster-require-full-coverage", "no"))
-		}
-		require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "SET-CONFIG-EPOCH", "1"))
-		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "SET-CONFIG-EPOCH", "2"))
-		require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "ADDSLOTSRANGE", "0", "100"))
-		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "ADDSLOTSRANGE", "101", "200"))
-		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(aPort), strconv.Itoa(aCPort)))
-		waitFor(t, 20*time.Second, "both masters to know each other, cluster ok", func() bool {
-			an, bn := bulkBody(t, ac.do("CLUSTER", "NODES")), bulkBody(t, bc.do("CLUSTER", "NODES"))
-			return strings.Contains(an, bID) && strings.Contains(bn, aID) && !strings.Contains(an+bn, "handshake") &&
-				strings.Contains(an, "101-200") && strings.Contains(bn, "0-100") &&
-				strings.Contains(bulkBody(t, ac.do("CLUSTER", "INFO")), "cluster_state:ok") &&
-				strings.Contains(bulkBody(t, bc.do("CLUSTER", "INFO")), "cluster_state:ok")
-		})
+		formMasters(t, ac, bc, aPort, aCPort, aID, bID) // a serves slot 58
 		require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "SETSLOT", "58", "MIGRATING", bID))
 		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "SETSLOT", "58", "IMPORTING", aID))
 		return masters{a: ac, b: bc, norm: normalizer(strconv.Itoa(aPort), "<APORT>", strconv.Itoa(bPort), "<BPORT>")}
