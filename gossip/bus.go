@@ -559,10 +559,13 @@ func (b *Bus) notifier() {
 	}
 }
 
-// outMsg is one encoded message on a send queue.
+// outMsg is one message on a send queue. It is encoded by the sender (a
+// broadcast PUBLISH shares its payload until then); size is what it counts
+// in its link's send buffer.
 type outMsg struct {
 	to, addr string
-	buf      []byte
+	msg      *Message
+	size     int
 	gen      uint64 // the generation of the link to `to` it was queued on
 }
 
@@ -574,26 +577,20 @@ type linkBuf struct {
 	gen    uint64
 }
 
-// queueMsg encodes e and counts it in its peer's send buffer.
+// queueMsg counts e in its peer's send buffer.
 func (b *Bus) queueMsg(e Envelope) (outMsg, bool) {
 	host, _, err := net.SplitHostPort(e.Addr)
 	if err != nil || net.ParseIP(host) == nil {
 		return outMsg{}, false
 	}
-	if e.Msg.IP == "" {
-		// We do not know our address yet: name the one this message
-		// leaves from, which is what Redis's receiver reads from the
-		// connection (the sender's peer address).
-		e.Msg.IP = b.sourceIP(host)
-	}
-	m := outMsg{to: e.To, addr: e.Addr, buf: e.Msg.Encode()}
+	m := outMsg{to: e.To, addr: e.Addr, msg: e.Msg, size: e.Msg.sizeHint()}
 	b.linkMu.Lock()
 	lb := b.links[e.To]
 	if lb == nil {
 		lb = &linkBuf{}
 		b.links[e.To] = lb
 	}
-	lb.queued += int64(len(m.buf))
+	lb.queued += int64(m.size)
 	m.gen = lb.gen
 	b.linkMu.Unlock()
 	return m, true
@@ -613,7 +610,7 @@ func (b *Bus) current(m outMsg) bool {
 func (b *Bus) sent(m outMsg) {
 	b.linkMu.Lock()
 	if lb := b.links[m.to]; lb != nil && lb.gen == m.gen {
-		lb.queued -= int64(len(m.buf))
+		lb.queued -= int64(m.size)
 	}
 	b.linkMu.Unlock()
 }
@@ -669,14 +666,15 @@ func (b *Bus) sender(q chan outMsg, reliable bool) {
 			if !b.current(m) {
 				continue // its link was freed
 			}
-			b.send(m, reliable || len(m.buf) > limit)
+			b.send(m, reliable, limit)
 			b.sent(m)
 		}
 	}
 }
 
-// send hands one message to memberlist.
-func (b *Bus) send(m outMsg, reliable bool) {
+// send encodes one message and hands it to memberlist: reliably when
+// asked or when it does not fit a packet of udpLimit bytes.
+func (b *Bus) send(m outMsg, reliable bool, udpLimit int) {
 	host, portStr, err := net.SplitHostPort(m.addr)
 	if err != nil {
 		return
@@ -687,11 +685,18 @@ func (b *Bus) send(m outMsg, reliable bool) {
 	if ml == nil || to.Addr == nil {
 		return
 	}
-	b.bytesSent.Add(uint64(len(m.buf)))
-	if reliable {
-		err = ml.SendReliable(to, m.buf)
+	if m.msg.IP == "" {
+		// We do not know our address yet: name the one this message
+		// leaves from, which is what Redis's receiver reads from the
+		// connection (the sender's peer address).
+		m.msg.IP = b.sourceIP(host)
+	}
+	buf := m.msg.Encode()
+	b.bytesSent.Add(uint64(len(buf)))
+	if reliable || len(buf) > udpLimit {
+		err = ml.SendReliable(to, buf)
 	} else {
-		err = ml.SendBestEffort(to, m.buf)
+		err = ml.SendBestEffort(to, buf)
 	}
 	if err != nil {
 		b.log.Debug("bus send failed", zap.String("to", m.to), zap.Error(err))

@@ -199,6 +199,38 @@ func (m *Message) Encode() []byte {
 	return b
 }
 
+// sizeHint is the encoded size of m, computed without encoding it (the
+// sender encodes later): a link's send buffer counts it.
+func (m *Message) sizeHint() int {
+	n := headerFixedLen + 1 + len(m.IP) + 4 + 1 + len(m.Hostname) + 1 + len(m.ToIP) + slotsSize(&m.Slots)
+	switch m.Type {
+	case MsgPing, MsgPong, MsgMeet:
+		n += 2
+		for i := range m.Gossip {
+			n += gossipEntryMin + len(m.Gossip[i].IP)
+		}
+	case MsgFail:
+		n += idLen
+	case MsgUpdate:
+		u := m.Update
+		if u == nil {
+			u = &Update{}
+		}
+		n += idLen + 8 + slotsSize(&u.Slots)
+	case MsgPublish, MsgPublishShard:
+		n += 8 + len(m.Channel) + len(m.Payload)
+	}
+	return n
+}
+
+// slotsSize is what appendSlots writes for set.
+func slotsSize(set *slots.Bitmap) int {
+	if rs := set.Ranges(); 2+4*len(rs) < len(set)*8 {
+		return 1 + 2 + 4*len(rs)
+	}
+	return 1 + len(set)*8
+}
+
 func appendID(b []byte, id string) []byte {
 	if len(id) != idLen {
 		var zero [idLen]byte
