@@ -6,9 +6,11 @@ import (
 	sockaddr "github.com/hashicorp/go-sockaddr"
 )
 
-// advertiseFallback picks the bus address to advertise when the bus listens
-// on every address and no IP was configured (no cluster-announce-ip, no
-// concrete bind address). memberlist itself only accepts a private address
+// advertiseFallback picks memberlist's advertised address when the bus
+// listens on every address and no IP was configured (no cluster-announce-ip,
+// no concrete bind address). It is a transport detail only: the cluster
+// address a node announces is learned from its peers (State.learnMyIP),
+// never this guess. memberlist itself only accepts a private address
 // that has a default route and refuses to start otherwise, which breaks a
 // node in a loopback-only network namespace or on a host with public
 // addresses only, where Redis works (it learns its IP from its peers).

@@ -2,8 +2,13 @@ package gossip
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -33,4 +38,166 @@ func TestAdvertiseFallback(t *testing.T) {
 	require.Equal(t, "2001:db8::5", advertiseFallback(failing, addrs(cidr("fe80::1/64"), cidr("2001:db8::5/64"))))
 	// A private address without a default route (memberlist refuses it).
 	require.Equal(t, "192.168.5.5", advertiseFallback(none, addrs(cidr("127.0.0.1/8"), cidr("192.168.5.5/24"))))
+}
+
+// TestBusAdvertisesMetAddress: nodes without cluster-announce-ip or a bind
+// address, listening on every interface and met on 127.0.0.1, must show
+// each other (and themselves) at 127.0.0.1 — the address they were met
+// on — never another interface of the host (memberlist's guess, e.g. an
+// IPv6 ULA, made clients loop on redirections). Their hostnames reach
+// every node, follow a change at run time and survive a restart.
+func TestBusAdvertisesMetAddress(t *testing.T) {
+	dir := t.TempDir()
+	var buses [3]*Bus
+	start := func(i, cport int, hostname string) *Bus {
+		opts := DefaultOptions()
+		opts.NodeTimeout = 2 * time.Second
+		b, err := New(Config{Options: opts, Port: cport - 10000, ClusterPort: cport, Hostname: hostname,
+			ConfigFile: filepath.Join(dir, fmt.Sprintf("n%d.conf", i)), Seed: uint64(i + 1), RejoinInterval: time.Second})
+		require.NoError(t, err)
+		require.NoError(t, b.Start())
+		return b
+	}
+	for i := range buses {
+		buses[i] = start(i, freePort(t), fmt.Sprintf("host-%d.example.com", i))
+	}
+	defer func() { stopAll(buses[:]) }()
+	// Before anyone met it, a node does not know its address (Redis shows
+	// ":port@cport" too).
+	require.Equal(t, "", buses[0].Myself().IP)
+	a := buses[0].Myself()
+	for _, b := range buses[1:] {
+		require.NoError(t, b.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(a.Port)), []byte(strconv.Itoa(a.CPort))))
+	}
+	want := func(hostOf func(i int) string) func() bool {
+		return func() bool {
+			for _, b := range buses {
+				nodes := b.Nodes()
+				if len(nodes) != 3 {
+					return false
+				}
+				for _, n := range nodes {
+					i := -1
+					for j, o := range buses {
+						if o.MyID() == n.ID {
+							i = j
+						}
+					}
+					if i < 0 || n.IP != "127.0.0.1" || n.Hostname != hostOf(i) || n.Flags&FlagHandshake != 0 {
+						return false
+					}
+				}
+			}
+			return true
+		}
+	}
+	host := func(i int) string { return fmt.Sprintf("host-%d.example.com", i) }
+	if !waitUntil(20*time.Second, want(host)) {
+		for _, b := range buses {
+			t.Log("\n" + b.NodesText())
+		}
+		t.Fatal("nodes do not show each other at the address they were met on, with their hostnames")
+	}
+	require.Regexp(t, `(?m)^[0-9a-f]{40} 127\.0\.0\.1:\d+@\d+,host-1\.example\.com myself,master `, buses[1].NodesText())
+
+	// CONFIG SET cluster-announce-hostname: the next pings carry it.
+	buses[1].SetAnnounced("", 0, 0, "renamed")
+	renamed := func(i int) string {
+		if i == 1 {
+			return "renamed"
+		}
+		return host(i)
+	}
+	waitFor(t, 20*time.Second, "the new hostname on every node", want(renamed))
+
+	// A restarted node knows the others' addresses and hostnames from its
+	// nodes.conf before any message arrives, and its own learned IP.
+	cport := buses[2].Myself().CPort
+	require.NoError(t, buses[2].Stop())
+	opts := DefaultOptions()
+	restarted, err := New(Config{Options: opts, Port: cport - 10000, ClusterPort: cport, Hostname: host(2),
+		ConfigFile: filepath.Join(dir, "n2.conf")})
+	require.NoError(t, err)
+	n1, ok := restarted.Node(buses[1].MyID())
+	require.True(t, ok)
+	require.Equal(t, "renamed", n1.Hostname)
+	require.Equal(t, "127.0.0.1", n1.IP)
+	require.Equal(t, "127.0.0.1", restarted.Myself().IP)
+	require.NoError(t, restarted.Start())
+	buses[2] = restarted
+	waitFor(t, 20*time.Second, "the restarted node back", want(renamed))
+}
+
+// waitUntil polls cond every 50 ms until it holds (true) or d passes.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// TestBusFreesLinkOverSendBufLimit: with cluster-link-sendbuf-limit set,
+// a peer that accepts nothing (a stopped process) lets its link's send
+// buffer grow past the limit; the link is freed (its queued messages
+// dropped), counted in CLUSTER INFO's total_cluster_links_buffer_limit_exceeded,
+// and a new link is made (a later create time), as Redis's clusterCron
+// does. CLUSTER LINKS shows the bytes queued on a "to" link.
+func TestBusFreesLinkOverSendBufLimit(t *testing.T) {
+	network := &MemNetwork{}
+	buses := make([]*Bus, 2)
+	defer func() { stopAll(buses) }()
+	trs := []*MemTransport{network.NewTransport(), network.NewTransport()}
+	for i := range buses {
+		opts := DefaultOptions()
+		opts.NodeTimeout = time.Hour // no PFAIL: only the buffer limit acts
+		b, err := New(Config{Options: opts, IP: "127.0.0.1", Port: 7200 + i, ClusterPort: trs[i].Port(),
+			Transport: trs[i], Seed: uint64(60 + i), MemberName: fmt.Sprintf("sb%d", i)})
+		require.NoError(t, err)
+		require.NoError(t, b.Start())
+		buses[i] = b
+	}
+	a, b := buses[0], buses[1]
+	bm := b.Myself()
+	require.NoError(t, a.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(bm.Port)), []byte(strconv.Itoa(bm.CPort))))
+	waitFor(t, 20*time.Second, "the handshake", func() bool {
+		n, ok := a.Node(b.MyID())
+		return ok && n.Flags&FlagHandshake == 0 && n.LinkCreated != 0
+	})
+	exceeded := func() string {
+		for _, l := range strings.Split(a.InfoText(), "\r\n") {
+			if strings.HasPrefix(l, "total_cluster_links_buffer_limit_exceeded:") {
+				return l
+			}
+		}
+		return ""
+	}
+	require.Equal(t, "total_cluster_links_buffer_limit_exceeded:0", exceeded())
+	before, _ := a.Node(b.MyID())
+
+	opts := DefaultOptions()
+	opts.NodeTimeout = time.Hour
+	opts.LinkSendBufLimit = 256 << 10
+	a.SetOptions(opts)
+	network.Stall(trs[1].Addr(), true)
+	payload := make([]byte, 128<<10) // over the UDP budget: the stream transport
+	queued := int64(0)
+	if !waitUntil(30*time.Second, func() bool {
+		a.Publish([]byte("channel"), payload)
+		for _, l := range a.Links() {
+			if l.Direction == "to" && l.Node == b.MyID() && l.SendBufferUsed > queued {
+				queued = l.SendBufferUsed
+			}
+		}
+		return exceeded() != "total_cluster_links_buffer_limit_exceeded:0"
+	}) {
+		t.Fatalf("the link was not freed (largest send buffer seen %d)", queued)
+	}
+	require.Greater(t, queued, int64(0), "CLUSTER LINKS showed no queued bytes")
+	network.Stall(trs[1].Addr(), false)
+	waitFor(t, 20*time.Second, "a new link to the peer", func() bool {
+		n, _ := a.Node(b.MyID())
+		return n.LinkCreated > before.LinkCreated
+	})
 }

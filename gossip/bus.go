@@ -31,8 +31,10 @@ type Config struct {
 	Port, ClusterPort int
 	// Hostname is cluster-announce-hostname.
 	Hostname string
-	// BindAddr is the bus bind address ("" = 0.0.0.0).
+	// BindAddr is the bus bind address ("" = 0.0.0.0); BindPort the port
+	// the bus listens on (0 = ClusterPort, which is the announced one).
 	BindAddr string
+	BindPort int
 	// ConfigFile is nodes.conf (cluster-config-file, resolved against dir);
 	// "" keeps the state in memory only.
 	ConfigFile string
@@ -109,8 +111,8 @@ type Bus struct {
 	found chan discovery // memberlist joins, for the loop
 	name  string         // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
-	outq  chan Envelope
-	relq  chan Envelope
+	outq  chan outMsg
+	relq  chan outMsg
 	notes chan Change
 	stop  chan struct{}
 	wg    sync.WaitGroup // loop and notifier
@@ -124,6 +126,15 @@ type Bus struct {
 	saveErr                       atomic.Pointer[error]
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
+	myIP atomic.Pointer[string] // likewise; "" while not known yet
+
+	srcMu  sync.Mutex
+	srcIPs map[string]string // destination IP → our source address toward it
+
+	// linkMu guards links: per peer id, the bytes queued for it and not
+	// yet handed to the transport (Redis's link send buffer).
+	linkMu sync.Mutex
+	links  map[string]*linkBuf
 
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
@@ -158,8 +169,9 @@ func New(cfg Config) (*Bus, error) {
 		log:       cfg.Logger.Named("cluster"),
 		ref:       slots.NewRef(nil),
 		inbox:     make(chan []byte, 4096),
-		outq:      make(chan Envelope, 8192),
-		relq:      make(chan Envelope, 1024),
+		outq:      make(chan outMsg, 8192),
+		relq:      make(chan outMsg, 1024),
+		links:     make(map[string]*linkBuf),
 		notes:     make(chan Change, 1024),
 		stop:      make(chan struct{}),
 		alive:     make(map[string]bool),
@@ -185,7 +197,7 @@ func New(cfg Config) (*Bus, error) {
 		st = NewState(cfg.Options, cfg.Clock, cfg.Seed, b.log, cfg.ID, cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
 		b.log.Info("no cluster configuration found, I'm " + st.MyID())
 	} else {
-		st.SetMyAddress(cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
+		st.SetAnnounced(cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
 	}
 	b.st = st
 	b.mu.Lock()
@@ -224,6 +236,9 @@ func (b *Bus) Start() error {
 		mc.BindAddr = "0.0.0.0"
 	}
 	mc.BindPort = b.cfg.ClusterPort
+	if b.cfg.BindPort > 0 {
+		mc.BindPort = b.cfg.BindPort
+	}
 	mc.AdvertisePort = b.cfg.ClusterPort
 	if b.cfg.IP != "" {
 		mc.AdvertiseAddr = b.cfg.IP
@@ -260,14 +275,19 @@ func (b *Bus) Start() error {
 		return fmt.Errorf("cluster bus on port %d: %w", b.cfg.ClusterPort, err)
 	}
 	b.ml.Store(ml)
-	if b.cfg.IP == "" || b.cfg.Transport != nil {
+	if b.cfg.Transport != nil {
+		// A caller-provided transport (tests) names the node by its
+		// address: that is the announced one. A real node without
+		// cluster-announce-ip or bind learns its IP from its peers
+		// (State.learnMyIP): memberlist's advertised address is a guess
+		// from the host's interfaces, possibly one its peers do not use.
 		ln := ml.LocalNode()
 		ip := b.cfg.IP
 		if ip == "" {
 			ip = ln.Addr.String()
 		}
 		b.mu.Lock()
-		b.st.SetMyAddress(ip, 0, int(ln.Port), b.cfg.Hostname)
+		b.st.SetAnnounced(ip, 0, int(ln.Port), b.cfg.Hostname)
 		rd := b.st.Ready()
 		err := b.persistLocked(rd)
 		b.mu.Unlock()
@@ -371,6 +391,7 @@ func (b *Bus) loop() {
 					s.SetReplOffset(off)
 				}
 				s.SetReplDataAge(age, known)
+				b.freeLinksOverLimit(s)
 				s.Tick()
 			})
 		case buf := <-b.inbox:
@@ -456,6 +477,9 @@ func (b *Bus) persistLocked(rd Ready) error {
 	if id := b.st.MyID(); b.myIDAtomic() != id {
 		b.myID.Store(&id)
 	}
+	if ip := b.st.MyIP(); b.myIPAtomic() != ip {
+		b.myIP.Store(&ip)
+	}
 	if !rd.Save || b.cfg.ConfigFile == "" {
 		return nil
 	}
@@ -478,10 +502,15 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 			if e.Reliable {
 				q = b.relq
 			}
+			m, ok := b.queueMsg(e)
+			if !ok {
+				continue
+			}
 			select {
-			case q <- e:
+			case q <- m:
 			default:
 				b.dropped.Add(1)
+				b.sent(m)
 			}
 		}
 		ml := b.ml.Load()
@@ -491,7 +520,7 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 		if ml != nil && len(rd.Join) > 0 {
 			go func(addrs []string) { _, _ = ml.Join(addrs) }(rd.Join)
 		}
-		if ml != nil && rd.IDChanged && !rd.Reset {
+		if ml != nil && (rd.IDChanged || rd.AddrChanged) && !rd.Reset {
 			go func() { _ = ml.UpdateNode(time.Second) }()
 		}
 	}
@@ -534,40 +563,147 @@ func (b *Bus) notifier() {
 	}
 }
 
+// outMsg is one message on a send queue. It is encoded by the sender (a
+// broadcast PUBLISH shares its payload until then); size is what it counts
+// in its link's send buffer.
+type outMsg struct {
+	to, addr string
+	msg      *Message
+	size     int
+	gen      uint64 // the generation of the link to `to` it was queued on
+}
+
+// linkBuf is the send buffer of the link to one peer: what is queued for
+// it (bytes), and a generation that freeing the link bumps (messages of an
+// older generation are dropped, as Redis drops a freed link's buffer).
+type linkBuf struct {
+	queued int64
+	gen    uint64
+}
+
+// queueMsg counts e in its peer's send buffer.
+func (b *Bus) queueMsg(e Envelope) (outMsg, bool) {
+	host, _, err := net.SplitHostPort(e.Addr)
+	if err != nil || net.ParseIP(host) == nil {
+		return outMsg{}, false
+	}
+	m := outMsg{to: e.To, addr: e.Addr, msg: e.Msg, size: e.Msg.sizeHint()}
+	b.linkMu.Lock()
+	lb := b.links[e.To]
+	if lb == nil {
+		lb = &linkBuf{}
+		b.links[e.To] = lb
+	}
+	lb.queued += int64(m.size)
+	m.gen = lb.gen
+	b.linkMu.Unlock()
+	return m, true
+}
+
+// current reports whether m's link still exists (was not freed since m
+// was queued).
+func (b *Bus) current(m outMsg) bool {
+	b.linkMu.Lock()
+	defer b.linkMu.Unlock()
+	lb := b.links[m.to]
+	return lb != nil && lb.gen == m.gen
+}
+
+// sent takes m out of its link's send buffer (handed to the transport or
+// dropped).
+func (b *Bus) sent(m outMsg) {
+	b.linkMu.Lock()
+	if lb := b.links[m.to]; lb != nil && lb.gen == m.gen {
+		lb.queued -= int64(m.size)
+	}
+	b.linkMu.Unlock()
+}
+
+// freeLinksOverLimit is clusterCron's freeClusterLinkOnBufferLimitReached:
+// a link whose send buffer passed cluster-link-sendbuf-limit (0 = none) is
+// freed — its queued messages are dropped — and counted; the State makes a
+// new link (a PING) on this tick. Called by the loop with b.mu held.
+func (b *Bus) freeLinksOverLimit(s *State) {
+	limit := s.opts.LinkSendBufLimit
+	var freed []string
+	b.linkMu.Lock()
+	for id, lb := range b.links {
+		if s.lookup(id) == nil && lb.queued <= 0 {
+			delete(b.links, id) // a forgotten node, nothing queued
+			continue
+		}
+		if limit == 0 || lb.queued <= 0 || uint64(lb.queued) <= limit {
+			continue
+		}
+		b.log.Warn(fmt.Sprintf("Freeing cluster link(to node %.40s, used memory: %d) due to exceeding send buffer memory limit.",
+			id, lb.queued))
+		lb.gen++
+		lb.queued = 0
+		freed = append(freed, id)
+	}
+	b.linkMu.Unlock()
+	for _, id := range freed {
+		s.LinkFreed(id)
+	}
+}
+
+// linkQueued is the send buffer of the link to a peer, in bytes.
+func (b *Bus) linkQueued(id string) int64 {
+	b.linkMu.Lock()
+	defer b.linkMu.Unlock()
+	if lb := b.links[id]; lb != nil && lb.queued > 0 {
+		return lb.queued
+	}
+	return 0
+}
+
 // sender drains one send queue. Packets that do not fit memberlist's UDP
 // budget go over the stream transport.
-func (b *Bus) sender(q chan Envelope, reliable bool) {
+func (b *Bus) sender(q chan outMsg, reliable bool) {
 	defer b.swg.Done()
 	limit := 1400 - 64
 	for {
 		select {
 		case <-b.stop:
 			return
-		case e := <-q:
-			buf := e.Msg.Encode()
-			host, portStr, err := net.SplitHostPort(e.Addr)
-			if err != nil {
-				continue
+		case m := <-q:
+			if !b.current(m) {
+				continue // its link was freed
 			}
-			port, _ := strconv.Atoi(portStr)
-			to := &memberlist.Node{Addr: net.ParseIP(host), Port: uint16(port)}
-			if to.Addr == nil {
-				continue
-			}
-			ml := b.ml.Load()
-			if ml == nil {
-				continue
-			}
-			b.bytesSent.Add(uint64(len(buf)))
-			if reliable || len(buf) > limit {
-				err = ml.SendReliable(to, buf)
-			} else {
-				err = ml.SendBestEffort(to, buf)
-			}
-			if err != nil {
-				b.log.Debug("bus send failed", zap.String("to", e.To), zap.Error(err))
-			}
+			b.send(m, reliable, limit)
+			b.sent(m)
 		}
+	}
+}
+
+// send encodes one message and hands it to memberlist: reliably when
+// asked or when it does not fit a packet of udpLimit bytes.
+func (b *Bus) send(m outMsg, reliable bool, udpLimit int) {
+	host, portStr, err := net.SplitHostPort(m.addr)
+	if err != nil {
+		return
+	}
+	port, _ := strconv.Atoi(portStr)
+	to := &memberlist.Node{Addr: net.ParseIP(host), Port: uint16(port)}
+	ml := b.ml.Load()
+	if ml == nil || to.Addr == nil {
+		return
+	}
+	if m.msg.IP == "" {
+		// We do not know our address yet: name the one this message
+		// leaves from, which is what Redis's receiver reads from the
+		// connection (the sender's peer address).
+		m.msg.IP = b.sourceIP(host)
+	}
+	buf := m.msg.Encode()
+	b.bytesSent.Add(uint64(len(buf)))
+	if reliable || len(buf) > udpLimit {
+		err = ml.SendReliable(to, buf)
+	} else {
+		err = ml.SendBestEffort(to, buf)
+	}
+	if err != nil {
+		b.log.Debug("bus send failed", zap.String("to", m.to), zap.Error(err))
 	}
 }
 
@@ -612,9 +748,14 @@ func (b *Bus) rejoin() {
 // takes the Bus lock.
 type busDelegate Bus
 
+// NodeMeta is "id port [ip]": the cluster id, client port and announced IP
+// ("" while not known) that a peer's discovery uses (hint).
 func (d *busDelegate) NodeMeta(limit int) []byte {
 	b := (*Bus)(d)
 	meta := []byte(b.myIDAtomic() + " " + strconv.Itoa(b.cfg.Port))
+	if ip := b.myIPAtomic(); ip != "" {
+		meta = append(append(meta, ' '), ip...)
+	}
 	if len(meta) > limit {
 		return nil
 	}
@@ -659,22 +800,31 @@ func (b *Bus) hint(n *memberlist.Node, alive bool) {
 		b.aliveAddr[addr] = alive
 		b.hintMu.Unlock()
 	}
-	meta := string(n.Meta)
-	sp := strings.IndexByte(meta, ' ')
-	if sp < 0 || !ValidID(meta[:sp]) || n.Addr == nil {
+	f := strings.Fields(string(n.Meta))
+	if len(f) < 2 || !ValidID(f[0]) || n.Addr == nil {
 		return
 	}
-	id := meta[:sp]
-	port, err := strconv.Atoi(meta[sp+1:])
+	id := f[0]
+	port, err := strconv.Atoi(f[1])
 	if err != nil || port <= 0 || port > 65535 {
 		return
 	}
 	b.hintMu.Lock()
 	b.alive[id] = alive
 	b.hintMu.Unlock()
-	if alive {
+	// The cluster address is the one the node announces, not memberlist's
+	// (a guess from the host's interfaces): a node that does not know its
+	// own yet is left to the gossip of the nodes that met it. A caller's
+	// transport (tests) has no other address than memberlist's.
+	ip := ""
+	if len(f) > 2 && net.ParseIP(f[2]) != nil {
+		ip = f[2]
+	} else if b.cfg.Transport != nil {
+		ip = n.Addr.String()
+	}
+	if alive && ip != "" {
 		select {
-		case b.found <- discovery{id: id, ip: n.Addr.String(), port: port, cport: int(n.Port)}:
+		case b.found <- discovery{id: id, ip: ip, port: port, cport: int(n.Port)}:
 		default:
 		}
 	}
@@ -758,6 +908,39 @@ func (b *Bus) MemberlistAlive(id string) (alive, known bool) {
 	alive, known = b.alive[id]
 	return
 }
+
+// myIPAtomic is the announced IP for NodeMeta ("" while not known).
+func (b *Bus) myIPAtomic() string {
+	if p := b.myIP.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// sourceIP is the local address the host routes a packet to ip from (no
+// packet is sent), cached per destination; "" when there is no route.
+func (b *Bus) sourceIP(ip string) string {
+	b.srcMu.Lock()
+	defer b.srcMu.Unlock()
+	if src, ok := b.srcIPs[ip]; ok {
+		return src
+	}
+	src := ""
+	if c, err := net.Dial("udp", net.JoinHostPort(ip, "9")); err == nil {
+		if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
+			src = a.IP.String()
+		}
+		_ = c.Close()
+	}
+	if b.srcIPs == nil || len(b.srcIPs) >= maxSourceIPs {
+		b.srcIPs = make(map[string]string)
+	}
+	b.srcIPs[ip] = src
+	return src
+}
+
+// maxSourceIPs bounds the source address cache (one entry per peer IP).
+const maxSourceIPs = 1024
 
 // myIDAtomic reads the id for memberlist's NodeMeta, which may be called
 // while the Bus lock is held by a goroutine waiting on memberlist.

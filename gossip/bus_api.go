@@ -90,7 +90,14 @@ func (b *Bus) Shards() []Shard {
 func (b *Bus) Links() []Link {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.st.Links()
+	links := b.st.Links()
+	for i := range links {
+		if links[i].Direction == "to" {
+			q := b.linkQueued(links[i].Node)
+			links[i].SendBufferAllocated, links[i].SendBufferUsed = q, q
+		}
+	}
+	return links
 }
 
 // Replicas is CLUSTER REPLICAS|SLAVES id (the replicas' NODES lines).
@@ -200,6 +207,13 @@ func (b *Bus) SetReplOffset(off int64) {
 // cluster-replica-no-failover.
 func (b *Bus) SetOptions(o Options) {
 	_ = b.do(func(s *State) error { s.SetOptions(o); return nil })
+}
+
+// SetAnnounced changes what this node announces (CONFIG SET of
+// cluster-announce-ip/-port/-bus-port/-hostname): the next messages carry
+// it, so every node learns it (see State.SetAnnounced).
+func (b *Bus) SetAnnounced(ip string, port, cport int, hostname string) {
+	_ = b.do(func(s *State) error { s.SetAnnounced(ip, port, cport, hostname); return nil })
 }
 
 // Do runs fn against the State under the Bus lock and carries out what it

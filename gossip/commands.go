@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
@@ -421,23 +422,53 @@ func (s *State) SetOptions(o Options) {
 	s.afterStep()
 }
 
-// SetMyAddress sets the announced address of myself (port 0 / cport 0 keep
-// the current ones).
-func (s *State) SetMyAddress(ip string, port, cport int, hostname string) {
+// SetAnnounced sets what myself announces (Redis's clusterUpdateMyselfIp,
+// clusterUpdateMyselfAnnouncedPorts and clusterUpdateMyselfHostname, run at
+// start-up and after CONFIG SET): ip is cluster-announce-ip (or the bind
+// address), "" to learn the address from peers — an IP that was configured
+// is then forgotten, as Redis forces autodetection; port and cport 0 keep
+// the current ones.
+func (s *State) SetAnnounced(ip string, port, cport int, hostname string) {
 	me := s.myself
+	changed := false
 	if ip != "" {
+		changed = me.ip != ip
 		me.ip = ip
+	} else if s.ipFixed {
+		changed = me.ip != ""
+		me.ip = ""
 	}
-	if port > 0 {
-		me.port = port
+	s.ipFixed = ip != ""
+	if port > 0 && port != me.port {
+		me.port, changed = port, true
 	}
-	if cport > 0 {
-		me.cport = cport
+	if cport > 0 && cport != me.cport {
+		me.cport, changed = cport, true
 	}
-	me.hostname = hostname
+	if hostname != me.hostname {
+		me.hostname, changed = hostname, true
+	}
+	if !changed {
+		return
+	}
 	s.touchTable()
 	s.save(false)
+	s.out.AddrChanged = true
 }
+
+// LinkFreed records that the Bus freed the link to a node whose send
+// buffer passed cluster-link-sendbuf-limit: the next cron tick makes a new
+// one (a PING, keeping a pending ping's time), as Redis reconnects.
+func (s *State) LinkFreed(id string) {
+	s.linksBufferExceeded++
+	if n := s.lookup(id); n != nil && n != s.myself {
+		n.linkTime = time.Time{}
+	}
+}
+
+// MyIP is the IP this node announces ("" while it is still unknown: no
+// cluster-announce-ip and no peer met it yet).
+func (s *State) MyIP() string { return s.myself.ip }
 
 // SetLastVoteEpoch records a vote (the failover layer calls it before it
 // sends an ACK; Ready then asks for an fsync before that message leaves).

@@ -337,7 +337,7 @@ func (fs *fsim) restart(i int) {
 	fn.seed += 7919
 	st, err := LoadState(fn.opts, fs.clock, fn.seed, fs.nodeLog(i), fn.conf)
 	require.NoError(fs.t, err)
-	st.SetMyAddress("127.0.0.1", fn.port, fn.port+10000, "")
+	st.SetAnnounced("127.0.0.1", fn.port, fn.port+10000, "")
 	fn.st = st
 	fn.alive = true
 	fn.offset = 0
@@ -761,7 +761,7 @@ func fromBase(t testing.TB, b *baseCluster, seed uint64, opts Options, log *zap.
 			conf: conf, seed: seed*1000 + uint64(i) + 1, phase: fs.rng.Uint64N(10)}
 		st, err := LoadState(opts, fs.clock, fn.seed, fs.nodeLog(i), conf)
 		require.NoError(t, err)
-		st.SetMyAddress("127.0.0.1", port, port+10000, "")
+		st.SetAnnounced("127.0.0.1", port, port+10000, "")
 		fn.st = st
 		fn.wasRep = st.Myself().IsReplica()
 		fs.nodes = append(fs.nodes, fn)

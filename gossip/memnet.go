@@ -22,6 +22,7 @@ type MemNetwork struct {
 	byAddr  map[string]*MemTransport
 	port    int
 	cut     map[[2]string]bool // directed links that drop everything
+	stalled map[string]bool    // transports that accept nothing (Stall)
 	Dropped uint64             // packets lost (guarded by mu)
 }
 
@@ -32,6 +33,7 @@ func (n *MemNetwork) NewTransport() *MemTransport {
 	if n.byAddr == nil {
 		n.byAddr = make(map[string]*MemTransport)
 		n.cut = make(map[[2]string]bool)
+		n.stalled = make(map[string]bool)
 		n.port = 20000
 	}
 	n.port++
@@ -44,6 +46,21 @@ func (n *MemNetwork) NewTransport() *MemTransport {
 	}
 	n.byAddr[t.addr] = t
 	return t
+}
+
+// Stall makes a transport behave like a stopped process (SIGSTOP) whose
+// listen backlog is full: packets to it are lost and dials to it wait out
+// their timeout. stall false restores it.
+func (n *MemNetwork) Stall(addr string, stall bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.stalled[addr] = stall
+}
+
+func (n *MemNetwork) isStalled(addr string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stalled[addr]
 }
 
 // Cut drops (or, with cut false, restores) all traffic between two
@@ -59,7 +76,7 @@ func (n *MemNetwork) route(from, to string) (*MemTransport, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := n.byAddr[to]
-	if t == nil || n.cut[[2]string{from, to}] {
+	if t == nil || n.cut[[2]string{from, to}] || n.stalled[to] {
 		n.Dropped++
 		return nil, false
 	}
@@ -128,13 +145,20 @@ func (t *MemTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn
 
 // DialAddressTimeout implements memberlist.NodeAwareTransport.
 func (t *MemTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	if t.net.isStalled(a.Addr) {
+		select {
+		case <-timer.C:
+		case <-t.done:
+		}
+		return nil, errors.New("memnet: dial timeout")
+	}
 	dest, ok := t.net.route(t.addr, a.Addr)
 	if !ok {
 		return nil, fmt.Errorf("memnet: no route to %s", a.Addr)
 	}
 	p1, p2 := net.Pipe()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	select {
 	case dest.streamCh <- p1:
 		return p2, nil

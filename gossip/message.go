@@ -100,7 +100,12 @@ type Message struct {
 	IP           string
 	Port, CPort  uint16
 	Hostname     string
-	Slots        slots.Bitmap // served by the sender (its master for a replica)
+	// ToIP is the address the sender sent this message to (the receiver's
+	// IP as the sender knows it): a node without cluster-announce-ip learns
+	// its own address from it, as Redis reads the local address of the
+	// bus connection a MEET arrived on.
+	ToIP  string
+	Slots slots.Bitmap // served by the sender (its master for a replica)
 
 	Gossip []GossipEntry // PING, PONG, MEET
 	About  string        // FAIL: the failing node
@@ -115,6 +120,7 @@ type Message struct {
 //	sender [40] | to [40] (zeros = none) | currentEpoch u64 | configEpoch u64
 //	offset i64 | flags u16 | mflags u8 | master [40] (zeros = none)
 //	ip (u8 len + bytes) | port u16 | cport u16 | hostname (u8 len + bytes)
+//	toip (u8 len + bytes)
 //	slots: u8 encoding (0 = u16 count of ranges + count × (u16 start, u16 end),
 //	       1 = raw 2048-byte bitmap, whichever is shorter)
 //	body:  PING/PONG/MEET: u16 count + count × gossip entry
@@ -155,6 +161,7 @@ func (m *Message) Encode() []byte {
 	b = binary.BigEndian.AppendUint16(b, m.Port)
 	b = binary.BigEndian.AppendUint16(b, m.CPort)
 	b = appendStr8(b, m.Hostname)
+	b = appendStr8(b, m.ToIP)
 	b = appendSlots(b, &m.Slots)
 	switch m.Type {
 	case MsgPing, MsgPong, MsgMeet:
@@ -190,6 +197,38 @@ func (m *Message) Encode() []byte {
 	}
 	binary.BigEndian.PutUint32(b[4:8], uint32(len(b)))
 	return b
+}
+
+// sizeHint is the encoded size of m, computed without encoding it (the
+// sender encodes later): a link's send buffer counts it.
+func (m *Message) sizeHint() int {
+	n := headerFixedLen + 1 + len(m.IP) + 4 + 1 + len(m.Hostname) + 1 + len(m.ToIP) + slotsSize(&m.Slots)
+	switch m.Type {
+	case MsgPing, MsgPong, MsgMeet:
+		n += 2
+		for i := range m.Gossip {
+			n += gossipEntryMin + len(m.Gossip[i].IP)
+		}
+	case MsgFail:
+		n += idLen
+	case MsgUpdate:
+		u := m.Update
+		if u == nil {
+			u = &Update{}
+		}
+		n += idLen + 8 + slotsSize(&u.Slots)
+	case MsgPublish, MsgPublishShard:
+		n += 8 + len(m.Channel) + len(m.Payload)
+	}
+	return n
+}
+
+// slotsSize is what appendSlots writes for set.
+func slotsSize(set *slots.Bitmap) int {
+	if rs := set.Ranges(); 2+4*len(rs) < len(set)*8 {
+		return 1 + 2 + 4*len(rs)
+	}
+	return 1 + len(set)*8
 }
 
 func appendID(b []byte, id string) []byte {
@@ -376,6 +415,7 @@ func Decode(buf []byte) (*Message, error) {
 	m.Port = r.u16()
 	m.CPort = r.u16()
 	m.Hostname = r.str8(255, hostnameChar)
+	m.ToIP = r.str8(maxIPLen, addrChar)
 	r.slots(&m.Slots)
 	if m.Sender == "" {
 		r.bad = true

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,4 +87,22 @@ func TestDecodeNeverPanics(t *testing.T) {
 	v2[2] = 2
 	_, err = Decode(v2)
 	require.ErrorContains(t, err, "version")
+}
+
+// TestSizeHintCoversEncoding: a link's send buffer counts messages by
+// sizeHint (they are encoded later, by the sender): their encoded size.
+func TestSizeHintCoversEncoding(t *testing.T) {
+	var bm slots.Bitmap
+	bm.SetRange(0, 5460)
+	bm.Set(9000)
+	msgs := []*Message{
+		{Type: MsgPing, Sender: strings.Repeat("a", 40), IP: "127.0.0.1", ToIP: "10.0.0.2", Hostname: "h.example", Slots: bm,
+			Gossip: []GossipEntry{{ID: strings.Repeat("b", 40), IP: "127.0.0.1"}, {ID: strings.Repeat("c", 40), IP: "fd00::2"}}},
+		{Type: MsgPublish, Sender: strings.Repeat("a", 40), Channel: []byte("ch"), Payload: make([]byte, 128<<10)},
+		{Type: MsgUpdate, Sender: strings.Repeat("a", 40), Update: &Update{ID: strings.Repeat("d", 40), Slots: bm}},
+		{Type: MsgFail, Sender: strings.Repeat("a", 40), About: strings.Repeat("e", 40)},
+	}
+	for _, m := range msgs {
+		require.Equal(t, len(m.Encode()), m.sizeHint(), "%s", m.Type)
+	}
 }

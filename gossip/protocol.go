@@ -47,6 +47,7 @@ func (s *State) send(n *node, m *Message, reliable bool) {
 	if m.To == "" && m.Type != MsgPong {
 		m.To = n.id
 	}
+	m.ToIP = n.ip
 	if n.linkTime.IsZero() {
 		n.linkTime = s.clock.Now()
 	}
@@ -262,6 +263,7 @@ func (s *State) stepPing(m *Message, sender *node, now time.Time) {
 				s.save(false)
 			}
 		}
+		s.learnMyIP(m)
 		pong := &node{id: m.Sender, ip: m.IP, cport: int(m.CPort)}
 		if sender != nil {
 			pong = sender
@@ -290,6 +292,7 @@ func (s *State) stepPing(m *Message, sender *node, now time.Time) {
 				return
 			}
 			s.renameNode(link, m.Sender)
+			link.hostname = m.Hostname
 			link.flags &^= FlagHandshake | FlagMeet
 			link.flags |= m.Flags & (FlagMaster | FlagSlave)
 			link.pongReceived = now
@@ -313,6 +316,12 @@ func (s *State) stepPing(m *Message, sender *node, now time.Time) {
 	if sender != nil && (m.Type == MsgPing || m.Type == MsgMeet) && s.updateAddress(sender, m) {
 		s.save(false)
 		s.todoUpdateState = true
+	} else if sender != nil && sender.hostname != m.Hostname {
+		// Redis reads the hostname extension of every PING, PONG and
+		// MEET of a known sender (none means no hostname).
+		sender.hostname = m.Hostname
+		s.touchTable()
+		s.save(false)
 	}
 	if link != nil && link == sender {
 		link.pongReceived = now
@@ -403,6 +412,25 @@ func (s *State) updateAddress(n *node, m *Message) bool {
 		s.out.RoleChanged = true // the server re-points replication
 	}
 	return true
+}
+
+// learnMyIP takes this node's address from a PING or MEET when none is
+// configured (no cluster-announce-ip, no bind address): the address the
+// sender reached us at, as Redis takes the local address of the connection
+// a MEET (or, while it has no address yet, a PING) arrived on. Peers then
+// see the address they met the node on, never an unrelated interface.
+func (s *State) learnMyIP(m *Message) {
+	if s.ipFixed || m.ToIP == "" || m.ToIP == s.myself.ip {
+		return
+	}
+	if m.Type != MsgMeet && s.myself.ip != "" {
+		return
+	}
+	s.myself.ip = m.ToIP
+	s.touchTable()
+	s.save(false)
+	s.out.AddrChanged = true
+	s.log.Warn("IP address for this node updated to " + m.ToIP)
 }
 
 func (s *State) handshakeInProgress(ip string, port, cport int) bool {

@@ -30,6 +30,9 @@ type Options struct {
 	// ReplPingPeriod is repl-ping-replica-period (part of a replica's
 	// allowed data age).
 	ReplPingPeriod time.Duration
+	// LinkSendBufLimit is cluster-link-sendbuf-limit in bytes (0 = none):
+	// the Bus frees a peer link whose send buffer passes it.
+	LinkSendBufLimit uint64
 	// ElectionDelays override the failover layer's election delays (zero:
 	// failover.DefaultDelays).
 	ElectionDelays failover.Delays
@@ -129,6 +132,9 @@ type Ready struct {
 	Join []string
 	// IDChanged: myself's id changed (RESET HARD).
 	IDChanged bool
+	// AddrChanged: myself's announced address changed (learned from a
+	// peer, or CONFIG SET); the membership layer's metadata must follow.
+	AddrChanged bool
 	// Reset: CLUSTER RESET ran; the membership layer must be left and
 	// joined afresh.
 	Reset bool
@@ -156,8 +162,11 @@ type State struct {
 	log   *zap.Logger
 
 	myself *node
-	nodes  map[string]*node
-	order  []*node // insertion order: deterministic iteration
+	// ipFixed: myself's IP is configured (cluster-announce-ip or a bind
+	// address); otherwise it is learned from peers (learnMyIP).
+	ipFixed bool
+	nodes   map[string]*node
+	order   []*node // insertion order: deterministic iteration
 
 	currentEpoch  uint64
 	lastVoteEpoch uint64
@@ -184,6 +193,7 @@ type State struct {
 
 	statsSent, statsRecv [msgTypeCount]uint64
 	pingCounter          uint64
+	linksBufferExceeded  uint64 // links freed over cluster-link-sendbuf-limit
 	ticks                uint64
 	pfailNodes           int
 
@@ -207,6 +217,7 @@ func NewState(opts Options, clock Clock, seed uint64, log *zap.Logger, id, ip st
 	}
 	me := s.newNode(id, FlagMyself|FlagMaster)
 	me.ip, me.port, me.cport, me.hostname = ip, port, cport, hostname
+	s.ipFixed = ip != ""
 	if opts.NoFailover {
 		me.flags |= FlagNoFailover
 	}

@@ -272,7 +272,7 @@ func (s *State) InfoText() string {
 		}
 	}
 	line("cluster_stats_messages_received", recv)
-	line("total_cluster_links_buffer_limit_exceeded", 0)
+	line("total_cluster_links_buffer_limit_exceeded", s.linksBufferExceeded)
 	return string(b)
 }
 

@@ -348,3 +348,39 @@ func currentEpoch(t *testing.T, addr string) string {
 	t.Fatalf("no cluster_current_epoch in %q", info)
 	return ""
 }
+
+// TestClusterWithoutBindAdvertisesMetAddress: nodes listening on every
+// interface (no bind, no cluster-announce-ip) and created with redis-cli
+// --cluster create on 127.0.0.1 show each other — and send clients — to
+// 127.0.0.1, the address they were met on, never another interface of the
+// host (an IPv6 ULA made redis-cli -c loop on redirections); redis-cli -c
+// reaches every master's keys through node 0.
+func TestClusterWithoutBindAdvertisesMetAddress(t *testing.T) {
+	cli := redisCLIPath(t)
+	nodes := make([]*ClusterNode, 3)
+	for i := range nodes {
+		nodes[i] = StartClusterNode(t, "", "--bind", "* -::*")
+	}
+	out := CreateCluster(t, nodes, 0, createTimeout)
+	require.Contains(t, out, "[OK] All nodes agree about slots configuration.")
+	for _, n := range nodes {
+		lines, err := ClusterNodes(n.Addr)
+		require.NoError(t, err)
+		require.Len(t, lines, 3)
+		for _, l := range lines {
+			require.True(t, strings.HasPrefix(l.Addr, "127.0.0.1:"), "%s shows %s at %s", n.Addr, l.ID, l.Addr)
+		}
+	}
+	owners := slotOwners(t, nodes[0].Addr)
+	for _, m := range nodes {
+		key := keyOwnedBy(t, owners, m.Port, "nobind:")
+		out, code := RunTool(t, 10*time.Second, cli, "-c", "-p", strconv.Itoa(nodes[0].Port), "SET", key, "v")
+		require.Equal(t, 0, code, out)
+		require.Equal(t, "OK\n", out)
+		if m != nodes[0] {
+			moved, err := Query(nodes[0].Addr, "GET", key)
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprintf("-MOVED %d 127.0.0.1:%d", slots.KeySlot([]byte(key)), m.Port), moved)
+		}
+	}
+}

@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -229,4 +231,76 @@ func TestRedisCLINonInteractive(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Equal(t, "OK\nv\n2\n2\n1\n-1\nOK\n0\n", string(out))
+}
+
+// TestCorruptRDBAtStartup: a dump.rdb whose CRC64 footer is wrong (the
+// tcl suite's "Server should not start if RDB is corrupted" overwrites it
+// with "foobar00") stops the server with exit code 1 after its start-up
+// lines — the " PID: <pid>" line the suite waits for and "Server
+// initialized" come first — with Redis's words: the same "Wrong RDB
+// checksum expected: (…) but got (…). Aborting now." line as redis-server
+// for the same file, then "RDB CRC error". A truncated file is a "Short
+// read", an unreadable one a "Fatal error loading the DB".
+func TestCorruptRDBAtStartup(t *testing.T) {
+	s := StartServer(t)
+	for i := 0; i < 50; i++ {
+		_, err := RedisCLI(t, s, "SET", fmt.Sprintf("key:%d", i), strings.Repeat("v", i))
+		require.NoError(t, err)
+	}
+	out, err := RedisCLI(t, s, "SAVE")
+	require.NoError(t, err, out)
+	_, _ = RedisCLI(t, s, "SHUTDOWN", "NOSAVE")
+	waitExit(t, s)
+	good, err := os.ReadFile(filepath.Join(s.Dir, "dump.rdb"))
+	require.NoError(t, err)
+
+	run := func(data []byte) (int, string, string) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "dump.rdb"), data, 0o644))
+		code, out := runBinary(t, dir, "--port", "0", "--bind", "127.0.0.1", "--dir", dir)
+		return code, out, dir
+	}
+	// The order of the lines: start-up first, then the refusal.
+	before := func(out string, first, then string) {
+		t.Helper()
+		i, j := strings.Index(out, first), strings.Index(out, then)
+		require.True(t, i >= 0 && j > i, "%q must come before %q in:\n%s", first, then, out)
+	}
+
+	corrupt := append(bytes.Clone(good[:len(good)-8]), "foobar00"...)
+	code, out, dir := run(corrupt)
+	require.Equal(t, 1, code, out)
+	wrong := regexp.MustCompile(`Wrong RDB checksum expected: \([0-9a-f]+\) but got \([0-9a-f]+\)\. Aborting now\.`).FindString(out)
+	require.NotEmpty(t, wrong, out)
+	require.Regexp(t, `Running mode=standalone, Port: \d+ PID: \d+`, out)
+	before(out, " PID: ", "Server initialized")
+	before(out, "Server initialized", wrong)
+	before(out, wrong, "RDB CRC error")
+	require.NotContains(t, out, "Ready to accept connections")
+	if redis, err := exec.LookPath("redis-server"); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		require.NoError(t, ln.Close())
+		cmd := exec.CommandContext(ctx, redis, "--port", port, "--bind", "127.0.0.1", "--dir", dir)
+		rout, _ := cmd.CombinedOutput()
+		require.Contains(t, string(rout), wrong, "redis-server logs the same checksum line for the same file")
+		require.Contains(t, string(rout), "RDB CRC error")
+	}
+
+	code, out, _ = run(good[:len(good)-20])
+	require.Equal(t, 1, code, out)
+	before(out, "Server initialized", "Short read or OOM loading DB. Unrecoverable error, aborting now.")
+	require.Contains(t, out, "Unexpected EOF reading RDB file")
+
+	// An unreadable file (root reads any mode: checked by others only).
+	if os.Geteuid() != 0 {
+		dir = t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "dump.rdb"), good, 0o000))
+		code, out = runBinary(t, dir, "--port", "0", "--bind", "127.0.0.1", "--dir", dir)
+		require.Equal(t, 1, code, out)
+		require.Contains(t, out, "Fatal error loading the DB: Permission denied. Exiting.")
+	}
 }

@@ -23,21 +23,17 @@ func (s *Server) newClusterBus() (*gossip.Bus, error) {
 	if !s.cfg.Bool("cluster-enabled") {
 		return nil, nil
 	}
+	port, cport := s.announcedPorts()
 	cfg := gossip.Config{
 		Options:     s.clusterOptions(),
 		IP:          s.announceIP(),
-		Port:        int(s.cfg.Int("port")),
-		ClusterPort: int(s.cfg.Int("cluster-port")),
+		Port:        port,
+		ClusterPort: cport,
 		Hostname:    s.cfg.String("cluster-announce-hostname"),
 		BindAddr:    s.busBindAddr(),
+		BindPort:    s.busPort(),
 		Logger:      s.log,
 		OnChange:    s.onClusterChange,
-	}
-	if p := s.cfg.Int("cluster-announce-port"); p > 0 {
-		cfg.Port = int(p)
-	}
-	if p := s.cfg.Int("cluster-announce-bus-port"); p > 0 {
-		cfg.ClusterPort = int(p)
 	}
 	if f := s.cfg.String("cluster-config-file"); f != "" {
 		cfg.ConfigFile = f
@@ -55,7 +51,31 @@ func (s *Server) clusterOptions() gossip.Options {
 		RequireFullCoverage:   s.cfg.Bool("cluster-require-full-coverage"),
 		AllowReplicaMigration: s.cfg.Bool("cluster-allow-replica-migration"),
 		NoFailover:            s.cfg.Bool("cluster-replica-no-failover"),
+		LinkSendBufLimit:      s.cfg.Uint("cluster-link-sendbuf-limit"),
 	})
+}
+
+// announcedPorts are the client and bus ports this node announces:
+// cluster-announce-port / cluster-announce-bus-port when set, else port and
+// cluster-port (0 = port+10000), as Redis's deriveAnnouncedPorts.
+func (s *Server) announcedPorts() (port, cport int) {
+	port = int(s.cfg.Int("port"))
+	if p := s.cfg.Int("cluster-announce-port"); p > 0 {
+		port = int(p)
+	}
+	cport = s.busPort()
+	if p := s.cfg.Int("cluster-announce-bus-port"); p > 0 {
+		cport = int(p)
+	}
+	return port, cport
+}
+
+// busPort is the port the bus listens on: cluster-port, 0 = port+10000.
+func (s *Server) busPort() int {
+	if p := s.cfg.Int("cluster-port"); p > 0 {
+		return int(p)
+	}
+	return int(s.cfg.Int("port")) + 10000
 }
 
 // announceIP is cluster-announce-ip, else the first concrete bind address
@@ -93,9 +113,18 @@ func (s *Server) registerClusterConfigHooks() {
 	s.migrations = s.newMigrations()
 	s.wireFailover() // node/cmd_failover.go
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage",
-		"cluster-allow-replica-migration", "cluster-replica-no-failover"} {
+		"cluster-allow-replica-migration", "cluster-replica-no-failover", "cluster-link-sendbuf-limit"} {
 		s.cfg.OnChange(name, func(string) error {
 			s.cluster.SetOptions(s.clusterOptions())
+			return nil
+		})
+	}
+	// Redis applies these at run time and its next pings carry them.
+	for _, name := range []string{"cluster-announce-ip", "cluster-announce-port", "cluster-announce-bus-port",
+		"cluster-announce-hostname"} {
+		s.cfg.OnChange(name, func(string) error {
+			port, cport := s.announcedPorts()
+			s.cluster.SetAnnounced(s.announceIP(), port, cport, s.cfg.String("cluster-announce-hostname"))
 			return nil
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -57,14 +58,60 @@ type routeRequest struct {
 }
 
 // commandRoute describes one command for routing.
-func (c *Client) commandRoute(spec *CommandSpec) routeRequest {
+func (c *Client) commandRoute(spec *CommandSpec, args [][]byte) routeRequest {
 	return routeRequest{
-		write:   spec.Flags&FlagWrite != 0,
+		write:   c.srv.commandWrites(spec, args),
 		asking:  c.asking || spec.Flags&FlagAsking != 0,
 		migrate: spec.fullName == "migrate",
 		// the only pubsub commands with (not_key) key specs
 		pubsubShard: spec.Flags&FlagPubsub != 0 && len(spec.KeySpecs) > 0,
 	}
+}
+
+// commandWrites reports whether a command counts as a write for routing,
+// as Redis's getCommandFlags: EVAL, EVALSHA, FCALL and their _RO forms
+// take the write flag from the script's declared flags (a shebang without
+// no-writes, a function registered without it), so a READONLY replica
+// redirects such a script to its master instead of refusing it; an EVAL
+// script without a shebang, an unknown script or function keep the
+// command's own flags.
+func (s *Server) commandWrites(spec *CommandSpec, args [][]byte) bool {
+	write := spec.Flags&FlagWrite != 0
+	if len(args) < 2 {
+		return write
+	}
+	var flags scriptFlags
+	switch spec.fullName {
+	case "eval", "eval_ro":
+		if sc := s.tx.scripts.lookup(sha1Hex(args[1])); sc != nil {
+			flags = sc.flags
+		} else if f, _, errMsg := parseShebang(args[1]); errMsg == "" {
+			flags = f
+		} else {
+			return write
+		}
+	case "evalsha", "evalsha_ro":
+		sc := s.tx.scripts.lookup(strings.ToLower(string(args[1])))
+		if len(args[1]) != 40 || sc == nil {
+			return write
+		}
+		flags = sc.flags
+	case "fcall", "fcall_ro":
+		fe := &s.tx.functions
+		fe.mu.Lock()
+		fi := fe.funcs[strings.ToLower(string(args[1]))]
+		fe.mu.Unlock()
+		if fi == nil {
+			return write
+		}
+		flags = fi.flags
+	default:
+		return write
+	}
+	if flags&sfCompat != 0 {
+		return write
+	}
+	return flags&sfNoWrites == 0
 }
 
 // routeSlots is the lock-free phase. first is the slot of the request's
@@ -158,7 +205,9 @@ func (c *Client) routeLocked(req routeRequest, keys [][]byte) (clusterRedirect, 
 			}
 			multiple = true
 		}
-		if open {
+		// Shard channels are not keys: the source serves them until
+		// SETSLOT NODE (Redis counts no missing key for them).
+		if open && !req.pubsubShard {
 			if db.Lookup(k, store.LookupNoTouch|store.LookupNoStats|store.LookupNoExpire) == nil {
 				missing++
 			} else {
@@ -230,7 +279,7 @@ func (c *Client) routeCommand(spec *CommandSpec, args [][]byte) bool {
 	if len(c.slotBuf) == 0 {
 		return true
 	}
-	req := c.commandRoute(spec)
+	req := c.commandRoute(spec, args)
 	r, slot, to := c.routeSlots(req, slots.KeySlot(args[c.keyBuf[0]]), c.slotBuf)
 	switch r {
 	case routeHere:
@@ -256,7 +305,7 @@ func (c *Client) routeCommand(spec *CommandSpec, args [][]byte) bool {
 // routeCommandLocked is the second phase, with the command's slot locked.
 func (c *Client) routeCommandLocked(spec *CommandSpec, args [][]byte) bool {
 	c.routeRecheck = false
-	r, slot, to := c.routeLocked(c.commandRoute(spec), c.commandKeyArgs(args))
+	r, slot, to := c.routeLocked(c.commandRoute(spec, args), c.commandKeyArgs(args))
 	if r == routeHere {
 		return true
 	}
@@ -315,7 +364,7 @@ func (c *Client) transactionRoute(queue []queuedCommand) ([][]byte, routeRequest
 		for _, p := range pos {
 			keys = append(keys, qc.args[p])
 		}
-		req.write = req.write || qc.spec.Flags&FlagWrite != 0
+		req.write = req.write || c.srv.commandWrites(qc.spec, qc.args)
 	}
 	return keys, req
 }

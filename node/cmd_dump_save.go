@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,13 +107,49 @@ func (s *Server) saveRDB() error {
 }
 
 // loadRDBAtStartup loads dir/dbfilename if it exists (loadDataFromDisk).
-// A file that does not load stops the server, as in Redis.
+// A file that does not load stops the server, as in Redis, whose words the
+// log repeats (the test suites and operators look for them): a file that
+// cannot be read is a "Fatal error loading the DB", a checksum mismatch a
+// "Wrong RDB checksum" then an "RDB CRC error", a truncated file a "Short
+// read"; the error returned is ErrDataNotLoaded, already logged.
 func (s *Server) loadRDBAtStartup() error {
 	err := s.loadRDB(true)
-	if errors.Is(err, os.ErrNotExist) {
+	if err == nil || errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	return err
+	var crc *rdb.FileChecksumError
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		msg := pathErr.Err.Error()
+		if msg != "" {
+			msg = strings.ToUpper(msg[:1]) + msg[1:] // strerror's capital
+		}
+		s.log.Warn(fmt.Sprintf("Fatal error loading the DB: %s. Exiting.", msg))
+	case errors.As(err, &crc):
+		s.log.Warn(fmt.Sprintf("Wrong RDB checksum expected: (%x) but got (%x). Aborting now.", crc.Expected, crc.Got))
+		s.reportRDBError("RDB CRC error", err)
+	case errors.Is(err, rdb.ErrShortRead):
+		s.log.Warn("Short read or OOM loading DB. Unrecoverable error, aborting now.")
+		s.reportRDBError("Unexpected EOF reading RDB file", err)
+	default:
+		reason := err
+		if inner := errors.Unwrap(err); inner != nil {
+			reason = inner
+		}
+		s.reportRDBError(strings.TrimPrefix(reason.Error(), "rdb: "), err)
+	}
+	return ErrDataNotLoaded
+}
+
+// ErrDataNotLoaded is LoadData's error for a data set that could not be
+// loaded; the reason is already in the log.
+var ErrDataNotLoaded = errors.New("the data set could not be loaded")
+
+// reportRDBError logs rdbReportError's line and the outcome.
+func (s *Server) reportRDBError(reason string, err error) {
+	s.log.Warn("Internal error in RDB reading offset 0 -> "+reason, zap.Error(err))
+	s.log.Warn("Terminating server after rdb file reading failure.")
 }
 
 // errDuplicateKey is a loaded key that already exists, without MERGE.

@@ -46,6 +46,21 @@ type replOffsetSource interface {
 	ReplOffset() int64
 }
 
+// announcedOffset is the replication offset the bus announces (Redis's
+// replicationGetSlaveOffset for a replica): master_repl_offset — on a
+// replica too, the master's stream passes through this backlog, so it is
+// the processed offset (the once-a-second SetReplOffset of the replication
+// cron is too stale for the manual failover's final offset) — but 0 while
+// a replica's full sync is loading, as Redis's replica has no master
+// client then: CLUSTER SLOTS leaves such a replica out and CLUSTER SHARDS
+// shows it "loading".
+func (r *replState) announcedOffset() int64 {
+	if r.proxy.Load() && r.sync.Load() {
+		return 0
+	}
+	return r.m.Offset()
+}
+
 // replDataAgeSource is what the replication layer implements so that
 // cluster-replica-validity-factor applies to the replication link, as in
 // Redis: the age of this replica's data (since the master's last byte while
@@ -62,16 +77,12 @@ func (s *Server) wireFailover() {
 		return
 	}
 	switch src := any(s.repl).(type) {
-	case replOffsetSource:
-		s.cluster.SetReplOffsetSource(src.ReplOffset)
 	case *replState:
 		if src != nil && src.m != nil {
-			// master_repl_offset: on a replica too, the master's stream
-			// passes through this backlog, so it is the processed offset.
-			// (The once-a-second SetReplOffset of the replication cron is
-			// too stale for the manual failover's final offset.)
-			s.cluster.SetReplOffsetSource(src.m.Offset)
+			s.cluster.SetReplOffsetSource(src.announcedOffset)
 		}
+	case replOffsetSource:
+		s.cluster.SetReplOffsetSource(src.ReplOffset)
 	}
 	switch src := any(s.repl).(type) {
 	case replDataAgeSource:

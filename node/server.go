@@ -111,6 +111,11 @@ type Options struct {
 	Logger *zap.Logger
 	// OnShutdown is called (once) when a SHUTDOWN command stops the server.
 	OnShutdown func()
+	// LoadLater: New neither loads the data set (dir/dbfilename) nor
+	// creates the cluster bus; the caller calls LoadData after its own
+	// start-up log lines, as redis-server logs its PID and "Server
+	// initialized" before it loads (and possibly rejects) the RDB file.
+	LoadLater bool
 }
 
 // New builds a node from its configuration. It does not listen yet.
@@ -148,17 +153,31 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.applyLimits()
 	s.registerConfigHooks()
 	s.repl = newReplState(s)
+	if !opts.LoadLater {
+		if err := s.LoadData(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// LoadData loads dir/dbfilename, then creates the cluster bus (which may
+// make this node a replica at once: the data must be in place first). A
+// file that does not load is reported in Redis's words (node/cmd_dump_save.go)
+// and stops the server. Call it once, before Listen (New does, unless
+// Options.LoadLater).
+func (s *Server) LoadData() error {
 	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
-		return nil, err
+		return err
 	}
 	bus, err := s.newClusterBus()
 	if err != nil {
-		return nil, fmt.Errorf("cluster bus: %w", err)
+		return fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
 	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
-	return s, nil
+	return nil
 }
 
 // expiryEvents receives the keyspace's own deletions (under the slot lock)

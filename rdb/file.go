@@ -251,9 +251,9 @@ func LoadFileWith(data []byte, lim Limits, h FileHandlers) error {
 				if err != nil {
 					return err
 				}
-				want := binary.LittleEndian.Uint64(b)
-				if want != 0 && want != CRC64(data[:r.pos-8]) {
-					return ErrChecksum
+				got := binary.LittleEndian.Uint64(b)
+				if want := CRC64(data[:r.pos-8]); got != 0 && got != want {
+					return &FileChecksumError{Expected: want, Got: got}
 				}
 			}
 			return nil

@@ -59,6 +59,27 @@ const (
 // answers it with "Bad data format".
 var ErrBadData = errors.New("rdb: bad data format")
 
+// ErrShortRead is input that ends inside a value or before the file's
+// end: bad data (errors.Is(err, ErrBadData)) that a file loader reports as
+// Redis does, as an unexpected end of file.
+var ErrShortRead error = shortRead{}
+
+type shortRead struct{}
+
+func (shortRead) Error() string        { return "rdb: unexpected EOF" }
+func (shortRead) Is(target error) bool { return target == ErrBadData }
+
+// FileChecksumError is a file whose CRC64 footer does not match its
+// content: Expected is the checksum of the content, Got the footer's
+// (Redis's "Wrong RDB checksum expected: (%llx) but got (%llx)"). It is an
+// ErrChecksum (errors.Is).
+type FileChecksumError struct {
+	Expected, Got uint64
+}
+
+func (e *FileChecksumError) Error() string        { return "rdb: RDB CRC error" }
+func (e *FileChecksumError) Is(target error) bool { return target == ErrChecksum }
+
 // ---------------------------------------------------------------- writing
 
 // appendLen appends an RDB length (rdbSaveLen).
@@ -181,7 +202,7 @@ func (r *reader) remaining() int { return len(r.b) - r.pos }
 
 func (r *reader) byte() (byte, error) {
 	if r.pos >= len(r.b) {
-		return 0, ErrBadData
+		return 0, ErrShortRead
 	}
 	c := r.b[r.pos]
 	r.pos++
@@ -189,8 +210,11 @@ func (r *reader) byte() (byte, error) {
 }
 
 func (r *reader) take(n int) ([]byte, error) {
-	if n < 0 || n > r.remaining() {
+	if n < 0 {
 		return nil, ErrBadData
+	}
+	if n > r.remaining() {
+		return nil, ErrShortRead
 	}
 	s := r.b[r.pos : r.pos+n]
 	r.pos += n
@@ -268,7 +292,7 @@ func (r *reader) str() ([]byte, error) {
 	}
 	if !isEnc {
 		if n > uint64(r.remaining()) {
-			return nil, ErrBadData
+			return nil, ErrShortRead
 		}
 		return r.take(int(n))
 	}
@@ -301,7 +325,7 @@ func (r *reader) str() ([]byte, error) {
 			return nil, err
 		}
 		if clen > uint64(r.remaining()) {
-			return nil, ErrBadData
+			return nil, ErrShortRead
 		}
 		// Each 3 input bytes expand to at most 264 output bytes: a
 		// declared length beyond that is a lie, refused before allocating.

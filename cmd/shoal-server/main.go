@@ -84,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	stopped := make(chan struct{}, 1)
-	srv, err := node.New(cfg, node.Options{Logger: log, OnShutdown: func() {
+	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, OnShutdown: func() {
 		select {
 		case stopped <- struct{}{}:
 		default:
@@ -99,8 +99,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mode = "cluster"
 	}
 	setParallelism(cfg.Int("io-threads"), log)
-	// The " PID: <pid>" text is what Redis's test harness waits for.
+	// The " PID: <pid>" text is what Redis's test harness waits for; like
+	// redis-server, the PID and "Server initialized" come before the data
+	// set is loaded, so a harness sees a server that started and then
+	// refused its RDB file.
 	log.Info(fmt.Sprintf("Running mode=%s, Port: %d PID: %d", mode, cfg.Int("port"), pid))
+	log.Info("Server initialized")
+	if err := srv.LoadData(); err != nil {
+		if !errors.Is(err, node.ErrDataNotLoaded) {
+			log.Error("Fatal: " + err.Error())
+		}
+		return 1
+	}
 	if err := srv.Listen(); err != nil {
 		if errors.Is(err, node.ErrListen) {
 			log.Warn(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
@@ -129,7 +139,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	log.Info("Server initialized")
 	log.Info("Ready to accept connections")
 
 	sigs := make(chan os.Signal, 2)
