@@ -54,6 +54,9 @@ type Config struct {
 	// again (default 10 s; memberlist reaps dead peers and never re-joins
 	// them by itself).
 	RejoinInterval time.Duration
+	// Secrets are cluster-bus-secret's secrets (none: the bus is not
+	// encrypted): the first encrypts, all decrypt (gossip/secret.go).
+	Secrets []string
 	// OnChange receives what the server must act on. Calls come from one
 	// goroutine, in order, never with the Bus lock held: OnChange may call
 	// Bus methods.
@@ -106,8 +109,7 @@ type Bus struct {
 	ref   *slots.Ref
 	ml    atomic.Pointer[memberlist.Memberlist]
 	mlCfg *memberlist.Config
-	found chan discovery // memberlist joins, for the loop
-	name  string         // memberlist node name (not the cluster id: that may change)
+	name  string // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
 	outq  chan Envelope
 	relq  chan Envelope
@@ -127,6 +129,9 @@ type Bus struct {
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
 	wakeAt     time.Time                                    // State.NextWakeup; loop goroutine only
+
+	secretMu sync.Mutex          // guards keyring and cfg.Secrets
+	keyring  *memberlist.Keyring // nil: no secret (gossip/secret.go)
 
 	hintMu    sync.Mutex
 	alive     map[string]bool // cluster id → memberlist's last verdict (a hint)
@@ -163,7 +168,6 @@ func New(cfg Config) (*Bus, error) {
 		stop:      make(chan struct{}),
 		alive:     make(map[string]bool),
 		aliveAddr: make(map[string]bool),
-		found:     make(chan discovery, 1024),
 	}
 	var st *State
 	if cfg.ConfigFile != "" {
@@ -251,6 +255,9 @@ func (b *Bus) Start() error {
 		mc.Logger = zap.NewStdLog(b.log.Named("memberlist"))
 	} else {
 		mc.Logger = log.New(io.Discard, "", 0)
+	}
+	if err := b.applySecrets(mc); err != nil {
+		return fmt.Errorf("cluster-bus-secret: %w", err)
 	}
 	b.mlCfg = mc
 	ml, err := memberlist.Create(mc)
@@ -392,8 +399,6 @@ func (b *Bus) loop() {
 					s.Step(m)
 				}
 			})
-		case d := <-b.found:
-			b.step(func(s *State) { s.Discovered(d.id, d.ip, d.port, d.cport) })
 		case <-rejoin.C:
 			b.rejoin()
 		}
@@ -643,10 +648,14 @@ func (e *busEvents) NotifyUpdate(n *memberlist.Node) {
 	(*Bus)(e).hint(n, n.State == memberlist.StateAlive)
 }
 
-// hint records memberlist's verdict and, for a live member, hands it to the
-// loop as a discovery: memberlist only ever learns about nodes of our own
-// cluster (its membership grows only through MEET), so it is a trusted
-// source like a gossip entry from a known node, and a much faster one.
+// hint records memberlist's verdict (a liveness hint, see MemberlistAlive).
+// It never adds a node to the cluster: as in Redis, nodes are learned only
+// through a completed MEET handshake or from gossip of known nodes.
+// memberlist's membership is not a trusted source: without a secret anyone
+// reaching the bus port can join it, and even with one, a peer that has
+// not run CLUSTER RESET yet re-joins a node that did and hands it its
+// stale membership, old ids included (issue 23 item 5: old ids came back
+// as noaddr entries after RESET HARD and a new MEET chain).
 // Called by memberlist with its own locks held: it must not block.
 func (b *Bus) hint(n *memberlist.Node, alive bool) {
 	if n.Addr != nil {
@@ -657,28 +666,12 @@ func (b *Bus) hint(n *memberlist.Node, alive bool) {
 	}
 	meta := string(n.Meta)
 	sp := strings.IndexByte(meta, ' ')
-	if sp < 0 || !ValidID(meta[:sp]) || n.Addr == nil {
-		return
-	}
-	id := meta[:sp]
-	port, err := strconv.Atoi(meta[sp+1:])
-	if err != nil || port <= 0 || port > 65535 {
+	if sp < 0 || !ValidID(meta[:sp]) {
 		return
 	}
 	b.hintMu.Lock()
-	b.alive[id] = alive
+	b.alive[meta[:sp]] = alive
 	b.hintMu.Unlock()
-	if alive {
-		select {
-		case b.found <- discovery{id: id, ip: n.Addr.String(), port: port, cport: int(n.Port)}:
-		default:
-		}
-	}
-}
-
-type discovery struct {
-	id, ip      string
-	port, cport int
 }
 
 // restartMemberlist leaves the membership and joins it afresh (after
