@@ -152,3 +152,58 @@ func TestClusterBusSecret(t *testing.T) {
 	}
 	require.Empty(t, fmt.Sprint(liveOK(nodes)))
 }
+
+// TestClusterResetHardThenMeetChain is issue 23 item 5 with real processes:
+// CLUSTER RESET HARD on every node of a running cluster, then a new MEET
+// chain, must end with exactly the six new ids everywhere (old ids used to
+// come back as noaddr entries and one node listed 12 nodes).
+func TestClusterResetHardThenMeetChain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 6 server processes")
+	}
+	nodes := StartClusterNodes(t, 6)
+	CreateCluster(t, nodes, 1, createTimeout)
+	old := map[string]bool{}
+	for _, n := range nodes {
+		me, err := Myself(n.Addr)
+		require.NoError(t, err)
+		old[me.ID] = true
+	}
+	for _, n := range nodes {
+		r, err := Query(n.Addr, "CLUSTER", "RESET", "HARD")
+		require.NoError(t, err)
+		require.Equal(t, "OK", r)
+	}
+	for i := 1; i < len(nodes); i++ {
+		r, err := Query(nodes[i].Addr, "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(nodes[i-1].Port), strconv.Itoa(nodes[i-1].CPort))
+		require.NoError(t, err)
+		require.Equal(t, "OK", r)
+	}
+	meshed := func() string {
+		for _, n := range nodes {
+			lines, err := ClusterNodes(n.Addr)
+			if err != nil {
+				return err.Error()
+			}
+			if len(lines) != len(nodes) {
+				return fmt.Sprintf("%s lists %d nodes", n.Addr, len(lines))
+			}
+			for _, l := range lines {
+				if old[l.ID] {
+					return fmt.Sprintf("%s still lists the old id %s", n.Addr, l.ID)
+				}
+				if l.HasFlag("handshake") || l.HasFlag("noaddr") || l.HasFlag("fail?") || l.HasFlag("fail") {
+					return fmt.Sprintf("%s lists %s as %s", n.Addr, l.ID, l.Flags)
+				}
+			}
+		}
+		return ""
+	}
+	WaitFor(t, settleTimeout, "a full mesh of the new ids", meshed)
+	// Gossip goes on: nothing old may come back (several rejoin periods).
+	deadline := time.Now().Add(12 * time.Second)
+	for time.Now().Before(deadline) {
+		require.Empty(t, meshed())
+		time.Sleep(time.Second)
+	}
+}
