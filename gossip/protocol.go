@@ -543,7 +543,7 @@ func (s *State) Tick() {
 				s.delNode(n)
 				continue
 			}
-			// Re-send the handshake packet every second until answered.
+			// Re-send the handshake packet until answered (handshakeResendTicks).
 			if n.handshakeTx == 0 {
 				t := MsgPing
 				if n.flags&FlagMeet != 0 {

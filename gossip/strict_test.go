@@ -139,3 +139,29 @@ func TestGhostHandshakeNodeExpires(t *testing.T) {
 	require.Len(t, a.Nodes(), 3, "the handshake node outlived the handshake timeout:\n%s", a.NodesText())
 	require.True(t, a.StateOK())
 }
+
+// The node that receives a MEET completes its side of the handshake by
+// pinging back; a ping (or its PONG) lost must be retried within the
+// handshake timeout, or the node never learns the peer: the peer has
+// finished its side and sends no MEET again, and memberlist's membership
+// no longer adds nodes. (Seen under load: one node of a fresh 6-node
+// cluster knew nobody after redis-cli --cluster create.)
+func TestHandshakeSurvivesALostPing(t *testing.T) {
+	sm := newSim(t, 2, testOpts())
+	a, b := sm.nodes[0], sm.nodes[1]
+	// a's first three handshake PINGs to b are lost; its PONG to b's MEET is not,
+	// so b completes its side at once and sends no MEET again.
+	lost := 0
+	sm.dropMsg = func(from *State, m *Message) bool {
+		if from == a && m.Type == MsgPing && lost < 3 {
+			lost++
+			return true
+		}
+		return false
+	}
+	me := a.Myself()
+	require.NoError(t, b.Meet([]byte(me.IP), []byte("7000"), nil))
+	sm.run(5 * time.Second)
+	require.Len(t, knownIDs(a), 2, "a:\n%s", a.NodesText())
+	require.Len(t, knownIDs(b), 2, "b:\n%s", b.NodesText())
+}
