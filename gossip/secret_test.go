@@ -59,6 +59,19 @@ func mentions(b, outsider *Bus) bool {
 	return strings.Contains(text, o.ID) || strings.Contains(text, "@"+strconv.Itoa(o.CPort))
 }
 
+// formSecretCluster gives the first bus every slot, distinct config
+// epochs to all, meets them and waits for the full mesh.
+func formSecretCluster(t *testing.T, buses []*Bus) {
+	t.Helper()
+	require.NoError(t, buses[0].AddSlotsRange(args("0 16383")))
+	for i, b := range buses {
+		require.NoError(t, b.SetConfigEpoch([]byte(strconv.Itoa(i+1))))
+	}
+	meet(t, buses[1], buses[0])
+	meet(t, buses[2], buses[0])
+	waitFor(t, 20*time.Second, "the 3 members to mesh", func() bool { return fullMesh(buses) })
+}
+
 func TestSecretKeyDerivation(t *testing.T) {
 	k := SecretKey(secretA)
 	require.Len(t, k, 32, "AES-256")
@@ -77,13 +90,7 @@ func TestBusSecretKeepsOutsidersOut(t *testing.T) {
 	wrong := memBus(t, network, 5, secretB)
 	all := append(append([]*Bus{}, buses...), plain, wrong)
 	defer func() { stopAll(all) }()
-	require.NoError(t, buses[0].AddSlotsRange(args("0 16383")))
-	for i, b := range buses {
-		require.NoError(t, b.SetConfigEpoch([]byte(strconv.Itoa(i+1))))
-	}
-	meet(t, buses[1], buses[0])
-	meet(t, buses[2], buses[0])
-	waitFor(t, 20*time.Second, "the 3 members to mesh", func() bool { return fullMesh(buses) })
+	formSecretCluster(t, buses)
 
 	for _, o := range []*Bus{plain, wrong} {
 		meet(t, o, buses[0]) // the outsiders told to meet the cluster
@@ -150,13 +157,7 @@ func TestBusSecretRotation(t *testing.T) {
 	buses := []*Bus{memBus(t, network, 1, secretA), memBus(t, network, 2, secretA), memBus(t, network, 3, secretA)}
 	var late []*Bus
 	defer func() { stopAll(append(buses, late...)) }()
-	require.NoError(t, buses[0].AddSlotsRange(args("0 16383")))
-	for i, b := range buses {
-		require.NoError(t, b.SetConfigEpoch([]byte(strconv.Itoa(i+1))))
-	}
-	meet(t, buses[1], buses[0])
-	meet(t, buses[2], buses[0])
-	waitFor(t, 20*time.Second, "the 3 members to mesh", func() bool { return fullMesh(buses) })
+	formSecretCluster(t, buses)
 	epoch, _ := buses[0].Epochs()
 
 	for _, step := range [][]string{{secretA, secretB}, {secretB, secretA}, {secretB}} {
