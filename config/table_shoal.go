@@ -43,7 +43,41 @@ func shoalDirectives() []*directive {
 		// serving slots first hands them to a replica (CLUSTER FAILOVER on
 		// the replica), waiting at most S seconds; 0 = off.
 		numD("cluster-failover-on-shutdown", "", ext, S, 0, 3600, 0, 0),
+		// cluster-bus-secret "NEW [OLD...]": the cluster bus's shared
+		// secrets (gossip.SecretKeys derives one AES-256 key from each).
+		// The first encrypts, every one decrypts, so a rotation is
+		// "A" -> "A B" -> "B A" -> "B", one step on every node at a time.
+		// Sensitive like requirepass: CONFIG SET's argument is redacted
+		// from SLOWLOG and MONITOR; CONFIG GET by exact name answers it
+		// (as Redis answers requirepass: whoever may run CONFIG GET may
+		// also CONFIG SET it, so hiding the value would protect nothing).
+		strD("cluster-bus-secret", "", ext|FlagSensitive, false, "", false).withValidStr(validClusterBusSecret),
 	}
+}
+
+// Bounds of cluster-bus-secret: each secret is the only thing standing
+// between an attacker who can capture bus traffic and an offline guess of
+// the key, so a short one is refused; the count bounds the keyring.
+const (
+	MinClusterBusSecretLen = 16
+	MaxClusterBusSecrets   = 8
+)
+
+// ClusterBusSecrets splits cluster-bus-secret into its secrets, the one
+// that encrypts first.
+func ClusterBusSecrets(v string) []string { return strings.Fields(v) }
+
+func validClusterBusSecret(_ *Config, v string) string {
+	secrets := ClusterBusSecrets(v)
+	if len(secrets) > MaxClusterBusSecrets {
+		return fmt.Sprintf("at most %d secrets (the first encrypts, all decrypt)", MaxClusterBusSecrets)
+	}
+	for _, s := range secrets {
+		if len(s) < MinClusterBusSecretLen {
+			return fmt.Sprintf("each secret must be at least %d characters long", MinClusterBusSecretLen)
+		}
+	}
+	return ""
 }
 
 // ClusterSeed is one entry of cluster-seeds: a host name or IP, the client

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,4 +45,34 @@ func TestShoalDirectivesLoadAndStayHidden(t *testing.T) {
 	assert.ErrorContains(t, err, "invalid seed 'nohost'")
 	_, err = Load([]string{"--metrics-port", "70000"})
 	assert.Error(t, err)
+}
+
+func TestClusterBusSecretDirective(t *testing.T) {
+	const a, b = "aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb"
+	dir := t.TempDir()
+	p := filepath.Join(dir, "shoal.conf")
+	require.NoError(t, os.WriteFile(p, []byte("cluster-bus-secret \""+a+" "+b+"\"\n"), 0o644))
+	c, err := Load([]string{p})
+	require.NoError(t, err)
+	assert.Equal(t, []string{a, b}, ClusterBusSecrets(c.String("cluster-bus-secret")))
+	assert.Equal(t, []string{"cluster-bus-secret", a + " " + b}, c.Get("cluster-bus-secret"))
+	assert.NotContains(t, pairsToMap(t, c.Get("*")), "cluster-bus-secret", "hidden from patterns")
+	assert.True(t, c.IsSensitive("cluster-bus-secret"), "CONFIG SET arguments redacted")
+
+	// CONFIG SET, bounded; a refused value changes nothing.
+	require.NoError(t, c.Set("cluster-bus-secret", b+" "+a))
+	assert.EqualError(t, c.Set("cluster-bus-secret", "short"),
+		"ERR CONFIG SET failed (possibly related to argument 'cluster-bus-secret') - each secret must be at least 16 characters long")
+	assert.EqualError(t, c.Set("cluster-bus-secret", strings.Repeat(a+" ", 9)),
+		"ERR CONFIG SET failed (possibly related to argument 'cluster-bus-secret') - at most 8 secrets (the first encrypts, all decrypt)")
+	assert.Equal(t, b+" "+a, c.String("cluster-bus-secret"))
+
+	// CONFIG REWRITE keeps it, and the file loads back to the same value.
+	require.NoError(t, c.Rewrite(p))
+	c2, err := Load([]string{p})
+	require.NoError(t, err)
+	assert.Equal(t, b+" "+a, c2.String("cluster-bus-secret"))
+
+	_, err = Load([]string{"--cluster-bus-secret", "tooshort"})
+	assert.ErrorContains(t, err, "at least 16 characters")
 }

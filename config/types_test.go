@@ -28,7 +28,7 @@ func TestDirectiveCount(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	assert.Len(t, dirs, 178)
-	assert.Equal(t, 6, extensions)
+	assert.Equal(t, 7, extensions) // + cluster-bus-secret
 	aliases, hidden := 0, 0
 	for _, d := range dirs {
 		if d.Alias != "" {

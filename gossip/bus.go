@@ -56,6 +56,9 @@ type Config struct {
 	// again (default 10 s; memberlist reaps dead peers and never re-joins
 	// them by itself).
 	RejoinInterval time.Duration
+	// Secrets are cluster-bus-secret's secrets (none: the bus is not
+	// encrypted): the first encrypts, all decrypt (gossip/secret.go).
+	Secrets []string
 	// OnChange receives what the server must act on. Calls come from one
 	// goroutine, in order, never with the Bus lock held: OnChange may call
 	// Bus methods.
@@ -108,8 +111,7 @@ type Bus struct {
 	ref   *slots.Ref
 	ml    atomic.Pointer[memberlist.Memberlist]
 	mlCfg *memberlist.Config
-	found chan discovery // memberlist joins, for the loop
-	name  string         // memberlist node name (not the cluster id: that may change)
+	name  string // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
 	outq  chan outMsg
 	relq  chan outMsg
@@ -126,7 +128,6 @@ type Bus struct {
 	saveErr                       atomic.Pointer[error]
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
-	myIP atomic.Pointer[string] // likewise; "" while not known yet
 
 	srcMu  sync.Mutex
 	srcIPs map[string]string // destination IP → our source address toward it
@@ -139,6 +140,9 @@ type Bus struct {
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
 	wakeAt     time.Time                                    // State.NextWakeup; loop goroutine only
+
+	secretMu sync.Mutex          // guards keyring and cfg.Secrets
+	keyring  *memberlist.Keyring // nil: no secret (gossip/secret.go)
 
 	hintMu    sync.Mutex
 	alive     map[string]bool // cluster id → memberlist's last verdict (a hint)
@@ -176,7 +180,6 @@ func New(cfg Config) (*Bus, error) {
 		stop:      make(chan struct{}),
 		alive:     make(map[string]bool),
 		aliveAddr: make(map[string]bool),
-		found:     make(chan discovery, 1024),
 	}
 	b.guard = newBusGuard(b.log)
 	var st *State
@@ -268,6 +271,9 @@ func (b *Bus) Start() error {
 		mc.Logger = zap.NewStdLog(b.log.Named("memberlist"))
 	} else {
 		mc.Logger = log.New(io.Discard, "", 0)
+	}
+	if err := b.applySecrets(mc); err != nil {
+		return fmt.Errorf("cluster-bus-secret: %w", err)
 	}
 	b.mlCfg = mc
 	ml, err := b.createMemberlist(mc)
@@ -417,8 +423,6 @@ func (b *Bus) loop() {
 					s.Step(m)
 				}
 			})
-		case d := <-b.found:
-			b.step(func(s *State) { s.Discovered(d.id, d.ip, d.port, d.cport) })
 		case <-rejoin.C:
 			b.rejoin()
 		}
@@ -476,9 +480,6 @@ func (b *Bus) persistLocked(rd Ready) error {
 	}
 	if id := b.st.MyID(); b.myIDAtomic() != id {
 		b.myID.Store(&id)
-	}
-	if ip := b.st.MyIP(); b.myIPAtomic() != ip {
-		b.myIP.Store(&ip)
 	}
 	if !rd.Save || b.cfg.ConfigFile == "" {
 		return nil
@@ -748,14 +749,12 @@ func (b *Bus) rejoin() {
 // takes the Bus lock.
 type busDelegate Bus
 
-// NodeMeta is "id port [ip]": the cluster id, client port and announced IP
-// ("" while not known) that a peer's discovery uses (hint).
+// NodeMeta is "id port": the cluster id lets hint map memberlist's liveness
+// verdict to a node. memberlist membership adds no node (who the bus
+// believes: docs/ARCHITECTURE.md), so no address is carried.
 func (d *busDelegate) NodeMeta(limit int) []byte {
 	b := (*Bus)(d)
 	meta := []byte(b.myIDAtomic() + " " + strconv.Itoa(b.cfg.Port))
-	if ip := b.myIPAtomic(); ip != "" {
-		meta = append(append(meta, ' '), ip...)
-	}
 	if len(meta) > limit {
 		return nil
 	}
@@ -788,10 +787,14 @@ func (e *busEvents) NotifyUpdate(n *memberlist.Node) {
 	(*Bus)(e).hint(n, n.State == memberlist.StateAlive)
 }
 
-// hint records memberlist's verdict and, for a live member, hands it to the
-// loop as a discovery: memberlist only ever learns about nodes of our own
-// cluster (its membership grows only through MEET), so it is a trusted
-// source like a gossip entry from a known node, and a much faster one.
+// hint records memberlist's verdict (a liveness hint, see MemberlistAlive).
+// It never adds a node to the cluster: as in Redis, nodes are learned only
+// through a completed MEET handshake or from gossip of known nodes.
+// memberlist's membership is not a trusted source: without a secret anyone
+// reaching the bus port can join it, and even with one, a peer that has
+// not run CLUSTER RESET yet re-joins a node that did and hands it its
+// stale membership, old ids included (issue 23 item 5: old ids came back
+// as noaddr entries after RESET HARD and a new MEET chain).
 // Called by memberlist with its own locks held: it must not block.
 func (b *Bus) hint(n *memberlist.Node, alive bool) {
 	if n.Addr != nil {
@@ -800,39 +803,14 @@ func (b *Bus) hint(n *memberlist.Node, alive bool) {
 		b.aliveAddr[addr] = alive
 		b.hintMu.Unlock()
 	}
-	f := strings.Fields(string(n.Meta))
-	if len(f) < 2 || !ValidID(f[0]) || n.Addr == nil {
-		return
-	}
-	id := f[0]
-	port, err := strconv.Atoi(f[1])
-	if err != nil || port <= 0 || port > 65535 {
+	meta := string(n.Meta)
+	sp := strings.IndexByte(meta, ' ')
+	if sp < 0 || !ValidID(meta[:sp]) {
 		return
 	}
 	b.hintMu.Lock()
-	b.alive[id] = alive
+	b.alive[meta[:sp]] = alive
 	b.hintMu.Unlock()
-	// The cluster address is the one the node announces, not memberlist's
-	// (a guess from the host's interfaces): a node that does not know its
-	// own yet is left to the gossip of the nodes that met it. A caller's
-	// transport (tests) has no other address than memberlist's.
-	ip := ""
-	if len(f) > 2 && net.ParseIP(f[2]) != nil {
-		ip = f[2]
-	} else if b.cfg.Transport != nil {
-		ip = n.Addr.String()
-	}
-	if alive && ip != "" {
-		select {
-		case b.found <- discovery{id: id, ip: ip, port: port, cport: int(n.Port)}:
-		default:
-		}
-	}
-}
-
-type discovery struct {
-	id, ip      string
-	port, cport int
 }
 
 // restartMemberlist leaves the membership and joins it afresh (after
@@ -907,14 +885,6 @@ func (b *Bus) MemberlistAlive(id string) (alive, known bool) {
 	defer b.hintMu.Unlock()
 	alive, known = b.alive[id]
 	return
-}
-
-// myIPAtomic is the announced IP for NodeMeta ("" while not known).
-func (b *Bus) myIPAtomic() string {
-	if p := b.myIP.Load(); p != nil {
-		return *p
-	}
-	return ""
 }
 
 // sourceIP is the local address the host routes a packet to ip from (no

@@ -388,20 +388,6 @@ func (s *State) CountFailureReports(id string) (int, error) {
 	return s.failureReportsCount(n), nil
 }
 
-// Discovered adds a node the membership layer found (as a gossip entry
-// from a trusted node would): unknown, not blacklisted, not myself. It is
-// pinged on the next tick, which fills in its role and slots.
-func (s *State) Discovered(id, ip string, port, cport int) {
-	defer s.afterStep()
-	if !ValidID(id) || s.nodes[id] != nil || s.blacklisted(id) || ip == "" {
-		return
-	}
-	n := s.newNode(id, 0)
-	n.ip, n.port, n.cport = ip, port, cport
-	s.addNode(n)
-	s.save(false)
-}
-
 // SetReplOffset records this node's replication offset (sent in every
 // header; CLUSTER SLOTS/SHARDS show it).
 func (s *State) SetReplOffset(off int64) { s.myself.replOffset = off }

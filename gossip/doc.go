@@ -18,14 +18,17 @@
 //     actions (epochs, votes, promotion, migration) are applied to the
 //     State with nodes.conf fsynced before any dependent message leaves.
 //   - Bus is the I/O shell: one goroutine feeds the State (ticks, received
-//     messages, membership discoveries), nodes.conf is written atomically
+//     messages), nodes.conf is written atomically
 //     (temp file, fsync, rename) before the messages that depend on it
 //     leave, messages go out through memberlist (best-effort packets when
 //     they fit 1400 bytes, streams otherwise and for MEET/UPDATE), and the
 //     routing table is published in a slots.Ref for lock-free reads.
 //
-// memberlist is membership and transport only: its suspect/dead verdicts
-// are hints (Bus.MemberlistAlive); PFAIL comes from a PING left unanswered
+// memberlist is membership and transport only: its membership never adds a
+// node (nodes are learned through MEET handshakes and gossip from known
+// nodes, as in Redis), its suspect/dead verdicts are hints
+// (Bus.MemberlistAlive), and with cluster-bus-secret its keyring seals
+// every packet and stream (secret.go); PFAIL comes from a PING left unanswered
 // for node-timeout and FAIL from failure reports of a majority of masters,
 // as in Redis. A known id that talks from a new address is the same node
 // (its address is updated); peers known from nodes.conf are re-joined every

@@ -170,6 +170,9 @@ func (s *State) Step(m *Message) {
 	}
 	defer s.afterStep()
 
+	// Redis's rules (clusterProcessPacket): a sender we do not know, or
+	// one still in handshake, changes nothing; its PING/MEET is answered
+	// and a MEET starts a handshake (stepPing), nothing else.
 	sender := s.lookup(m.Sender)
 	if sender != nil && sender.inHandshake() {
 		sender = nil
@@ -177,6 +180,12 @@ func (s *State) Step(m *Message) {
 	if sender == s.myself {
 		return // our own message looped back
 	}
+	// FAIL and UPDATE steer the cluster (a failover, slots changing hands):
+	// believe them only from a node we are linked with, one that talked to
+	// us within node-timeout before this message (Redis: a node with a
+	// link). A node that left, or was only just learned from gossip, does
+	// not get to fail others or move slots.
+	linked := sender != nil && s.connected(sender)
 	if sender != nil {
 		sender.dataReceived = now
 		if m.CurrentEpoch > s.currentEpoch {
@@ -198,7 +207,8 @@ func (s *State) Step(m *Message) {
 	case MsgPing, MsgPong, MsgMeet:
 		s.stepPing(m, sender, now)
 	case MsgFail:
-		if sender == nil {
+		if !linked {
+			s.log.Debug("FAIL ignored: sender unknown or not linked", zap.String("from", m.Sender), zap.String("about", m.About))
 			return
 		}
 		failing := s.lookup(m.About)
@@ -213,7 +223,8 @@ func (s *State) Step(m *Message) {
 			s.masterFailed(failing)
 		}
 	case MsgUpdate:
-		if sender == nil || m.Update == nil {
+		if !linked || m.Update == nil {
+			s.log.Debug("UPDATE ignored: sender unknown or not linked", zap.String("from", m.Sender))
 			return
 		}
 		n := s.lookup(m.Update.ID)
@@ -560,7 +571,7 @@ func (s *State) Tick() {
 				s.delNode(n)
 				continue
 			}
-			// Re-send the handshake packet every second until answered.
+			// Re-send the handshake packet until answered (handshakeResendTicks).
 			if n.handshakeTx == 0 {
 				t := MsgPing
 				if n.flags&FlagMeet != 0 {

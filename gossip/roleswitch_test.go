@@ -8,17 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A node first known without a role (found by the membership layer, so
-// "noflags") that then talks as a replica must show as a replica: Redis
-// never has such a node (gossip entries carry flags), and a replica left as
-// "noflags" breaks CLUSTER NODES/SHARDS and redis-cli --cluster check.
-func TestDiscoveredReplicaGetsTheSlaveFlag(t *testing.T) {
+// A node first known without a role ("noflags": a gossip entry without
+// role flags, or a nodes.conf line) that then talks as a replica must show
+// as a replica: a replica left as "noflags" breaks CLUSTER NODES/SHARDS and
+// redis-cli --cluster check.
+func TestNoflagsReplicaGetsTheSlaveFlag(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
 	s := NewState(DefaultOptions(), clock, 5, nil, "", "127.0.0.1", 7000, 17000, "")
 	master := strings.Repeat("a", 40)
 	replica := strings.Repeat("b", 40)
-	s.Discovered(master, "127.0.0.1", 7001, 17001)
-	s.Discovered(replica, "127.0.0.1", 7002, 17002)
+	for i, id := range []string{master, replica} {
+		n := s.newNode(id, 0)
+		n.ip, n.port, n.cport = "127.0.0.1", 7001+i, 17001+i
+		s.addNode(n)
+	}
 	require.Equal(t, Flags(0), mustNode(t, s, replica).Flags)
 
 	s.Step(&Message{Type: MsgPing, Sender: master, To: s.MyID(), IP: "127.0.0.1", Port: 7001, CPort: 17001})

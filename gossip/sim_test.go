@@ -18,7 +18,9 @@ type sim struct {
 	queue  []Envelope
 	// drop, when set, decides whether a message from → to is lost.
 	drop func(from, to *State) bool
-	from map[*Message]*State
+	// dropMsg, when set, decides whether one message is lost.
+	dropMsg func(from *State, m *Message) bool
+	from    map[*Message]*State
 	// lost counts slots reported lost by each node.
 	lost map[*State][]int
 }
@@ -66,7 +68,7 @@ func (sm *sim) deliver() {
 			from := sm.from[e.Msg]
 			delete(sm.from, e.Msg)
 			to := sm.byAddr[e.Addr]
-			if to == nil || (sm.drop != nil && sm.drop(from, to)) {
+			if to == nil || (sm.drop != nil && sm.drop(from, to)) || (sm.dropMsg != nil && sm.dropMsg(from, e.Msg)) {
 				continue
 			}
 			// Through the codec, as on the wire.

@@ -52,7 +52,11 @@ const (
 	minRejoinDelay       = 500 * time.Millisecond
 	writableDelay        = 2 * time.Second
 	randomPingEveryTicks = 10 // one random ping per 10 ticks (ticks are 100 ms)
-	handshakeResendTicks = 10
+	// handshakeResendTicks: a handshake PING (or MEET) is repeated every
+	// 200 ms until answered, several tries within the handshake timeout
+	// (Redis reconnects a handshake link on every 100 ms cron): a node
+	// that was met completes its side only through this PING's PONG.
+	handshakeResendTicks = 2
 )
 
 // node is the state machine's record of one cluster node.

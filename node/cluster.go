@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -34,6 +35,7 @@ func (s *Server) newClusterBus() (*gossip.Bus, error) {
 		BindPort:    s.busPort(),
 		Logger:      s.log,
 		OnChange:    s.onClusterChange,
+		Secrets:     config.ClusterBusSecrets(s.cfg.String("cluster-bus-secret")),
 	}
 	if f := s.cfg.String("cluster-config-file"); f != "" {
 		cfg.ConfigFile = f
@@ -128,6 +130,11 @@ func (s *Server) registerClusterConfigHooks() {
 			return nil
 		})
 	}
+	// Rotating the bus secret takes effect at once; turning it on or off
+	// is refused (gossip.ErrSecretOnOff) and CONFIG SET keeps the old value.
+	s.cfg.OnChange("cluster-bus-secret", func(v string) error {
+		return s.cluster.SetSecrets(config.ClusterBusSecrets(v))
+	})
 }
 
 // onClusterChange acts on the bus's notifications (called in order, from

@@ -395,6 +395,11 @@ func TestSlowlogAndMemory(t *testing.T) {
 		`\*6\r\n:\d+\r\n:\d+\r\n:\d+\r\n\*2\r\n\$4\r\nECHO\r\n\$5\r\nhello\r\n\$\d+\r\n127\.0\.0\.1:\d+\r\n\$8\r\nslowpoke\r\n$`).MatchString(entry) {
 		t.Errorf("SLOWLOG GET 2 = %q", entry)
 	}
+	// Secrets set by CONFIG SET are redacted, as in Redis.
+	tc.do("CONFIG", "SET", "maxmemory-samples", "5", "cluster-bus-secret", "bus-secret-0123456789")
+	if entry := tc.do("SLOWLOG", "GET", "1"); !strings.Contains(entry, "$17\r\nmaxmemory-samples\r\n$1\r\n5\r\n$18\r\ncluster-bus-secret\r\n$10\r\n(redacted)\r\n") {
+		t.Errorf("SLOWLOG GET 1 after CONFIG SET of a secret = %q", entry)
+	}
 	tc.do("CONFIG", "RESETSTAT")
 	if got := tc.do("SLOWLOG", "LEN"); got == ":0\r\n" {
 		t.Error("CONFIG RESETSTAT emptied the slow log")

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -48,7 +49,9 @@ func (l *slowlog) maybeRecord(c *Client, spec *CommandSpec, args [][]byte, at ti
 			break
 		}
 		a := args[i]
-		if len(a) > slowlogMaxArgLen {
+		if redactedArg(c, spec, args, i) {
+			e.args = append(e.args, "(redacted)")
+		} else if len(a) > slowlogMaxArgLen {
 			e.args = append(e.args, string(a[:slowlogMaxArgLen])+"... ("+itoa(int64(len(a)-slowlogMaxArgLen))+" more bytes)")
 		} else {
 			e.args = append(e.args, string(a))
@@ -63,4 +66,14 @@ func (l *slowlog) maybeRecord(c *Client, spec *CommandSpec, args [][]byte, at ti
 	if len(l.entries) > maxLen {
 		l.entries = l.entries[:maxLen]
 	}
+}
+
+// redactedArg reports whether args[i] is a secret that must not be kept
+// (Redis's redactClientCommandArgument): the value of a sensitive directive
+// (requirepass, masterauth, masteruser, cluster-bus-secret) in CONFIG SET.
+func redactedArg(c *Client, spec *CommandSpec, args [][]byte, i int) bool {
+	if spec.FullName() != "config|set" || i < 3 || i%2 == 0 {
+		return false
+	}
+	return c.srv.cfg.IsSensitive(strings.ToLower(string(args[i-1])))
 }
