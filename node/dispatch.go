@@ -32,8 +32,10 @@ func (s *Server) handle(c *Client, args [][]byte) {
 				c.flushStats() // the queue's writer may send the reply at once
 				c.ps.push.enqueue(c.out, s)
 			} else {
-				c.wr.WriteRaw(c.out)
-				c.wrPending = true
+				c.wbuf = append(c.wbuf, c.out...)
+				if len(c.wbuf) >= c.obufCheckAt { // the limits (node/output.go)
+					c.checkOutput(len(c.wbuf), true)
+				}
 			}
 			c.stats.outBytes += int64(len(c.out)) // published by flushStats
 		case replySkipThis:
@@ -47,6 +49,11 @@ func (s *Server) handle(c *Client, args [][]byte) {
 	}
 	if cap(c.out) > 64*1024 {
 		c.out = nil // do not keep a big reply's buffer for the connection's life
+	}
+	if c.obufClosing {
+		c.out = c.out[:0]
+		c.connDone = true // closed for its output buffer limit: nothing more runs
+		return
 	}
 	if c.closeAfter {
 		if c.ps.push != nil {

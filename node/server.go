@@ -23,7 +23,6 @@ import (
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/store"
-	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -70,6 +69,11 @@ type Server struct {
 	slotStats    *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg     *blockRegistry
 	pubsub       *pubsubRegistry // node/pubsub.go
+	// outputPeak holds, per second (unix time mod outputPeakSlots), the
+	// largest client output buffer seen (node/output.go).
+	outputPeak [outputPeakSlots]atomic.Int64
+	// cronClients is the cron's reused snapshot of the clients.
+	cronClients []*Client
 	// streamWatcher serves XREADGROUP clients whose stream was deleted or
 	// replaced (see cmd_stream_read.go).
 	streamWatcher *streamWatcher
@@ -179,10 +183,11 @@ func (s *Server) applyLimits() {
 	s.limits.protoMaxBulkLen.Store(s.cfg.Int("proto-max-bulk-len"))
 	s.limits.queryBufLimit.Store(s.cfg.Int("client-query-buffer-limit"))
 	s.limits.idleTimeout.Store(s.cfg.Int("timeout"))
+	s.applyOutputLimits()
 }
 
 func (s *Server) registerConfigHooks() {
-	for _, name := range []string{"proto-max-bulk-len", "client-query-buffer-limit", "timeout"} {
+	for _, name := range []string{"proto-max-bulk-len", "client-query-buffer-limit", "timeout", "client-output-buffer-limit"} {
 		s.cfg.OnChange(name, func(string) error { s.applyLimits(); return nil })
 	}
 }
@@ -298,7 +303,6 @@ func (s *Server) accept(g *respGuard) *Client {
 	}
 	c := &Client{
 		srv:     s,
-		wr:      redcon.NewWriter(g.Conn),
 		guard:   g,
 		id:      s.nextClientID.Add(1),
 		resp:    2,
@@ -403,6 +407,7 @@ func (s *Server) cron() {
 		}
 		s.ks.Tick()
 		s.sampleOps()
+		s.outputCron(time.Now())
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
