@@ -31,11 +31,10 @@ func (s *Server) handle(c *Client, args [][]byte) {
 			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
 				c.flushStats() // the queue's writer may send the reply at once
 				c.ps.push.enqueue(c.out, s)
-			} else {
+			} else if n := len(c.wbuf) + len(c.out); n < c.obufCheckAt || !c.checkOutput(n, true) {
+				// (checkOutput: the limits, node/output.go; a client it
+				// closes gets nothing more.)
 				c.wbuf = append(c.wbuf, c.out...)
-				if len(c.wbuf) >= c.obufCheckAt { // the limits (node/output.go)
-					c.checkOutput(len(c.wbuf), true)
-				}
 			}
 			c.stats.outBytes += int64(len(c.out)) // published by flushStats
 		case replySkipThis:

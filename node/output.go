@@ -116,7 +116,8 @@ func (c *Client) outputClass() int {
 // is what the server holds: the batch's replies plus the reply being
 // built. A client past its limit is closed at once and true returned; the
 // caller stops adding to its replies. Otherwise, with no hard limit and
-// mayFlush (between commands), a batch of outputFlushAt bytes is written.
+// mayFlush (between commands), the batch's earlier replies are written once
+// used reaches outputFlushAt.
 func (c *Client) checkOutput(used int, mayFlush bool) bool {
 	if c.obufClosing {
 		return true

@@ -56,8 +56,9 @@ func expectClosedWithNothing(t *testing.T, tc *testConn) {
 }
 
 // TestOutputHardLimitPipeline is unit/obuf-limits' "No response for multi
-// commands in pipeline": a pipeline whose replies pass the normal class's
-// hard limit gets nothing and is closed (it held all the replies before).
+// commands in pipeline" and "... for single command": a pipeline or a reply
+// that passes the normal class's hard limit gets nothing and is closed (the
+// server held all the replies before).
 func TestOutputHardLimitPipeline(t *testing.T) {
 	s := startTestServer(t, "--client-output-buffer-limit", "normal 100000 0 0")
 	admin, rd := dialTest(t, s), dialTest(t, s)
@@ -84,6 +85,16 @@ func TestOutputHardLimitPipeline(t *testing.T) {
 	if n, _ := strconv.Atoi(m[1]); n < 100000 {
 		t.Fatalf("client_recent_max_output_buffer = %d, want >= the 100000 the client reached", n)
 	}
+	// "No response for single command": one reply past the limit.
+	item := strings.Repeat("x", 1000)
+	for range 150 {
+		admin.do("LPUSH", "mylist", item)
+	}
+	one := dialTest(t, s)
+	one.do("CLIENT", "SETNAME", "mybiglist")
+	one.send("LRANGE", "mylist", "0", "-1")
+	expectClosedWithNothing(t, one)
+	waitUnlisted(t, admin, "mybiglist", testIOTimeout)
 	// Without a limit the same pipeline is answered in full.
 	admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
 	ok := dialTest(t, s)
