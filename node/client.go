@@ -36,8 +36,10 @@ type Client struct {
 	cmdStart      time.Duration // monotonic start of the running command (since the server started)
 	stats         cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch.go)
 	connDone      bool          // the socket is closed: the serving loop stops
-	wbuf          []byte        // the batch's replies not yet written (flushReplies, node/output.go)
-	obufCheckAt   int           // len(wbuf) at which the output limits are looked at (node/output.go)
+	wbuf          []byte        // the batch's small replies not yet written, after wblocks (node/output.go)
+	wblocks       [][]byte      // the batch's earlier output: large replies as built, and the wbuf before each
+	wblockBytes   int           // bytes in wblocks
+	obufCheckAt   int           // batch output size at which the output limits are looked at (node/output.go)
 	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
 	keyBuf        []int

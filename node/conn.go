@@ -149,26 +149,20 @@ func (c *Client) keepArgs() { c.argsKept = true }
 // c.obuf.held (CLIENT LIST omem, the cron's limit check, node/output.go).
 func (c *Client) flushReplies() error {
 	b := c.wbuf
+	if len(c.wblocks) > 0 {
+		return c.flushBlocks()
+	}
 	if len(b) == 0 {
 		return nil
 	}
-	conn := c.guard.Conn
 	var err error
 	if len(b) <= outputWriteChunk {
 		c.obuf.held.Store(int64(len(b)))
-		_, err = conn.Write(b)
+		_, err = c.guard.Conn.Write(b)
 	} else {
-		for left := b; len(left) > 0 && err == nil; {
-			c.obuf.held.Store(int64(len(left)))
-			n := min(len(left), outputWriteChunk)
-			_, err = conn.Write(left[:n])
-			left = left[n:]
-		}
+		err = c.writeTracked(b, 0)
 	}
-	c.obuf.held.Store(0)
-	if c.obuf.softSince.Load() != 0 {
-		c.obuf.softSince.Store(0) // nothing held: the soft limit's clock stops
-	}
+	c.wroteAll()
 	if cap(b) > outputKeepCap || err != nil {
 		c.wbuf = nil // do not keep a burst's buffer
 	} else {

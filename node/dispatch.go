@@ -31,10 +31,13 @@ func (s *Server) handle(c *Client, args [][]byte) {
 			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
 				c.flushStats() // the queue's writer may send the reply at once
 				c.ps.push.enqueue(c.out, s)
-			} else if n := len(c.wbuf) + len(c.out); n < c.obufCheckAt || !c.checkOutput(n, true) {
-				// (checkOutput: the limits, node/output.go; a client it
-				// closes gets nothing more.)
+			} else if n := c.wblockBytes + len(c.wbuf) + len(c.out); n >= c.obufCheckAt && c.checkOutput(n, true) {
+				// Closed for its output buffer limit (node/output.go):
+				// the reply is dropped.
+			} else if len(c.out) < outputBlockMin {
 				c.wbuf = append(c.wbuf, c.out...)
+			} else {
+				c.queueLargeReply()
 			}
 			c.stats.outBytes += int64(len(c.out)) // published by flushStats
 		case replySkipThis:

@@ -58,6 +58,10 @@ const (
 	outputWriteChunk = 256 << 10
 	// outputKeepCap is the reply buffer capacity kept between batches.
 	outputKeepCap = 256 << 10
+	// outputBlockMin: a reply this large is queued as it was built
+	// instead of being copied into wbuf, so that a batch of large replies
+	// costs their own size and no growing copies of a buffer.
+	outputBlockMin = 64 << 10
 	// outputPeakSlots is Redis's CLIENTS_PEAK_MEM_USAGE_SLOTS: INFO's
 	// client_recent_max_output_buffer is the largest value seen in the
 	// last that many seconds.
@@ -133,7 +137,7 @@ func (c *Client) checkOutput(used int, mayFlush bool) bool {
 		c.closeForOutputLimit(used)
 		return true
 	}
-	if mayFlush && lim.HardBytes == 0 && used >= outputFlushAt && len(c.wbuf) > 0 {
+	if mayFlush && lim.HardBytes == 0 && used >= outputFlushAt && c.wblockBytes+len(c.wbuf) > 0 {
 		c.flushStats() // what a client saw is counted
 		if err := c.flushReplies(); err != nil {
 			c.kill()
@@ -152,7 +156,7 @@ func (c *Client) closeForOutputLimit(used int) {
 	c.obuf.held.Store(int64(used)) // the log line's omem
 	c.srv.noteOutputPeak(int64(used))
 	c.srv.log.Warn("Client " + c.InfoLine() + " scheduled to be closed ASAP for overcoming of output buffer limits.")
-	c.wbuf = nil
+	c.wbuf, c.wblocks, c.wblockBytes = nil, nil, 0
 	c.out = c.out[:0]
 	c.kill()
 	c.obuf.held.Store(0)
@@ -163,13 +167,91 @@ func (c *Client) closeForOutputLimit(used int) {
 // was closed for passing its output buffer limit — its partial reply is
 // then dropped — so that the command stops adding to a reply nobody reads.
 func (c *Client) replyOverLimit() bool {
-	if used := len(c.wbuf) + len(c.out); used >= c.obufCheckAt && !c.obufClosing {
+	if used := c.wblockBytes + len(c.wbuf) + len(c.out); used >= c.obufCheckAt && !c.obufClosing {
 		c.checkOutput(used, false)
 	}
 	if c.obufClosing {
 		c.out = c.out[:0]
 	}
 	return c.obufClosing
+}
+
+// queueLargeReply queues the reply just built (c.out) as a block of its
+// own, after the small replies before it; c.out starts a new buffer.
+func (c *Client) queueLargeReply() {
+	if len(c.wbuf) > 0 {
+		c.wblocks = append(c.wblocks, c.wbuf)
+		c.wblockBytes += len(c.wbuf)
+		c.wbuf = nil // its array belongs to the block now
+	}
+	c.wblocks = append(c.wblocks, c.out)
+	c.wblockBytes += len(c.out)
+	c.out = nil
+}
+
+// batchOutput returns the batch's output as one buffer and empties it (a
+// new subscriber's push queue takes it over).
+func (c *Client) batchOutput() []byte {
+	if len(c.wblocks) == 0 {
+		b := c.wbuf
+		c.wbuf = nil
+		return b
+	}
+	b := make([]byte, 0, c.wblockBytes+len(c.wbuf))
+	for _, blk := range c.wblocks {
+		b = append(b, blk...)
+	}
+	b = append(b, c.wbuf...)
+	c.wbuf, c.wblocks, c.wblockBytes = nil, nil, 0
+	return b
+}
+
+// flushBlocks writes a batch that has large replies queued as blocks.
+func (c *Client) flushBlocks() error {
+	left := c.wblockBytes + len(c.wbuf)
+	var err error
+	for i, blk := range c.wblocks {
+		if err == nil {
+			left -= len(blk)
+			err = c.writeTracked(blk, left)
+		}
+		c.wblocks[i] = nil
+	}
+	if err == nil && len(c.wbuf) > 0 {
+		err = c.writeTracked(c.wbuf, 0)
+	}
+	c.wblocks, c.wblockBytes = c.wblocks[:0], 0
+	c.wroteAll()
+	if cap(c.wbuf) > outputKeepCap || err != nil {
+		c.wbuf = nil
+	} else {
+		c.wbuf = c.wbuf[:0]
+	}
+	return err
+}
+
+// writeTracked writes b in pieces of at most outputWriteChunk, publishing
+// before each how much is held (what is left of b, plus after bytes queued
+// behind it).
+func (c *Client) writeTracked(b []byte, after int) error {
+	for len(b) > 0 {
+		c.obuf.held.Store(int64(len(b) + after))
+		n := min(len(b), outputWriteChunk)
+		if _, err := c.guard.Conn.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// wroteAll notes that nothing is held any more: the soft limit's clock
+// stops.
+func (c *Client) wroteAll() {
+	c.obuf.held.Store(0)
+	if c.obuf.softSince.Load() != 0 {
+		c.obuf.softSince.Store(0)
+	}
 }
 
 // noteOutputPeak records an output buffer size for INFO's

@@ -199,3 +199,32 @@ func TestOutputHardLimitRandomSampling(t *testing.T) {
 		t.Fatalf("HRANDFIELD with a huge count and no limit: %q", r)
 	}
 }
+
+// TestLargeRepliesKeepOrder: large replies are queued as built, small ones
+// copied between them; a batch mixing both (and one that turns into a
+// subscriber) is answered in order, byte for byte.
+func TestLargeRepliesKeepOrder(t *testing.T) {
+	s := startTestServer(t)
+	c := dialTest(t, s)
+	big := strings.Repeat("0123456789", 20000) // 200 kB: a block of its own
+	c.do("SET", "big", big)
+	bigReply := "$" + strconv.Itoa(len(big)) + "\r\n" + big + "\r\n"
+	var req []byte
+	var want []string
+	for i := range 10 {
+		req = append(req, encodeCommand("ECHO", "e"+strconv.Itoa(i))...)
+		want = append(want, "$2\r\ne"+strconv.Itoa(i)+"\r\n")
+		if i%3 != 2 {
+			req = append(req, encodeCommand("GET", "big")...)
+			want = append(want, bigReply)
+		}
+	}
+	req = append(req, encodeCommand("SUBSCRIBE", "ch")...)
+	want = append(want, "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n")
+	c.writeRaw(req)
+	for i, w := range want {
+		if got := c.read(); got != w {
+			t.Fatalf("reply %d: got %d bytes (%.40q), want %d bytes (%.40q)", i, len(got), got, len(w), w)
+		}
+	}
+}

@@ -420,7 +420,7 @@ func (c *Client) ensurePushWriter() {
 		return
 	}
 	w := &pushWriter{c: c, conn: c.guard.Conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	w.buf, c.wbuf = c.wbuf, nil
+	w.buf = c.batchOutput()
 	c.ps.push = w
 	go w.run()
 	if len(w.buf) > 0 {
