@@ -62,6 +62,9 @@ const (
 	// instead of being copied into wbuf, so that a batch of large replies
 	// costs their own size and no growing copies of a buffer.
 	outputBlockMin = 64 << 10
+	// outputRecheckStep: once past the threshold, the limits are looked
+	// at again every this many bytes (and at the hard limit exactly).
+	outputRecheckStep = 64 << 10
 	// outputPeakSlots is Redis's CLIENTS_PEAK_MEM_USAGE_SLOTS: INFO's
 	// client_recent_max_output_buffer is the largest value seen in the
 	// last that many seconds.
@@ -143,7 +146,16 @@ func (c *Client) checkOutput(used int, mayFlush bool) bool {
 			c.kill()
 			c.connDone = true
 		}
+		c.obufCheckAt = int(c.srv.limits.outputCheckAt.Load())
+		return false
 	}
+	// Look again after outputRecheckStep more bytes (a long reply must not
+	// pay this for each element), or exactly at the hard limit.
+	next := used + outputRecheckStep
+	if lim.HardBytes > uint64(used) {
+		next = int(min(uint64(next), lim.HardBytes))
+	}
+	c.obufCheckAt = next
 	return false
 }
 
@@ -166,8 +178,12 @@ func (c *Client) closeForOutputLimit(used int) {
 // queued commands, sampling with repetition): it reports whether the client
 // was closed for passing its output buffer limit — its partial reply is
 // then dropped — so that the command stops adding to a reply nobody reads.
-func (c *Client) replyOverLimit() bool {
-	if used := c.wblockBytes + len(c.wbuf) + len(c.out); used >= c.obufCheckAt && !c.obufClosing {
+func (c *Client) replyOverLimit() bool { return c.replyOverLimitWith(0) }
+
+// replyOverLimitWith is replyOverLimit for a command that gathers its
+// reply before writing it: pending bytes are still to be added to c.out.
+func (c *Client) replyOverLimitWith(pending int) bool {
+	if used := c.wblockBytes + len(c.wbuf) + len(c.out) + pending; used >= c.obufCheckAt && !c.obufClosing {
 		c.checkOutput(used, false)
 	}
 	if c.obufClosing {

@@ -228,3 +228,30 @@ func TestLargeRepliesKeepOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputHardLimitBlockedAndKeys: a blocked client served a reply past
+// its hard limit is closed with nothing sent; KEYS stops (and closes the
+// client) once its reply passes the limit.
+func TestOutputHardLimitBlockedAndKeys(t *testing.T) {
+	s := startTestServer(t, "--client-output-buffer-limit", "normal 100000 0 0")
+	admin, blocked := dialTest(t, s), dialTest(t, s)
+	blocked.do("CLIENT", "SETNAME", "blockedclient")
+	blocked.send("BLPOP", "biglist", "0")
+	deadline := time.Now().Add(testIOTimeout)
+	for !strings.Contains(bulkBody(t, admin.do("INFO", "clients")), "blocked_clients:1\r\n") {
+		if time.Now().After(deadline) {
+			t.Fatal("BLPOP did not block")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	admin.do("LPUSH", "biglist", strings.Repeat("z", 200000))
+	expectClosedWithNothing(t, blocked)
+	waitUnlisted(t, admin, "blockedclient", testIOTimeout)
+
+	for i := range 1000 {
+		admin.do("SET", "long-key-name-prefix-of-100-chars-"+strings.Repeat("-", 66)+strconv.Itoa(i), "v")
+	}
+	k := dialTest(t, s)
+	k.send("KEYS", "*")
+	expectClosedWithNothing(t, k)
+}
