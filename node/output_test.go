@@ -255,3 +255,36 @@ func TestOutputHardLimitBlockedAndKeys(t *testing.T) {
 	k.send("KEYS", "*")
 	expectClosedWithNothing(t, k)
 }
+
+// TestOutputLimitLoweredWhileWriteBlocked: a limit lowered by CONFIG SET
+// closes a client whose blocked write holds more (the cron's check, as
+// Redis's clientsCron).
+func TestOutputLimitLoweredWhileWriteBlocked(t *testing.T) {
+	s := startTestServer(t)
+	admin, slow := dialTest(t, s), dialTest(t, s)
+	admin.do("SET", "big", strings.Repeat("v", 1<<20))
+	slow.do("CLIENT", "SETNAME", "slowreader")
+	var req []byte
+	for range 64 {
+		req = append(req, encodeCommand("GET", "big")...)
+	}
+	slow.writeRaw(req)
+	deadline := time.Now().Add(testIOTimeout)
+	for {
+		listed, omem := clientListed(t, admin, "slowreader")
+		if !listed {
+			t.Fatal("the slow reader was closed with no limit set")
+		}
+		if omem >= 200000 {
+			break // a write is blocked
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no blocked write seen in omem")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 100000 0 0"); r != "+OK\r\n" {
+		t.Fatalf("CONFIG SET: %q", r)
+	}
+	waitUnlisted(t, admin, "slowreader", testIOTimeout)
+}
