@@ -11,7 +11,6 @@ import (
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
-	"github.com/tidwall/redcon"
 )
 
 // Client is one connection's session state.
@@ -23,7 +22,6 @@ import (
 // with kill().
 type Client struct {
 	srv   *Server
-	wr    *redcon.Writer // the socket's reply buffer; nil for clients without one (master link)
 	guard *respGuard
 	id    int64
 
@@ -38,7 +36,11 @@ type Client struct {
 	cmdStart      time.Duration // monotonic start of the running command (since the server started)
 	stats         cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch.go)
 	connDone      bool          // the socket is closed: the serving loop stops
-	wrPending     bool          // replies wait in wr (flushReplies)
+	wbuf          []byte        // the batch's small replies not yet written, after wblocks (node/output.go)
+	wblocks       [][]byte      // the batch's earlier output: large replies as built, and the wbuf before each
+	wblockBytes   int           // bytes in wblocks
+	obufCheckAt   int           // batch output size at which the output limits are looked at (node/output.go)
+	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
@@ -77,6 +79,7 @@ type Client struct {
 	multiLen        atomic.Int32 // commands queued in MULTI (-1 = not in MULTI)
 	outBytes        atomic.Int64 // total reply bytes written
 	cmdsProcessed   atomic.Int64
+	obuf            outputState // output held and not yet written (node/output.go)
 
 	infoMu  sync.Mutex // guards the fields below
 	name    string
@@ -229,8 +232,9 @@ func (c *Client) InfoLine() string {
 	field("rbp", itoa(c.guard.bufSize.Load()))
 	field("obl", "0")
 	field("oll", "0")
-	field("omem", "0")
-	field("tot-mem", itoa(c.guard.bufSize.Load()+2048))
+	omem := c.obuf.held.Load()
+	field("omem", itoa(omem))
+	field("tot-mem", itoa(c.guard.bufSize.Load()+omem+2048))
 	field("events", "r")
 	field("cmd", cmd)
 	field("user", "default")

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"github.com/shoal-db/shoal/config"
 	"math"
 	"strconv"
 
@@ -414,7 +415,7 @@ func hashRandFieldCount(c *Client, key []byte, l int64, withValues bool) {
 		replyLen(int(count))
 		h.RandomPairs(int(count), func(f, v []byte) bool {
 			pair(f, v)
-			return true
+			return !c.replyOverLimit()
 		})
 		return
 	}
@@ -430,9 +431,11 @@ func hashRandFieldCount(c *Client, key []byte, l int64, withValues bool) {
 }
 
 // randomReplyFits refuses (replying an error) a sampling-with-repetition
-// reply that could not be built in memory: Redis would grow its output
-// buffer until the client is disconnected or the process runs out of
-// memory; shoal answers "value is out of range" when the reply would pass
+// reply that could not be built in memory. Redis grows its output buffer
+// until the client passes its output buffer limit and is closed, or the
+// process runs out of memory. shoal does the first when the client's hard
+// limit will stop the sampling (replyOverLimit, node/output.go), and
+// otherwise answers "value is out of range" when the reply would pass
 // proto-max-bulk-len (512 MiB by default), the largest single value it
 // accepts. avgLen is the average element size (field plus value for a hash).
 func (c *Client) randomReplyFits(count int64, avgLen int, pairs bool) bool {
@@ -440,11 +443,17 @@ func (c *Client) randomReplyFits(count int64, avgLen int, pairs bool) bool {
 	if pairs {
 		per += 16
 	}
-	if limit := c.Server().Config().Int("proto-max-bulk-len"); count > limit/per {
-		c.Error("ERR value is out of range")
-		return false
+	limit := c.Server().Config().Int("proto-max-bulk-len")
+	if count <= limit/per {
+		return true
 	}
-	return true
+	if c.guard != nil && c.ps.push == nil && c.kind() == clientNormal {
+		if hard := c.srv.cfg.ClientOutputBufferLimits()[config.ClientNormal].HardBytes; hard > 0 && hard <= uint64(limit) {
+			return true
+		}
+	}
+	c.Error("ERR value is out of range")
+	return false
 }
 
 // HSCAN key cursor [MATCH pattern] [COUNT count]

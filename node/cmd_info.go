@@ -291,7 +291,7 @@ func (s *Server) infoClients(w *infoWriter) {
 	w.int("cluster_connections", 0)
 	w.int("maxclients", s.cfg.Int("maxclients"))
 	w.int("client_recent_max_input_buffer", maxQbuf)
-	w.int("client_recent_max_output_buffer", 0)
+	w.int("client_recent_max_output_buffer", s.recentMaxOutput())
 	w.int("blocked_clients", blocked)
 	w.int("tracking_clients", 0)
 	w.int("clients_in_timeout_table", 0)

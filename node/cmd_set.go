@@ -313,7 +313,7 @@ func setRandMemberCount(c *Client, args [][]byte) {
 		c.Array(int(count))
 		s.RandomMembers(int(count), func(m []byte) bool {
 			c.Bulk(m)
-			return true
+			return !c.replyOverLimit()
 		})
 		return
 	}

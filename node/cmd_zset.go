@@ -865,6 +865,9 @@ func zrandMemberWithCount(c *Client, key []byte, l int64, withScores bool) {
 		header(count)
 		for ; count > 0; count-- {
 			z.At(rand.IntN(int(size)), emit)
+			if c.replyOverLimit() {
+				return
+			}
 			if len(c.out) > zrandMaxReplyBytes {
 				c.CloseAfterReply()
 				return

@@ -97,6 +97,7 @@ func (s *Server) serveRequests(c *Client) error {
 			return err
 		}
 		c.startBatch()
+		c.obufCheckAt = int(s.limits.outputCheckAt.Load())
 		s.stats.readBatches.Add(1)
 		// The batch's argument array, of its exact size: the last batch's
 		// if that one was given back (see keepArgs).
@@ -143,14 +144,31 @@ func (s *Server) serveRequests(c *Client) error {
 // (bytes.Clone, string(...)): the arguments alias the connection's buffers.
 func (c *Client) keepArgs() { c.argsKept = true }
 
-// flushReplies writes the replies queued for the connection, if any.
-// (redcon.Writer.Buffer copies the buffer, so the loop keeps its own flag.)
+// flushReplies writes the replies queued for the connection, if any. While
+// the write is under way the bytes not yet written are published as
+// c.obuf.held (CLIENT LIST omem, the cron's limit check, node/output.go).
 func (c *Client) flushReplies() error {
-	if c.wr == nil || !c.wrPending {
+	b := c.wbuf
+	if len(c.wblocks) > 0 {
+		return c.flushBlocks()
+	}
+	if len(b) == 0 {
 		return nil
 	}
-	c.wrPending = false
-	return c.wr.Flush()
+	var err error
+	if len(b) <= outputWriteChunk {
+		c.obuf.held.Store(int64(len(b)))
+		_, err = c.guard.Conn.Write(b)
+	} else {
+		err = c.writeTracked(b, 0)
+	}
+	c.wroteAll()
+	if cap(b) > outputKeepCap || err != nil {
+		c.wbuf = nil // do not keep a burst's buffer
+	} else {
+		c.wbuf = b[:0]
+	}
+	return err
 }
 
 // closeConn flushes the queued replies and closes the socket; the serving

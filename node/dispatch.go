@@ -31,9 +31,13 @@ func (s *Server) handle(c *Client, args [][]byte) {
 			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
 				c.flushStats() // the queue's writer may send the reply at once
 				c.ps.push.enqueue(c.out, s)
+			} else if n := c.wblockBytes + len(c.wbuf) + len(c.out); n >= c.obufCheckAt && c.checkOutput(n, true) {
+				// Closed for its output buffer limit (node/output.go):
+				// the reply is dropped.
+			} else if len(c.out) < outputBlockMin {
+				c.wbuf = append(c.wbuf, c.out...)
 			} else {
-				c.wr.WriteRaw(c.out)
-				c.wrPending = true
+				c.queueLargeReply()
 			}
 			c.stats.outBytes += int64(len(c.out)) // published by flushStats
 		case replySkipThis:
@@ -47,6 +51,11 @@ func (s *Server) handle(c *Client, args [][]byte) {
 	}
 	if cap(c.out) > 64*1024 {
 		c.out = nil // do not keep a big reply's buffer for the connection's life
+	}
+	if c.obufClosing {
+		c.out = c.out[:0]
+		c.connDone = true // closed for its output buffer limit: nothing more runs
+		return
 	}
 	if c.closeAfter {
 		if c.ps.push != nil {

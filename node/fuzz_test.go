@@ -66,7 +66,7 @@ func newFuzzServer(t testing.TB) *Server {
 
 func newFuzzClient(s *Server, fc *fakeConn) *Client {
 	g := newRespGuard(fc, &guardLimits{shared: &s.limits})
-	c := &Client{srv: s, guard: g, wr: redcon.NewWriter(fc), id: s.nextClientID.Add(1), resp: 2, created: time.Now(),
+	c := &Client{srv: s, guard: g, id: s.nextClientID.Add(1), resp: 2, created: time.Now(),
 		addr: fc.RemoteAddr().String(), laddr: fc.LocalAddr().String(), authenticated: true}
 	c.multiLen.Store(-1)
 	g.lim = c.limitsView()

@@ -70,6 +70,7 @@ type serverLimits struct {
 	protoMaxBulkLen atomic.Int64
 	queryBufLimit   atomic.Int64
 	idleTimeout     atomic.Int64 // seconds; 0 = never
+	outputCheckAt   atomic.Int64 // normal clients' output size that needs a look at the limits (node/output.go)
 }
 
 // guardLimits is one client's view: the shared settings plus the answers

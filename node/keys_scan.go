@@ -19,14 +19,22 @@ func cmdKeys(c *Client, args [][]byte) {
 	pat := keyGlob{pat: string(args[1])}
 	all := len(args[1]) == 1 && args[1][0] == '*'
 	var keys []string
+	replyLen := 0 // the reply's size so far, for the output limit (as Redis, KEYS stops mid-run)
 	for slot := 0; slot < store.NumSlots; slot++ {
 		db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
 			k := e.Key()
 			if all || pat.match(k) {
 				keys = append(keys, k)
+				replyLen += len(k) + 16 // "$<len>\r\n" ... "\r\n"
+				if replyLen >= c.obufCheckAt && c.replyOverLimitWith(replyLen) {
+					return false
+				}
 			}
 			return true
 		})
+		if c.obufClosing {
+			return
+		}
 	}
 	c.StringArray(keys)
 }

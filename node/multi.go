@@ -285,6 +285,10 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	start := time.Now()
 	c.errored = false
 	c.callHandler(qc.spec, qc.args)
+	// Past the output limit the client is closed and the rest of EXEC's
+	// reply is dropped as it is built; the transaction still runs to its
+	// end, as in Redis.
+	c.replyOverLimit()
 	c.propagateEffects(qc.spec, qc.args)
 	shard := &qc.spec.stats[c.id%statShards]
 	shard.calls.Add(1)

@@ -7,10 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
-	"go.uber.org/zap"
 )
 
 // Pub/Sub (Redis 7.0's pubsub.c semantics).
@@ -422,11 +420,7 @@ func (c *Client) ensurePushWriter() {
 		return
 	}
 	w := &pushWriter{c: c, conn: c.guard.Conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if c.wr != nil {
-		w.buf = c.wr.Buffer()
-		c.wr.SetBuffer(nil)
-		c.wrPending = false
-	}
+	w.buf = c.batchOutput()
 	c.ps.push = w
 	go w.run()
 	if len(w.buf) > 0 {
@@ -439,11 +433,10 @@ type pushWriter struct {
 	c    *Client
 	conn net.Conn
 
-	mu        sync.Mutex // guards buf, inflight, softSince, closed
-	buf       []byte
-	inflight  int       // bytes taken by a writer and not yet written
-	softSince time.Time // since when the soft limit has been exceeded
-	closed    bool
+	mu       sync.Mutex // guards buf, inflight, closed
+	buf      []byte
+	inflight int // bytes taken by a writer and not yet written
+	closed   bool
 
 	wmu   sync.Mutex // serializes socket writes (the writer goroutine, flushNow)
 	spare []byte     // the buffer being written; guarded by wmu
@@ -464,15 +457,14 @@ func (w *pushWriter) enqueue(b []byte, s *Server) {
 		return
 	}
 	w.buf = append(w.buf, b...)
-	over := w.overLimitLocked(s)
-	if over {
-		w.closed = true
-		w.buf = nil
-	}
+	used := len(w.buf) + w.inflight
+	w.c.obuf.held.Store(int64(used))
+	lim := s.cfg.ClientOutputBufferLimits()[w.c.outputClass()]
+	over := outputLimitReached(lim, uint64(used), &w.c.obuf.softSince, time.Now().Unix())
 	w.mu.Unlock()
 	if over {
-		s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits.",
-			zap.String("client", w.c.InfoLine()))
+		s.noteOutputPeak(int64(used))
+		s.log.Warn("Client " + w.c.InfoLine() + " scheduled to be closed ASAP for overcoming of output buffer limits.")
 		w.c.kill()
 		w.close()
 		return
@@ -481,35 +473,6 @@ func (w *pushWriter) enqueue(b []byte, s *Server) {
 	case w.wake <- struct{}{}:
 	default:
 	}
-}
-
-func (w *pushWriter) overLimitLocked(s *Server) bool {
-	class := config.ClientNormal
-	if w.c.subscribed() {
-		class = config.ClientPubSub
-	}
-	lim := s.cfg.ClientOutputBufferLimits()[class]
-	used := uint64(len(w.buf) + w.inflight)
-	if lim.HardBytes > 0 && used >= lim.HardBytes {
-		return true
-	}
-	if lim.SoftBytes > 0 && used >= lim.SoftBytes {
-		now := time.Now()
-		if w.softSince.IsZero() {
-			w.softSince = now
-			return false
-		}
-		return now.Sub(w.softSince) > time.Duration(lim.SoftSeconds)*time.Second
-	}
-	w.softSince = time.Time{}
-	return false
-}
-
-// pending returns the bytes queued or being written (CLIENT LIST omem).
-func (w *pushWriter) pending() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return int64(len(w.buf) + w.inflight)
 }
 
 func (w *pushWriter) run() {
@@ -537,8 +500,16 @@ func (w *pushWriter) flushNow() bool {
 	w.inflight = len(b)
 	w.mu.Unlock()
 	var err error
-	if len(b) > 0 {
-		_, err = w.conn.Write(b)
+	for left := b; len(left) > 0 && err == nil; {
+		// In pieces, so that omem and the soft limit follow a reader
+		// that drains slowly.
+		n := min(len(left), outputWriteChunk)
+		_, err = w.conn.Write(left[:n])
+		left = left[n:]
+		w.mu.Lock()
+		w.inflight = len(left)
+		w.c.obuf.held.Store(int64(len(w.buf) + w.inflight))
+		w.mu.Unlock()
 	}
 	w.mu.Lock()
 	w.inflight = 0
@@ -556,6 +527,7 @@ func (w *pushWriter) close() {
 	defer w.mu.Unlock()
 	w.closed = true
 	w.buf = nil
+	w.c.obuf.held.Store(0)
 	select {
 	case <-w.done:
 	default:

@@ -23,7 +23,6 @@ import (
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/store"
-	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -71,6 +70,11 @@ type Server struct {
 	slotStats    *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg     *blockRegistry
 	pubsub       *pubsubRegistry // node/pubsub.go
+	// outputPeak holds, per second (unix time mod outputPeakSlots), the
+	// largest client output buffer seen (node/output.go).
+	outputPeak [outputPeakSlots]atomic.Int64
+	// cronClients is the cron's reused snapshot of the clients.
+	cronClients []*Client
 	// streamWatcher serves XREADGROUP clients whose stream was deleted or
 	// replaced (see cmd_stream_read.go).
 	streamWatcher *streamWatcher
@@ -200,10 +204,11 @@ func (s *Server) applyLimits() {
 	s.limits.protoMaxBulkLen.Store(s.cfg.Int("proto-max-bulk-len"))
 	s.limits.queryBufLimit.Store(s.cfg.Int("client-query-buffer-limit"))
 	s.limits.idleTimeout.Store(s.cfg.Int("timeout"))
+	s.applyOutputLimits()
 }
 
 func (s *Server) registerConfigHooks() {
-	for _, name := range []string{"proto-max-bulk-len", "client-query-buffer-limit", "timeout"} {
+	for _, name := range []string{"proto-max-bulk-len", "client-query-buffer-limit", "timeout", "client-output-buffer-limit"} {
 		s.cfg.OnChange(name, func(string) error { s.applyLimits(); return nil })
 	}
 }
@@ -299,7 +304,6 @@ func (l *guardListener) Accept() (net.Conn, error) {
 // accept registers a new client, or refuses it (maxclients, shutdown):
 // then it returns nil and the caller closes the socket.
 func (s *Server) accept(g *respGuard) *Client {
-	s.stats.connectionsReceived.Add(1)
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -317,9 +321,11 @@ func (s *Server) accept(g *respGuard) *Client {
 		_, _ = g.Conn.Write([]byte(protectedModeMsg))
 		return nil
 	}
+	// Like Redis's stat_numconnections, refused connections are not
+	// counted as received.
+	s.stats.connectionsReceived.Add(1)
 	c := &Client{
 		srv:     s,
-		wr:      redcon.NewWriter(g.Conn),
 		guard:   g,
 		id:      s.nextClientID.Add(1),
 		resp:    2,
@@ -375,26 +381,24 @@ func (s *Server) closed(c *Client, err error) {
 	}
 }
 
-const protectedModeMsg = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+// protectedModeMsg is clientAcceptHandler's reply, byte for byte (with its
+// "Setup a an").
+const protectedModeMsg = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
 
-// protectedModeRefuses applies Redis's protected mode: with no password and
-// the default "listen everywhere" bind, only loopback clients are served.
+// protectedModeRefuses applies Redis 7.0's protected mode: with
+// protected-mode yes and no password for the default user, only local
+// clients are served, whatever bind says (Redis 6 also exempted an
+// explicit bind; 7.0 does not). Local is Redis's islocalClient: the peer
+// is exactly 127.0.0.1 or ::1 (not the rest of 127/8).
 func (s *Server) protectedModeRefuses(c net.Conn) bool {
 	if !s.cfg.Bool("protected-mode") || s.cfg.String("requirepass") != "" {
 		return false
 	}
-	explicitBind := false
-	for _, b := range s.cfg.Strings("bind") {
-		b = strings.TrimPrefix(b, "-")
-		if b != "*" && b != "::*" {
-			explicitBind = true
-		}
-	}
-	if explicitBind {
-		return false
-	}
 	ta, ok := c.RemoteAddr().(*net.TCPAddr)
-	return ok && !ta.IP.IsLoopback()
+	if !ok {
+		return false // not TCP (a unix socket is local)
+	}
+	return !ta.IP.Equal(net.IPv4(127, 0, 0, 1)) && !ta.IP.Equal(net.IPv6loopback)
 }
 
 // cron is the server's periodic work, hz times a second (server.c serverCron).
@@ -428,6 +432,7 @@ func (s *Server) cron() {
 		}
 		s.ks.Tick()
 		s.sampleOps()
+		s.outputCron(time.Now())
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)

@@ -22,6 +22,9 @@
 #   TCL_MONITOR       1: also record `redis-cli monitor` per unit (monitor.txt) -- a way to list
 #                     every data command a unit sends (admin commands such as CONFIG/DEBUG are
 #                     not shown by MONITOR; see commandstats.txt for those)
+#   TCL_SPAWN_UNITS   units run in the suite's normal mode, where runtest starts the servers
+#                     itself (the server binary stands in for src/redis-server): units tagged
+#                     external:skip as a whole (default: unit/obuf-limits)
 #   TCL_RESULTS_DIR   where per-unit logs, server logs and INFO commandstats are kept
 #                     (default: a fresh /tmp/shoal-tcl.XXXXXX, kept and printed at the end)
 #
@@ -58,6 +61,7 @@ if [[ $TCL_SKIPS == 1 && -f $ROOT/scripts/tcl-skips.txt ]]; then
   done <"$ROOT/scripts/tcl-skips.txt"
 fi
 TCL_MONITOR=${TCL_MONITOR:-0}
+TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 log() { printf '[tcl-suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -259,11 +263,51 @@ log "tags:    $TCL_DENY_TAGS   extra: ${EXTRA[*]:-none}   results: $RESULTS"
 
 declare -a ROWS=()
 any_fail=0
+# record_unit UNIT DIR RC CRASHED T0 T1: the unit's status from its runtest log, into ROWS
+record_unit() {
+  local u=$1 dir=$2 rc=$3 crashed=$4 t0=$5 t1=$6 ok err exc ign skip status=PASS
+  read -r ok err exc ign skip < <(count_results "$dir/runtest.log")
+  if ((rc == 124 || rc == 137)); then
+    status=TIMEOUT
+  elif ((crashed)); then
+    status=CRASHED
+  elif ((err > 0 || exc > 0)); then
+    status=FAIL
+  elif ((rc != 0)); then
+    status=RC$rc
+  fi
+  [[ $status == PASS ]] || any_fail=1
+  ROWS+=("$u $status $ok $err $exc $ign $skip $((t1 - t0))")
+  log "$u: $status ok=$ok err=$err exc=$exc ignore=$ign skip=$skip ($((t1 - t0)) s, runtest rc=$rc)"
+  if [[ $status != PASS ]]; then
+    failed_lines "$dir/runtest.log" >"$dir/failures.txt"
+    head -n 30 "$dir/failures.txt" | sed 's/^/    /' >&2
+  fi
+}
 for u in "${UNITS[@]}"; do
   name=${u//\//_}
   dir=$RESULTS/$name
   rm -rf "$dir" && mkdir -p "$dir/data"
   t0=$(date +%s)
+  if [[ " $TCL_SPAWN_UNITS " == *" $u "* ]]; then
+    # normal mode: runtest spawns $SERVER (as src/redis-server) with the suite's own config
+    log "$u: normal mode (the suite starts $SERVER itself)"
+    ln -sf "$SERVER" "$WORK/src/redis-server"
+    rc=0
+    (cd "$WORK" && exec timeout -k 10 "$TCL_UNIT_TIMEOUT" ./runtest --single "$u" --clients 1 \
+      --tags "$TCL_DENY_TAGS" --timeout "$TCL_UNIT_TIMEOUT" "${DURABLE[@]}" "${SKIP[@]}" "${EXTRA[@]}") \
+      >"$dir/runtest.log" 2>&1 </dev/null &
+    RUN_PID=$!
+    wait "$RUN_PID" || rc=$?
+    RUN_PID=""
+    if command -v redis-server >/dev/null; then
+      ln -sf "$(command -v redis-server)" "$WORK/src/redis-server"
+    else
+      rm -f "$WORK/src/redis-server"
+    fi
+    record_unit "$u" "$dir" "$rc" 0 "$t0" "$(date +%s)"
+    continue
+  fi
   if ! start_server "$dir/data"; then
     cp "$dir/data/server.log" "$dir/server.log" 2>/dev/null || true
     ROWS+=("$u NOSTART 0 0 0 0 0 0")
@@ -295,24 +339,7 @@ for u in "${UNITS[@]}"; do
   MON_PID=""
   stop_server
   mv "$dir/data/server.log" "$dir/server.log" 2>/dev/null || true
-  read -r ok err exc ign skip < <(count_results "$dir/runtest.log")
-  status=PASS
-  if ((rc == 124 || rc == 137)); then
-    status=TIMEOUT
-  elif ((crashed)); then
-    status=CRASHED
-  elif ((err > 0 || exc > 0)); then
-    status=FAIL
-  elif ((rc != 0)); then
-    status=RC$rc
-  fi
-  [[ $status == PASS ]] || any_fail=1
-  ROWS+=("$u $status $ok $err $exc $ign $skip $((t1 - t0))")
-  log "$u: $status ok=$ok err=$err exc=$exc ignore=$ign skip=$skip ($((t1 - t0)) s, runtest rc=$rc)"
-  if [[ $status != PASS ]]; then
-    failed_lines "$dir/runtest.log" >"$dir/failures.txt"
-    head -n 30 "$dir/failures.txt" | sed 's/^/    /' >&2
-  fi
+  record_unit "$u" "$dir" "$rc" "$crashed" "$t0" "$t1"
 done
 
 # ---- summary -----------------------------------------------------------------------------
