@@ -884,9 +884,11 @@ func runScheduleLog(t testing.TB, b *baseCluster, seed uint64, d time.Duration, 
 // TestFailoverRandomSchedules plays thousands of seeded fault schedules and
 // checks, at every step, that no two election winners share an epoch and
 // that no slot has two masters with the same configEpoch in any node's
-// view. SHOAL_FAILOVER_SCHEDULES raises the count; CI runs within a wall
-// budget.
+// view. SHOAL_FAILOVER_SCHEDULES raises the count. The first minSchedules
+// always run, however slow the machine (a count, not a speed check); the
+// rest run while the wall budget lasts.
 func TestFailoverRandomSchedules(t *testing.T) {
+	const minSchedules = 10
 	total := 2000
 	if v, err := strconv.Atoi(getenv("SHOAL_FAILOVER_SCHEDULES")); err == nil && v > 0 {
 		total = v
@@ -899,7 +901,7 @@ func TestFailoverRandomSchedules(t *testing.T) {
 	start := time.Now()
 	ran, elections := 0, 0
 	for seed := uint64(1); seed <= uint64(total); seed++ {
-		if time.Since(start) > budget && getenv("SHOAL_FAILOVER_SCHEDULES") == "" {
+		if ran >= minSchedules && time.Since(start) > budget && getenv("SHOAL_FAILOVER_SCHEDULES") == "" {
 			break
 		}
 		b := bases[seed%2]
@@ -912,7 +914,6 @@ func TestFailoverRandomSchedules(t *testing.T) {
 	}
 	t.Logf("%d schedules of 15 s simulated time, %d elections won, no violation (%s)", ran, elections,
 		time.Since(start).Round(time.Millisecond))
-	require.GreaterOrEqual(t, ran, 10)
 }
 
 func getenv(k string) string { return os.Getenv(k) }
