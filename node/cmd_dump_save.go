@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,14 +27,32 @@ import (
 // spans slots may be half in a file. At start-up dir/dbfilename is loaded
 // if it exists.
 
-// rdbSaveState is the server's persistence state.
+// rdbSaveState is the server's persistence state (Redis's lastsave,
+// lastbgsave_status, lastbgsave_try, rdb_save_time_*, stat_rdb_saves).
 type rdbSaveState struct {
 	mu         sync.Mutex // held while a save runs (SAVE, BGSAVE)
 	bgRunning  atomic.Bool
+	scheduled  atomic.Bool  // BGSAVE inside EXEC: the cron starts it
 	lastSave   atomic.Int64 // unix seconds of the last successful save; 0 = start-up time
 	lastFailed atomic.Bool  // the last background save failed
 	saves      atomic.Int64 // counts saves, to name temporary files
+	// statSaves is rdb_saves: SAVE and every background save started.
+	statSaves atomic.Int64
+	// dirtyAtSave is the change count (Server.dirty) the last successful
+	// save started at.
+	dirtyAtSave   atomic.Int64
+	lastBgsaveTry atomic.Int64 // unix seconds a background save last started
+	bgStart       atomic.Int64 // unix seconds the running background save started
+	// lastBgDuration is rdb_last_bgsave_time_sec (-1 before any).
+	lastBgDuration atomic.Int64
+	// cancelGen is bumped to make the running save discard its file.
+	cancelGen atomic.Int64
+	// The last load's figures (rdb_last_load_keys_loaded / _expired).
+	loadedKeys, loadedExpired atomic.Int64
 }
+
+// errSaveCancelled is a save discarded by cancelBackgroundSave.
+var errSaveCancelled = errors.New("save cancelled")
 
 // lastSaveTime is LASTSAVE's answer: the last successful save, or the
 // start-up time before any.
@@ -49,13 +69,21 @@ func (s *Server) rdbPath() string {
 }
 
 // saveRDB writes the whole keyspace to dir/dbfilename through a temporary
-// file renamed into place (rdbSave). The caller holds s.rdbSave.mu.
+// file renamed into place (rdbSave), with Redis's log lines. On success
+// the changes counted before it started are no longer "since the last
+// save". The caller holds s.rdbSave.mu.
 func (s *Server) saveRDB() error {
 	start := time.Now()
+	st := &s.rdbSave
+	dirtyAtStart := s.dirty.total()
+	gen := st.cancelGen.Load()
 	path := s.rdbPath()
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), s.rdbSave.saves.Add(1)))
+	tmpName := fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), st.saves.Add(1))
+	tmp := filepath.Join(filepath.Dir(path), tmpName)
 	f, err := os.Create(tmp)
 	if err != nil {
+		s.log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
+			tmpName, serverRootDir(), syscallText(err)))
 		return err
 	}
 	defer os.Remove(tmp) // a no-op once renamed
@@ -71,9 +99,9 @@ func (s *Server) saveRDB() error {
 	}
 	dbs, _, _ := s.ks.Stats()
 	keys := 0
-	for _, st := range dbs {
-		db := s.ks.DB(st.ID)
-		fw.SelectDB(st.ID, uint64(st.Keys), uint64(st.Expires))
+	for _, dbStat := range dbs {
+		db := s.ks.DB(dbStat.ID)
+		fw.SelectDB(dbStat.ID, uint64(dbStat.Keys), uint64(dbStat.Expires))
 		for slot := 0; slot < store.NumSlots; slot++ {
 			db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
 				fw.Entry(e)
@@ -82,26 +110,57 @@ func (s *Server) saveRDB() error {
 			})
 		}
 	}
+	op := "rdbSaveRio"
 	err = fw.Finish()
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err == nil {
+		op = "fsync"
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		op, err = "fclose", cerr
 	}
 	if err != nil {
-		s.log.Warn("RDB save failed", zap.String("path", path), zap.Error(err))
+		s.log.Warn(fmt.Sprintf("Write error saving DB on disk(%s): %s", op, syscallText(err)))
 		return err
 	}
-	s.rdbSave.lastSave.Store(time.Now().Unix())
+	if st.cancelGen.Load() != gen {
+		return errSaveCancelled
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		s.log.Warn(fmt.Sprintf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s",
+			tmpName, s.cfg.String("dbfilename"), serverRootDir(), syscallText(err)))
+		return err
+	}
+	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+		_ = d.Sync() // fsyncFileDir: the rename survives a crash
+		_ = d.Close()
+	}
+	st.dirtyAtSave.Store(dirtyAtStart)
+	st.lastSave.Store(time.Now().Unix())
+	st.lastFailed.Store(false)
 	s.log.Info("DB saved on disk", zap.String("path", path), zap.Int("keys", keys), zap.Duration("took", time.Since(start)))
 	return nil
+}
+
+// serverRootDir is the working directory, for Redis's save error texts.
+func serverRootDir() string {
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "unknown"
+}
+
+// syscallText is strerror's text for an I/O error ("Permission denied").
+func syscallText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		t := errno.Error()
+		return strings.ToUpper(t[:1]) + t[1:]
+	}
+	return err.Error()
 }
 
 // loadRDBAtStartup loads dir/dbfilename if it exists (loadDataFromDisk).
@@ -174,6 +233,8 @@ func (s *Server) loadRDB(merge bool) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", path, err)
 	}
+	s.rdbSave.loadedKeys.Store(int64(keys))
+	s.rdbSave.loadedExpired.Store(int64(expired))
 	s.log.Info("DB loaded from disk", zap.String("path", path), zap.Int("keys", keys),
 		zap.Int("expired", expired), zap.Duration("took", time.Since(start)))
 	return nil
@@ -229,6 +290,7 @@ func cmdSave(c *Client, args [][]byte) {
 		return
 	}
 	st := &c.srv.rdbSave
+	st.statSaves.Add(1)
 	st.mu.Lock()
 	err := c.srv.saveRDB()
 	st.mu.Unlock()
@@ -240,26 +302,24 @@ func cmdSave(c *Client, args [][]byte) {
 }
 
 // BGSAVE [SCHEDULE]: the save runs on its own goroutine; SHUTDOWN waits
-// for it.
+// for it. Inside EXEC it is scheduled for the cron, as Redis does.
 func cmdBgsave(c *Client, args [][]byte) {
 	if len(args) > 2 || (len(args) == 2 && !argEquals(args[1], "schedule")) {
 		c.ErrSyntax()
 		return
 	}
 	s := c.srv
-	if !s.rdbSave.bgRunning.CompareAndSwap(false, true) {
+	switch {
+	case s.rdbSave.bgRunning.Load():
 		c.Error("ERR Background save already in progress")
-		return
+	case c.inExec:
+		s.rdbSave.scheduled.Store(true)
+		c.Status("Background saving scheduled")
+	case s.backgroundSave(): // node/persistence.go
+		c.Status("Background saving started")
+	default:
+		c.Error("ERR Background save already in progress")
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer s.rdbSave.bgRunning.Store(false)
-		s.rdbSave.mu.Lock()
-		defer s.rdbSave.mu.Unlock()
-		s.rdbSave.lastFailed.Store(s.saveRDB() != nil)
-	}()
-	c.Status("Background saving started")
 }
 
 // LASTSAVE

@@ -127,6 +127,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 	case "destroy":
 		if g == nil {
 			c.Int(0)
+			c.NoEffect()
 			return
 		}
 		s.DestroyGroup(groupName)
@@ -136,6 +137,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 	case "createconsumer":
 		if g.CreateConsumer(args[4], c.nowMs()) == nil {
 			c.Int(0)
+			c.NoEffect()
 			return
 		}
 		c.Int(1)
@@ -143,6 +145,8 @@ func cmdXGroup(c *Client, args [][]byte) {
 		var pending int
 		if consumer := g.Consumer(args[4]); consumer != nil {
 			pending = g.DeleteConsumer(consumer)
+		} else {
+			c.NoEffect() // no such consumer: no change, as Redis
 		}
 		c.Int(int64(pending))
 	default:

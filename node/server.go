@@ -54,6 +54,8 @@ type Server struct {
 	migrations   *migrate.Manager // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
 	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
 	rdbSave      rdbSaveState     // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
+	dirty        dirtyCounter     // changes to the dataset, Redis's server.dirty (node/persistence.go)
+	shutdown     shutdownState    // the SHUTDOWN / signal sequence (node/persistence.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -142,6 +144,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.ks = store.New(ndb, s.keyspaceClock, (*expiryEvents)(s)) // keyspaceClock: node/script.go
 	s.activeExpire.Store(true)
+	s.rdbSave.lastBgDuration.Store(-1)
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
@@ -403,6 +406,7 @@ func (s *Server) cron() {
 		}
 		s.ks.Tick()
 		s.sampleOps()
+		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)

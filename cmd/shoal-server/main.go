@@ -133,20 +133,55 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	select {
-	case sig := <-sigs:
-		name := "SIGTERM"
-		if sig == syscall.SIGINT {
-			name = "SIGINT"
-		}
-		log.Warn(fmt.Sprintf("Received %s scheduling shutdown...", name))
-		handOverOnShutdown(cfg, log) // cmd/shoal-server/prestop.go
-	case <-stopped:
-		log.Warn("User requested shutdown...")
+	if code, exit := waitForShutdown(srv, cfg, log, sigs, stopped); exit {
+		return code
 	}
 	srv.Shutdown()
 	log.Warn("shoal is now ready to exit, bye bye...")
 	return 0
+}
+
+// waitForShutdown returns when the node should exit: a SHUTDOWN command
+// succeeded (stopped), or a signal's shutdown did (node's ShutdownOnSignal
+// saved as shutdown-on-sigterm / shutdown-on-sigint say). A signalled
+// shutdown that fails (the final save) leaves the server running, as in
+// Redis; a second SIGINT while one is under way exits at once with status
+// 1 ("You insist..."). exit is true when the caller must return code
+// without the orderly Shutdown.
+func waitForShutdown(srv *node.Server, cfg *config.Config, log *zap.Logger, sigs <-chan os.Signal, stopped <-chan struct{}) (code int, exit bool) {
+	signalled := make(chan error, 1)
+	inProgress := false
+	for {
+		select {
+		case sig := <-sigs:
+			sigint := sig == syscall.SIGINT
+			if inProgress && sigint {
+				log.Warn("You insist... exiting now.")
+				return 1, true
+			}
+			name := "SIGTERM"
+			if sigint {
+				name = "SIGINT"
+			}
+			log.Warn(fmt.Sprintf("Received %s scheduling shutdown...", name))
+			if inProgress {
+				continue // the shutdown under way decides
+			}
+			inProgress = true
+			go func() {
+				handOverOnShutdown(cfg, log) // cmd/shoal-server/prestop.go
+				signalled <- srv.ShutdownOnSignal(sigint)
+			}()
+		case err := <-signalled:
+			inProgress = false
+			if err == nil {
+				return 0, false
+			}
+			// The node logged why; it keeps serving.
+		case <-stopped:
+			return 0, false
+		}
+	}
 }
 
 // daemonize starts a detached copy of this process and returns at once, as
