@@ -172,3 +172,36 @@ func changesSinceSave(t *testing.T, tc *testConn) int64 {
 	t.Helper()
 	return infoInt(t, infoFields(t, tc, "persistence"), "rdb_changes_since_last_save")
 }
+
+// TestInfoPersistenceFieldsMatchRedis: INFO persistence has redis-server's
+// fields in its order, and the values that do not depend on timing agree
+// for the same history (a SAVE, then writes).
+func TestInfoPersistenceFieldsMatchRedis(t *testing.T) {
+	redisAddr := startRealRedis(t)
+	s := startTestServer(t, "--dir", t.TempDir())
+	ours, theirs := dialTest(t, s), dialTestAddr(t, redisAddr)
+	for _, tc := range []*testConn{ours, theirs} {
+		tc.do("SAVE")
+		tc.do("MSET", "a", "1", "b", "2")
+	}
+	names := func(tc *testConn) []string {
+		var out []string
+		for _, line := range strings.Split(bulkBody(t, tc.do("INFO", "persistence")), "\r\n") {
+			if name, _, ok := strings.Cut(line, ":"); ok {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	if o, r := names(ours), names(theirs); strings.Join(o, ",") != strings.Join(r, ",") {
+		t.Fatalf("INFO persistence fields:\n shoal %v\n redis %v", o, r)
+	}
+	o, r := infoFields(t, ours, "persistence"), infoFields(t, theirs, "persistence")
+	for _, f := range []string{"loading", "async_loading", "rdb_changes_since_last_save", "rdb_bgsave_in_progress",
+		"rdb_last_bgsave_status", "rdb_last_bgsave_time_sec", "rdb_current_bgsave_time_sec", "rdb_saves",
+		"aof_enabled", "aof_rewrite_in_progress", "aof_last_write_status"} {
+		if o[f] != r[f] {
+			t.Errorf("%s: shoal %q, redis %q", f, o[f], r[f])
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shoal-db/shoal/config"
+)
+
+// newSaveTestServer builds a node that is not listening, so its cron does
+// not run and the test drives saveCron with its own timeline.
+func newSaveTestServer(t *testing.T, dir string, opts ...string) *Server {
+	t.Helper()
+	args := append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", dir}, opts...)
+	cfg, err := config.Load(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// waitBackgroundSave waits (bounded) until no background save runs.
+func waitBackgroundSave(t *testing.T, s *Server) {
+	t.Helper()
+	deadline := time.Now().Add(testIOTimeout)
+	for s.rdbSave.bgRunning.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the background save did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSavePointTimeline drives serverCron's save-point rule with a fake
+// clock: `save 1 100` fires once 100 changes are counted and more than one
+// second passed since the last save; a failed save is retried only after
+// the 5 s retry delay.
+func TestSavePointTimeline(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newSaveTestServer(t, dir, "--save", "1 100")
+	base := time.Unix(s.lastSaveTime(), 0)
+
+	s.dirty.add(0, 99)
+	s.saveCron(base.Add(5 * time.Second))
+	if s.rdbSave.statSaves.Load() != 0 {
+		t.Fatal("99 changes fired the 100-change point")
+	}
+	s.dirty.add(0, 1)
+	s.saveCron(base.Add(time.Second)) // not MORE than one second
+	if s.rdbSave.statSaves.Load() != 0 {
+		t.Fatal("the point fired after exactly 1 s (Redis needs more)")
+	}
+	s.saveCron(base.Add(2 * time.Second))
+	waitBackgroundSave(t, s)
+	if got := s.rdbSave.statSaves.Load(); got != 1 {
+		t.Fatalf("rdb_saves = %d after the point was reached, want 1", got)
+	}
+	if got := s.changesSinceSave(); got != 0 {
+		t.Fatalf("rdb_changes_since_last_save = %d after the save", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil {
+		t.Fatalf("no dump.rdb: %v", err)
+	}
+
+	// A save that fails (the directory is gone) is retried only after the
+	// retry delay, even though the point is still reached.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.dirty.add(0, 100)
+	now := time.Now()
+	s.saveCron(now.Add(3 * time.Second))
+	waitBackgroundSave(t, s)
+	if !s.rdbSave.lastFailed.Load() || s.rdbSave.statSaves.Load() != 2 {
+		t.Fatalf("failed save: lastFailed=%v saves=%d", s.rdbSave.lastFailed.Load(), s.rdbSave.statSaves.Load())
+	}
+	try := s.rdbSave.lastBgsaveTry.Load()
+	s.saveCron(time.Unix(try+bgsaveRetryDelay, 0))
+	if got := s.rdbSave.statSaves.Load(); got != 2 {
+		t.Fatalf("retried within the retry delay (rdb_saves %d)", got)
+	}
+	s.saveCron(time.Unix(try+bgsaveRetryDelay+1, 0))
+	waitBackgroundSave(t, s)
+	if got := s.rdbSave.statSaves.Load(); got != 3 {
+		t.Fatalf("not retried after the retry delay (rdb_saves %d)", got)
+	}
+
+	// save "" disables the points.
+	if err := s.cfg.Set("save", ""); err != nil {
+		t.Fatal(err)
+	}
+	s.saveCron(time.Unix(try+100, 0))
+	if got := s.rdbSave.statSaves.Load(); got != 3 {
+		t.Fatalf(`save "" still fired a save (rdb_saves %d)`, got)
+	}
+}
+
+// TestSavePointFiresFromCron: a listening node with `save 1 100` saves by
+// itself once 100 writes are counted, and INFO persistence and LASTSAVE
+// say so.
+func TestSavePointFiresFromCron(t *testing.T) {
+	dir := t.TempDir()
+	s := startTestServer(t, "--save", "1 100", "--dir", dir)
+	tc := dialTest(t, s)
+	before := infoFields(t, tc, "persistence")
+	if before["rdb_saves"] != "0" || before["rdb_last_bgsave_time_sec"] != "-1" {
+		t.Fatalf("fresh node: %v", before)
+	}
+	for i := range 100 {
+		tc.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	var f map[string]string
+	for {
+		f = infoFields(t, tc, "persistence")
+		if f["rdb_saves"] == "1" && f["rdb_bgsave_in_progress"] == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the save point did not fire: %v", f)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if f["rdb_changes_since_last_save"] != "0" || f["rdb_last_bgsave_status"] != "ok" || f["rdb_last_bgsave_time_sec"] == "-1" {
+		t.Fatalf("after the save: %v", f)
+	}
+	if got, want := tc.do("LASTSAVE"), ":"+f["rdb_last_save_time"]+"\r\n"; got != want {
+		t.Fatalf("LASTSAVE %q, INFO says %q", got, want)
+	}
+	if got := tc.do("DBSIZE"); got != ":100\r\n" {
+		t.Fatalf("DBSIZE %q", got)
+	}
+}
