@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,6 @@ type rdbSaveState struct {
 	scheduled  atomic.Bool  // BGSAVE inside EXEC: the cron starts it
 	lastSave   atomic.Int64 // unix seconds of the last successful save; 0 = start-up time
 	lastFailed atomic.Bool  // the last background save failed
-	saves      atomic.Int64 // counts saves, to name temporary files
 	// statSaves is rdb_saves: SAVE and every background save started.
 	statSaves atomic.Int64
 	// dirtyAtSave is the change count (Server.dirty) the last successful
@@ -78,8 +78,7 @@ func (s *Server) saveRDB() error {
 	dirtyAtStart := s.dirty.total()
 	gen := st.cancelGen.Load()
 	path := s.rdbPath()
-	tmpName := fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), st.saves.Add(1))
-	tmp := filepath.Join(filepath.Dir(path), tmpName)
+	tmpName, tmp := s.tempRDBPath()
 	f, err := os.Create(tmp)
 	if err != nil {
 		s.log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
@@ -99,15 +98,25 @@ func (s *Server) saveRDB() error {
 	}
 	dbs, _, _ := s.ks.Stats()
 	keys := 0
+	delay := s.cfg.Int("rdb-key-save-delay")
 	for _, dbStat := range dbs {
 		db := s.ks.DB(dbStat.ID)
 		fw.SelectDB(dbStat.ID, uint64(dbStat.Keys), uint64(dbStat.Expires))
 		for slot := 0; slot < store.NumSlots; slot++ {
+			n := 0
 			db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
 				fw.Entry(e)
-				keys++
+				n++
 				return true
 			})
+			keys += n
+			if delay != 0 && n > 0 {
+				saveKeyDelay(delay, n) // outside the slot's lock
+			}
+			if st.cancelGen.Load() != gen {
+				_ = f.Close()
+				return errSaveCancelled
+			}
 		}
 	}
 	op := "rdbSaveRio"
@@ -143,6 +152,40 @@ func (s *Server) saveRDB() error {
 	st.lastFailed.Store(false)
 	s.log.Info("DB saved on disk", zap.String("path", path), zap.Int("keys", keys), zap.Duration("took", time.Since(start)))
 	return nil
+}
+
+// tempRDBPath is the temporary file a save writes before the rename:
+// temp-<pid>.rdb in the data directory, Redis's name (saves never overlap:
+// they hold rdbSave.mu).
+func (s *Server) tempRDBPath() (name, path string) {
+	name = fmt.Sprintf("temp-%d.rdb", os.Getpid())
+	return name, filepath.Join(filepath.Dir(s.rdbPath()), name)
+}
+
+// RemoveTempRDB deletes the temporary file of a save under way (the
+// second SIGINT's immediate exit, rdbRemoveTempFile).
+func (s *Server) RemoveTempRDB() {
+	_, path := s.tempRDBPath()
+	_ = os.Remove(path)
+}
+
+// saveKeyDelay is rdb-key-save-delay (debugDelay) for n keys: a positive
+// value sleeps that many microseconds per key, a negative -N sleeps one
+// microsecond with probability 1/N per key.
+func saveKeyDelay(delay int64, n int) {
+	var us int64
+	if delay > 0 {
+		us = delay * int64(n)
+	} else {
+		for range n {
+			if rand.Int64N(-delay) == 0 {
+				us++
+			}
+		}
+	}
+	if us > 0 {
+		time.Sleep(time.Duration(us) * time.Microsecond)
+	}
 }
 
 // serverRootDir is the working directory, for Redis's save error texts.

@@ -161,11 +161,15 @@ func (s *Server) saveAfterFlushAll() {
 // shutdownState is the one shutdown that may be under way (Redis's
 // shutdown_mstime and shutdown_flags).
 type shutdownState struct {
-	mu      sync.Mutex
-	running bool
-	abort   chan struct{} // closed by SHUTDOWN ABORT
-	done    chan struct{} // closed when the attempt ends; err is its result
-	err     error
+	mu sync.Mutex
+	// A signal asked for a shutdown that the cron has not started yet
+	// (Redis's shutdown_asap), with the flags of shutdown-on-sig*.
+	asap      bool
+	asapFlags int
+	running   bool
+	abort     chan struct{} // closed by SHUTDOWN ABORT
+	done      chan struct{} // closed when the attempt ends; err is its result
+	err       error
 }
 
 var (
@@ -176,16 +180,47 @@ var (
 	errShutdownRunning = errors.New("shutdown already in progress")
 )
 
-// ShutdownOnSignal runs the shutdown a SIGTERM (sigint false) or SIGINT
-// asks for, with the flags of shutdown-on-sigterm / shutdown-on-sigint. A
-// nil result means the process may exit; otherwise the server keeps
-// running (a save that failed, or a shutdown already under way).
-func (s *Server) ShutdownOnSignal(sigint bool) error {
+// SignalShutdown records a SIGTERM (sigint false) or SIGINT; the cron
+// starts the shutdown at its next tick with the flags of
+// shutdown-on-sigterm / shutdown-on-sigint, as serverCron does. If it
+// succeeds the server stops as after SHUTDOWN (the OnShutdown hook); if
+// the final save fails the server keeps running.
+func (s *Server) SignalShutdown(sigint bool) {
 	name := "shutdown-on-sigterm"
 	if sigint {
 		name = "shutdown-on-sigint"
 	}
-	return s.prepareShutdown(int(s.cfg.Int(name)), nil)
+	sh := &s.shutdown
+	sh.mu.Lock()
+	sh.asap, sh.asapFlags = true, int(s.cfg.Int(name))
+	sh.mu.Unlock()
+}
+
+// ShutdownPending reports whether a signalled shutdown waits for the cron
+// or a shutdown is under way (a second SIGINT then exits at once).
+func (s *Server) ShutdownPending() bool {
+	sh := &s.shutdown
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.asap || sh.running
+}
+
+// shutdownCron starts the shutdown a signal asked for (serverCron).
+func (s *Server) shutdownCron() {
+	sh := &s.shutdown
+	sh.mu.Lock()
+	if !sh.asap || sh.running {
+		sh.mu.Unlock()
+		return
+	}
+	sh.asap = false
+	flags := sh.asapFlags
+	sh.mu.Unlock()
+	go func() {
+		if s.prepareShutdown(flags, nil) == nil {
+			s.shutdownFromCommand()
+		}
+	}()
 }
 
 // prepareShutdown is Redis's prepareForShutdown + finishShutdown: wait for
@@ -239,15 +274,19 @@ func (s *Server) abortShutdown() bool {
 	sh := &s.shutdown
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !sh.running || sh.abort == nil {
+	switch {
+	case sh.asap:
+		sh.asap = false // signalled, not started yet
+	case !sh.running || sh.abort == nil:
 		return false
-	}
-	select {
-	case <-sh.abort:
-		return false // already aborted
 	default:
+		select {
+		case <-sh.abort:
+			return false // already aborted
+		default:
+		}
+		close(sh.abort)
 	}
-	close(sh.abort)
 	s.log.Info("Shutdown manually aborted.")
 	return true
 }
@@ -326,6 +365,12 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 	if len(in.Links) > 0 {
 		s.log.Info(fmt.Sprintf("%d of %d replicas are in sync when shutting down.", len(in.Links)-lagging, len(in.Links)))
 	}
+	// A background save would race the final one (or outlive a NOSAVE
+	// exit): it is discarded, as Redis kills its child.
+	if s.rdbSave.bgRunning.Load() {
+		s.log.Warn("There is a child saving an .rdb. Killing it!")
+		s.cancelBackgroundSave()
+	}
 	save := flags&config.ShutdownSave != 0 || (flags&config.ShutdownNoSave == 0 && len(s.cfg.SaveParams()) > 0)
 	if !save {
 		s.stopServing()
@@ -336,10 +381,6 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 	}
 	release := owner.closeGate()
 	defer release()
-	if s.rdbSave.bgRunning.Load() {
-		s.log.Warn("There is a child saving an .rdb. Killing it!")
-		s.cancelBackgroundSave()
-	}
 	s.log.Info("Saving the final RDB snapshot before exiting.")
 	s.rdbSave.mu.Lock()
 	err := s.saveRDB()

@@ -65,6 +65,7 @@ type Server struct {
 	nextClientID atomic.Int64
 	stats        serverStats
 	activeExpire atomic.Bool
+	cronPaused   atomic.Bool // DEBUG PAUSE-CRON
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
@@ -404,8 +405,12 @@ func (s *Server) cron() {
 			continue
 		case <-t.C:
 		}
+		if s.cronPaused.Load() {
+			continue // DEBUG PAUSE-CRON 1
+		}
 		s.ks.Tick()
 		s.sampleOps()
+		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.

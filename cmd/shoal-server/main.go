@@ -142,21 +142,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // waitForShutdown returns when the node should exit: a SHUTDOWN command
-// succeeded (stopped), or a signal's shutdown did (node's ShutdownOnSignal
-// saved as shutdown-on-sigterm / shutdown-on-sigint say). A signalled
-// shutdown that fails (the final save) leaves the server running, as in
-// Redis; a second SIGINT while one is under way exits at once with status
-// 1 ("You insist..."). exit is true when the caller must return code
-// without the orderly Shutdown.
+// or a signal's shutdown succeeded (stopped). A signal is handed to the
+// node, whose cron runs the shutdown as shutdown-on-sigterm /
+// shutdown-on-sigint say; if it fails (the final save) the server keeps
+// running, as Redis does. A second SIGINT while one is pending or under
+// way exits at once with status 1 ("You insist..."): exit is true when the
+// caller must return code without the orderly Shutdown.
 func waitForShutdown(srv *node.Server, cfg *config.Config, log *zap.Logger, sigs <-chan os.Signal, stopped <-chan struct{}) (code int, exit bool) {
-	signalled := make(chan error, 1)
-	inProgress := false
 	for {
 		select {
 		case sig := <-sigs:
 			sigint := sig == syscall.SIGINT
-			if inProgress && sigint {
+			if sigint && srv.ShutdownPending() {
 				log.Warn("You insist... exiting now.")
+				srv.RemoveTempRDB() // the final save is abandoned
 				return 1, true
 			}
 			name := "SIGTERM"
@@ -164,20 +163,10 @@ func waitForShutdown(srv *node.Server, cfg *config.Config, log *zap.Logger, sigs
 				name = "SIGINT"
 			}
 			log.Warn(fmt.Sprintf("Received %s scheduling shutdown...", name))
-			if inProgress {
-				continue // the shutdown under way decides
-			}
-			inProgress = true
 			go func() {
 				handOverOnShutdown(cfg, log) // cmd/shoal-server/prestop.go
-				signalled <- srv.ShutdownOnSignal(sigint)
+				srv.SignalShutdown(sigint)
 			}()
-		case err := <-signalled:
-			inProgress = false
-			if err == nil {
-				return 0, false
-			}
-			// The node logged why; it keeps serving.
 		case <-stopped:
 			return 0, false
 		}
