@@ -156,6 +156,17 @@ func (s *Server) saveAfterFlushAll() {
 	s.rdbSave.mu.Unlock()
 }
 
+// msgBgsaveError is Redis's shared.bgsaveerr.
+const msgBgsaveError = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// rdbErrorDeniesWrites is writeCommandsDeniedByDiskError for RDB: the last
+// background save failed, save points exist and
+// stop-writes-on-bgsave-error is set. Writes are refused until a save
+// succeeds.
+func (s *Server) rdbErrorDeniesWrites() bool {
+	return s.rdbSave.lastFailed.Load() && s.cfg.Bool("stop-writes-on-bgsave-error") && len(s.cfg.SaveParams()) > 0
+}
+
 // ---------------------------------------------------------------- shutdown
 
 // shutdownState is the one shutdown that may be under way (Redis's

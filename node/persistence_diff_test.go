@@ -1,8 +1,11 @@
 package node
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // dirtyScript is a representative set of writes (and no-op writes) whose
@@ -204,4 +207,59 @@ func TestInfoPersistenceFieldsMatchRedis(t *testing.T) {
 			t.Errorf("%s: shoal %q, redis %q", f, o[f], r[f])
 		}
 	}
+}
+
+// TestStopWritesOnBgsaveErrorMatchesRedis: after a failed background save
+// (the data directory is gone) with save points configured, writes and
+// PING are refused with -MISCONF until stop-writes-on-bgsave-error is
+// turned off; reads go on. Same replies as redis-server.
+func TestStopWritesOnBgsaveErrorMatchesRedis(t *testing.T) {
+	dirOf := func() string {
+		d := filepath.Join(t.TempDir(), "data")
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	redisDir, shoalDir := dirOf(), dirOf()
+	redisAddr := startRealRedis(t, "--save", "3600 1", "--dir", redisDir)
+	s := startTestServer(t, "--save", "3600 1", "--dir", shoalDir)
+	ours, theirs := dialTest(t, s), dialTestAddr(t, redisAddr)
+	for _, d := range []string{redisDir, shoalDir} {
+		if err := os.Remove(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []*testConn{ours, theirs} {
+		tc.do("SET", "k", "v")
+		tc.do("BGSAVE")
+		deadline := time.Now().Add(testIOTimeout)
+		for {
+			f := infoFields(t, tc, "persistence")
+			if f["rdb_bgsave_in_progress"] == "0" && f["rdb_last_bgsave_status"] == "err" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the background save did not fail: %v", f)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, cmd := range [][]string{
+		{"SET", "k", "w"}, {"PING"}, {"GET", "k"}, {"DEL", "k"},
+		{"EVAL", "return redis.call('set','k','x')", "0"},
+		{"EVAL", "#!lua\nreturn redis.call('set','k','x')", "0"},
+		{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get','k')", "0"},
+		{"MULTI"}, {"SET", "k", "y"}, {"EXEC"},
+		{"CONFIG", "SET", "stop-writes-on-bgsave-error", "no"},
+		{"SET", "k", "z"}, {"PING"},
+	} {
+		if o, r := ours.do(cmd...), theirs.do(cmd...); o != r {
+			t.Errorf("%q: shoal %q, redis %q", cmd, o, r)
+		}
+	}
+	// Without save points the servers' SIGTERM at cleanup does not try to
+	// save into the missing directory (which would keep them running).
+	ours.do("CONFIG", "SET", "save", "")
+	theirs.do("CONFIG", "SET", "save", "")
 }
