@@ -123,6 +123,15 @@ func TestClusterNodeKeepsDataOverSigterm(t *testing.T) {
 	s := StartServer(t, "--cluster-enabled", "yes")
 	_, err := Query(s.Addr, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
 	require.NoError(t, err)
+	waitClusterOK(t, s)
+	fillKeys(t, s, persistKeys)
+	s.Restart()
+	waitClusterOK(t, s) // the slots come back from nodes.conf
+	require.Equal(t, persistKeys, dbsize(t, s))
+}
+
+func waitClusterOK(t *testing.T, s *Server) {
+	t.Helper()
 	WaitFor(t, 15*time.Second, "cluster_state:ok", func() string {
 		info, err := Query(s.Addr, "CLUSTER", "INFO")
 		if err != nil || !strings.Contains(info, "cluster_state:ok") {
@@ -130,14 +139,4 @@ func TestClusterNodeKeepsDataOverSigterm(t *testing.T) {
 		}
 		return ""
 	})
-	fillKeys(t, s, persistKeys)
-	s.Restart()
-	WaitFor(t, 15*time.Second, "cluster_state:ok after the restart", func() string {
-		info, err := Query(s.Addr, "CLUSTER", "INFO")
-		if err != nil || !strings.Contains(info, "cluster_state:ok") {
-			return "not ok yet"
-		}
-		return ""
-	})
-	require.Equal(t, persistKeys, dbsize(t, s))
 }

@@ -35,7 +35,7 @@ type dirtyCounter struct {
 
 func (d *dirtyCounter) add(shard int64, n int64) {
 	if n != 0 {
-		d.shards[shard%statShards].n.Add(n)
+		d.shards[uint64(shard)%statShards].n.Add(n) // internal clients may have ids <= 0
 	}
 }
 
