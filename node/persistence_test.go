@@ -142,3 +142,66 @@ func TestSavePointFiresFromCron(t *testing.T) {
 		t.Fatalf("DBSIZE %q", got)
 	}
 }
+
+// TestShutdownWaitsForLaggingReplica: a replica that never acknowledges
+// keeps SHUTDOWN waiting (writes paused); SHUTDOWN ABORT ends the wait
+// with Redis's error to the waiting client; with shutdown-timeout 1 the
+// next SHUTDOWN exits after the timeout, and SHUTDOWN NOW at once.
+func TestShutdownWaitsForLaggingReplica(t *testing.T) {
+	ms := startTestServer(t, "--shutdown-timeout", "1")
+	m := dialTest(t, ms)
+	fake := dialTest(t, ms) // a replica that reads nothing and never acks
+	if got := fake.do("REPLCONF", "listening-port", "1"); got != "+OK\r\n" {
+		t.Fatalf("REPLCONF: %q", got)
+	}
+	fake.send("PSYNC", "?", "-1")
+	replWaitFor(t, 5*time.Second, "the replica link", func() bool {
+		return infoField(t, m, "replication", "connected_slaves") == "1"
+	})
+	m.do("SET", "k", "v")
+	if ms.replicasInSync() {
+		t.Fatal("the silent replica is in sync")
+	}
+
+	waiter := dialTest(t, ms)
+	waiter.send("SHUTDOWN")
+	replWaitFor(t, 5*time.Second, "the shutdown to wait", ms.ShutdownPending)
+	if got := m.do("SHUTDOWN", "ABORT"); got != "+OK\r\n" {
+		t.Fatalf("SHUTDOWN ABORT: %q", got)
+	}
+	if got := waiter.read(); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
+		t.Fatalf("the aborted SHUTDOWN answered %q", got)
+	}
+	if got := m.do("SET", "k", "w"); got != "+OK\r\n" {
+		t.Fatalf("writes after the abort: %q", got)
+	}
+
+	start := time.Now()
+	waiter.send("SHUTDOWN")
+	expectClosed(t, waiter)
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Fatalf("SHUTDOWN did not wait for the replica (%v)", d)
+	}
+	select {
+	case <-ms.Done():
+	case <-time.After(testIOTimeout):
+		t.Fatal("the server did not stop")
+	}
+
+	// NOW does not wait.
+	ns := startTestServer(t, "--shutdown-timeout", "30")
+	n := dialTest(t, ns)
+	nf := dialTest(t, ns)
+	nf.do("REPLCONF", "listening-port", "1")
+	nf.send("PSYNC", "?", "-1")
+	replWaitFor(t, 5*time.Second, "the replica link", func() bool {
+		return infoField(t, n, "replication", "connected_slaves") == "1"
+	})
+	n.do("SET", "k", "v")
+	start = time.Now()
+	n.send("SHUTDOWN", "NOW")
+	expectClosed(t, n)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("SHUTDOWN NOW waited %v", d)
+	}
+}
