@@ -58,6 +58,10 @@ func TestSigtermSavesWithDefaultSavePoints(t *testing.T) {
 	fillKeys(t, s, persistKeys)
 	s.Restart() // SIGTERM, wait, start from the same directory
 	require.Equal(t, persistKeys, dbsize(t, s))
+	info, err := Query(s.Addr, "INFO", "persistence")
+	require.NoError(t, err)
+	require.Contains(t, info, "rdb_last_load_keys_loaded:"+strconv.Itoa(persistKeys)+"\r\n")
+	require.Contains(t, info, "rdb_changes_since_last_save:0\r\n")
 	log := s.Log()
 	for _, line := range []string{"Received SIGTERM scheduling shutdown...", "User requested shutdown...",
 		"Saving the final RDB snapshot before exiting.", "DB saved on disk"} {
