@@ -103,12 +103,18 @@ func (s *Server) saveRDB() error {
 		db := s.ks.DB(dbStat.ID)
 		fw.SelectDB(dbStat.ID, uint64(dbStat.Keys), uint64(dbStat.Expires))
 		for slot := 0; slot < store.NumSlots; slot++ {
+			if db.SlotSize(uint16(slot)) == 0 {
+				continue
+			}
+			// Logically expired keys are written too, as Redis's rdbSave
+			// does: a master's load drops them (rdb_last_load_keys_expired).
 			n := 0
-			db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
+			db.Lock(uint16(slot))
+			db.ScanSlotLocked(uint16(slot), func(e *store.Entry) {
 				fw.Entry(e)
 				n++
-				return true
 			})
+			db.Unlock(uint16(slot))
 			keys += n
 			if delay != 0 && n > 0 {
 				saveKeyDelay(delay, n) // outside the slot's lock

@@ -252,8 +252,9 @@ func LoadFileWith(data []byte, lim Limits, h FileHandlers) error {
 					return err
 				}
 				want := binary.LittleEndian.Uint64(b)
-				if want != 0 && want != CRC64(data[:r.pos-8]) {
-					return ErrChecksum
+				if got := CRC64(data[:r.pos-8]); want != 0 && want != got {
+					// Redis's log lines for a file whose checksum is wrong.
+					return fmt.Errorf("Wrong RDB checksum expected: (%x) but got (%x). Aborting now. RDB CRC error (%w)", got, want, ErrChecksum)
 				}
 			}
 			return nil
