@@ -303,13 +303,14 @@ func (s *Server) abortShutdown() bool {
 }
 
 func (s *Server) runShutdown(flags int, abort <-chan struct{}, owner *Client) error {
+	paused := false
 	if flags&config.ShutdownNow == 0 && s.cfg.Int("shutdown-timeout") != 0 && !s.replicasInSync() {
 		// Writes pause while the replicas catch up (reads go on).
 		s.pause.Pause(time.Duration(1<<62), false)
+		paused = true
 		s.repl.m.FeedCommand("REPLCONF", "GETACK", "*")
 		s.log.Info("Waiting for replicas before shutting down.")
-		aborted := s.awaitReplicas(time.Duration(s.cfg.Int("shutdown-timeout"))*time.Second, abort)
-		if aborted {
+		if s.awaitReplicas(time.Duration(s.cfg.Int("shutdown-timeout"))*time.Second, abort) {
 			s.pause.Unpause()
 			return errShutdownFailed
 		}
@@ -317,6 +318,10 @@ func (s *Server) runShutdown(flags int, abort <-chan struct{}, owner *Client) er
 	err := s.finishShutdown(flags, owner)
 	if err != nil {
 		s.log.Warn("Errors trying to shut down the server. Check the logs for more information.")
+	}
+	if paused {
+		// Failed: writes resume. Succeeded: the clients are gone, and the
+		// writers parked by the pause must return for Shutdown to finish.
 		s.pause.Unpause()
 	}
 	return err

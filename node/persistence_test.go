@@ -178,6 +178,8 @@ func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 
 	start := time.Now()
 	waiter.send("SHUTDOWN")
+	replWaitFor(t, 5*time.Second, "the shutdown to wait", ms.ShutdownPending)
+	m.send("SET", "k", "paused") // parked by the pause: must not keep the server from stopping
 	expectClosed(t, waiter)
 	if d := time.Since(start); d < 900*time.Millisecond {
 		t.Fatalf("SHUTDOWN did not wait for the replica (%v)", d)
@@ -204,4 +206,28 @@ func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("SHUTDOWN NOW waited %v", d)
 	}
+}
+
+// TestFailedShutdownKeepsClientPause: a SHUTDOWN whose save fails does not
+// end a CLIENT PAUSE it did not start.
+func TestFailedShutdownKeepsClientPause(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startTestServer(t, "--dir", dir)
+	tc := dialTest(t, s)
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := tc.do("CLIENT", "PAUSE", "60000", "WRITE"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE: %q", got)
+	}
+	if got := tc.do("SHUTDOWN", "SAVE"); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
+		t.Fatalf("SHUTDOWN SAVE: %q", got)
+	}
+	if !s.pause.paused() {
+		t.Fatal("the failed SHUTDOWN ended the client's pause")
+	}
+	tc.do("CLIENT", "UNPAUSE")
 }
