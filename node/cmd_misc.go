@@ -384,7 +384,7 @@ func (s *Server) shutdownFromCommand() {
 
 // ---------------------------------------------------------------- the rest
 
-// SAVE and BGSAVE fail until shoal has persistence.
+// LOLWUT [VERSION v]
 func cmdLolwut(c *Client, args [][]byte) {
 	version := Version
 	if len(args) >= 3 && argEquals(args[1], "version") {
