@@ -75,10 +75,9 @@ const (
 	featSyslog     = "Logging to syslog"
 	featCPUList    = "Pinning threads to CPUs"
 	featSocketMark = "Marking listening sockets (SO_MARK)"
-	featLinkLimit  = "The cluster link send buffer limit"
 	featPropErr    = "Panicking on replicated command errors"
 	featWatchdog   = "The software watchdog"
-	featDebugDelay = "Delaying each key while saving or loading"
+	featDebugDelay = "Delaying each key while loading"
 	featSupervised = "Notifying upstart or systemd (supervised)"
 	featExpEffort  = "Tuning the active expiry effort"
 	featNoChecksum = "Writing RDB files without checksum"
@@ -100,7 +99,6 @@ var refusedRows = []refusedRow{
 	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
 	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
 	{name: "oom-score-adj", when: "not no", needs: other("no"), feature: featOOMScore, issue: 24},
-	{name: "cluster-link-sendbuf-limit", when: "> 0", needs: nonZero, feature: featLinkLimit, issue: 23},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: "syslog-enabled", when: "yes", needs: isYes, feature: featSyslog},
@@ -111,7 +109,6 @@ var refusedRows = []refusedRow{
 	{name: "socket-mark-id", when: "> 0", needs: nonZero, feature: featSocketMark},
 	{name: "propagation-error-behavior", when: "not ignore", needs: other("ignore"), feature: featPropErr},
 	{name: "watchdog-period", when: "> 0", needs: nonZero, feature: featWatchdog},
-	{name: "rdb-key-save-delay", when: "≠ 0", needs: nonZero, feature: featDebugDelay},
 	{name: "key-load-delay", when: "≠ 0", needs: nonZero, feature: featDebugDelay},
 	{name: "supervised", when: "not no", needs: other("no"), feature: featSupervised},
 	{name: "active-expire-effort", when: "≠ 1", needs: other("1"), feature: featExpEffort},

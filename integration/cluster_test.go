@@ -274,7 +274,7 @@ func killMasterAndRestart(t *testing.T, nodes []*ClusterNode, masters []NodeLine
 		}
 		require.True(t, found, "%s lost %s", n.Addr, before.ID)
 	}
-	// It serves its slots again (its data is gone: no persistence here).
+	// It serves its slots again (killed with -9 before any save point fired: its keys are gone).
 	out, code := RunTool(t, 10*time.Second, redisCLIPath(t), "-c", "-p", strconv.Itoa(nodes[0].Port), "SET", key, "again")
 	require.Equal(t, 0, code, out)
 	require.Equal(t, "OK\n", out)

@@ -638,7 +638,7 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 // checkShutdownHandover stops a master with SIGTERM, as `docker stop` does:
 // with cluster-failover-on-shutdown (set in the compose files) it first
 // hands its slots to its replica, so that every acknowledged key is still
-// readable after it restarts (as a replica: there is no persistence). When
+// readable after it restarts (as a replica; the full sync replaces what its final save kept). When
 // this build cannot fail over, the node stops as a master and says so.
 func checkShutdownHandover(t *testing.T, nodes []*deployNode) {
 	var victim *deployNode

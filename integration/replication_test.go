@@ -174,7 +174,7 @@ func TestReplicationClusterUnderLoad(t *testing.T) {
 	rn := nodeByAddr(nodes, restartReplica)
 	require.NotNil(t, rn)
 	rn.Kill()
-	rn.Restart() // no persistence: it comes back empty, as a replica (nodes.conf)
+	rn.Restart() // killed before any save point fired: it comes back empty, as a replica (nodes.conf)
 
 	time.Sleep(max(0, loadFor-time.Since(loadStart)))
 	close(stop)

@@ -118,6 +118,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 
 	var p *[]byte
 	var src []byte
+	var grown bool
 	if !writes {
 		e, wrong := lookupString(c.DB(), args[1])
 		if wrong {
@@ -132,10 +133,21 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 			c.Error("ERR BITFIELD_RO only supports the GET subcommand")
 			return
 		}
-		if p, _ = c.bitTarget(args[1], highestBit); p == nil {
+		if p, grown = c.bitTarget(args[1], highestBit); p == nil {
 			return
 		}
 	}
+	// Redis counts a write that stored a different value, or any write to
+	// a key it created or grew; with none, nothing is propagated.
+	changes := int64(0)
+	defer func() {
+		if writes {
+			c.Dirty(changes)
+			if changes == 0 {
+				c.NoEffect()
+			}
+		}
+	}()
 
 	c.Array(len(ops))
 	for i := range ops {
@@ -184,6 +196,9 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 		}
 		c.Int(reply)
 		setBitfield(*p, op.offset, op.width, stored)
+		if grown || stored&widthMask(op.width) != old {
+			changes++
+		}
 	}
 }
 
@@ -281,4 +296,12 @@ func signedFieldResult(value, incr int64, width uint, policy bitfieldOverflow) (
 		return 0, true
 	}
 	return signExtend(uint64(value)+uint64(incr), width), false
+}
+
+// widthMask is the low width bits set (width 1..64).
+func widthMask(width uint) uint64 {
+	if width >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<width - 1
 }

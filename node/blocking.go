@@ -529,6 +529,9 @@ func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key 
 		// under the slot locks serveKeyIn holds (node/replication_effects.go).
 		s.propagate(db.ID(), rc.fx.cmds)
 		s.touchEffects(db, rc.fx.cmds) // WATCH (node/watch.go)
+		if !rc.fx.dirtySet {
+			s.dirty.add(rc.id, 1) // Redis's server.dirty (node/persistence.go)
+		}
 	}
 	return res
 }

@@ -79,7 +79,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 		c.Error("ERR bit is not an integer or out of range")
 		return
 	}
-	p, _ := c.bitTarget(args[1], off)
+	p, grown := c.bitTarget(args[1], off)
 	if p == nil {
 		return
 	}
@@ -90,6 +90,9 @@ func cmdSetBit(c *Client, args [][]byte) {
 		b[off>>3] |= mask
 	} else {
 		b[off>>3] &^= mask
+	}
+	if !grown && (old != 0) == (on == 1) {
+		c.NoEffect() // the bit already had that value: no change, as Redis
 	}
 	if old != 0 {
 		c.Int(1)

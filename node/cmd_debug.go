@@ -59,6 +59,8 @@ var debugHelpLines = []string{
 	"    Setting it to 0 disables expiring keys in background when they are not",
 	"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 	"    default.",
+	"PAUSE-CRON <0|1>",
+	"    Stop periodic cron job processing.",
 	"SLEEP <seconds>",
 	"    Stop the server for <seconds>. Decimals allowed.",
 	"STRINGMATCH-TEST",
@@ -83,6 +85,9 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.OK()
 	case sub == "sleep" && argc == 3:
 		debugSleep(c, args[2])
+	case sub == "pause-cron" && argc == 3:
+		s.cronPaused.Store(atoi(args[2]) != 0)
+		c.OK()
 	case sub == "set-active-expire" && argc == 3:
 		s.activeExpire.Store(atoi(args[2]) != 0)
 		c.OK()

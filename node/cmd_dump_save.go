@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,14 +29,31 @@ import (
 // spans slots may be half in a file. At start-up dir/dbfilename is loaded
 // if it exists.
 
-// rdbSaveState is the server's persistence state.
+// rdbSaveState is the server's persistence state (Redis's lastsave,
+// lastbgsave_status, lastbgsave_try, rdb_save_time_*, stat_rdb_saves).
 type rdbSaveState struct {
 	mu         sync.Mutex // held while a save runs (SAVE, BGSAVE)
 	bgRunning  atomic.Bool
+	scheduled  atomic.Bool  // BGSAVE inside EXEC: the cron starts it
 	lastSave   atomic.Int64 // unix seconds of the last successful save; 0 = start-up time
 	lastFailed atomic.Bool  // the last background save failed
-	saves      atomic.Int64 // counts saves, to name temporary files
+	// statSaves is rdb_saves: SAVE and every background save started.
+	statSaves atomic.Int64
+	// dirtyAtSave is the change count (Server.dirty) the last successful
+	// save started at.
+	dirtyAtSave   atomic.Int64
+	lastBgsaveTry atomic.Int64 // unix seconds a background save last started
+	bgStart       atomic.Int64 // unix seconds the running background save started
+	// lastBgDuration is rdb_last_bgsave_time_sec (-1 before any).
+	lastBgDuration atomic.Int64
+	// cancelGen is bumped to make the running save discard its file.
+	cancelGen atomic.Int64
+	// The last load's figures (rdb_last_load_keys_loaded / _expired).
+	loadedKeys, loadedExpired atomic.Int64
 }
+
+// errSaveCancelled is a save discarded by cancelBackgroundSave.
+var errSaveCancelled = errors.New("save cancelled")
 
 // lastSaveTime is LASTSAVE's answer: the last successful save, or the
 // start-up time before any.
@@ -51,13 +70,20 @@ func (s *Server) rdbPath() string {
 }
 
 // saveRDB writes the whole keyspace to dir/dbfilename through a temporary
-// file renamed into place (rdbSave). The caller holds s.rdbSave.mu.
+// file renamed into place (rdbSave), with Redis's log lines. On success
+// the changes counted before it started are no longer "since the last
+// save". The caller holds s.rdbSave.mu.
 func (s *Server) saveRDB() error {
 	start := time.Now()
+	st := &s.rdbSave
+	dirtyAtStart := s.dirty.total()
+	gen := st.cancelGen.Load()
 	path := s.rdbPath()
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), s.rdbSave.saves.Add(1)))
+	tmpName, tmp := s.tempRDBPath()
 	f, err := os.Create(tmp)
 	if err != nil {
+		s.log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
+			tmpName, serverRootDir(), syscallText(err)))
 		return err
 	}
 	defer os.Remove(tmp) // a no-op once renamed
@@ -73,37 +99,118 @@ func (s *Server) saveRDB() error {
 	}
 	dbs, _, _ := s.ks.Stats()
 	keys := 0
-	for _, st := range dbs {
-		db := s.ks.DB(st.ID)
-		fw.SelectDB(st.ID, uint64(st.Keys), uint64(st.Expires))
+	delay := s.cfg.Int("rdb-key-save-delay")
+	for _, dbStat := range dbs {
+		db := s.ks.DB(dbStat.ID)
+		fw.SelectDB(dbStat.ID, uint64(dbStat.Keys), uint64(dbStat.Expires))
 		for slot := 0; slot < store.NumSlots; slot++ {
-			db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
+			if db.SlotSize(uint16(slot)) == 0 {
+				continue
+			}
+			// Logically expired keys are written too, as Redis's rdbSave
+			// does: a master's load drops them (rdb_last_load_keys_expired).
+			n := 0
+			db.Lock(uint16(slot))
+			db.ScanSlotLocked(uint16(slot), func(e *store.Entry) {
 				fw.Entry(e)
-				keys++
-				return true
+				n++
 			})
+			db.Unlock(uint16(slot))
+			keys += n
+			if delay != 0 && n > 0 {
+				saveKeyDelay(delay, n) // outside the slot's lock
+			}
+			if st.cancelGen.Load() != gen {
+				_ = f.Close()
+				return errSaveCancelled
+			}
 		}
 	}
+	op := "rdbSaveRio"
 	err = fw.Finish()
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err == nil {
+		op = "fsync"
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		op, err = "fclose", cerr
 	}
 	if err != nil {
-		s.log.Warn("RDB save failed", zap.String("path", path), zap.Error(err))
+		s.log.Warn(fmt.Sprintf("Write error saving DB on disk(%s): %s", op, syscallText(err)))
 		return err
 	}
-	s.rdbSave.lastSave.Store(time.Now().Unix())
+	if st.cancelGen.Load() != gen {
+		return errSaveCancelled
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		s.log.Warn(fmt.Sprintf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s",
+			tmpName, s.cfg.String("dbfilename"), serverRootDir(), syscallText(err)))
+		return err
+	}
+	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+		_ = d.Sync() // fsyncFileDir: the rename survives a crash
+		_ = d.Close()
+	}
+	st.dirtyAtSave.Store(dirtyAtStart)
+	st.lastSave.Store(time.Now().Unix())
+	st.lastFailed.Store(false)
 	s.log.Info("DB saved on disk", zap.String("path", path), zap.Int("keys", keys), zap.Duration("took", time.Since(start)))
 	return nil
+}
+
+// tempRDBPath is the temporary file a save writes before the rename:
+// temp-<pid>.rdb in the data directory, Redis's name (saves never overlap:
+// they hold rdbSave.mu).
+func (s *Server) tempRDBPath() (name, path string) {
+	name = fmt.Sprintf("temp-%d.rdb", os.Getpid())
+	return name, filepath.Join(filepath.Dir(s.rdbPath()), name)
+}
+
+// RemoveTempRDB deletes the temporary file of a save under way (the
+// second SIGINT's immediate exit, rdbRemoveTempFile).
+func (s *Server) RemoveTempRDB() {
+	_, path := s.tempRDBPath()
+	_ = os.Remove(path)
+}
+
+// saveKeyDelay is rdb-key-save-delay (debugDelay) for n keys: a positive
+// value sleeps that many microseconds per key, a negative -N sleeps one
+// microsecond with probability 1/N per key.
+func saveKeyDelay(delay int64, n int) {
+	var us int64
+	if delay > 0 {
+		us = delay * int64(n)
+	} else {
+		for range n {
+			if rand.Int64N(-delay) == 0 {
+				us++
+			}
+		}
+	}
+	if us > 0 {
+		time.Sleep(time.Duration(us) * time.Microsecond)
+	}
+}
+
+// serverRootDir is the working directory, for Redis's save error texts.
+func serverRootDir() string {
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "unknown"
+}
+
+// syscallText is strerror's text for an I/O error ("Permission denied").
+func syscallText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		t := errno.Error()
+		return strings.ToUpper(t[:1]) + t[1:]
+	}
+	return err.Error()
 }
 
 // loadRDBAtStartup loads dir/dbfilename if it exists (loadDataFromDisk).
@@ -212,6 +319,8 @@ func (s *Server) loadRDB(merge bool) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", path, err)
 	}
+	s.rdbSave.loadedKeys.Store(int64(keys))
+	s.rdbSave.loadedExpired.Store(int64(expired))
 	s.log.Info("DB loaded from disk", zap.String("path", path), zap.Int("keys", keys),
 		zap.Int("expired", expired), zap.Duration("took", time.Since(start)))
 	return nil
@@ -267,6 +376,7 @@ func cmdSave(c *Client, args [][]byte) {
 		return
 	}
 	st := &c.srv.rdbSave
+	st.statSaves.Add(1)
 	st.mu.Lock()
 	err := c.srv.saveRDB()
 	st.mu.Unlock()
@@ -278,26 +388,24 @@ func cmdSave(c *Client, args [][]byte) {
 }
 
 // BGSAVE [SCHEDULE]: the save runs on its own goroutine; SHUTDOWN waits
-// for it.
+// for it. Inside EXEC it is scheduled for the cron, as Redis does.
 func cmdBgsave(c *Client, args [][]byte) {
 	if len(args) > 2 || (len(args) == 2 && !argEquals(args[1], "schedule")) {
 		c.ErrSyntax()
 		return
 	}
 	s := c.srv
-	if !s.rdbSave.bgRunning.CompareAndSwap(false, true) {
+	switch {
+	case s.rdbSave.bgRunning.Load():
 		c.Error("ERR Background save already in progress")
-		return
+	case c.inExec:
+		s.rdbSave.scheduled.Store(true)
+		c.Status("Background saving scheduled")
+	case s.backgroundSave(): // node/persistence.go
+		c.Status("Background saving started")
+	default:
+		c.Error("ERR Background save already in progress")
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer s.rdbSave.bgRunning.Store(false)
-		s.rdbSave.mu.Lock()
-		defer s.rdbSave.mu.Unlock()
-		s.rdbSave.lastFailed.Store(s.saveRDB() != nil)
-	}()
-	c.Status("Background saving started")
 }
 
 // LASTSAVE

@@ -533,7 +533,9 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 
 	if z == nil {
 		if storing {
-			c.DB().Delete(storeKey)
+			if !c.DB().Delete(storeKey) {
+				c.NoEffect() // nothing deleted: no change, as Redis
+			}
 			c.Int(0)
 		} else {
 			c.Array(0)
@@ -615,12 +617,15 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 	}
 	slices.SortFunc(elems, compareZMember)
 	if len(elems) == 0 {
-		c.DB().Delete(storeKey)
+		if !c.DB().Delete(storeKey) {
+			c.NoEffect() // nothing deleted: no change, as Redis
+		}
 		c.Int(0)
 		return
 	}
 	c.DB().SetValue(storeKey, store.BuildZSet(elems, zsetLimits(c)))
 	zsetSignalReady(c, storeKey)
+	c.Dirty(int64(returned)) // one change per element stored, as Redis
 	c.Int(int64(returned))
 }
 

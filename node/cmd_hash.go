@@ -98,6 +98,7 @@ func cmdHSet(c *Client, args [][]byte) {
 			created++
 		}
 	}
+	c.Dirty(int64(len(args)-2) / 2) // every field set counts, new or not, as Redis
 	if isHSet {
 		c.Int(int64(created))
 	} else {
@@ -113,6 +114,7 @@ func cmdHSetNX(c *Client, args [][]byte) {
 	}
 	if h != nil && h.Exists(args[2]) {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	if h == nil {
@@ -178,9 +180,7 @@ func cmdHDel(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(int64(deleted))
-	if deleted == 0 {
-		c.NoEffect() // nothing changed: not propagated, as Redis
-	}
+	c.Changed(int64(deleted)) // nothing changed: not propagated, as Redis
 }
 
 // HLEN key

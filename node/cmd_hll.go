@@ -68,6 +68,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 			return
 		}
 	}
+	c.Changed(int64(updated)) // the key created plus each register raised, as Redis
 	if updated > 0 {
 		hllInvalidateCache(*p)
 		c.Int(1)
@@ -116,6 +117,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 			return
 		}
 		hllSetCachedCard(b, card)
+		c.Dirty(1) // the cached estimate was written, a change for Redis too
 	}
 	c.Int(int64(card))
 }

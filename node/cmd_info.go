@@ -483,16 +483,21 @@ func (s *Server) infoPersistence(w *infoWriter) {
 	w.str("current_fork_perc", "0.00")
 	w.int("current_save_keys_processed", 0)
 	w.int("current_save_keys_total", 0)
-	w.int("rdb_changes_since_last_save", 0)
-	w.int("rdb_bgsave_in_progress", boolInt(s.rdbSave.bgRunning.Load()))
+	st := &s.rdbSave
+	w.int("rdb_changes_since_last_save", s.changesSinceSave())
+	w.int("rdb_bgsave_in_progress", boolInt(st.bgRunning.Load()))
 	w.int("rdb_last_save_time", s.lastSaveTime())
-	w.str("rdb_last_bgsave_status", map[bool]string{false: "ok", true: "err"}[s.rdbSave.lastFailed.Load()])
-	w.int("rdb_last_bgsave_time_sec", -1)
-	w.int("rdb_current_bgsave_time_sec", -1)
-	w.int("rdb_saves", 0)
-	w.int("rdb_last_cow_size", 0)
-	w.int("rdb_last_load_keys_expired", 0)
-	w.int("rdb_last_load_keys_loaded", 0)
+	w.str("rdb_last_bgsave_status", map[bool]string{false: "ok", true: "err"}[st.lastFailed.Load()])
+	w.int("rdb_last_bgsave_time_sec", st.lastBgDuration.Load())
+	current := int64(-1)
+	if start := st.bgStart.Load(); st.bgRunning.Load() && start != 0 {
+		current = time.Now().Unix() - start
+	}
+	w.int("rdb_current_bgsave_time_sec", current)
+	w.int("rdb_saves", st.statSaves.Load())
+	w.int("rdb_last_cow_size", 0) // no fork, no copy-on-write
+	w.int("rdb_last_load_keys_expired", st.loadedExpired.Load())
+	w.int("rdb_last_load_keys_loaded", st.loadedKeys.Load())
 	w.int("aof_enabled", 0)
 	w.int("aof_rewrite_in_progress", 0)
 	w.int("aof_rewrite_scheduled", 0)

@@ -71,6 +71,7 @@ func cmdDel(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(n)
+	c.Dirty(n)
 	if n == 0 {
 		c.NoEffect() // nothing changed: not propagated, as Redis
 	}
@@ -318,7 +319,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	// database, so no write to it lands between them in the stream.
 	db := c.DB()
 	unlock := lockWholeDBs(db)
-	db.FlushLocked()
+	c.Dirty(db.FlushLocked()) // one change per key removed, as Redis
 	c.propagateNow(args)
 	unlock()
 	c.OK()
@@ -339,11 +340,14 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		}
 	}
 	unlock := lockWholeDBs(dbs...)
+	var removed int64
 	for _, db := range dbs {
-		db.FlushLocked()
+		removed += db.FlushLocked()
 	}
+	c.Dirty(removed) // one change per key removed, as Redis
 	c.propagateNow(args)
 	unlock()
+	c.srv.saveAfterFlushAll() // node/persistence.go
 	c.OK()
 }
 
@@ -370,6 +374,7 @@ func cmdSwapDB(c *Client, args [][]byte) {
 		unlock := lockWholeDBs(c.srv.ks.DB(a), c.srv.ks.DB(b))
 		c.srv.ks.SwapDB(a, b)
 		c.propagateNow(args)
+		c.Dirty(1)
 		unlock()
 		c.signalDBsSwapped(a, b)
 	}

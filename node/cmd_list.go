@@ -108,6 +108,7 @@ func listPush(c *Client, args [][]byte, head, onlyExisting bool) {
 	if l == nil {
 		if onlyExisting {
 			c.Int(0)
+			c.NoEffect()
 			return
 		}
 		l = newList(c, db, key)
@@ -115,6 +116,7 @@ func listPush(c *Client, args [][]byte, head, onlyExisting bool) {
 	for _, v := range args[2:] {
 		l.Push(v, head)
 	}
+	c.Dirty(int64(len(args) - 2)) // one change per element pushed, as Redis
 	c.Int(int64(l.Len()))
 	c.signalKeyReady(key)
 }
@@ -249,6 +251,7 @@ func listPopRange(c *Client, db *store.DB, key []byte, l *store.List, head bool,
 		listRangeReply(c, l, -take, -1, true)
 		l.DelRange(int(n-take), int(take))
 	}
+	c.Dirty(take) // one change per element popped, as Redis
 	deleteEmptyList(db, key, l)
 }
 
@@ -406,6 +409,7 @@ func cmdLTrim(c *Client, args [][]byte) {
 	}
 	if l == nil {
 		c.OK()
+		c.NoEffect()
 		return
 	}
 	n := int64(l.Len())
@@ -430,6 +434,7 @@ func cmdLTrim(c *Client, args [][]byte) {
 	l.DelRange(0, int(ltrim))
 	l.DelRange(l.Len()-int(rtrim), int(rtrim))
 	deleteEmptyList(db, key, l)
+	c.Changed(ltrim + rtrim)
 	c.OK()
 }
 
@@ -540,10 +545,12 @@ func cmdLRem(c *Client, args [][]byte) {
 	}
 	if l == nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	removed := l.Remove(args[3], count)
 	deleteEmptyList(db, key, l)
+	c.Changed(removed)
 	c.Int(removed)
 }
 
@@ -572,6 +579,7 @@ func listMove(c *Client, src, dst []byte, fromHead, toHead bool) {
 	}
 	if l == nil || l.Len() == 0 {
 		c.Null()
+		c.NoEffect()
 		return
 	}
 	if listMoveElement(c, db, src, l, dst, fromHead, toHead) {

@@ -1,13 +1,14 @@
 package node
 
 import (
+	"errors"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/slots"
-	"go.uber.org/zap"
 )
 
 // The smaller server commands: SLOWLOG, LATENCY, MEMORY, LASTSAVE, ROLE,
@@ -305,21 +306,24 @@ func cmdTime(c *Client, args [][]byte) {
 
 // ---------------------------------------------------------------- SHUTDOWN
 
-// cmdShutdown stops the server. The client gets no reply: its connection
-// is closed, as when Redis exits. shoal has no persistence yet, so an
-// explicit SAVE fails unless FORCE is given.
+// cmdShutdown is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+// (shutdownCommand): the client waits while the shutdown runs
+// (node/persistence.go); it gets no reply when the server exits — its
+// connection closes, as when Redis exits — and Redis's error when the
+// shutdown fails or is aborted.
 func cmdShutdown(c *Client, args [][]byte) {
-	var save, nosave, now, force, abort bool
+	flags := 0
+	abort := false
 	for _, a := range args[1:] {
 		switch {
 		case argEquals(a, "nosave"):
-			nosave = true
+			flags |= config.ShutdownNoSave
 		case argEquals(a, "save"):
-			save = true
+			flags |= config.ShutdownSave
 		case argEquals(a, "now"):
-			now = true
+			flags |= config.ShutdownNow
 		case argEquals(a, "force"):
-			force = true
+			flags |= config.ShutdownForce
 		case argEquals(a, "abort"):
 			abort = true
 		default:
@@ -327,21 +331,39 @@ func cmdShutdown(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if (abort && (save || nosave || now || force)) || (save && nosave) {
+	if (abort && flags != 0) || (flags&config.ShutdownSave != 0 && flags&config.ShutdownNoSave != 0) {
 		c.ErrSyntax()
 		return
 	}
-	if abort {
-		c.Error("ERR No shutdown in progress.")
-		return
-	}
 	s := c.srv
-	if save && !force {
-		s.log.Warn("Error trying to save the DB, can't exit.", zap.String("reason", "persistence is not implemented"))
-		c.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+	if abort {
+		if s.abortShutdown() {
+			c.OK()
+		} else {
+			c.Error("ERR No shutdown in progress.")
+		}
 		return
 	}
-	s.log.Warn("User requested shutdown...")
+	if flags&config.ShutdownNoSave == 0 {
+		// A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops
+		// the server (the script's changes are not saved).
+		if busy, eval := s.tx.gate.busyState(c); busy {
+			msg := "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+			if eval {
+				msg = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+			}
+			c.Error(msg)
+			return
+		}
+	}
+	err := s.prepareShutdown(flags, c)
+	if errors.Is(err, errShutdownRunning) {
+		err = s.waitShutdown() // the client waits for the shutdown under way
+	}
+	if err != nil {
+		c.Error(errShutdownFailed.Error())
+		return
+	}
 	c.CloseAfterReply()
 	s.shutdownFromCommand()
 }
@@ -362,7 +384,7 @@ func (s *Server) shutdownFromCommand() {
 
 // ---------------------------------------------------------------- the rest
 
-// SAVE and BGSAVE fail until shoal has persistence.
+// LOLWUT [VERSION v]
 func cmdLolwut(c *Client, args [][]byte) {
 	version := Version
 	if len(args) >= 3 && argEquals(args[1], "version") {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -445,7 +446,14 @@ func TestSlowlogAndMemory(t *testing.T) {
 }
 
 func TestShutdownCommand(t *testing.T) {
-	cfg, err := config.Load([]string{"--port", "0", "--bind", "127.0.0.1"})
+	// A save that cannot happen (the directory is gone) aborts SHUTDOWN
+	// SAVE with Redis's error; the server keeps serving.
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", gone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,9 +466,22 @@ func TestShutdownCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Shutdown)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
 	tc := dialTest(t, s)
 	if got := tc.do("SHUTDOWN", "SAVE"); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
-		t.Errorf("SHUTDOWN SAVE without persistence = %q", got)
+		t.Errorf("SHUTDOWN SAVE with an unwritable dir = %q", got)
+	}
+	// The default save points make a plain SHUTDOWN save too: it fails the same way.
+	if got := tc.do("SHUTDOWN"); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
+		t.Errorf("SHUTDOWN with save points and an unwritable dir = %q", got)
+	}
+	if got := tc.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("after the failed SHUTDOWN, PING = %q", got)
+	}
+	if got := tc.do("SHUTDOWN", "ABORT"); got != "-ERR No shutdown in progress.\r\n" {
+		t.Errorf("SHUTDOWN ABORT = %q", got)
 	}
 	tc.send("SHUTDOWN", "NOSAVE")
 	expectClosed(t, tc)

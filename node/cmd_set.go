@@ -68,9 +68,7 @@ func cmdSAdd(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(int64(added))
-	if added == 0 {
-		c.NoEffect() // nothing changed: not propagated, as Redis
-	}
+	c.Changed(int64(added)) // nothing changed: not propagated, as Redis
 }
 
 // SREM key member [member ...]
@@ -92,9 +90,7 @@ func cmdSRem(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(int64(removed))
-	if removed == 0 {
-		c.NoEffect() // nothing changed: not propagated, as Redis
-	}
+	c.Changed(int64(removed)) // nothing changed: not propagated, as Redis
 }
 
 // SCARD key
@@ -147,6 +143,7 @@ func cmdSMove(c *Client, args [][]byte) {
 	dstEntry := lookupWrite(db, dstKey)
 	if srcEntry == nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	if srcEntry.Type() != store.TypeSet || dstEntry != nil && dstEntry.Type() != store.TypeSet {
@@ -182,6 +179,8 @@ func cmdSMove(c *Client, args [][]byte) {
 		// The member was already in the destination: only the source
 		// changed (WATCH on the destination is not touched, as in Redis).
 		c.ReplaceEffect([]byte("SREM"), srcKey, member)
+	} else {
+		c.Dirty(2) // the source and the destination changed, as Redis counts
 	}
 	c.Int(1)
 }
@@ -247,11 +246,13 @@ func setPopCount(c *Client, args [][]byte) {
 		// Redis answers with SUNION of the key (a second, counted lookup)
 		// and deletes it, propagated as DEL.
 		setUnionDiff(c, args[1:2], nil, false)
+		c.Dirty(int64(s.Len())) // every member popped
 		c.DB().Delete(args[1])
 		c.ReplaceEffect(argDEL, args[1])
 		return
 	}
 	c.Set(int(count))
+	c.Dirty(count)
 	// One SREM per member popped, as Redis 7.0 propagates them.
 	s.PopMany(int(count), maxIntsetEntries(c), func(m []byte) {
 		c.Bulk(m)
@@ -386,7 +387,9 @@ func storeSetResult(c *Client, dst []byte, result *store.Set) {
 		c.Int(int64(result.Len()))
 		return
 	}
-	c.DB().Delete(dst)
+	if !c.DB().Delete(dst) {
+		c.NoEffect() // nothing stored, nothing deleted: no change, as Redis
+	}
 	c.Int(0)
 }
 
@@ -402,7 +405,9 @@ func setInter(c *Client, keys [][]byte, dst []byte, cardOnly bool, limit int64) 
 		if s == nil { // a missing key is an empty set: so is the result
 			switch {
 			case dst != nil:
-				c.DB().Delete(dst)
+				if !c.DB().Delete(dst) {
+					c.NoEffect() // nothing deleted: no change, as Redis
+				}
 				c.Int(0)
 			case cardOnly:
 				c.Int(0)

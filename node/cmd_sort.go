@@ -307,8 +307,9 @@ func sortGeneric(c *Client, args [][]byte, readonly bool) {
 	if outLen > 0 {
 		db.SetValue(o.store, l)
 		c.signalKeyReady(o.store)
-	} else {
-		db.Delete(o.store)
+		c.Dirty(int64(outLen)) // one change per element stored, as Redis
+	} else if !db.Delete(o.store) {
+		c.NoEffect() // nothing stored, nothing deleted: no change
 	}
 	c.Int(int64(outLen))
 }

@@ -524,6 +524,7 @@ func cmdXTrim(c *Client, args [][]byte) {
 	}
 	n := s.Trim(a.trim)
 	c.Int(n)
+	c.Dirty(n) // one change per entry trimmed, as Redis
 	if n == 0 {
 		c.NoEffect()
 	} else if a.trim.Approx {
@@ -599,6 +600,7 @@ func cmdXDel(c *Client, args [][]byte) {
 	}
 	if s == nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	// All IDs are checked first: the command runs in full or not at all.
@@ -616,5 +618,6 @@ func cmdXDel(c *Client, args [][]byte) {
 			deleted++
 		}
 	}
+	c.Changed(deleted) // one change per entry deleted; none, no effect
 	c.Int(deleted)
 }

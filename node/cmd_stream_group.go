@@ -127,6 +127,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 	case "destroy":
 		if g == nil {
 			c.Int(0)
+			c.NoEffect()
 			return
 		}
 		s.DestroyGroup(groupName)
@@ -136,6 +137,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 	case "createconsumer":
 		if g.CreateConsumer(args[4], c.nowMs()) == nil {
 			c.Int(0)
+			c.NoEffect()
 			return
 		}
 		c.Int(1)
@@ -143,6 +145,8 @@ func cmdXGroup(c *Client, args [][]byte) {
 		var pending int
 		if consumer := g.Consumer(args[4]); consumer != nil {
 			pending = g.DeleteConsumer(consumer)
+		} else {
+			c.NoEffect() // no such consumer: no change, as Redis
 		}
 		c.Int(int64(pending))
 	default:
@@ -477,6 +481,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 		if consumer == nil {
 			if consumer = g.Consumer(args[3]); consumer == nil {
 				consumer = g.CreateConsumer(args[3], now)
+				c.Dirty(1) // Redis counts a consumer created
 			} else {
 				consumer.SeenTime = now
 			}
@@ -502,6 +507,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 		c.ReplaceEffect(argXGROUP, argSETID, args[1], args[2], g.LastID.AppendTo(nil),
 			argENTRIESREAD, strconv.AppendInt(nil, g.EntriesRead, 10))
 	}
+	c.countStreamEffects()
 }
 
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
@@ -576,6 +582,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			if consumer == nil {
 				if consumer = g.Consumer(args[3]); consumer == nil {
 					consumer = g.CreateConsumer(args[3], now)
+					c.Dirty(1) // Redis counts a consumer created
 				} else {
 					consumer.SeenTime = now
 				}
@@ -610,5 +617,17 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 	c.Array(len(deleted))
 	for _, id := range deleted {
 		c.streamIDReply(id)
+	}
+	c.countStreamEffects()
+}
+
+// countStreamEffects adds what XCLAIM / XAUTOCLAIM change for Redis's
+// server.dirty: one per change they propagate (an entry claimed or dropped
+// from the PEL, the group's last ID), after the consumer they may have
+// created; with none they propagate nothing, as Redis.
+func (c *Client) countStreamEffects() {
+	c.Dirty(int64(len(c.fx.cmds)))
+	if len(c.fx.cmds) == 0 {
+		c.NoEffect()
 	}
 }

@@ -243,9 +243,11 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		created := consumer == nil
 		if created {
 			consumer = g.CreateConsumer(r.member, now)
+			c.Dirty(1) // Redis counts the consumer created ...
 		} else {
 			consumer.SeenTime = now
 		}
+		c.Dirty(1) // ... and each stream served to a group
 		if history {
 			c.streamHistoryReply(s, g, consumer, start, r.count, now)
 		} else {
@@ -410,9 +412,11 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 		created := consumer == nil
 		if created {
 			consumer = g.CreateConsumer(member, now)
+			wc.Dirty(1) // as for a synchronous read
 		} else {
 			consumer.SeenTime = now
 		}
+		wc.Dirty(1)
 		wc.streamGroupReadReply(sc.key, groupName, s, g, consumer, created, start, count, noack, now)
 		return serveDone
 	}

@@ -134,6 +134,7 @@ func cmdSetNX(c *Client, args [][]byte) {
 	db := c.DB()
 	if lookupWrite(db, args[1]) != nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	db.SetString(args[1], args[2], false)
@@ -242,6 +243,7 @@ func cmdMSet(c *Client, args [][]byte) {
 	for i := 1; i < len(args); i += 2 {
 		db.SetString(args[i], args[i+1], false)
 	}
+	c.Dirty(int64(len(args)-1) / 2)
 	c.OK()
 }
 
@@ -253,6 +255,7 @@ func cmdMSetNX(c *Client, args [][]byte) {
 	db := c.DB()
 	for i := 1; i < len(args); i += 2 {
 		if lookupWrite(db, args[i]) != nil {
+			c.NoEffect()
 			c.Int(0)
 			return
 		}
@@ -260,6 +263,7 @@ func cmdMSetNX(c *Client, args [][]byte) {
 	for i := 1; i < len(args); i += 2 {
 		db.SetString(args[i], args[i+1], false)
 	}
+	c.Dirty(int64(len(args)-1) / 2)
 	c.Int(1)
 }
 

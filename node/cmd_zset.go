@@ -85,7 +85,9 @@ func zsetDeleteIfEmpty(c *Client, key []byte, z *store.ZSet) {
 // member) or, when there are none, deletes it; it replies the element count.
 func zsetStore(c *Client, dst []byte, elems []store.ZMember) {
 	if len(elems) == 0 {
-		c.DB().Delete(dst)
+		if !c.DB().Delete(dst) {
+			c.NoEffect() // nothing deleted: no change, as Redis
+		}
 		c.Int(0)
 		return
 	}
@@ -202,6 +204,7 @@ options:
 	if z == nil {
 		if xx {
 			zaddReply(c, incr, ch, processed, added, updated, score)
+			c.NoEffect()
 			return
 		}
 		z = store.NewZSet(lim, len(args[idx+1]))
@@ -237,6 +240,7 @@ options:
 	}
 	if !failed {
 		zaddReply(c, incr, ch, processed, added, updated, score)
+		c.Changed(added + updated) // as Redis counts; no change, no effect
 	}
 	if added+updated > 0 {
 		zsetSignalReady(c, key)
@@ -280,9 +284,7 @@ func cmdZRem(c *Client, args [][]byte) {
 		}
 	}
 	c.Int(deleted)
-	if deleted == 0 {
-		c.NoEffect() // nothing changed: not propagated, as Redis
-	}
+	c.Changed(deleted) // nothing changed: not propagated, as Redis
 }
 
 func cmdZCard(c *Client, args [][]byte) {
@@ -560,6 +562,7 @@ func zremrangeGeneric(c *Client, args [][]byte, rt zrangeType) {
 	}
 	if z == nil {
 		c.Int(0)
+		c.NoEffect()
 		return
 	}
 	deleted := 0
@@ -568,6 +571,7 @@ func zremrangeGeneric(c *Client, args [][]byte, rt zrangeType) {
 		from, to, ok := clampRankRange(start, end, z.Len())
 		if !ok {
 			c.Int(0)
+			c.NoEffect()
 			return
 		}
 		deleted = z.RemoveRangeByRank(from, to)
@@ -577,6 +581,7 @@ func zremrangeGeneric(c *Client, args [][]byte, rt zrangeType) {
 		deleted = z.RemoveRangeByLex(&lr)
 	}
 	zsetDeleteIfEmpty(c, key, z)
+	c.Changed(int64(deleted))
 	c.Int(int64(deleted))
 }
 
@@ -657,6 +662,7 @@ func genericZpop(c *Client, db *store.DB, keys [][]byte, max, emitKey bool, coun
 		c.Bulk(m)
 		c.Double(s)
 	}
+	c.Dirty(int64(n)) // one change per element popped, as Redis
 	if z.Len() == 0 {
 		db.Delete(key)
 	}

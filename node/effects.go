@@ -91,6 +91,7 @@ type clientEffects struct {
 	none     bool       // NoEffect was called
 	cmds     [][][]byte // the explicit effect
 	verbatim [1][][]byte
+	dirtySet bool // the handler counted its changes itself (Client.Dirty)
 }
 
 // ReplaceEffect appends argv to the running command's effect, which then
@@ -116,8 +117,13 @@ func (c *Client) propagateEffects(spec *CommandSpec, args [][]byte) {
 	if !fx.replaced && (spec.Flags&FlagWrite == 0 || fx.none || c.errored || c.bs.pending != nil) {
 		// A read, a write that changed nothing or failed, or a blocking
 		// command that is waiting (its effect is the pop that serves it).
-		fx.none = false
+		fx.none, fx.dirtySet = false, false
 		return
+	}
+	// Redis's server.dirty: a command with an effect changed one thing
+	// unless its handler counted otherwise (node/persistence.go).
+	if !fx.dirtySet {
+		c.srv.dirty.add(c.id, 1)
 	}
 	db := 0
 	if c.db != nil {
@@ -134,5 +140,5 @@ func (c *Client) propagateEffects(spec *CommandSpec, args [][]byte) {
 	fx.verbatim[0] = nil
 	clear(fx.cmds)
 	fx.cmds = fx.cmds[:0]
-	fx.replaced, fx.none = false, false
+	fx.replaced, fx.none, fx.dirtySet = false, false, false
 }

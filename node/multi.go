@@ -582,6 +582,17 @@ func (c *Client) closeGate() (release func()) {
 	}
 }
 
+// busyState reports whether a script other than c's own run holds the
+// gate past busy-reply-threshold, and whether EVAL runs it.
+func (g *execGate) busyState(c *Client) (busy, eval bool) {
+	if !g.closed.Load() {
+		return false, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.busy && g.owner != c, g.busyEvl
+}
+
 // setBusy marks the gate's owner as a script running past the busy
 // threshold: waiting clients are answered -BUSY.
 func (g *execGate) setBusy(eval bool) {

@@ -426,19 +426,18 @@ func (r *replState) cron(stop <-chan struct{}) {
 // atomic load when neither applies.
 func (c *Client) replicationAllows(spec *CommandSpec) bool {
 	r := c.srv.repl
+	if c.srv.rdbSave.lastFailed.Load() && !c.isMasterLink() && c.srv.rdbErrorDeniesWrites() {
+		// stop-writes-on-bgsave-error (node/persistence.go): checked before
+		// the replication guards, as in processCommand; PING too.
+		if write, _ := c.commandWrites(spec); write || spec.fullName == "ping" {
+			c.rejectCommand(spec, msgBgsaveError)
+			return false
+		}
+	}
 	if !r.guards.Load() || c.isMasterLink() {
 		return true
 	}
-	// EXEC is judged by what it would run (Redis's processCommand looks at
-	// the queued commands' flags).
-	write := spec.Flags&FlagWrite != 0
-	denyStale := spec.Flags&FlagStale == 0
-	if spec.fullName == "exec" && c.multi != nil {
-		for _, q := range c.multi.queue {
-			write = write || q.spec.Flags&FlagWrite != 0
-			denyStale = denyStale || q.spec.Flags&FlagStale == 0
-		}
-	}
+	write, denyStale := c.commandWrites(spec)
 	cfg := c.srv.cfg
 	if r.proxy.Load() {
 		if !r.up.Load() && !cfg.Bool("replica-serve-stale-data") && denyStale {
@@ -458,6 +457,21 @@ func (c *Client) replicationAllows(spec *CommandSpec) bool {
 		}
 	}
 	return true
+}
+
+// commandWrites reports whether spec writes and whether it is refused on
+// a stale replica. EXEC is judged by what it would run (Redis's
+// processCommand looks at the queued commands' flags).
+func (c *Client) commandWrites(spec *CommandSpec) (write, denyStale bool) {
+	write = spec.Flags&FlagWrite != 0
+	denyStale = spec.Flags&FlagStale == 0
+	if spec.fullName == "exec" && c.multi != nil {
+		for _, q := range c.multi.queue {
+			write = write || q.spec.Flags&FlagWrite != 0
+			denyStale = denyStale || q.spec.Flags&FlagStale == 0
+		}
+	}
+	return write, denyStale
 }
 
 // refreshGoodReplicas recounts the replicas min-replicas-to-write counts:

@@ -53,6 +53,8 @@ type Server struct {
 	migrations   *migrate.Manager // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
 	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
 	rdbSave      rdbSaveState     // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
+	dirty        dirtyCounter     // changes to the dataset, Redis's server.dirty (node/persistence.go)
+	shutdown     shutdownState    // the SHUTDOWN / signal sequence (node/persistence.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -63,6 +65,7 @@ type Server struct {
 	stats        serverStats
 	activeExpire atomic.Bool
 	cronHz       atomic.Int64 // the cron's current frequency (INFO hz), see cronFrequency
+	cronPaused   atomic.Bool  // DEBUG PAUSE-CRON
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
@@ -153,6 +156,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.ks = store.New(ndb, s.keyspaceClock, (*expiryEvents)(s)) // keyspaceClock: node/script.go
 	s.activeExpire.Store(true)
 	s.cronHz.Store(s.cronFrequency())
+	s.rdbSave.lastBgDuration.Store(-1)
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
@@ -430,9 +434,14 @@ func (s *Server) cron() {
 			s.cronHz.Store(hz)
 			t.Reset(time.Second / time.Duration(hz))
 		}
+		if s.cronPaused.Load() {
+			continue // DEBUG PAUSE-CRON 1
+		}
 		s.ks.Tick()
 		s.sampleOps()
 		s.outputCron(time.Now())
+		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
+		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)

@@ -77,7 +77,12 @@ type FileChecksumError struct {
 	Expected, Got uint64
 }
 
-func (e *FileChecksumError) Error() string        { return "rdb: RDB CRC error" }
+// Error is Redis's two log lines for such a file, in one.
+func (e *FileChecksumError) Error() string {
+	return "Wrong RDB checksum expected: (" + strconv.FormatUint(e.Expected, 16) + ") but got (" +
+		strconv.FormatUint(e.Got, 16) + "). Aborting now. RDB CRC error"
+}
+
 func (e *FileChecksumError) Is(target error) bool { return target == ErrChecksum }
 
 // ---------------------------------------------------------------- writing

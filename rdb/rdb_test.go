@@ -375,3 +375,20 @@ func TestDecodeDoesNotWriteInput(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadFileChecksumError: a file whose CRC64 footer is wrong fails to
+// load with Redis's log text ("RDB CRC error"), still an ErrChecksum.
+func TestLoadFileChecksumError(t *testing.T) {
+	var buf bytes.Buffer
+	fw := NewFileWriter(&buf, [2]string{"redis-ver", "7.0.15"})
+	if err := fw.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	data[len(data)-1] ^= 0xff
+	err := LoadFile(data, DefaultLimits(), func(*LoadedKey) error { return nil })
+	if !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), "Wrong RDB checksum expected: (") ||
+		!strings.Contains(err.Error(), "RDB CRC error") {
+		t.Fatalf("LoadFile with a bad checksum: %v", err)
+	}
+}

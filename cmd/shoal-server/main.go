@@ -144,20 +144,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	select {
-	case sig := <-sigs:
-		name := "SIGTERM"
-		if sig == syscall.SIGINT {
-			name = "SIGINT"
-		}
-		log.Warn(fmt.Sprintf("Received %s scheduling shutdown...", name))
-		handOverOnShutdown(cfg, log) // cmd/shoal-server/prestop.go
-	case <-stopped:
-		log.Warn("User requested shutdown...")
+	if code, exit := waitForShutdown(srv, cfg, log, sigs, stopped); exit {
+		return code
 	}
 	srv.Shutdown()
 	log.Warn("shoal is now ready to exit, bye bye...")
 	return 0
+}
+
+// waitForShutdown returns when the node should exit: a SHUTDOWN command
+// or a signal's shutdown succeeded (stopped). A signal is handed to the
+// node, whose cron runs the shutdown as shutdown-on-sigterm /
+// shutdown-on-sigint say; if it fails (the final save) the server keeps
+// running, as Redis does. A second SIGINT while one is pending or under
+// way exits at once with status 1 ("You insist..."): exit is true when the
+// caller must return code without the orderly Shutdown.
+func waitForShutdown(srv *node.Server, cfg *config.Config, log *zap.Logger, sigs <-chan os.Signal, stopped <-chan struct{}) (code int, exit bool) {
+	for {
+		select {
+		case sig := <-sigs:
+			sigint := sig == syscall.SIGINT
+			if sigint && srv.ShutdownPending() {
+				log.Warn("You insist... exiting now.")
+				srv.RemoveTempRDB() // the final save is abandoned
+				return 1, true
+			}
+			name := "SIGTERM"
+			if sigint {
+				name = "SIGINT"
+			}
+			log.Warn(fmt.Sprintf("Received %s scheduling shutdown...", name))
+			go func() {
+				handOverOnShutdown(cfg, log) // cmd/shoal-server/prestop.go
+				srv.SignalShutdown(sigint)
+			}()
+		case <-stopped:
+			return 0, false
+		}
+	}
 }
 
 // daemonize starts a detached copy of this process and returns at once, as
