@@ -44,6 +44,9 @@ func (s *State) send(n *node, m *Message, reliable bool) {
 	if n == s.myself || !n.hasAddr() || n.ip == "" || n.cport <= 0 {
 		return
 	}
+	if n.linkKilled {
+		return // no link until the next cron tick (DEBUG CLUSTERLINK KILL)
+	}
 	if m.To == "" && m.Type != MsgPong {
 		m.To = n.id
 	}
@@ -167,6 +170,9 @@ func (s *State) Step(m *Message) {
 	if int(m.Type) < msgTypeCount {
 		s.statsRecv[m.Type]++
 	}
+	if s.dropped(m) {
+		return
+	}
 	defer s.afterStep()
 
 	sender := s.lookup(m.Sender)
@@ -177,6 +183,9 @@ func (s *State) Step(m *Message) {
 		return // our own message looped back
 	}
 	if sender != nil {
+		if sender.inboundTime.IsZero() || now.Sub(sender.dataReceived) > s.opts.NodeTimeout {
+			sender.inboundTime = now // a new inbound link
+		}
 		sender.dataReceived = now
 		if m.CurrentEpoch > s.currentEpoch {
 			s.currentEpoch = m.CurrentEpoch
@@ -568,6 +577,7 @@ func (s *State) Tick() {
 		if n.flags&(FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
 			continue
 		}
+		n.linkKilled = false
 		// Drop a link that has been silent too long; the next ping makes
 		// a new one (Redis frees and reconnects the link).
 		if !n.linkTime.IsZero() && now.Sub(n.linkTime) > nt && !n.pingSent.IsZero() &&

@@ -37,6 +37,8 @@ var debugHelpLines = []string{
 	"    Output a hex signature representing the current DB content.",
 	"DIGEST-VALUE <key> [<key> ...]",
 	"    Output a hex signature of the values of all the specified keys.",
+	"DROP-CLUSTER-PACKET-FILTER <packet-type>",
+	"    Drop all packets that match the filtered type. Set to -1 allow all packets.",
 	"ERROR <string>",
 	"    Return a Redis protocol error with <string> as message. Useful for clients",
 	"    unit tests to simulate Redis errors.",
@@ -65,6 +67,8 @@ var debugHelpLines = []string{
 	"    Run a fuzz tester against the stringmatchlen() function.",
 	"STRUCTSIZE",
 	"    Return the size of different Redis core C structures.",
+	"CLUSTERLINK KILL <to|from|all> <node-id>",
+	"    Kills the link based on the direction to/from (both) with the provided node.",
 	"GOROUTINES",
 	"    (shoal) Write the stacks of all goroutines to the server log.",
 	"HEAP",
@@ -86,6 +90,22 @@ func cmdDebug(c *Client, args [][]byte) {
 	case sub == "set-active-expire" && argc == 3:
 		s.activeExpire.Store(atoi(args[2]) != 0)
 		c.OK()
+	case sub == "drop-cluster-packet-filter" && argc == 3:
+		t, ok := parseInt64Arg(args[2])
+		if !ok {
+			c.Error(msgNotInteger)
+			return
+		}
+		if s.cluster != nil {
+			s.cluster.SetDropFilter(t)
+		}
+		c.OK()
+	case sub == "clusterlink" && argc == 5 && strings.EqualFold(string(args[2]), "kill"):
+		if s.cluster == nil {
+			c.Error("ERR Debug option only available for cluster mode enabled setup!")
+			return
+		}
+		c.clusterReply(s.cluster.KillLink(string(args[3]), string(args[4])))
 	case sub == "set-disable-deny-scripts" && argc == 3: // node/script.go
 		s.tx.scripts.denyDisabled.Store(atoi(args[2]) != 0)
 		c.OK()
