@@ -67,6 +67,8 @@ type clientTx struct {
 	active atomic.Bool
 	// exclusive: this client holds the execution gate.
 	exclusive bool
+	// busHeld: this client's EXEC holds the cluster bus (holdClusterBus).
+	busHeld bool
 	// capture collects the write effects of a transaction or script.
 	capture *effectCapture
 	// inScript marks the script client (commands called by a script).
