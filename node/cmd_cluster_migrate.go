@@ -181,7 +181,7 @@ func cmdClusterImportSlots(c *Client, args [][]byte) {
 // respect to gossip as in Redis. It returns nil when there is nothing to
 // hold. While held, c.tx.busHeld tells DEBUG SLEEP not to take it again.
 func (c *Client) holdClusterBus(queue []queuedCommand) (release func()) {
-	if c.srv.cluster == nil || c.tx.busHeld {
+	if c.srv.cluster == nil || c.tx.busHeld.Load() {
 		return nil
 	}
 	for _, qc := range queue {
@@ -195,13 +195,13 @@ func (c *Client) holdClusterBus(queue []queuedCommand) (release func()) {
 // holdBus holds the cluster bus for c (see holdClusterBus); nil when there
 // is no bus or c holds it already.
 func (c *Client) holdBus() (release func()) {
-	if c.srv.cluster == nil || c.tx.busHeld {
+	if c.srv.cluster == nil || c.tx.busHeld.Load() {
 		return nil
 	}
 	unhold := c.srv.cluster.Hold()
-	c.tx.busHeld = true
+	c.tx.busHeld.Store(true)
 	return func() {
-		c.tx.busHeld = false
+		c.tx.busHeld.Store(false)
 		unhold()
 	}
 }
