@@ -194,7 +194,9 @@ type State struct {
 	dropType    int64
 	pingCounter uint64
 	ticks       uint64
-	pfailNodes  int
+	// lastTimedRun is when Tick or Wake last ran (discountStall).
+	lastTimedRun time.Time
+	pfailNodes   int
 
 	// outputs
 	out             Ready

@@ -116,7 +116,8 @@ write_skips() { # file
   {
     echo "set ::shoal_skip {}"
     while IFS='|' read -r file name _; do
-      file=$(echo "$file" | xargs) name=$(echo "$name" | sed 's/^ *//; s/ *$//')
+      file=${file#"${file%%[! ]*}"} file=${file%"${file##*[! ]}"}
+      name=${name#"${name%%[! ]*}"} name=${name%"${name##*[! ]}"}
       [[ -z $file || $file == \#* || $file != "$f" ]] && continue
       printf 'lappend ::shoal_skip {%s}\n' "$name"
     done <"$SKIPS_FILE"
