@@ -3,10 +3,12 @@
 # the suite spawns up to 20 instances per file from src/redis-server with "cluster-enabled yes",
 # "appendonly yes" and "enable-debug-command yes"; here src/redis-server is a wrapper that execs the
 # server under test with "--appendonly no" appended (shoal has no AOF and refuses appendonly yes at
-# start-up; a later command-line directive wins over the config file, as in Redis). No test of the
-# suite relies on AOF data: the files that restart nodes (01-08, 11, 13, 14, 17, 27, 28) either
-# expect the node to come back empty or to resync from its master; 14-consistency-check is the one
-# that turns appendonly on itself ("appendonly=yes" case, see docs/ARCHITECTURE.md).
+# start-up; a later command-line directive wins over the config file, as in Redis). No test
+# relies on AOF data left by the suite's "appendonly yes": of the files that restart nodes
+# (01-08, 11, 13, 14, 17, 27, 28) most expect the node to resync from its master; 04 expects every
+# key back after SIGTERM + restart, which the RDB saved at shutdown gives (default save points),
+# 14 and 17 restart a replica from the RDB written by SAVE. The two tests that turn AOF on at run
+# time are skipped (scripts/tcl-cluster-skips.txt).
 #
 #   scripts/tcl-cluster.sh                          # every file of tests/cluster/tests
 #   scripts/tcl-cluster.sh 03-failover-loop 09      # chosen files (name, its number, or a prefix)
