@@ -18,11 +18,16 @@ func linkDirs(st *State, id string) map[string]int64 {
 	return out
 }
 
-func TestDropFilterIgnoresOneMessageType(t *testing.T) {
-	sm := newSim(t, 2, testOpts())
+// metPair is two nodes that have met and talked for a second.
+func metPair(t *testing.T) (sm *sim, a, b *State) {
+	sm = newSim(t, 2, testOpts())
 	sm.meetAll()
 	sm.run(time.Second)
-	a, b := sm.nodes[0], sm.nodes[1]
+	return sm, sm.nodes[0], sm.nodes[1]
+}
+
+func TestDropFilterIgnoresOneMessageType(t *testing.T) {
+	sm, a, b := metPair(t)
 	pongsBefore := a.statsRecv[MsgPong]
 
 	// b drops every PING: a's pings stay unanswered (b's own pings still
@@ -64,10 +69,7 @@ func TestDropFilterIgnoresOneMessageType(t *testing.T) {
 }
 
 func TestKillLinkTo(t *testing.T) {
-	sm := newSim(t, 2, testOpts())
-	sm.meetAll()
-	sm.run(time.Second)
-	a, b := sm.nodes[0], sm.nodes[1]
+	sm, a, b := metPair(t)
 	before := linkDirs(a, b.MyID())
 	require.Contains(t, before, "to")
 	require.Contains(t, before, "from")
@@ -104,10 +106,7 @@ func TestKillLinkTo(t *testing.T) {
 }
 
 func TestKillLinkFrom(t *testing.T) {
-	sm := newSim(t, 2, testOpts())
-	sm.meetAll()
-	sm.run(time.Second)
-	a, b := sm.nodes[0], sm.nodes[1]
+	sm, a, b := metPair(t)
 	before := linkDirs(a, b.MyID())
 
 	require.NoError(t, a.KillLink("from", b.MyID()))
