@@ -7,7 +7,7 @@
 #   make test                  vet, race tests, a short fuzz run, the Redis tcl units, the pipe check
 #   make tcl [TCL_UNITS=...]   Redis 7.0.15's own tcl units against a fresh bin/shoal-server each
 #   make tcl-cluster [CLUSTER_TESTS=...]  Redis 7.0.15's tests/cluster suite (20 instances per file) against
-#                              bin/shoal-server, files by name or number (default: all 31, ~N min)
+#                              bin/shoal-server, files by name or number (default: all 31: 17 min on the shared 2-core VM)
 #   make pipe-test             1M SETs through redis-cli --pipe + redis-benchmark, no errors allowed
 #   make bench                 shoal vs redis-server with ../shared/bench (REPEATS, PLAN, KEYS... pass through)
 #   make fmt / make lint       gofmt -l check (lint adds go vet); `gofmt -w .` fixes formatting
