@@ -21,7 +21,7 @@
 #
 # Environment: SHOAL_SERVER (default <repo>/bin/shoal-server, built if missing), REDIS_SRC (default
 # /tmp/src/redis-7.0.15), TCL_CLUSTER_TIMEOUT, TCL_CLUSTER_RESULTS (default a fresh
-# /tmp/shoal-tcl-cluster.XXXXXX). Instance ports: a base of 16000 + 512k (k random, 0-6) with bus
+# /tmp/shoal-tests-cluster.XXXXXX). Instance ports: a base of 16000 + 512k (k random, 0-6) with bus
 # ports 10000 above: below the kernel's ephemeral range, clear of tcl-suite.sh's 12000-15999 and of
 # the suite's default 30000, so concurrent runs do not collide.
 # Exit status: 0 when every file printed GOOD, 1 otherwise, 2 on setup errors.
@@ -63,7 +63,7 @@ else
   done
 fi
 
-RESULTS=${TCL_CLUSTER_RESULTS:-$(mktemp -d /tmp/shoal-tcl-cluster.XXXXXX)}
+RESULTS=${TCL_CLUSTER_RESULTS:-$(mktemp -d /tmp/shoal-tests-cluster.XXXXXX)}
 mkdir -p "$RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
 
@@ -135,7 +135,8 @@ stop_leftovers() {
   done <"$WORK/pids"
   rm -f "$WORK/pids"
 }
-trap 'stop_leftovers' EXIT
+# The copy of the suite goes at the end (the logs of failed files were moved out of it).
+trap 'stop_leftovers; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 log "server $SERVER, ports from $BASE, results in $RESULTS"
