@@ -6,6 +6,8 @@
 #                              (CLUSTER_BASE_PORT, CLUSTER_NODES...; stop: scripts/cluster.sh stop)
 #   make test                  vet, race tests, a short fuzz run, the Redis tcl units, the pipe check
 #   make tcl [TCL_UNITS=...]   Redis 7.0.15's own tcl units against a fresh bin/shoal-server each
+#   make tcl-cluster [CLUSTER_TESTS=...]  Redis 7.0.15's tests/cluster suite (20 instances per file) against
+#                              bin/shoal-server, files by name or number (default: all 31: 17 min on the shared 2-core VM)
 #   make pipe-test             1M SETs through redis-cli --pipe + redis-benchmark, no errors allowed
 #   make bench                 shoal vs redis-server with ../shared/bench (REPEATS, PLAN, KEYS... pass through)
 #   make fmt / make lint       gofmt -l check (lint adds go vet); `gofmt -w .` fixes formatting
@@ -27,7 +29,7 @@ BIN := bin/shoal-server
 # with SHOAL_SERVER=/path the scripts test that binary: no need to build ours
 SERVER_DEP := $(if $(SHOAL_SERVER),,build)
 
-.PHONY: build run cluster test vet gotest fuzz tcl pipe-test bench fmt lint image
+.PHONY: build run cluster test vet gotest fuzz tcl tcl-cluster pipe-test bench fmt lint image
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/shoal-server
@@ -72,6 +74,10 @@ fuzz:
 
 tcl: $(SERVER_DEP)
 	scripts/tcl-suite.sh $(TCL_UNITS)
+
+# src/redis-server is a wrapper that appends --appendonly no (scripts/tcl-cluster.sh says why).
+tcl-cluster: $(SERVER_DEP)
+	scripts/tcl-cluster.sh $(CLUSTER_TESTS)
 
 pipe-test: $(SERVER_DEP)
 	scripts/pipe-test.sh

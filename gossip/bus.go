@@ -388,6 +388,12 @@ func (b *Bus) loop() {
 			armed = time.Time{}
 			b.step(func(s *State) { s.Wake() })
 		case <-tick.C:
+			// What arrived first is processed first: after a stall (DEBUG
+			// SLEEP holds the loop for seconds) the cron must not judge
+			// peers on stale receive times while their messages wait.
+			for pending := len(b.inbox); pending > 0; pending -= maxBatch {
+				b.stepReceived(<-b.inbox) // only this goroutine receives
+			}
 			// The replication offset is read outside the lock (the
 			// source may take its own locks).
 			off, fresh := b.readReplOffset()
@@ -401,32 +407,40 @@ func (b *Bus) loop() {
 				s.Tick()
 			})
 		case buf := <-b.inbox:
-			// Take what else is waiting too: one lock, one Ready (table
-			// rebuild, nodes.conf write) per batch, not per message.
-			batch := make([]*Message, 0, 16)
-			for more := true; more && len(batch) < maxBatch; {
-				if m, err := Decode(buf); err == nil {
-					batch = append(batch, m)
-				} else {
-					// The guard checked it already: only a transport
-					// that bypasses it gets here.
-					b.guard.reject(nil, "bus message", err)
-				}
-				select {
-				case buf = <-b.inbox:
-				default:
-					more = false
-				}
-			}
-			b.step(func(s *State) {
-				for _, m := range batch {
-					s.Step(m)
-				}
-			})
+			b.stepReceived(buf)
 		case <-rejoin.C:
 			b.rejoin()
 		}
 	}
+}
+
+// stepReceived steps the State through buf and what else is waiting in
+// the inbox: one lock, one Ready (table rebuild, nodes.conf write) per
+// batch, not per message.
+func (b *Bus) stepReceived(buf []byte) {
+	batch := make([]*Message, 0, 16)
+	for more := true; more; {
+		if m, err := Decode(buf); err == nil {
+			batch = append(batch, m)
+		} else {
+			// The guard checked it already: only a transport that
+			// bypasses it gets here.
+			b.guard.reject(nil, "bus message", err)
+		}
+		if len(batch) >= maxBatch {
+			break
+		}
+		select {
+		case buf = <-b.inbox:
+		default:
+			more = false
+		}
+	}
+	b.step(func(s *State) {
+		for _, m := range batch {
+			s.Step(m)
+		}
+	})
 }
 
 func (b *Bus) step(fn func(*State)) {

@@ -44,6 +44,9 @@ func (s *State) send(n *node, m *Message, reliable bool) {
 	if n == s.myself || !n.hasAddr() || n.ip == "" || n.cport <= 0 {
 		return
 	}
+	if n.linkKilled {
+		return // no link until the next cron tick (DEBUG CLUSTERLINK KILL)
+	}
 	if m.To == "" && m.Type != MsgPong {
 		m.To = n.id
 	}
@@ -168,6 +171,9 @@ func (s *State) Step(m *Message) {
 	if int(m.Type) < msgTypeCount {
 		s.statsRecv[m.Type]++
 	}
+	if s.dropped(m) {
+		return
+	}
 	defer s.afterStep()
 
 	// Redis's rules (clusterProcessPacket): a sender we do not know, or
@@ -187,6 +193,9 @@ func (s *State) Step(m *Message) {
 	// not get to fail others or move slots.
 	linked := sender != nil && s.connected(sender)
 	if sender != nil {
+		if sender.inboundTime.IsZero() || now.Sub(sender.dataReceived) > s.opts.NodeTimeout {
+			sender.inboundTime = now // a new inbound link
+		}
 		sender.dataReceived = now
 		if m.CurrentEpoch > s.currentEpoch {
 			s.currentEpoch = m.CurrentEpoch
@@ -553,6 +562,7 @@ func (s *State) Tick() {
 	defer s.afterStep()
 	s.ticks++
 	now := s.clock.Now()
+	s.discountStall(now)
 	nt := s.opts.NodeTimeout
 	handshakeTimeout := nt
 	if handshakeTimeout < time.Second {
@@ -607,6 +617,7 @@ func (s *State) Tick() {
 		if n.flags&(FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
 			continue
 		}
+		n.linkKilled = false
 		// Drop a link that has been silent too long; the next ping makes
 		// a new one (Redis frees and reconnects the link).
 		if !n.linkTime.IsZero() && now.Sub(n.linkTime) > nt && !n.pingSent.IsZero() &&
@@ -658,6 +669,53 @@ func (s *State) Tick() {
 
 // tickSlack is half of the 100 ms cron period.
 const tickSlack = 50 * time.Millisecond
+
+// stallGap is the longest wait between two runs of the timed work (Tick,
+// Wake) that is not a stall of this node; tickPeriod is the cron period.
+const (
+	stallGap   = 300 * time.Millisecond
+	tickPeriod = 100 * time.Millisecond
+)
+
+// discountStall keeps a stall of this node from counting as its peers'
+// silence. When the timed work runs late — the process was not scheduled
+// (a loaded machine), the loop waited on a slow nodes.conf fsync, or DEBUG
+// SLEEP held the bus — what the peers sent meanwhile may still wait in the
+// socket buffers: Redis reads those before its cron judges anyone (file
+// events come first in its event loop), while here the transport delivers
+// them after. The time the node did not run is taken off every pending
+// ping and every silence, so PFAIL still needs node-timeout of silence
+// that this node was awake to observe (a peer that really died is flagged
+// that much later).
+func (s *State) discountStall(now time.Time) {
+	last := s.lastTimedRun
+	s.lastTimedRun = now
+	if last.IsZero() {
+		return
+	}
+	gap := now.Sub(last)
+	if gap <= stallGap {
+		return
+	}
+	lost := gap - tickPeriod
+	for _, n := range s.order {
+		if !n.pingSent.IsZero() {
+			n.pingSent = minTime(n.pingSent.Add(lost), now)
+		}
+		if !n.dataReceived.IsZero() {
+			n.dataReceived = minTime(n.dataReceived.Add(lost), now)
+		}
+	}
+	s.log.Info("the cluster cron ran late: this node's stall does not count as its peers' silence",
+		zap.Duration("late", lost))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
 
 // checkPFail flags n PFAIL when our ping to it has been pending, and
 // nothing at all has come from it, for longer than node-timeout (any bus
@@ -724,6 +782,7 @@ func (s *State) NextWakeup() time.Time {
 func (s *State) Wake() {
 	defer s.afterStep()
 	now := s.clock.Now()
+	s.discountStall(now)
 	pfailed := false
 	for _, n := range s.order {
 		if s.checkPFail(n, now) {

@@ -80,7 +80,13 @@ type node struct {
 	dataReceived time.Time
 	failTime     time.Time
 	linkTime     time.Time // when the "link" (our first send since it was down) was made
-	replOffset   int64
+	// linkKilled: DEBUG CLUSTERLINK KILL freed the outbound link; nothing
+	// is sent to the node until the next cron tick makes a new one.
+	linkKilled bool
+	// inboundTime is when the node's current link to us (its first
+	// message after none for node-timeout, or after a kill) was made.
+	inboundTime time.Time
+	replOffset  int64
 
 	failReports map[string]time.Time // reporting master id → last report
 	lastGossip  uint64               // ping counter when last put in a gossip section
@@ -196,10 +202,15 @@ type State struct {
 	minorityTime   time.Time
 
 	statsSent, statsRecv [msgTypeCount]uint64
-	pingCounter          uint64
-	linksBufferExceeded  uint64 // links freed over cluster-link-sendbuf-limit
-	ticks                uint64
-	pfailNodes           int
+	// dropType is DEBUG DROP-CLUSTER-PACKET-FILTER: received messages of
+	// this type are ignored (dropNone: none).
+	dropType            int64
+	pingCounter         uint64
+	linksBufferExceeded uint64 // links freed over cluster-link-sendbuf-limit
+	ticks               uint64
+	// lastTimedRun is when Tick or Wake last ran (discountStall).
+	lastTimedRun time.Time
+	pfailNodes   int
 
 	// outputs
 	out             Ready
@@ -256,8 +267,9 @@ func newState(opts Options, clock Clock, seed uint64, log *zap.Logger) *State {
 		blacklist: make(map[string]time.Time),
 		// Redis's clusterInit starts cluster_size at 1; a master keeps it
 		// until its first state update after the writable delay.
-		size: 1,
-		fo:   failover.New(failoverConfig(opts), clock, seed^0x5bd1e995, log),
+		size:     1,
+		dropType: dropNone,
+		fo:       failover.New(failoverConfig(opts), clock, seed^0x5bd1e995, log),
 	}
 }
 

@@ -365,8 +365,8 @@ func (s *State) Links() []Link {
 		if !n.linkTime.IsZero() {
 			out = append(out, Link{Direction: "to", Node: n.id, CreateTime: unixMs(n.linkTime), Events: "r"})
 		}
-		if s.connected(n) {
-			out = append(out, Link{Direction: "from", Node: n.id, CreateTime: unixMs(n.ctime), Events: "r"})
+		if s.connected(n) && !n.inboundTime.IsZero() {
+			out = append(out, Link{Direction: "from", Node: n.id, CreateTime: unixMs(n.inboundTime), Events: "r"})
 		}
 	}
 	return out

@@ -179,17 +179,31 @@ func cmdClusterImportSlots(c *Client, args [][]byte) {
 // while EXEC runs a transaction holding CLUSTER commands (redis-cli's
 // SetSlotOwner: DELSLOTS, ADDSLOTS, BUMPEPOCH), so that it is atomic with
 // respect to gossip as in Redis. It returns nil when there is nothing to
-// hold.
+// hold. While held, c.tx.busHeld tells DEBUG SLEEP not to take it again.
 func (c *Client) holdClusterBus(queue []queuedCommand) (release func()) {
-	if c.srv.cluster == nil {
+	if c.srv.cluster == nil || c.tx.busHeld.Load() {
 		return nil
 	}
 	for _, qc := range queue {
 		if qc.spec.Parent != nil && qc.spec.Parent.Name == "cluster" {
-			return c.srv.cluster.Hold()
+			return c.holdBus()
 		}
 	}
 	return nil
+}
+
+// holdBus holds the cluster bus for c (see holdClusterBus); nil when there
+// is no bus or c holds it already.
+func (c *Client) holdBus() (release func()) {
+	if c.srv.cluster == nil || c.tx.busHeld.Load() {
+		return nil
+	}
+	unhold := c.srv.cluster.Hold()
+	c.tx.busHeld.Store(true)
+	return func() {
+		c.tx.busHeld.Store(false)
+		unhold()
+	}
 }
 
 // importConnClosed aborts the import a closing connection was streaming.

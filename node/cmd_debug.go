@@ -37,6 +37,8 @@ var debugHelpLines = []string{
 	"    Output a hex signature representing the current DB content.",
 	"DIGEST-VALUE <key> [<key> ...]",
 	"    Output a hex signature of the values of all the specified keys.",
+	"DROP-CLUSTER-PACKET-FILTER <packet-type>",
+	"    Drop all packets that match the filtered type. Set to -1 allow all packets.",
 	"ERROR <string>",
 	"    Return a Redis protocol error with <string> as message. Useful for clients",
 	"    unit tests to simulate Redis errors.",
@@ -67,6 +69,8 @@ var debugHelpLines = []string{
 	"    Run a fuzz tester against the stringmatchlen() function.",
 	"STRUCTSIZE",
 	"    Return the size of different Redis core C structures.",
+	"CLUSTERLINK KILL <to|from|all> <node-id>",
+	"    Kills the link based on the direction to/from (both) with the provided node.",
 	"GOROUTINES",
 	"    (shoal) Write the stacks of all goroutines to the server log.",
 	"HEAP",
@@ -91,6 +95,22 @@ func cmdDebug(c *Client, args [][]byte) {
 	case sub == "set-active-expire" && argc == 3:
 		s.activeExpire.Store(atoi(args[2]) != 0)
 		c.OK()
+	case sub == "drop-cluster-packet-filter" && argc == 3:
+		t, ok := parseInt64Arg(args[2])
+		if !ok {
+			c.Error(msgNotInteger)
+			return
+		}
+		if s.cluster != nil {
+			s.cluster.SetDropFilter(t)
+		}
+		c.OK()
+	case sub == "clusterlink" && argc == 5 && strings.EqualFold(string(args[2]), "kill"):
+		if s.cluster == nil {
+			c.Error("ERR Debug option only available for cluster mode enabled setup!")
+			return
+		}
+		c.clusterReply(s.cluster.KillLink(string(args[3]), string(args[4])))
 	case sub == "set-disable-deny-scripts" && argc == 3: // node/script.go
 		s.tx.scripts.denyDisabled.Store(atoi(args[2]) != 0)
 		c.OK()
@@ -190,12 +210,23 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// debugSleep blocks the calling connection (Redis blocks the whole server;
-// shoal's other clients keep being served). The sleep ends early if the
-// server shuts down.
+// debugSleep stops the whole server for the given time, as Redis's DEBUG
+// SLEEP does by sleeping in its event loop: every other client waits before
+// its next command (the execution gate, node/multi.go; commands already
+// running finish first), so the replication stream is neither served nor
+// applied, and the cluster bus neither processes what peers send nor runs
+// its cron (gossip.Bus.Hold), so peers see the node stop answering — Redis's
+// tests/cluster relies on that to make a node time out without killing it.
+// What arrives meanwhile waits in the socket and bus buffers, as in Redis.
+// The sleep ends early if the server shuts down.
 func debugSleep(c *Client, arg []byte) {
 	secs := strtod(arg)
 	if secs > 0 {
+		release := c.closeGate()
+		defer release()
+		if unhold := c.holdBus(); unhold != nil { // node/cmd_cluster_migrate.go
+			defer unhold()
+		}
 		d := time.Duration(math.MaxInt64)
 		if secs < float64(math.MaxInt64)/float64(time.Second) {
 			d = time.Duration(secs * float64(time.Second))

@@ -67,6 +67,9 @@ type clientTx struct {
 	active atomic.Bool
 	// exclusive: this client holds the execution gate.
 	exclusive bool
+	// busHeld: this client holds the cluster bus (holdBus); atomic only
+	// so that tests can watch it.
+	busHeld atomic.Bool
 	// capture collects the write effects of a transaction or script.
 	capture *effectCapture
 	// inScript marks the script client (commands called by a script).
