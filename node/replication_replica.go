@@ -281,15 +281,16 @@ func (r *replState) replicateOnce(ml *masterLink) error {
 			return err
 		}
 		r.s.ks.FlushAll()
-		if !bytes.Equal(payload.Bytes(), replication.EmptyRDB()) {
-			n, err := r.loadRDB(payload.Bytes())
-			if err != nil {
-				return fmt.Errorf("loading the master's RDB payload: %w", err)
-			}
-			r.s.log.Info("MASTER <-> REPLICA sync: loaded the RDB payload", zap.Int("keys", n))
-			r.sync.Store(false)
+		pl, err := r.loadSyncPayload(payload.Bytes())
+		if err != nil {
+			return fmt.Errorf("loading the master's RDB payload: %w", err)
 		}
-		r.m.ResetTo(f[1], newOff)
+		r.s.log.Info("MASTER <-> REPLICA sync: loaded the RDB payload", zap.Int("keys", pl.keys),
+			zap.Int("functions", pl.libs), zap.Int("repl_stream_db", pl.streamDB))
+		if !pl.images {
+			r.sync.Store(false) // a redis-server master: the payload was the data
+		}
+		r.m.ResetTo(f[1], newOff, pl.streamDB)
 	case strings.HasPrefix(reply, "+CONTINUE"):
 		newID := strings.TrimSpace(strings.TrimPrefix(reply, "+CONTINUE"))
 		r.m.ContinueWith(newID)
@@ -308,6 +309,11 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		authenticated: true, repl: &clientRepl{master: true}}
 	c.replKind.Store(int32(clientMaster))
 	c.multiLen.Store(-1)
+	// The stream goes on in the database it was in at our offset (Redis
+	// keeps it in its cached master client, or reads repl-stream-db from
+	// the full sync's RDB): a master does not repeat SELECT after a partial
+	// resync.
+	c.dbIndex.Store(int32(r.m.StreamDB()))
 	c.lastInteraction.Store(time.Now().UnixMilli())
 	s.mu.Lock()
 	s.clients[c.id] = c
@@ -329,6 +335,7 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 	c.startBatch()
 	defer c.flushStats()
 	var args [][]byte
+	var txRaw []byte // the stream bytes of an open transaction, from its MULTI
 	for {
 		waited := rd.Buffered() == 0
 		if waited {
@@ -357,7 +364,7 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		}
 		if len(args) >= 2 && argIs(args[0], "replconf") && argIs(args[1], "getack") {
 			r.sendAck()
-			r.m.FeedRaw(raw)
+			r.m.FeedRaw(raw, int(c.dbIndex.Load()))
 			continue
 		}
 		r.applyMu.Lock()
@@ -374,7 +381,20 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 			c.run(args)
 		}
 		c.out = c.out[:0]
-		r.m.FeedRaw(raw)
+		// A transaction enters this node's stream (its offset, its
+		// backlog, its sub-replicas) once it ran, as one unit, as in
+		// Redis: a link lost half-way through it must resume before its
+		// MULTI, since the queued commands are discarded with the link.
+		switch {
+		case c.multi != nil:
+			txRaw = append(txRaw, raw...)
+		case len(txRaw) > 0:
+			txRaw = append(txRaw, raw...)
+			r.m.FeedRaw(txRaw, int(c.dbIndex.Load()))
+			txRaw = txRaw[:0]
+		default:
+			r.m.FeedRaw(raw, int(c.dbIndex.Load()))
+		}
 		r.applyMu.Unlock()
 	}
 }
@@ -439,25 +459,80 @@ func cloneArgs(args [][]byte) [][]byte {
 	return out
 }
 
-// loadRDB loads a redis-server master's RDB payload into the (flushed)
-// keyspace, each key under its slot's lock. It returns the number of keys.
-func (r *replState) loadRDB(data []byte) (int, error) {
+// syncPayload is what a full sync's RDB payload brought.
+type syncPayload struct {
+	keys, libs int
+	streamDB   int  // repl-stream-db: the database the stream continues in
+	images     bool // a shoal master: slot images follow in the stream
+}
+
+// loadSyncPayload loads a full sync's RDB payload into the (flushed)
+// keyspace, each key under its slot's lock, and replaces the function
+// libraries with the payload's (as Redis's replica does). A shoal master's
+// payload holds no keys (slot images follow) but its libraries and
+// repl-stream-db; a redis-server master's holds the data.
+func (r *replState) loadSyncPayload(data []byte) (syncPayload, error) {
 	ks := r.s.ks
-	n := 0
-	err := rdb.LoadFile(data, rdbLimits(r.s.cfg), func(k *rdb.LoadedKey) error {
-		if k.DB < 0 || k.DB >= ks.NumDBs() {
-			return fmt.Errorf("database %d out of range", k.DB)
-		}
-		db := ks.DB(k.DB)
-		slot := slots.KeySlot(k.Key)
-		db.Lock(slot)
-		e := k.Obj.SetIn(db, k.Key)
-		if k.ExpireAt != 0 {
-			db.SetExpire(k.Key, e, k.ExpireAt)
-		}
-		db.Unlock(slot)
-		n++
-		return nil
+	var pl syncPayload
+	var codes [][]byte
+	err := rdb.LoadFileWith(data, rdbLimits(r.s.cfg), rdb.FileHandlers{
+		Key: func(k *rdb.LoadedKey) error {
+			if k.DB < 0 || k.DB >= ks.NumDBs() {
+				return fmt.Errorf("database %d out of range", k.DB)
+			}
+			db := ks.DB(k.DB)
+			slot := slots.KeySlot(k.Key)
+			db.Lock(slot)
+			e := k.Obj.SetIn(db, k.Key)
+			if k.ExpireAt != 0 {
+				db.SetExpire(k.Key, e, k.ExpireAt)
+			}
+			db.Unlock(slot)
+			pl.keys++
+			return nil
+		},
+		Function: func(code []byte) error {
+			codes = append(codes, code)
+			return nil
+		},
+		Aux: func(name, value []byte) error {
+			switch string(name) {
+			case "repl-stream-db":
+				if n, ok := parseInt64Arg(value); ok && n >= 0 && n < int64(ks.NumDBs()) {
+					pl.streamDB = int(n)
+				}
+			case auxSlotImages:
+				pl.images = true
+			}
+			return nil
+		},
 	})
-	return n, err
+	if err != nil {
+		return pl, err
+	}
+	if bytes.Equal(data, replication.EmptyRDB()) {
+		pl.images = true // a shoal master from before the preamble carried anything
+	}
+	pl.libs = len(codes)
+	return pl, r.s.replaceFunctions(codes)
+}
+
+// replaceFunctions makes codes the function libraries, all or nothing,
+// with the execution gate closed (no script runs meanwhile).
+func (s *Server) replaceFunctions(codes [][]byte) error {
+	fe := &s.tx.functions
+	release := (&Client{srv: s}).closeGate()
+	defer release()
+	libs := make([]*functionLib, 0, len(codes))
+	for _, code := range codes {
+		lib, errMsg := fe.compileLibrary(s, code)
+		if errMsg != "" {
+			return errors.New(errMsg)
+		}
+		libs = append(libs, lib)
+	}
+	if errMsg := fe.install(libs, false, true); errMsg != "" {
+		return errors.New(errMsg)
+	}
+	return nil
 }

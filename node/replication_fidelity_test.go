@@ -1,0 +1,128 @@
+package node
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Regression tests for replication divergences found with Redis's own
+// suites (issue 23).
+
+// partialResyncKeepsDB writes in db 9 on the master, drops the replica's
+// link, writes again in db 9 on the same connection (the master's stream
+// does not repeat SELECT after a partial resync, in Redis as in shoal) and
+// checks the write landed in the replica's db 9, not db 0.
+func partialResyncKeepsDB(t *testing.T, m, r *testConn, wantPartial string) {
+	t.Helper()
+	m.do("SELECT", "9")
+	m.do("SET", "before", "1")
+	waitInSync(t, m, r)
+	if got := r.do("CLIENT", "KILL", "TYPE", "master"); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL TYPE master: %q", got)
+	}
+	replWaitFor(t, 10*time.Second, "link up again", func() bool {
+		return infoField(t, r, "replication", "master_link_status") == "up"
+	})
+	m.do("SET", "after", "2")
+	waitInSync(t, m, r)
+	if got := infoField(t, m, "stats", "sync_partial_ok"); got != wantPartial {
+		t.Fatalf("sync_partial_ok %q, want %q (the test needs a partial resync)", got, wantPartial)
+	}
+	r.do("SELECT", "9")
+	if got := r.do("GET", "after"); got != "$1\r\n2\r\n" {
+		t.Fatalf("replica db 9 GET after: %q", got)
+	}
+	r.do("SELECT", "0")
+	if got := r.do("EXISTS", "after"); got != ":0\r\n" {
+		t.Fatalf("replica db 0 has the db-9 write: EXISTS after = %q", got)
+	}
+}
+
+func TestReplicationPartialResyncKeepsSelectedDB(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	partialResyncKeepsDB(t, m, r, "1")
+	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("digest master %q replica %q", a, b)
+	}
+}
+
+func TestReplicationPartialResyncKeepsSelectedDBFromRedisMaster(t *testing.T) {
+	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0")
+	m := dialTestAddr(t, redisAddr)
+	rs := startTestServer(t)
+	r := dialTest(t, rs)
+	i := strings.LastIndexByte(redisAddr, ':')
+	if got := r.do("REPLICAOF", redisAddr[:i], redisAddr[i+1:]); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	waitInSync(t, m, r)
+	partialResyncKeepsDB(t, m, r, "1")
+	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("digest redis %q shoal %q", a, b)
+	}
+}
+
+// TestReplicationChainedFullSyncKeepsSelectedDB: a sub-replica full-synced
+// from a replica whose proxied stream is in db 9 starts in db 9 (the
+// payload's repl-stream-db): the proxied stream repeats no SELECT.
+func TestReplicationChainedFullSyncKeepsSelectedDB(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	ss := startTestServer(t)
+	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	m.do("SELECT", "9")
+	m.do("SET", "before", "1")
+	waitInSync(t, m, r)
+	replicaOf(t, sub, rs)
+	waitInSync(t, r, sub)
+	m.do("SET", "after", "2")
+	waitInSync(t, m, r)
+	waitInSync(t, r, sub)
+	sub.do("SELECT", "9")
+	if got := sub.do("GET", "after"); got != "$1\r\n2\r\n" {
+		t.Fatalf("sub-replica db 9 GET after: %q", got)
+	}
+	if a, b := m.do("DEBUG", "DIGEST"), sub.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("digest master %q sub-replica %q", a, b)
+	}
+}
+
+const fidelityLib = "#!lua name=fidelity\nredis.register_function{function_name='ro', callback=function() return 'hello' end, flags={'no-writes'}}"
+
+// TestReplicationFullSyncCarriesFunctions: the full sync's payload carries
+// the master's function libraries and replaces the replica's; later
+// FUNCTION LOAD / DELETE reach it through the stream.
+func TestReplicationFullSyncCarriesFunctions(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	if got := m.do("FUNCTION", "LOAD", fidelityLib); got != "$8\r\nfidelity\r\n" {
+		t.Fatalf("FUNCTION LOAD: %q", got)
+	}
+	// A library only the replica has goes with the full sync.
+	if got := r.do("FUNCTION", "LOAD", "#!lua name=local\nredis.register_function('loc', function() return 1 end)"); got != "$5\r\nlocal\r\n" {
+		t.Fatalf("FUNCTION LOAD on the replica-to-be: %q", got)
+	}
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	if got := r.do("FCALL_RO", "ro", "0"); got != "$5\r\nhello\r\n" {
+		t.Fatalf("FCALL_RO on the replica after the full sync: %q", got)
+	}
+	if got := r.do("FCALL", "loc", "0"); got != "-ERR Function not found\r\n" {
+		t.Fatalf("the replica's own library survived the full sync: %q", got)
+	}
+	if got := m.do("FUNCTION", "DELETE", "fidelity"); got != "+OK\r\n" {
+		t.Fatalf("FUNCTION DELETE: %q", got)
+	}
+	waitInSync(t, m, r)
+	if got := r.do("FUNCTION", "LIST"); got != "*0\r\n" {
+		t.Fatalf("FUNCTION LIST on the replica after DELETE: %q", got)
+	}
+}
