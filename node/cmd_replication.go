@@ -187,7 +187,14 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		c.Status("OK Already connected to specified master")
 		return
 	}
-	r.follow(host, int(port), "")
+	if !c.tx.exclusive {
+		// follow closes the execution gate after waiting for another role
+		// change: this command, which holds no slot lock, must not count
+		// as running meanwhile, or two REPLICAOFs would wait for each other.
+		c.leaveRun()
+		defer c.enterRunWaiting()
+	}
+	r.follow(host, int(port), "", c)
 	c.OK()
 }
 

@@ -38,6 +38,10 @@ type replState struct {
 	bytesIn                                 atomic.Int64 // read from this node's master (INFO total_net_repl_input_bytes)
 	goodReplicas                            atomic.Int64 // for min-replicas-to-write
 	guards                                  atomic.Bool  // a write may be refused (replica or min-replicas)
+	// roleGen counts the changes to a replica (follow): a command that
+	// passed the guards under another generation is judged again once it
+	// holds its run slot (node/dispatch.go).
+	roleGen atomic.Uint64
 
 	// applyMu orders, on a replica, the master link's apply-then-forward of
 	// one command against the full-sync walker of a sub-replica: the walker
@@ -494,7 +498,7 @@ func (s *Server) startReplication() {
 	}()
 	if s.cluster == nil {
 		if host, port, ok := s.cfg.ReplicaOf(); ok {
-			s.repl.follow(host, port, "")
+			s.repl.follow(host, port, "", nil)
 		}
 		return
 	}
@@ -524,7 +528,7 @@ func (r *replState) followClusterRole(id, ip string, port int) {
 	if cur != nil && cur.nodeID == id {
 		return
 	}
-	r.follow(ip, port, id)
+	r.follow(ip, port, id, nil)
 }
 
 // lockWholeDBs locks every slot of the given databases (in the store's

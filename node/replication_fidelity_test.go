@@ -126,3 +126,40 @@ func TestReplicationFullSyncCarriesFunctions(t *testing.T) {
 		t.Fatalf("FUNCTION LIST on the replica after DELETE: %q", got)
 	}
 }
+
+// TestReplicaOfUnblocksBlockedClients: a client blocked in BLPOP (and one
+// in WAIT) on a master that becomes a replica is answered -UNBLOCKED and
+// disconnected, as Redis's disconnectAllBlockedClients; its new master's
+// RPUSH then reaches the list whole (before, it served the blocked client
+// and the replica diverged: master a b c, replica b c).
+func TestReplicaOfUnblocksBlockedClients(t *testing.T) {
+	ms := startTestServer(t)
+	bs := startTestServer(t)
+	m, b := dialTest(t, ms), dialTest(t, bs)
+	blpop, wait := dialTest(t, bs), dialTest(t, bs)
+	blpop.send("BLPOP", "list", "0")
+	wait.send("WAIT", "1", "0")
+	replWaitFor(t, 10*time.Second, "two blocked clients", func() bool {
+		return infoField(t, b, "clients", "blocked_clients") == "2"
+	})
+	replicaOf(t, b, ms)
+	const unblocked = "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
+	for _, tc := range []*testConn{blpop, wait} {
+		if got := tc.read(); got != unblocked {
+			t.Fatalf("blocked client's reply: %q", got)
+		}
+		_ = tc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+		if _, err := tc.r.ReadByte(); err == nil {
+			t.Fatalf("the unblocked client's connection is still open")
+		}
+	}
+	waitInSync(t, m, b)
+	m.do("RPUSH", "list", "a", "b", "c")
+	waitInSync(t, m, b)
+	if got := b.do("LRANGE", "list", "0", "-1"); got != "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n" {
+		t.Fatalf("replica's list: %q", got)
+	}
+	if got := infoField(t, b, "clients", "blocked_clients"); got != "0" {
+		t.Fatalf("blocked_clients on the replica: %q", got)
+	}
+}

@@ -64,16 +64,31 @@ func (r *replState) linkStateName() string {
 
 // follow makes this node a replica of host:port (REPLICAOF, or the cluster
 // view naming our master). The data stays until the master's full sync
-// replaces it; a partial resync keeps it.
-func (r *replState) follow(host string, port int, nodeID string) {
+// replaces it; a partial resync keeps it. caller is the client whose
+// command asks for it (nil for the cluster bus and start-up).
+func (r *replState) follow(host string, port int, nodeID string, caller *Client) {
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
 	r.stopLink()
 	// Sub-replicas reconnect to learn of the change (they may continue).
 	r.m.DropAll()
+	// The role changes with every other client stopped (Redis's single
+	// thread): no write admitted as a master's runs once this node is a
+	// replica, and no client blocked as a master's stays blocked. (The
+	// link is stopped first: its goroutine may be waiting for the gate.)
+	gate := &Client{srv: r.s}
+	if caller != nil && caller.tx.exclusive {
+		gate = caller // REPLICAOF inside an exclusive EXEC: the gate is ours
+	}
+	release := gate.closeGate()
 	r.s.ks.SetReplicaMode(true)
 	r.proxy.Store(true)
 	r.updateGuards()
+	r.roleGen.Add(1) // commands that passed the guards before this judge again
+	if n := r.s.blocking().unblockAllRoleChanged(); n > 0 {
+		r.s.log.Info("Unblocked blocked clients: this node became a replica", zap.Int("clients", n))
+	}
+	release()
 	r.up.Store(false)
 	r.downAt.Store(0)
 	ml := &masterLink{host: host, port: port, nodeID: nodeID, stop: make(chan struct{}), done: make(chan struct{}), state: "connect"}
