@@ -445,12 +445,13 @@ func (c *Client) replicationAllows(spec *CommandSpec) bool {
 	}
 	cfg := c.srv.cfg
 	if r.proxy.Load() {
-		if !r.up.Load() && !cfg.Bool("replica-serve-stale-data") && denyStale {
-			c.rejectCommand(spec, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
-			return false
-		}
+		// processCommand's order: READONLY, then MASTERDOWN.
 		if write && cfg.Bool("replica-read-only") {
 			c.rejectCommand(spec, "READONLY You can't write against a read only replica.")
+			return false
+		}
+		if denyStale && r.stale() {
+			c.rejectCommand(spec, errMasterDown)
 			return false
 		}
 		return true
@@ -462,6 +463,15 @@ func (c *Client) replicationAllows(spec *CommandSpec) bool {
 		}
 	}
 	return true
+}
+
+// errMasterDown is Redis's shared.masterdownerr.
+const errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+
+// stale reports whether this node is a replica that must not serve data:
+// its link is down and replica-serve-stale-data is no.
+func (r *replState) stale() bool {
+	return r.proxy.Load() && !r.up.Load() && !r.s.cfg.Bool("replica-serve-stale-data")
 }
 
 // refreshGoodReplicas recounts the replicas min-replicas-to-write counts:

@@ -163,3 +163,71 @@ func TestReplicaOfUnblocksBlockedClients(t *testing.T) {
 		t.Fatalf("blocked_clients on the replica: %q", got)
 	}
 }
+
+// TestScriptSetReplReachesReplicasOnlyWithReplicaFlag: redis.set_repl
+// decides what replicas get: REPL_AOF or REPL_NONE nothing, REPL_REPLICA
+// and REPL_ALL the effect.
+func TestScriptSetReplReachesReplicasOnlyWithReplicaFlag(t *testing.T) {
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	script := `
+redis.set_repl(redis.REPL_AOF) redis.call('set','aof','1')
+redis.set_repl(redis.REPL_NONE) redis.call('set','none','1')
+redis.set_repl(redis.REPL_REPLICA) redis.call('set','replica','1')
+redis.set_repl(redis.REPL_ALL) redis.call('set','all','1')
+return 1`
+	if got := m.do("EVAL", script, "0"); got != ":1\r\n" {
+		t.Fatalf("EVAL: %q", got)
+	}
+	waitInSync(t, m, r)
+	for key, want := range map[string]string{"aof": ":0\r\n", "none": ":0\r\n", "replica": ":1\r\n", "all": ":1\r\n"} {
+		if got := r.do("EXISTS", key); got != want {
+			t.Fatalf("replica EXISTS %s = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestStaleReplicaScriptsNeedAllowStale: with its link down and
+// replica-serve-stale-data no, a replica runs only scripts flagged
+// allow-stale, and those only commands allowed while stale (Redis's
+// processCommand / scriptVerifyAllowStale).
+func TestStaleReplicaScriptsNeedAllowStale(t *testing.T) {
+	rs := startTestServer(t, "--replica-serve-stale-data", "no")
+	r := dialTest(t, rs)
+	lib := "#!lua name=stale\n" +
+		"redis.register_function{function_name='f1', callback=function() return 'hello' end, flags={'no-writes'}}\n" +
+		"redis.register_function{function_name='f2', callback=function() return 'hello' end, flags={'allow-stale', 'no-writes'}}\n" +
+		"redis.register_function{function_name='f3', callback=function() return redis.call('get', 'x') end, flags={'allow-stale', 'no-writes'}}\n" +
+		"redis.register_function{function_name='f4', callback=function() return redis.call('get', 'x') end}"
+	if got := r.do("FUNCTION", "LOAD", lib); got != "$5\r\nstale\r\n" {
+		t.Fatalf("FUNCTION LOAD: %q", got)
+	}
+	// A master that is not there: the link stays down.
+	if got := r.do("REPLICAOF", "127.0.0.1", "1"); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	const masterDown = "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+	const readOnly = "-READONLY You can't write against a read only replica.\r\n"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"FCALL", "f1", "0"}, masterDown},
+		{[]string{"FCALL_RO", "f1", "0"}, masterDown},
+		{[]string{"FCALL", "f2", "0"}, "$5\r\nhello\r\n"},
+		{[]string{"FCALL", "f3", "0"}, "-ERR Can not execute the command on a stale replica script: f3, on @user_function:4.\r\n"},
+		{[]string{"FCALL", "f4", "0"}, readOnly},
+		{[]string{"EVAL", "return 1", "0"}, masterDown},
+		{[]string{"EVAL", "#!lua flags=no-writes\nreturn 1", "0"}, masterDown},
+		{[]string{"EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('echo','foobar')", "0"}, "$6\r\nfoobar\r\n"},
+		{[]string{"SET", "x", "y"}, readOnly},
+		{[]string{"GET", "x"}, masterDown},
+	} {
+		if got := r.do(c.args...); got != c.want {
+			t.Errorf("%q on a stale replica: %q, want %q", c.args, got, c.want)
+		}
+	}
+}
