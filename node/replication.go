@@ -42,6 +42,9 @@ type replState struct {
 	// passed the guards under another generation is judged again once it
 	// holds its run slot (node/dispatch.go).
 	roleGen atomic.Uint64
+	// started is set once the server listens (startReplication): role
+	// changes the cluster bus reports before are taken from nodes.conf then.
+	started atomic.Bool
 
 	// applyMu orders, on a replica, the master link's apply-then-forward of
 	// one command against the full-sync walker of a sub-replica: the walker
@@ -501,6 +504,7 @@ func lowerASCII(b []byte) string { return strings.ToLower(string(b)) }
 // startReplication starts the replication cron and, when the replicaof
 // directive is set (standalone), follows that master.
 func (s *Server) startReplication() {
+	s.repl.started.Store(true)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -525,6 +529,12 @@ func (s *Server) startReplication() {
 // stop replicating when id is "" (a master keeps its data and shifts its
 // replication ID, so former siblings continue from it).
 func (r *replState) followClusterRole(id, ip string, port int) {
+	if !r.started.Load() {
+		// The bus's first notification comes from gossip.New, before the
+		// data is loaded and before s.cluster is set: startReplication
+		// follows the role nodes.conf gives once the server listens.
+		return
+	}
 	r.linkMu.Lock()
 	cur := r.link
 	r.linkMu.Unlock()

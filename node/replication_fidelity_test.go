@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +230,77 @@ func TestStaleReplicaScriptsNeedAllowStale(t *testing.T) {
 		if got := r.do(c.args...); got != c.want {
 			t.Errorf("%q on a stale replica: %q, want %q", c.args, got, c.want)
 		}
+	}
+}
+
+// TestReplicaKeepsExpiredKeysAtLoad: a replica restarted from its RDB keeps
+// the keys that expired while it was down until its master's DEL (Redis's
+// rdbLoad drops them only when iAmMaster()); a master drops them.
+func TestReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	s1 := startTestServer(t, "--dir", dir)
+	c1 := dialTest(t, s1)
+	c1.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	c1.do("SET", "soon", "v", "PX", "100")
+	c1.do("SET", "kept", "v")
+	if got := c1.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	s1.Shutdown()
+	time.Sleep(200 * time.Millisecond) // "soon" is past its expiry from now on
+
+	// A replica whose master is not there: nothing deletes the key.
+	replica := dialTest(t, startTestServer(t, "--dir", dir, "--replicaof", "127.0.0.1", "1"))
+	if got := replica.do("DBSIZE"); got != ":2\r\n" {
+		t.Fatalf("replica DBSIZE after load: %q, want 2 (the expired key kept)", got)
+	}
+	if got := replica.do("GET", "soon"); got != "$-1\r\n" {
+		t.Fatalf("replica GET of the logically expired key: %q", got)
+	}
+	master := dialTest(t, startTestServer(t, "--dir", dir))
+	if got := master.do("DBSIZE"); got != ":1\r\n" {
+		t.Fatalf("master DBSIZE after load: %q, want 1", got)
+	}
+}
+
+// TestClusterReplicaKeepsExpiredKeysAtLoad: a cluster node that nodes.conf
+// names a replica keeps logically expired keys when it loads its RDB.
+func TestClusterReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
+	master := startClusterTestServer(t, "")
+	dir := t.TempDir()
+	replica := startClusterTestServer(t, dir)
+	mc, rc := dialTest(t, master.srv), dialTest(t, replica.srv)
+	if got := mc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); got != "+OK\r\n" {
+		t.Fatalf("ADDSLOTSRANGE: %q", got)
+	}
+	if got := rc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(master.port), strconv.Itoa(master.cport)); got != "+OK\r\n" {
+		t.Fatalf("MEET: %q", got)
+	}
+	masterID := master.srv.cluster.MyID()
+	replWaitFor(t, 20*time.Second, "CLUSTER REPLICATE accepted", func() bool {
+		_, known := replica.srv.cluster.Node(masterID)
+		return known && rc.do("CLUSTER", "REPLICATE", masterID) == "+OK\r\n"
+	})
+	replica.srv.Shutdown() // nodes.conf names it a replica
+	master.srv.Shutdown()
+
+	// Its RDB, written by a standalone server in the same directory.
+	writer := startTestServer(t, "--dir", dir)
+	wc := dialTest(t, writer)
+	wc.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	wc.do("SET", "soon", "v", "PX", "100")
+	wc.do("SET", "kept", "v")
+	if got := wc.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	writer.Shutdown()
+	time.Sleep(200 * time.Millisecond) // "soon" is past its expiry from now on
+
+	again := startClusterTestServer(t, dir)
+	if again.srv.cluster.Myself().Master != masterID {
+		t.Fatalf("restarted node is not a replica of %s", masterID)
+	}
+	if got := dialTest(t, again.srv).do("DBSIZE"); got != ":2\r\n" {
+		t.Fatalf("cluster replica DBSIZE after load: %q, want 2 (the expired key kept)", got)
 	}
 }

@@ -146,14 +146,15 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.applyLimits()
 	s.registerConfigHooks()
 	s.repl = newReplState(s)
-	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
-		return nil, err
-	}
 	bus, err := s.newClusterBus()
 	if err != nil {
 		return nil, fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
+	// After nodes.conf: a cluster replica keeps expired keys at load.
+	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
+		return nil, err
+	}
 	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return s, nil
