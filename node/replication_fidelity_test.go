@@ -10,6 +10,26 @@ import (
 // Regression tests for replication divergences found with Redis's own
 // suites (issue 23).
 
+// startSyncedPair starts a master and its replica, in sync, and returns a
+// connection to each.
+func startSyncedPair(t *testing.T) (master, replica *testConn) {
+	t.Helper()
+	ms := startTestServer(t)
+	rs := startTestServer(t)
+	master, replica = dialTest(t, ms), dialTest(t, rs)
+	replicaOf(t, replica, ms)
+	waitInSync(t, master, replica)
+	return master, replica
+}
+
+// sameDigest fails the test unless the two servers hold the same data.
+func sameDigest(t *testing.T, master, replica *testConn) {
+	t.Helper()
+	if a, b := master.do("DEBUG", "DIGEST"), replica.do("DEBUG", "DIGEST"); a != b {
+		t.Fatalf("digest master %q replica %q", a, b)
+	}
+}
+
 // partialResyncKeepsDB writes in db 9 on the master, drops the replica's
 // link, writes again in db 9 on the same connection (the master's stream
 // does not repeat SELECT after a partial resync, in Redis as in shoal) and
@@ -41,15 +61,9 @@ func partialResyncKeepsDB(t *testing.T, m, r *testConn, wantPartial string) {
 }
 
 func TestReplicationPartialResyncKeepsSelectedDB(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
-	m, r := dialTest(t, ms), dialTest(t, rs)
-	replicaOf(t, r, ms)
-	waitInSync(t, m, r)
+	m, r := startSyncedPair(t)
 	partialResyncKeepsDB(t, m, r, "1")
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
-		t.Fatalf("digest master %q replica %q", a, b)
-	}
+	sameDigest(t, m, r)
 }
 
 func TestReplicationPartialResyncKeepsSelectedDBFromRedisMaster(t *testing.T) {
@@ -63,9 +77,7 @@ func TestReplicationPartialResyncKeepsSelectedDBFromRedisMaster(t *testing.T) {
 	}
 	waitInSync(t, m, r)
 	partialResyncKeepsDB(t, m, r, "1")
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
-		t.Fatalf("digest redis %q shoal %q", a, b)
-	}
+	sameDigest(t, m, r)
 }
 
 // TestReplicationChainedFullSyncKeepsSelectedDB: a sub-replica full-synced
@@ -90,9 +102,7 @@ func TestReplicationChainedFullSyncKeepsSelectedDB(t *testing.T) {
 	if got := sub.do("GET", "after"); got != "$1\r\n2\r\n" {
 		t.Fatalf("sub-replica db 9 GET after: %q", got)
 	}
-	if a, b := m.do("DEBUG", "DIGEST"), sub.do("DEBUG", "DIGEST"); a != b {
-		t.Fatalf("digest master %q sub-replica %q", a, b)
-	}
+	sameDigest(t, m, sub)
 }
 
 const fidelityLib = "#!lua name=fidelity\nredis.register_function{function_name='ro', callback=function() return 'hello' end, flags={'no-writes'}}"
@@ -169,11 +179,7 @@ func TestReplicaOfUnblocksBlockedClients(t *testing.T) {
 // decides what replicas get: REPL_AOF or REPL_NONE nothing, REPL_REPLICA
 // and REPL_ALL the effect.
 func TestScriptSetReplReachesReplicasOnlyWithReplicaFlag(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
-	m, r := dialTest(t, ms), dialTest(t, rs)
-	replicaOf(t, r, ms)
-	waitInSync(t, m, r)
+	m, r := startSyncedPair(t)
 	script := `
 redis.set_repl(redis.REPL_AOF) redis.call('set','aof','1')
 redis.set_repl(redis.REPL_NONE) redis.call('set','none','1')
@@ -233,21 +239,28 @@ func TestStaleReplicaScriptsNeedAllowStale(t *testing.T) {
 	}
 }
 
+// saveExpiredKey writes dir/dump.rdb with a standalone server: "kept", and
+// "soon", which is logically expired when this returns.
+func saveExpiredKey(t *testing.T, dir string) {
+	t.Helper()
+	s := startTestServer(t, "--dir", dir)
+	c := dialTest(t, s)
+	c.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	c.do("SET", "soon", "v", "PX", "100")
+	c.do("SET", "kept", "v")
+	if got := c.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	s.Shutdown()
+	time.Sleep(200 * time.Millisecond) // "soon" is past its expiry from now on
+}
+
 // TestReplicaKeepsExpiredKeysAtLoad: a replica restarted from its RDB keeps
 // the keys that expired while it was down until its master's DEL (Redis's
 // rdbLoad drops them only when iAmMaster()); a master drops them.
 func TestReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 	dir := t.TempDir()
-	s1 := startTestServer(t, "--dir", dir)
-	c1 := dialTest(t, s1)
-	c1.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-	c1.do("SET", "soon", "v", "PX", "100")
-	c1.do("SET", "kept", "v")
-	if got := c1.do("SAVE"); got != "+OK\r\n" {
-		t.Fatalf("SAVE: %q", got)
-	}
-	s1.Shutdown()
-	time.Sleep(200 * time.Millisecond) // "soon" is past its expiry from now on
+	saveExpiredKey(t, dir)
 
 	// A replica whose master is not there: nothing deletes the key.
 	replica := dialTest(t, startTestServer(t, "--dir", dir, "--replicaof", "127.0.0.1", "1"))
@@ -284,17 +297,7 @@ func TestClusterReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 	replica.srv.Shutdown() // nodes.conf names it a replica
 	master.srv.Shutdown()
 
-	// Its RDB, written by a standalone server in the same directory.
-	writer := startTestServer(t, "--dir", dir)
-	wc := dialTest(t, writer)
-	wc.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-	wc.do("SET", "soon", "v", "PX", "100")
-	wc.do("SET", "kept", "v")
-	if got := wc.do("SAVE"); got != "+OK\r\n" {
-		t.Fatalf("SAVE: %q", got)
-	}
-	writer.Shutdown()
-	time.Sleep(200 * time.Millisecond) // "soon" is past its expiry from now on
+	saveExpiredKey(t, dir) // its RDB
 
 	again := startClusterTestServer(t, dir)
 	if again.srv.cluster.Myself().Master != masterID {
