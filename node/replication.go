@@ -78,8 +78,14 @@ func newReplState(s *Server) *replState {
 		r.m.ResizeBacklog(int(cfg.Int("repl-backlog-size")))
 		return nil
 	})
-	for _, name := range []string{"min-replicas-to-write", "replica-read-only", "replica-serve-stale-data"} {
-		cfg.OnChange(name, func(string) error { r.updateGuards(); return nil })
+	for _, name := range []string{"min-replicas-to-write", "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data"} {
+		cfg.OnChange(name, func(string) error {
+			// Recounted at once, as Redis's updateGoodSlaves: a write
+			// right after CONFIG SET must not wait for the cron.
+			r.refreshGoodReplicas()
+			r.updateGuards()
+			return nil
+		})
 	}
 	r.updateGuards()
 	return r

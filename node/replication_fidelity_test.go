@@ -307,3 +307,26 @@ func TestClusterReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 		t.Fatalf("cluster replica DBSIZE after load: %q, want 2 (the expired key kept)", got)
 	}
 }
+
+// TestMinReplicasRecountedOnConfigSet: CONFIG SET of min-replicas-* counts
+// the good replicas at once (Redis's updateGoodSlaves), so a write right
+// after it does not wait for the once-a-second recount (replication-2.tcl).
+func TestMinReplicasRecountedOnConfigSet(t *testing.T) {
+	ms := startTestServer(t)
+	m := dialTest(t, ms)
+	m.do("CONFIG", "SET", "min-replicas-to-write", "1")
+	if got := m.do("SET", "k", "v"); got != "-NOREPLICAS Not enough good replicas to write.\r\n" {
+		t.Fatalf("SET without replicas: %q", got)
+	}
+	m.do("CONFIG", "SET", "min-replicas-to-write", "0")
+	r := dialTest(t, startTestServer(t))
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	replWaitFor(t, 10*time.Second, "replica online", func() bool {
+		return strings.Contains(infoField(t, m, "replication", "slave0"), "state=online")
+	})
+	m.do("CONFIG", "SET", "min-replicas-to-write", "1")
+	if got := m.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET right after CONFIG SET min-replicas-to-write 1 with one replica: %q", got)
+	}
+}
