@@ -330,3 +330,24 @@ func TestMinReplicasRecountedOnConfigSet(t *testing.T) {
 		t.Fatalf("SET right after CONFIG SET min-replicas-to-write 1 with one replica: %q", got)
 	}
 }
+
+// TestReplicaCountsErrorsOnMasterCommands: a command of the master's stream
+// that fails on the replica (the data diverged on a writable replica) is
+// logged as CRITICAL and counted in unexpected_error_replies, as Redis's
+// afterErrorReply (replication-4.tcl "Data divergence is allowed on writable
+// replicas").
+func TestReplicaCountsErrorsOnMasterCommands(t *testing.T) {
+	m, r := startSyncedPair(t)
+	r.do("CONFIG", "SET", "replica-read-only", "no")
+	if got := r.do("SET", "number2", "foo"); got != "+OK\r\n" {
+		t.Fatalf("SET on the writable replica: %q", got)
+	}
+	m.do("INCRBY", "number2", "1")
+	waitInSync(t, m, r)
+	if got := r.do("GET", "number2"); got != "$3\r\nfoo\r\n" {
+		t.Fatalf("replica number2: %q", got)
+	}
+	if got := infoField(t, r, "stats", "unexpected_error_replies"); got != "1" {
+		t.Fatalf("replica unexpected_error_replies: %q", got)
+	}
+}

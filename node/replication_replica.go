@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
 	"github.com/shoal-db/shoal/slots"
@@ -395,6 +396,9 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		} else {
 			c.run(args)
 		}
+		if len(c.out) > 0 && c.out[0] == '-' {
+			r.masterCommandFailed(c, args[0])
+		}
 		c.out = c.out[:0]
 		// A transaction enters this node's stream (its offset, its
 		// backlog, its sub-replicas) once it ran, as one unit, as in
@@ -411,6 +415,30 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 			r.m.FeedRaw(raw, int(c.dbIndex.Load()))
 		}
 		r.applyMu.Unlock()
+	}
+}
+
+// masterCommandFailed acts on an error this replica answered to a command
+// of its master's stream (afterErrorReply): the data may have diverged, so
+// it is logged as Redis does, counted in unexpected_error_replies, and with
+// propagation-error-behavior panic or panic-on-replicas on a read-only
+// replica the process stops, as Redis's serverPanic.
+func (r *replState) masterCommandFailed(c *Client, name []byte) {
+	msg := strings.TrimRight(string(c.out[1:min(len(c.out), 4096)]), "\r\n")
+	cmd := "<unknown>"
+	if spec, _ := r.s.table.lookup([][]byte{name}); spec != nil {
+		cmd = spec.fullName
+	}
+	r.s.log.Warn(fmt.Sprintf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'", msg, cmd))
+	r.s.stats.unexpectedErrors.Add(1)
+	cfg := r.s.cfg
+	switch cfg.Int("propagation-error-behavior") {
+	case config.PropagationErrPanic, config.PropagationErrPanicOnReplicas:
+		if cfg.Bool("replica-read-only") {
+			text := fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", cmd)
+			r.s.log.Error(text)
+			panic(text)
+		}
 	}
 }
 
