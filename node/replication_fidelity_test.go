@@ -351,3 +351,39 @@ func TestReplicaCountsErrorsOnMasterCommands(t *testing.T) {
 		t.Fatalf("replica unexpected_error_replies: %q", got)
 	}
 }
+
+// TestClusterFailoverUnblocksDemotedMastersClients: the master demoted by a
+// manual failover answers its BLPOP client -UNBLOCKED (Redis's
+// clusterSetMaster → replicationSetMaster → disconnectAllBlockedClients).
+func TestClusterFailoverUnblocksDemotedMastersClients(t *testing.T) {
+	master := startClusterTestServer(t, "")
+	replica := startClusterTestServer(t, "")
+	mc, rc := dialTest(t, master.srv), dialTest(t, replica.srv)
+	if got := mc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); got != "+OK\r\n" {
+		t.Fatalf("ADDSLOTSRANGE: %q", got)
+	}
+	if got := rc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(master.port), strconv.Itoa(master.cport)); got != "+OK\r\n" {
+		t.Fatalf("MEET: %q", got)
+	}
+	masterID, replicaID := master.srv.cluster.MyID(), replica.srv.cluster.MyID()
+	replWaitFor(t, 20*time.Second, "CLUSTER REPLICATE accepted", func() bool {
+		_, known := replica.srv.cluster.Node(masterID)
+		return known && rc.do("CLUSTER", "REPLICATE", masterID) == "+OK\r\n"
+	})
+	replWaitFor(t, 20*time.Second, "replica known to the master and in sync", func() bool {
+		n, ok := master.srv.cluster.Node(replicaID)
+		return ok && n.IsReplica() && master.srv.cluster.StateOK() &&
+			infoField(t, rc, "replication", "master_link_status") == "up"
+	})
+	blocked := dialTest(t, master.srv)
+	blocked.send("BLPOP", "list", "0")
+	replWaitFor(t, 10*time.Second, "a blocked client", func() bool {
+		return infoField(t, mc, "clients", "blocked_clients") == "1"
+	})
+	replWaitFor(t, 20*time.Second, "CLUSTER FAILOVER accepted", func() bool {
+		return rc.do("CLUSTER", "FAILOVER") == "+OK\r\n"
+	})
+	if got := blocked.read(); got != "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n" {
+		t.Fatalf("the demoted master's blocked client got %q", got)
+	}
+}
