@@ -1,10 +1,13 @@
 package node
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/replication"
 )
 
 // Regression tests for replication divergences found with Redis's own
@@ -385,5 +388,70 @@ func TestClusterFailoverUnblocksDemotedMastersClients(t *testing.T) {
 	})
 	if got := blocked.read(); got != "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n" {
 		t.Fatalf("the demoted master's blocked client got %q", got)
+	}
+}
+
+// fakeMasterSession accepts one replica connection on ln, answers its
+// handshake, and returns its PSYNC arguments and the connection.
+func fakeMasterSession(t *testing.T, ln net.Listener) ([]string, net.Conn) {
+	t.Helper()
+	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatalf("accept: %v", err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	rd := replication.NewStreamReader(conn, replication.Limits{MaxBulkLen: 1 << 20})
+	for range 10 {
+		args, _, err := rd.ReadCommand(nil)
+		if err != nil {
+			t.Fatalf("reading the handshake: %v", err)
+		}
+		switch strings.ToUpper(string(args[0])) {
+		case "PING":
+			_, _ = conn.Write([]byte("+PONG\r\n"))
+		case "PSYNC":
+			return []string{string(args[1]), string(args[2])}, conn
+		default:
+			_, _ = conn.Write([]byte("+OK\r\n"))
+		}
+	}
+	t.Fatalf("no PSYNC in the handshake")
+	return nil, nil
+}
+
+// TestReplicaResumesBeforeAnUnfinishedTransaction: a link lost between
+// MULTI and EXEC leaves the replica's offset before the MULTI (the queued
+// commands are discarded with the link), so the partial resync sends the
+// whole transaction again; counting the queued bytes lost them.
+func TestReplicaResumesBeforeAnUnfinishedTransaction(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	rs := startTestServer(t)
+	r := dialTest(t, rs)
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if got := r.do("REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	const id = "1111111111111111111111111111111111111111"
+	_, conn := fakeMasterSession(t, ln) // answered with a full sync whatever it asks
+	rdb := replication.EmptyRDB()
+	set := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+	stream := "+FULLRESYNC " + id + " 0\r\n$" + strconv.Itoa(len(rdb)) + "\r\n" + string(rdb) +
+		set + "*1\r\n$5\r\nMULTI\r\n" + "*3\r\n$3\r\nSET\r\n$1\r\nt\r\n$1\r\nx\r\n"
+	if _, err := conn.Write([]byte(stream)); err != nil {
+		t.Fatal(err)
+	}
+	replWaitFor(t, 10*time.Second, "the SET before the transaction applied", func() bool {
+		return r.do("EXISTS", "k") == ":1\r\n"
+	})
+	_ = conn.Close() // the link drops inside the transaction
+	psync, conn := fakeMasterSession(t, ln)
+	defer conn.Close()
+	if want := strconv.Itoa(len(set) + 1); psync[0] != id || psync[1] != want {
+		t.Fatalf("PSYNC after the drop: %q, want [%s %s] (resume at the MULTI)", psync, id, want)
 	}
 }
