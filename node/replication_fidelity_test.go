@@ -455,3 +455,31 @@ func TestReplicaResumesBeforeAnUnfinishedTransaction(t *testing.T) {
 		t.Fatalf("PSYNC after the drop: %q, want [%s %s] (resume at the MULTI)", psync, id, want)
 	}
 }
+
+// TestReplicaAppliesMasterStreamAfterBusyScript: while a script keeps a
+// replica busy, its master's commands wait instead of being answered -BUSY
+// (and lost); they apply once the script ends (replication.tcl "Master
+// stream is correctly processed while the replica has a script in -BUSY
+// state").
+func TestReplicaAppliesMasterStreamAfterBusyScript(t *testing.T) {
+	m, r := startSyncedPair(t)
+	r.do("CONFIG", "SET", "busy-reply-threshold", "50")
+	script := dialTestAddr(t, r.c.RemoteAddr().String())
+	script.send("EVAL", "while true do end", "0")
+	replWaitFor(t, 10*time.Second, "the replica busy", func() bool {
+		return strings.HasPrefix(r.do("PING"), "-BUSY")
+	})
+	m.do("SET", "during", "busy")
+	time.Sleep(300 * time.Millisecond) // the SET reaches the busy replica
+	if got := r.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL: %q", got)
+	}
+	if got := script.read(); !strings.HasPrefix(got, "-ERR Script killed by user") {
+		t.Fatalf("killed script's reply: %q", got)
+	}
+	waitInSync(t, m, r)
+	if got := r.do("GET", "during"); got != "$4\r\nbusy\r\n" {
+		t.Fatalf("the write sent while the replica was busy: GET = %q", got)
+	}
+	sameDigest(t, m, r)
+}
