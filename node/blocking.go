@@ -139,6 +139,7 @@ const (
 	outcomeUnblockedTimeout // CLIENT UNBLOCK id [TIMEOUT]
 	outcomeUnblockedError   // CLIENT UNBLOCK id ERROR
 	outcomeDisconnected     // the socket closed, or the query buffer overflowed
+	outcomeRoleChanged      // this node became a replica: -UNBLOCKED, then the connection closes
 )
 
 // blockKey identifies a key by database number, as Redis's per-db
@@ -320,6 +321,23 @@ func (s *Server) unblockClient(id int64, withError bool) bool {
 	return reg.finishLocked(w, outcome)
 }
 
+// unblockAllRoleChanged ends every wait (blocked commands and WAIT) when
+// this node becomes a replica, as Redis's disconnectAllBlockedClients: the
+// client is answered -UNBLOCKED and disconnected. Otherwise a list it waits
+// on would be served by its new master's push, and its pop would exist on
+// this node only. It returns how many waits it ended.
+func (reg *blockRegistry) unblockAllRoleChanged() int {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	n := 0
+	for _, w := range reg.byID {
+		if reg.finishLocked(w, outcomeRoleChanged) {
+			n++
+		}
+	}
+	return n
+}
+
 // awaitUnblock parks the goroutine until the pending block ends, then
 // writes the reply: what serving produced, or the reply to a timeout or an
 // unblock. It returns the time spent waiting, which is not execution time.
@@ -361,6 +379,9 @@ func (c *Client) awaitUnblock() time.Duration {
 		w.spec.onTimeout(c)
 	case outcomeUnblockedError:
 		c.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+	case outcomeRoleChanged:
+		c.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		c.closeAfter = true
 	case outcomeDisconnected:
 		c.out = c.out[:0]
 		c.closeAfter = true

@@ -220,7 +220,12 @@ func syscallText(err error) string {
 // "Wrong RDB checksum" then an "RDB CRC error", a truncated file a "Short
 // read"; the error returned is ErrDataNotLoaded, already logged.
 func (s *Server) loadRDBAtStartup() error {
-	err := s.loadRDB(true)
+	if s.loadsAsReplica(true) {
+		// Logically expired keys stay until the master's DEL: the store
+		// must not expire them before the replication link starts.
+		s.ks.SetReplicaMode(true)
+	}
+	err := s.loadRDB(true, true)
 	if err == nil || errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -262,11 +267,26 @@ func (s *Server) reportRDBError(reason string, err error) {
 // errDuplicateKey is a loaded key that already exists, without MERGE.
 var errDuplicateKey = errors.New("duplicate key")
 
+// loadsAsReplica reports whether this node loads its data as a replica
+// (Redis's !iAmMaster() in rdbLoad): at start-up, per the replicaof
+// directive or, in cluster mode, per nodes.conf; later, per its role.
+func (s *Server) loadsAsReplica(startup bool) bool {
+	switch {
+	case !startup:
+		return s.repl.proxy.Load()
+	case s.cluster != nil:
+		return s.cluster.Myself().Master != ""
+	}
+	_, _, ok := s.cfg.ReplicaOf()
+	return ok
+}
+
 // loadRDB adds the keys of dir/dbfilename to the keyspace, each under its
 // slot lock. A key that exists already is replaced when merge is set and
-// fails the load otherwise. Keys that expired while the file lay on disk
-// are dropped.
-func (s *Server) loadRDB(merge bool) error {
+// fails the load otherwise. A master drops keys that expired while the
+// file lay on disk; a replica keeps them until its master's DEL, as Redis
+// does (they are logically expired to its readers meanwhile).
+func (s *Server) loadRDB(merge, startup bool) error {
 	path := s.rdbPath()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -274,6 +294,7 @@ func (s *Server) loadRDB(merge bool) error {
 	}
 	start := time.Now()
 	now := s.ks.Now()
+	dropExpired := !s.loadsAsReplica(startup)
 	keys, expired := 0, 0
 	var libs []*functionLib
 	loadFunction := func(code []byte) error {
@@ -289,8 +310,10 @@ func (s *Server) loadRDB(merge bool) error {
 			return fmt.Errorf("key %q is in database %d, the server has %d", k.Key, k.DB, s.ks.NumDBs())
 		}
 		if k.ExpireAt != 0 && k.ExpireAt <= now {
-			expired++ // a master drops keys that expired while it was down
-			return nil
+			expired++
+			if dropExpired {
+				return nil
+			}
 		}
 		db := s.ks.DB(k.DB)
 		slot := slots.KeySlot(k.Key)
@@ -360,7 +383,7 @@ func debugReload(c *Client, args [][]byte) {
 		s.ks.FlushAll()
 		s.tx.functions.install(nil, true, true) // emptyData clears functions too
 	}
-	if err := s.loadRDB(merge || flush); err != nil {
+	if err := s.loadRDB(merge || flush, false); err != nil {
 		s.log.Warn("DEBUG RELOAD failed", zap.Error(err))
 		c.Error("ERR Error trying to load the RDB dump")
 		return

@@ -72,7 +72,13 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	// needs to know which slots were written before their image).
 	fs := r.newFullSync()
 	r.addSync(fs)
+	// The function libraries travel in the payload, read with every other
+	// client stopped: a FUNCTION LOAD is then either in them or in the
+	// stream after the sync's offset, never in neither.
+	release := c.closeGate()
+	req.Preamble = c.srv.fullSyncPreamble()
 	link, full := r.m.Attach(c.guard, req)
+	release()
 	c.repl.link = link
 	c.replKind.Store(int32(clientReplica))
 	if !full {
@@ -181,7 +187,14 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		c.Status("OK Already connected to specified master")
 		return
 	}
-	r.follow(host, int(port), "")
+	if !c.tx.exclusive {
+		// follow closes the execution gate after waiting for another role
+		// change: this command, which holds no slot lock, must not count
+		// as running meanwhile, or two REPLICAOFs would wait for each other.
+		c.leaveRun()
+		defer c.enterRunWaiting()
+	}
+	r.follow(host, int(port), "", c)
 	c.OK()
 }
 

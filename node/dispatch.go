@@ -128,6 +128,7 @@ func (c *Client) run(args [][]byte) {
 			return
 		}
 	}
+	roleGen := s.repl.roleGen.Load()
 	if !c.replicationAllows(spec) { // replica / min-replicas (node/replication.go)
 		acc.rejected++
 		c.flagTransaction()
@@ -151,6 +152,13 @@ func (c *Client) run(args [][]byte) {
 	// The execution gate: wait while an exclusive EXEC or a script runs,
 	// or answer -BUSY (node/multi.go).
 	if !c.enterRun(spec) {
+		acc.rejected++
+		return
+	}
+	if s.repl.roleGen.Load() != roleGen && !c.replicationAllows(spec) {
+		// The node became a replica since the check above (it changes
+		// role with the gate closed, so a running command finished first).
+		c.leaveRun()
 		acc.rejected++
 		return
 	}

@@ -412,6 +412,13 @@ type execGate struct {
 // is closed. It returns false, having written -BUSY, when the gate is held
 // by a script that has run too long and the command is not allowed then.
 func (c *Client) enterRun(spec *CommandSpec) bool {
+	if c.isMasterLink() {
+		// A replica's master stream is never refused -BUSY: it waits for
+		// the script, as Redis stops reading its master while busy (the
+		// command would be lost and the data diverge).
+		c.enterRunWaiting()
+		return true
+	}
 	g := &c.srv.tx.gate
 	for {
 		c.tx.active.Store(true)
@@ -464,7 +471,7 @@ func (c *Client) leaveRun() { c.tx.active.Store(false) }
 // command in MULTI, too.
 func (c *Client) busyRejects(spec *CommandSpec) bool {
 	g := &c.srv.tx.gate
-	if !g.closed.Load() || c.tx.exclusive || spec.Flags&FlagAllowBusy != 0 {
+	if !g.closed.Load() || c.tx.exclusive || spec.Flags&FlagAllowBusy != 0 || c.isMasterLink() {
 		return false
 	}
 	g.mu.Lock()

@@ -38,6 +38,13 @@ type replState struct {
 	bytesIn                                 atomic.Int64 // read from this node's master (INFO total_net_repl_input_bytes)
 	goodReplicas                            atomic.Int64 // for min-replicas-to-write
 	guards                                  atomic.Bool  // a write may be refused (replica or min-replicas)
+	// roleGen counts the changes to a replica (follow): a command that
+	// passed the guards under another generation is judged again once it
+	// holds its run slot (node/dispatch.go).
+	roleGen atomic.Uint64
+	// started is set once the server listens (startReplication): role
+	// changes the cluster bus reports before are taken from nodes.conf then.
+	started atomic.Bool
 
 	// applyMu orders, on a replica, the master link's apply-then-forward of
 	// one command against the full-sync walker of a sub-replica: the walker
@@ -71,8 +78,14 @@ func newReplState(s *Server) *replState {
 		r.m.ResizeBacklog(int(cfg.Int("repl-backlog-size")))
 		return nil
 	})
-	for _, name := range []string{"min-replicas-to-write", "replica-read-only", "replica-serve-stale-data"} {
-		cfg.OnChange(name, func(string) error { r.updateGuards(); return nil })
+	for _, name := range []string{"min-replicas-to-write", "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data"} {
+		cfg.OnChange(name, func(string) error {
+			// Recounted at once, as Redis's updateGoodSlaves: a write
+			// right after CONFIG SET must not wait for the cron.
+			r.refreshGoodReplicas()
+			r.updateGuards()
+			return nil
+		})
 	}
 	r.updateGuards()
 	return r
@@ -440,12 +453,13 @@ func (c *Client) replicationAllows(spec *CommandSpec) bool {
 	write, denyStale := c.commandWrites(spec)
 	cfg := c.srv.cfg
 	if r.proxy.Load() {
-		if !r.up.Load() && !cfg.Bool("replica-serve-stale-data") && denyStale {
-			c.rejectCommand(spec, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
-			return false
-		}
+		// processCommand's order: READONLY, then MASTERDOWN.
 		if write && cfg.Bool("replica-read-only") {
 			c.rejectCommand(spec, "READONLY You can't write against a read only replica.")
+			return false
+		}
+		if denyStale && r.stale() {
+			c.rejectCommand(spec, errMasterDown)
 			return false
 		}
 		return true
@@ -472,6 +486,15 @@ func (c *Client) commandWrites(spec *CommandSpec) (write, denyStale bool) {
 		}
 	}
 	return write, denyStale
+}
+
+// errMasterDown is Redis's shared.masterdownerr.
+const errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+
+// stale reports whether this node is a replica that must not serve data:
+// its link is down and replica-serve-stale-data is no.
+func (r *replState) stale() bool {
+	return r.proxy.Load() && !r.up.Load() && !r.s.cfg.Bool("replica-serve-stale-data")
 }
 
 // refreshGoodReplicas recounts the replicas min-replicas-to-write counts:
@@ -501,6 +524,7 @@ func lowerASCII(b []byte) string { return strings.ToLower(string(b)) }
 // startReplication starts the replication cron and, when the replicaof
 // directive is set (standalone), follows that master.
 func (s *Server) startReplication() {
+	s.repl.started.Store(true)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -508,7 +532,7 @@ func (s *Server) startReplication() {
 	}()
 	if s.cluster == nil {
 		if host, port, ok := s.cfg.ReplicaOf(); ok {
-			s.repl.follow(host, port, "")
+			s.repl.follow(host, port, "", nil)
 		}
 		return
 	}
@@ -525,6 +549,12 @@ func (s *Server) startReplication() {
 // stop replicating when id is "" (a master keeps its data and shifts its
 // replication ID, so former siblings continue from it).
 func (r *replState) followClusterRole(id, ip string, port int) {
+	if !r.started.Load() {
+		// The bus's first notification comes from gossip.New, before the
+		// data is loaded and before s.cluster is set: startReplication
+		// follows the role nodes.conf gives once the server listens.
+		return
+	}
 	r.linkMu.Lock()
 	cur := r.link
 	r.linkMu.Unlock()
@@ -538,7 +568,7 @@ func (r *replState) followClusterRole(id, ip string, port int) {
 	if cur != nil && cur.nodeID == id {
 		return
 	}
-	r.follow(ip, port, id)
+	r.follow(ip, port, id, nil)
 }
 
 // lockWholeDBs locks every slot of the given databases (in the store's

@@ -1,8 +1,10 @@
 package node
 
 import (
+	"bytes"
 	"github.com/shoal-db/shoal/resp"
 	"strconv"
+	"time"
 
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
@@ -25,6 +27,35 @@ import (
 // "REPLIMAGE DONE" ends the full sync.
 
 const imageCommand = "REPLIMAGE"
+
+// auxSlotImages is the auxiliary field of a shoal master's full-sync RDB
+// payload that says slot images follow in the stream ("REPLIMAGE DONE"
+// ends the sync). A redis-server replica ignores unknown fields.
+const auxSlotImages = "shoal-slot-images"
+
+// fullSyncPreamble returns the builder of a full sync's RDB payload: no
+// keys (they follow as slot images), the function libraries (Redis's RDB
+// carries them), and repl-stream-db, the database the stream is in at the
+// sync's offset (a proxying replica's stream does not start with SELECT).
+// The libraries are read now; the caller holds the execution gate.
+func (s *Server) fullSyncPreamble() func(streamDB int) []byte {
+	libs := s.tx.functions.sortedLibs()
+	return func(streamDB int) []byte {
+		var buf bytes.Buffer
+		fw := rdb.NewFileWriter(&buf,
+			[2]string{"redis-ver", Version},
+			[2]string{"redis-bits", "64"},
+			[2]string{"ctime", strconv.FormatInt(time.Now().Unix(), 10)},
+			[2]string{"repl-stream-db", strconv.Itoa(streamDB)},
+			[2]string{auxSlotImages, "1"},
+		)
+		for _, l := range libs {
+			fw.Function(l.code)
+		}
+		_ = fw.Finish() // a bytes.Buffer does not fail
+		return buf.Bytes()
+	}
+}
 
 // appendSlotImage appends the REPLIMAGE command for one slot of db. The
 // caller holds the slot's lock.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
 	"github.com/shoal-db/shoal/slots"
@@ -64,16 +65,31 @@ func (r *replState) linkStateName() string {
 
 // follow makes this node a replica of host:port (REPLICAOF, or the cluster
 // view naming our master). The data stays until the master's full sync
-// replaces it; a partial resync keeps it.
-func (r *replState) follow(host string, port int, nodeID string) {
+// replaces it; a partial resync keeps it. caller is the client whose
+// command asks for it (nil for the cluster bus and start-up).
+func (r *replState) follow(host string, port int, nodeID string, caller *Client) {
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
 	r.stopLink()
 	// Sub-replicas reconnect to learn of the change (they may continue).
 	r.m.DropAll()
+	// The role changes with every other client stopped (Redis's single
+	// thread): no write admitted as a master's runs once this node is a
+	// replica, and no client blocked as a master's stays blocked. (The
+	// link is stopped first: its goroutine may be waiting for the gate.)
+	gate := &Client{srv: r.s}
+	if caller != nil && caller.tx.exclusive {
+		gate = caller // REPLICAOF inside an exclusive EXEC: the gate is ours
+	}
+	release := gate.closeGate()
 	r.s.ks.SetReplicaMode(true)
 	r.proxy.Store(true)
 	r.updateGuards()
+	r.roleGen.Add(1) // commands that passed the guards before this judge again
+	if n := r.s.blocking().unblockAllRoleChanged(); n > 0 {
+		r.s.log.Info("Unblocked blocked clients: this node became a replica", zap.Int("clients", n))
+	}
+	release()
 	r.up.Store(false)
 	r.downAt.Store(0)
 	ml := &masterLink{host: host, port: port, nodeID: nodeID, stop: make(chan struct{}), done: make(chan struct{}), state: "connect"}
@@ -281,15 +297,16 @@ func (r *replState) replicateOnce(ml *masterLink) error {
 			return err
 		}
 		r.s.ks.FlushAll()
-		if !bytes.Equal(payload.Bytes(), replication.EmptyRDB()) {
-			n, err := r.loadRDB(payload.Bytes())
-			if err != nil {
-				return fmt.Errorf("loading the master's RDB payload: %w", err)
-			}
-			r.s.log.Info("MASTER <-> REPLICA sync: loaded the RDB payload", zap.Int("keys", n))
-			r.sync.Store(false)
+		pl, err := r.loadSyncPayload(payload.Bytes())
+		if err != nil {
+			return fmt.Errorf("loading the master's RDB payload: %w", err)
 		}
-		r.m.ResetTo(f[1], newOff)
+		r.s.log.Info("MASTER <-> REPLICA sync: loaded the RDB payload", zap.Int("keys", pl.keys),
+			zap.Int("functions", pl.libs), zap.Int("repl_stream_db", pl.streamDB))
+		if !pl.images {
+			r.sync.Store(false) // a redis-server master: the payload was the data
+		}
+		r.m.ResetTo(f[1], newOff, pl.streamDB)
 	case strings.HasPrefix(reply, "+CONTINUE"):
 		newID := strings.TrimSpace(strings.TrimPrefix(reply, "+CONTINUE"))
 		r.m.ContinueWith(newID)
@@ -308,6 +325,11 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		authenticated: true, repl: &clientRepl{master: true}}
 	c.replKind.Store(int32(clientMaster))
 	c.multiLen.Store(-1)
+	// The stream goes on in the database it was in at our offset (Redis
+	// keeps it in its cached master client, or reads repl-stream-db from
+	// the full sync's RDB): a master does not repeat SELECT after a partial
+	// resync.
+	c.dbIndex.Store(int32(r.m.StreamDB()))
 	c.lastInteraction.Store(time.Now().UnixMilli())
 	s.mu.Lock()
 	s.clients[c.id] = c
@@ -329,6 +351,7 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 	c.startBatch()
 	defer c.flushStats()
 	var args [][]byte
+	var txRaw []byte // the stream bytes of an open transaction, from its MULTI
 	for {
 		waited := rd.Buffered() == 0
 		if waited {
@@ -357,7 +380,7 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		}
 		if len(args) >= 2 && argIs(args[0], "replconf") && argIs(args[1], "getack") {
 			r.sendAck()
-			r.m.FeedRaw(raw)
+			r.m.FeedRaw(raw, int(c.dbIndex.Load()))
 			continue
 		}
 		r.applyMu.Lock()
@@ -373,9 +396,49 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		} else {
 			c.run(args)
 		}
+		if len(c.out) > 0 && c.out[0] == '-' {
+			r.masterCommandFailed(c, args[0])
+		}
 		c.out = c.out[:0]
-		r.m.FeedRaw(raw)
+		// A transaction enters this node's stream (its offset, its
+		// backlog, its sub-replicas) once it ran, as one unit, as in
+		// Redis: a link lost half-way through it must resume before its
+		// MULTI, since the queued commands are discarded with the link.
+		switch {
+		case c.multi != nil:
+			txRaw = append(txRaw, raw...)
+		case len(txRaw) > 0:
+			txRaw = append(txRaw, raw...)
+			r.m.FeedRaw(txRaw, int(c.dbIndex.Load()))
+			txRaw = txRaw[:0]
+		default:
+			r.m.FeedRaw(raw, int(c.dbIndex.Load()))
+		}
 		r.applyMu.Unlock()
+	}
+}
+
+// masterCommandFailed acts on an error this replica answered to a command
+// of its master's stream (afterErrorReply): the data may have diverged, so
+// it is logged as Redis does, counted in unexpected_error_replies, and with
+// propagation-error-behavior panic or panic-on-replicas on a read-only
+// replica the process stops, as Redis's serverPanic.
+func (r *replState) masterCommandFailed(c *Client, name []byte) {
+	msg := strings.TrimRight(string(c.out[1:min(len(c.out), 4096)]), "\r\n")
+	cmd := "<unknown>"
+	if spec, _ := r.s.table.lookup([][]byte{name}); spec != nil {
+		cmd = spec.fullName
+	}
+	r.s.log.Warn(fmt.Sprintf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'", msg, cmd))
+	r.s.stats.unexpectedErrors.Add(1)
+	cfg := r.s.cfg
+	switch cfg.Int("propagation-error-behavior") {
+	case config.PropagationErrPanic, config.PropagationErrPanicOnReplicas:
+		if cfg.Bool("replica-read-only") {
+			text := fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", cmd)
+			r.s.log.Error(text)
+			panic(text)
+		}
 	}
 }
 
@@ -439,25 +502,80 @@ func cloneArgs(args [][]byte) [][]byte {
 	return out
 }
 
-// loadRDB loads a redis-server master's RDB payload into the (flushed)
-// keyspace, each key under its slot's lock. It returns the number of keys.
-func (r *replState) loadRDB(data []byte) (int, error) {
+// syncPayload is what a full sync's RDB payload brought.
+type syncPayload struct {
+	keys, libs int
+	streamDB   int  // repl-stream-db: the database the stream continues in
+	images     bool // a shoal master: slot images follow in the stream
+}
+
+// loadSyncPayload loads a full sync's RDB payload into the (flushed)
+// keyspace, each key under its slot's lock, and replaces the function
+// libraries with the payload's (as Redis's replica does). A shoal master's
+// payload holds no keys (slot images follow) but its libraries and
+// repl-stream-db; a redis-server master's holds the data.
+func (r *replState) loadSyncPayload(data []byte) (syncPayload, error) {
 	ks := r.s.ks
-	n := 0
-	err := rdb.LoadFile(data, rdbLimits(r.s.cfg), func(k *rdb.LoadedKey) error {
-		if k.DB < 0 || k.DB >= ks.NumDBs() {
-			return fmt.Errorf("database %d out of range", k.DB)
-		}
-		db := ks.DB(k.DB)
-		slot := slots.KeySlot(k.Key)
-		db.Lock(slot)
-		e := k.Obj.SetIn(db, k.Key)
-		if k.ExpireAt != 0 {
-			db.SetExpire(k.Key, e, k.ExpireAt)
-		}
-		db.Unlock(slot)
-		n++
-		return nil
+	var pl syncPayload
+	var codes [][]byte
+	err := rdb.LoadFileWith(data, rdbLimits(r.s.cfg), rdb.FileHandlers{
+		Key: func(k *rdb.LoadedKey) error {
+			if k.DB < 0 || k.DB >= ks.NumDBs() {
+				return fmt.Errorf("database %d out of range", k.DB)
+			}
+			db := ks.DB(k.DB)
+			slot := slots.KeySlot(k.Key)
+			db.Lock(slot)
+			e := k.Obj.SetIn(db, k.Key)
+			if k.ExpireAt != 0 {
+				db.SetExpire(k.Key, e, k.ExpireAt)
+			}
+			db.Unlock(slot)
+			pl.keys++
+			return nil
+		},
+		Function: func(code []byte) error {
+			codes = append(codes, code)
+			return nil
+		},
+		Aux: func(name, value []byte) error {
+			switch string(name) {
+			case "repl-stream-db":
+				if n, ok := parseInt64Arg(value); ok && n >= 0 && n < int64(ks.NumDBs()) {
+					pl.streamDB = int(n)
+				}
+			case auxSlotImages:
+				pl.images = true
+			}
+			return nil
+		},
 	})
-	return n, err
+	if err != nil {
+		return pl, err
+	}
+	if bytes.Equal(data, replication.EmptyRDB()) {
+		pl.images = true // a shoal master from before the preamble carried anything
+	}
+	pl.libs = len(codes)
+	return pl, r.s.replaceFunctions(codes)
+}
+
+// replaceFunctions makes codes the function libraries, all or nothing,
+// with the execution gate closed (no script runs meanwhile).
+func (s *Server) replaceFunctions(codes [][]byte) error {
+	fe := &s.tx.functions
+	release := (&Client{srv: s}).closeGate()
+	defer release()
+	libs := make([]*functionLib, 0, len(codes))
+	for _, code := range codes {
+		lib, errMsg := fe.compileLibrary(s, code)
+		if errMsg != "" {
+			return errors.New(errMsg)
+		}
+		libs = append(libs, lib)
+	}
+	if errMsg := fe.install(libs, false, true); errMsg != "" {
+		return errors.New(errMsg)
+	}
+	return nil
 }

@@ -100,7 +100,7 @@ type scriptRun struct {
 	killed   atomic.Bool
 	oom      atomic.Bool // stopped by the memory watch
 	cancel   context.CancelFunc
-	repl     int      // redis.set_repl flags
+	repl     int      // redis.set_repl flags: replToAOF | replToReplicas
 	slot     int32    // the slot the script's keys hash to, -1 unknown (cluster)
 	argv     [][]byte // the FCALL command (FUNCTION STATS)
 }
@@ -335,6 +335,12 @@ func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
 // (scriptPrepareForRun) and writes the refusal.
 func (c *Client) prepareScript(flags scriptFlags, ro bool) bool {
 	if flags&sfCompat != 0 {
+		// Redis refuses a script without flags on a stale replica (before
+		// it runs anything) as any command without the stale flag.
+		if c.srv.repl.stale() && !c.isMasterLink() {
+			c.Error(errMasterDown)
+			return false
+		}
 		return true
 	}
 	if flags&sfNoCluster != 0 && c.srv.cluster != nil {
@@ -343,19 +349,23 @@ func (c *Client) prepareScript(flags scriptFlags, ro bool) bool {
 	}
 	if flags&sfNoWrites == 0 {
 		// A script that may write is refused where writes are: on a
-		// read-only replica, without enough good replicas.
-		mark := len(c.out)
+		// read-only replica, without enough good replicas. Its flags make
+		// the command a write, so Redis's processCommand answers as for
+		// any write (scriptPrepareForRun's own text is for module calls).
 		if set := c.srv.table.byName["set"]; set != nil && !c.replicationAllows(set) {
-			if strings.HasPrefix(string(c.out[mark:]), "-READONLY") {
-				c.out = c.out[:mark]
-				c.Error("READONLY Can not run script with write flag on readonly replica")
-			}
 			return false
 		}
 		if ro {
 			c.Error("ERR Can not execute a script with write flag using *_ro command.")
 			return false
 		}
+	}
+	// A stale replica runs only scripts flagged allow-stale (the script's
+	// flags replace the command's stale flag; after READONLY, as
+	// processCommand checks them).
+	if flags&sfAllowStale == 0 && c.srv.repl.stale() && !c.isMasterLink() {
+		c.Error(errMasterDown)
+		return false
 	}
 	return true
 }
@@ -382,11 +392,17 @@ func (eng *scriptEngine) ensureEnv(s *Server) *luaEnv {
 	return eng.env
 }
 
+// redis.set_repl's flags (Redis's PROPAGATE_AOF, PROPAGATE_REPL).
+const (
+	replToAOF      = 1
+	replToReplicas = 2
+)
+
 // newEnv builds a Lua state with the redis API served by this engine.
 func (eng *scriptEngine) newEnv(s *Server) *luaEnv {
 	env := newLuaEnv(eng.api(s), map[string]lua.LValue{
-		"REPL_NONE": lua.LNumber(0), "REPL_AOF": lua.LNumber(1), "REPL_SLAVE": lua.LNumber(2),
-		"REPL_REPLICA": lua.LNumber(2), "REPL_ALL": lua.LNumber(3),
+		"REPL_NONE": lua.LNumber(0), "REPL_AOF": lua.LNumber(replToAOF), "REPL_SLAVE": lua.LNumber(replToReplicas),
+		"REPL_REPLICA": lua.LNumber(replToReplicas), "REPL_ALL": lua.LNumber(replToAOF | replToReplicas),
 	})
 	eng.patchMath(env)
 	return env
@@ -460,7 +476,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	lc.bs.denyBlocking = true
 	lc.readonly = c.readonly
 	lc.asking = c.asking
-	run.caller, run.lc, run.start, run.repl = c, lc, time.Now(), 3
+	run.caller, run.lc, run.start, run.repl = c, lc, time.Now(), replToAOF|replToReplicas
 	run.startMs = run.start.UnixMilli()
 	capture := c.startCapture()
 	lc.tx.capture = c.tx.capture
@@ -852,6 +868,10 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	if spec.Flags&FlagNoscript != 0 && !s.tx.scripts.denyDisabled.Load() {
 		return nil, "This Redis command is not allowed from script"
 	}
+	if spec.Flags&FlagStale == 0 && s.repl.stale() && !run.caller.isMasterLink() {
+		// An allow-stale script on a stale replica (scriptVerifyAllowStale).
+		return nil, "Can not execute the command on a stale replica"
+	}
 	if run.readOnly && spec.Flags&(FlagWrite|FlagMayReplicate) != 0 {
 		return nil, "Write commands are not allowed from read-only scripts."
 	}
@@ -881,8 +901,10 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	}
 	lc.slotBuf = sl
 	lc.out = lc.out[:0]
-	if run.repl == 0 {
-		lc.tx.capture = &effectCapture{db: -1} // redis.set_repl(REPL_NONE): dropped
+	if run.repl&replToReplicas == 0 {
+		// redis.set_repl(REPL_NONE) or (REPL_AOF): not for replicas.
+		// shoal has no AOF, so the effect reaches no consumer.
+		lc.tx.capture = &effectCapture{db: -1}
 	} else {
 		lc.tx.capture = run.caller.tx.capture
 	}

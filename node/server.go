@@ -169,20 +169,23 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// LoadData loads dir/dbfilename, then creates the cluster bus (which may
-// make this node a replica at once: the data must be in place first). A
-// file that does not load is reported in Redis's words (node/cmd_dump_save.go)
-// and stops the server. Call it once, before Listen (New does, unless
+// LoadData creates the cluster bus (nodes.conf says whether this node is a
+// replica; the bus's first role notification is left to startReplication,
+// so no link starts before the data is in place), then loads
+// dir/dbfilename: a replica keeps logically expired keys. A file that does
+// not load is reported in Redis's words (node/cmd_dump_save.go) and stops
+// the server. Call it once, before Listen (New does, unless
 // Options.LoadLater).
 func (s *Server) LoadData() error {
-	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
-		return err
-	}
 	bus, err := s.newClusterBus()
 	if err != nil {
 		return fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
+	// After nodes.conf: a cluster replica keeps expired keys at load.
+	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
+		return err
+	}
 	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return nil

@@ -139,6 +139,9 @@ type FileHandlers struct {
 	// Function receives each function library's code (it may keep it);
 	// nil skips them.
 	Function func(code []byte) error
+	// Aux receives each auxiliary field (only valid during the call); nil
+	// skips them.
+	Aux func(name, value []byte) error
 }
 
 // LoadFile reads a whole RDB file of version 1 to 10 and calls fn for each
@@ -148,7 +151,7 @@ func LoadFile(data []byte, lim Limits, fn func(k *LoadedKey) error) error {
 }
 
 // LoadFileWith reads a whole RDB file of version 1 to 10 and hands each key
-// and function library to h in file order. Auxiliary fields are skipped;
+// and function library (and auxiliary field) to h in file order;
 // module data and the pre-GA function format fail the load. A wrong
 // checksum (when the file has one) fails it too. Bounds are as in
 // DecodeValue: corrupt files yield ErrBadData, never a panic.
@@ -225,11 +228,18 @@ func LoadFileWith(data []byte, lim Limits, h FileHandlers) error {
 			}
 			continue
 		case opAux:
-			if _, err := r.str(); err != nil {
+			name, err := r.str()
+			if err != nil {
 				return err
 			}
-			if _, err := r.str(); err != nil {
+			value, err := r.str()
+			if err != nil {
 				return err
+			}
+			if h.Aux != nil {
+				if err := h.Aux(name, value); err != nil {
+					return err
+				}
 			}
 			continue
 		case opFunction2:

@@ -33,7 +33,15 @@ type Master struct {
 	offset       int64 // master_repl_offset
 	secondOffset int64 // second_repl_offset (-1 when replID2 is unset)
 	backlog      *Backlog
-	selDB        int // the database the stream last SELECTed, -1 = none
+	// selDB is the database selected at the end of the stream, -1 = none
+	// yet: SELECTs this node emitted, or, when it proxies its master's
+	// stream, the database its master link is in after those bytes. A
+	// replica that continues (or starts, after a full sync) at the end of
+	// the stream is in this database.
+	selDB int
+	// forceSelect makes the next effect start with SELECT even in selDB
+	// (after a full sync or a change of master, as Redis's slaveseldb = -1).
+	forceSelect  bool
 	links        []*Link
 	enc          []byte
 	noLinksSince time.Time // when the last link went away (repl-backlog-ttl)
@@ -74,7 +82,7 @@ func NewMaster(cfg Config) *Master {
 	if cfg.OutputLimit == nil {
 		cfg.OutputLimit = func() (uint64, uint64, int64) { return 256 << 20, 64 << 20, 60 }
 	}
-	return &Master{cfg: cfg, replID: NewReplID(), replID2: zeroID, secondOffset: -1, selDB: -1,
+	return &Master{cfg: cfg, replID: NewReplID(), replID2: zeroID, secondOffset: -1, selDB: -1, forceSelect: true,
 		ackWake: make(chan struct{}), noLinksSince: time.Now()}
 }
 
@@ -175,9 +183,10 @@ func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
 		if pre != nil {
 			pre()
 		}
-		if db != m.selDB {
+		if db != m.selDB || m.forceSelect {
 			m.enc = resp.AppendCommand(m.enc[:0], "SELECT", strconv.Itoa(db))
 			m.selDB = db
+			m.forceSelect = false
 			m.appendLocked(m.enc)
 		}
 		m.appendLocked(enc)
@@ -201,10 +210,12 @@ func (m *Master) FeedCommand(argv ...string) {
 }
 
 // FeedRaw appends bytes received from this node's own master to the stream
-// (a replica proxies them to its sub-replicas and backlog unchanged).
-func (m *Master) FeedRaw(p []byte) {
+// (a replica proxies them to its sub-replicas and backlog unchanged); db is
+// the database the master link is in once they are applied.
+func (m *Master) FeedRaw(p []byte, db int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.selDB = db
 	if m.backlog == nil {
 		m.offset += int64(len(p))
 		return
@@ -224,6 +235,14 @@ func (m *Master) appendLocked(p []byte) {
 	for _, l := range drop {
 		m.dropLocked(l, "output buffer limit")
 	}
+}
+
+// StreamDB is the database selected at the end of the stream (0 when none
+// was): where a replica continuing from this node's offset starts.
+func (m *Master) StreamDB() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return max(m.selDB, 0)
 }
 
 // Locked runs fn under the fan-out's lock: bytes queued to a link with
@@ -260,6 +279,10 @@ type PsyncRequest struct {
 	IP     string
 	Port   int
 	ID     int64 // the client id (INFO, CLIENT LIST)
+	// Preamble returns the RDB payload of a full sync, given the database
+	// selected at the sync's offset (Redis's repl-stream-db). It runs under
+	// the fan-out's lock and must not block; nil sends EmptyRDB().
+	Preamble func(streamDB int) []byte
 }
 
 // Attach registers a replica connection. conn is only written by the link's
@@ -294,14 +317,20 @@ func (m *Master) Attach(conn net.Conn, req PsyncRequest) (*Link, bool) {
 		if !req.Sync {
 			l.pending = append(l.pending, "+FULLRESYNC "+m.replID+" "+strconv.FormatInt(m.offset, 10)+"\r\n"...)
 		}
-		rdb := EmptyRDB()
+		var rdb []byte
+		if req.Preamble != nil {
+			rdb = req.Preamble(max(m.selDB, 0))
+		} else {
+			rdb = EmptyRDB()
+		}
 		l.pending = append(l.pending, '$')
 		l.pending = strconv.AppendInt(l.pending, int64(len(rdb)), 10)
 		l.pending = append(l.pending, '\r', '\n')
 		l.pending = append(l.pending, rdb...)
 		l.state = "send_bulk"
-		// The stream continues with a SELECT whatever its database was.
-		m.selDB = -1
+		// The stream continues with a SELECT whatever its database was
+		// (the payload names it too).
+		m.forceSelect = true
 	}
 	m.links = append(m.links, l)
 	l.wake <- struct{}{}
@@ -408,7 +437,7 @@ func (m *Master) ShiftID() {
 	m.replID2 = m.replID
 	m.secondOffset = m.offset + 1
 	m.replID = NewReplID()
-	m.selDB = -1
+	m.forceSelect = true
 	for len(m.links) > 0 {
 		m.dropLocked(m.links[0], "")
 	}
@@ -439,9 +468,10 @@ func (m *Master) ContinueWith(id string) {
 }
 
 // ResetTo is a replica's +FULLRESYNC id offset: the stream restarts at
-// offset with the master's ID, the backlog restarts empty and sub-replicas
-// must sync again.
-func (m *Master) ResetTo(id string, offset int64) {
+// offset with the master's ID, in database db (the payload's
+// repl-stream-db), the backlog restarts empty and sub-replicas must sync
+// again.
+func (m *Master) ResetTo(id string, offset int64, db int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.replID = id
@@ -450,7 +480,7 @@ func (m *Master) ResetTo(id string, offset int64) {
 	m.offset = offset
 	m.backlog = NewBacklog(m.cfg.BacklogSize(), offset)
 	m.active.Store(true)
-	m.selDB = -1
+	m.selDB = db
 	for len(m.links) > 0 {
 		m.dropLocked(m.links[0], "")
 	}
