@@ -487,20 +487,7 @@ func dynamicHz(hz, clients int64) int64 {
 // is idempotent.
 func (s *Server) Shutdown() {
 	s.stopOnce.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		lns := s.listeners
-		clients := make([]*Client, 0, len(s.clients))
-		for _, c := range s.clients {
-			clients = append(clients, c)
-		}
-		s.mu.Unlock()
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-		for _, c := range clients {
-			c.kill()
-		}
+		s.stopServing() // node/persistence.go
 		close(s.stopCron)
 		s.migrateConns.closeAll()
 		s.wg.Wait()
