@@ -75,7 +75,6 @@ const (
 	featSyslog     = "Logging to syslog"
 	featCPUList    = "Pinning threads to CPUs"
 	featSocketMark = "Marking listening sockets (SO_MARK)"
-	featPropErr    = "Panicking on replicated command errors"
 	featWatchdog   = "The software watchdog"
 	featDebugDelay = "Delaying each key while loading"
 	featSupervised = "Notifying upstart or systemd (supervised)"
@@ -107,7 +106,6 @@ var refusedRows = []refusedRow{
 	{name: "aof_rewrite_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
 	{name: "bgsave_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
 	{name: "socket-mark-id", when: "> 0", needs: nonZero, feature: featSocketMark},
-	{name: "propagation-error-behavior", when: "not ignore", needs: other("ignore"), feature: featPropErr},
 	{name: "watchdog-period", when: "> 0", needs: nonZero, feature: featWatchdog},
 	{name: "key-load-delay", when: "≠ 0", needs: nonZero, feature: featDebugDelay},
 	{name: "supervised", when: "not no", needs: other("no"), feature: featSupervised},
