@@ -67,7 +67,6 @@ const (
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
 	featNotify     = "Keyspace notification"
-	featUnixSocket = "The unix socket listener"
 	featRename     = "Renaming commands"
 	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
 	featOOMScore   = "Setting the kernel's OOM score (oom-score-adj)"
@@ -94,7 +93,6 @@ var refusedRows = []refusedRow{
 	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
 	{name: lineUser, when: "any line", feature: featACL, issue: 20},
 	{name: "notify-keyspace-events", when: "not empty", needs: nonEmpty, feature: featNotify, issue: 19},
-	{name: "unixsocket", when: "not empty", needs: nonEmpty, feature: featUnixSocket, issue: 24},
 	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
 	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
 	{name: "oom-score-adj", when: "not no", needs: other("no"), feature: featOOMScore, issue: 24},
@@ -142,7 +140,6 @@ var acceptedRows = []acceptedRow{
 		why: "inert without ACL users and ACL LOG (the default user has all channels, as in Redis)"},
 	{names: []string{"tracking-table-max-keys"},
 		why: "inert: CLIENT TRACKING does not exist yet (issue 19), so the table is always empty"},
-	{names: []string{"unixsocketperm"}, why: "inert while unixsocket is empty, as in Redis"},
 	{names: []string{"syslog-ident", "syslog-facility"}, why: "inert while syslog-enabled is no, as in Redis"},
 	{names: []string{"oom-score-adj-values"}, why: "inert while oom-score-adj is no, as in Redis"},
 	{names: []string{"activedefrag"},

@@ -24,7 +24,6 @@ var refusedExamples = map[string][]string{
 	"aclfile":                {"users.acl"},
 	lineUser:                 {"alice", "on", ">pw", "+@all"},
 	"notify-keyspace-events": {"KEA"},
-	"unixsocket":             {"/tmp/shoal.sock"},
 	lineRenameCommand:        {"flushall", ""},
 	"bind-source-addr":       {"127.0.0.1"},
 	"oom-score-adj":          {"relative"},

@@ -419,6 +419,11 @@ func (s *Server) stopServing() {
 	s.mu.Lock()
 	s.closing = true
 	lns := s.listeners
+	unixLn := s.unixLn
+	s.unixLn = nil // closed and unlinked once (SHUTDOWN, then Shutdown)
+	if unixLn != nil {
+		lns = append(lns[:len(lns):len(lns)], unixLn)
+	}
 	clients := make([]*Client, 0, len(s.clients))
 	for _, c := range s.clients {
 		clients = append(clients, c)
@@ -426,6 +431,9 @@ func (s *Server) stopServing() {
 	s.mu.Unlock()
 	for _, ln := range lns {
 		_ = ln.Close()
+	}
+	if unixLn != nil {
+		s.unlinkUnixSocket()
 	}
 	for _, c := range clients {
 		c.kill()

@@ -59,6 +59,7 @@ type Server struct {
 	mu        sync.Mutex
 	clients   map[int64]*Client
 	listeners []net.Listener
+	unixLn    net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
 	closing   bool
 
 	nextClientID atomic.Int64
@@ -250,9 +251,20 @@ func (s *Server) Listen() error {
 		s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
 		return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
 	}
+	unixLn, err := s.listenUnix()
+	if err != nil {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+		return err
+	}
 	s.mu.Lock()
 	s.listeners = lns
+	s.unixLn = unixLn
 	s.mu.Unlock()
+	if unixLn != nil {
+		lns = append(lns[:len(lns):len(lns)], unixLn)
+	}
 	for _, ln := range lns {
 		gl := &guardListener{Listener: ln, srv: s}
 		s.wg.Add(1)
@@ -275,6 +287,50 @@ func (s *Server) Listen() error {
 	go s.cron()
 	s.startReplication()
 	return nil
+}
+
+// listenUnix opens the unixsocket listener (nil when unixsocket is empty)
+// as Redis's initListeners: a stale file at the path is removed first, the
+// socket gets unixsocketperm when it is not 0, and a failure stops the
+// server with Redis's "Failed opening Unix socket" line. Its clients are
+// local (protected mode, CLIENT KILL's "local" checks) and are listed as
+// /unixsocket:0, Redis's address for them.
+func (s *Server) listenUnix() (net.Listener, error) {
+	path := s.cfg.String("unixsocket")
+	if path == "" {
+		return nil, nil
+	}
+	_ = os.Remove(path) // Redis: "don't care if this fails"
+	ln, err := net.Listen("unix", path)
+	if err == nil {
+		// The server removes the file itself at shutdown (unlinkUnixSocket
+		// logs it), not net's close.
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		if perm := s.cfg.Int("unixsocketperm"); perm != 0 {
+			if cerr := os.Chmod(path, os.FileMode(perm)); cerr != nil {
+				_ = ln.Close()
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		s.log.Warn(fmt.Sprintf("Failed opening Unix socket: %v", err))
+		return nil, fmt.Errorf("%w: Failed opening Unix socket %s", ErrListen, path)
+	}
+	return ln, nil
+}
+
+// unlinkUnixSocket removes the unixsocket file once the server stops
+// serving, as Redis's closeListeningSockets.
+func (s *Server) unlinkUnixSocket() {
+	path := s.cfg.String("unixsocket")
+	if path == "" {
+		return
+	}
+	s.log.Info("Removing the unix socket file.")
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn(fmt.Sprintf("Error removing the unix socket file: %v", err))
+	}
 }
 
 // Addr returns the first listener's address (tests use port 0).
@@ -354,8 +410,11 @@ func (s *Server) accept(g *respGuard) *Client {
 // redisAddr formats an address as Redis does in CLIENT LIST: ip:port with
 // no brackets around IPv6 addresses.
 func redisAddr(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok {
+	switch ta := a.(type) {
+	case *net.TCPAddr:
 		return ta.IP.String() + ":" + strconv.Itoa(ta.Port)
+	case *net.UnixAddr:
+		return "/unixsocket:0" // anetFdToString's name for both ends of a unix socket
 	}
 	return a.String()
 }
