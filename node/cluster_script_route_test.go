@@ -165,6 +165,17 @@ func TestClusterReplicatePreconditionsMatchRedis(t *testing.T) {
 			n := bulkBody(t, xc.do("CLUSTER", "NODES"))
 			return strings.Contains(n, "slave "+sd.aID) && strings.Contains(n, "0-100") && !strings.Contains(n, "handshake")
 		})
+		// The pair learns the third node through gossip (a replica moves to
+		// it below): wait until both list it, out of handshake.
+		waitFor(t, 20*time.Second, "the pair to know the third node", func() bool {
+			for _, c := range []*testConn{ac, bc} {
+				n := bulkBody(t, c.do("CLUSTER", "NODES"))
+				if !strings.Contains(n, sd.xID) || strings.Contains(n, "handshake") {
+					return false
+				}
+			}
+			return true
+		})
 		sd.norm = normalizer(sd.aID, "<A>", sd.bID, "<B>", sd.xID, "<X>")
 		return sd
 	}
