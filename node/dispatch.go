@@ -155,9 +155,7 @@ func (c *Client) run(args [][]byte) {
 		acc.rejected++
 		return
 	}
-	if s.repl.roleGen.Load() != roleGen && !c.replicationAllows(spec) {
-		// The node became a replica since the check above (it changes
-		// role with the gate closed, so a running command finished first).
+	if s.repl.roleGen.Load() != roleGen && !c.rejudgedAfterRoleChange(spec, args) {
 		c.leaveRun()
 		acc.rejected++
 		return
@@ -477,4 +475,18 @@ func (p *clientPause) wait(spec *CommandSpec) {
 		}
 		t.Stop()
 	}
+}
+
+// rejudgedAfterRoleChange judges again a command that passed the checks
+// before this node became a replica (it changes role with the gate closed,
+// so a running command finished first), in processCommand's order: in
+// cluster mode the new slot table redirects it first (a write paused by a
+// manual failover gets MOVED to the new master, as in Redis, not
+// READONLY), then the replica rules. It has answered the client when it
+// returns false.
+func (c *Client) rejudgedAfterRoleChange(spec *CommandSpec, args [][]byte) bool {
+	if c.srv.cluster != nil && !c.isMasterLink() && !c.routeCommand(spec, args) {
+		return false
+	}
+	return c.replicationAllows(spec)
 }
