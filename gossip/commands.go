@@ -192,6 +192,7 @@ func (s *State) SetSlot(args [][]byte, keysInSlot func(slot int) int) error {
 			return errors.New("ERR Target node is not a master")
 		}
 		s.migrating[slot] = n
+		delete(s.handoffs, slot) // moving it on: its next owner's claim must win
 	case equalFold(action, "importing") && len(args) == 3:
 		if s.owner[slot] == s.myself {
 			return errorf("I'm already the owner of hash slot %d", slot)
@@ -235,6 +236,7 @@ func (s *State) SetSlot(args [][]byte, keysInSlot func(slot int) int) error {
 		}
 		if n == s.myself && s.importing[slot] != nil {
 			s.bumpEpochWithoutConsensus()
+			s.noteHandoff(slot, s.importing[slot])
 			s.importing[slot] = nil
 			s.BroadcastPong()
 		}

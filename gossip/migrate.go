@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"errors"
+	"time"
 
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
@@ -30,9 +31,12 @@ func (s *State) TakeSlots(list []int) error {
 		}
 	}
 	for _, j := range list {
-		if s.owner[j] != me {
+		if prev := s.owner[j]; prev != me {
 			s.delSlot(j)
 			s.addSlot(me, j)
+			if prev != nil {
+				s.noteHandoff(j, prev)
+			}
 		}
 		s.importing[j] = nil
 		s.migrating[j] = nil
@@ -92,4 +96,81 @@ func (s *State) GiveSlots(list []int, to string) error {
 func (b *Bus) Hold() (release func()) {
 	b.hold.Lock()
 	return b.hold.Unlock
+}
+
+// handoff remembers where an imported slot came from.
+type handoff struct {
+	from  *node
+	until time.Time
+}
+
+// noteHandoff records that this master just took slot at the end of an
+// import from src.
+//
+// Why: redis-cli hands a slot over with SETSLOT NODE on the target (which
+// bumps its configEpoch without consensus) and then on the source. A ping
+// the source sent before its own SETSLOT still claims the slot, and when the
+// source bumped its epoch concurrently (it imports other slots in the same
+// resharding: each bump is blind to the others in flight) that stale claim
+// carries the greater epoch. Redis then rebinds the slot to the source and
+// the target deletes the keys it just received, which the source no longer
+// has: acknowledged writes are gone and the slot ends unclaimed (the reason
+// Redis's own 21-many-slot-migration test is disabled). shoal's target holds
+// the slot against its source's shard for node-timeout instead and re-asserts
+// it with a fresh epoch (holdsHandoff); any later, deliberate move of the slot
+// goes through SETSLOT on this node (MIGRATING or NODE) and ends the hold.
+func (s *State) noteHandoff(slot int, src *node) {
+	if s.handoffs == nil {
+		s.handoffs = map[int]handoff{}
+	}
+	s.handoffs[slot] = handoff{from: src, until: s.clock.Now().Add(s.opts.NodeTimeout)}
+}
+
+// holdsHandoff reports whether this master keeps slot against sender's
+// claim: the slot is this master's, it took it from sender's shard less than
+// node-timeout ago, and nothing since moved it.
+func (s *State) holdsHandoff(slot int, sender *node) bool {
+	h, ok := s.handoffs[slot]
+	if !ok || s.owner[slot] != s.myself {
+		return false
+	}
+	if !s.clock.Now().Before(h.until) {
+		delete(s.handoffs, slot)
+		return false
+	}
+	return sameShard(sender, h.from)
+}
+
+// sameShard: a and b are one master and its replicas (after a failover in
+// the source's shard its promoted replica may repeat the stale claim).
+func sameShard(a, b *node) bool {
+	ma, mb := a, b
+	if a.master != nil {
+		ma = a.master
+	}
+	if b.master != nil {
+		mb = b.master
+	}
+	return a == b || ma == mb || ma == b || mb == a
+}
+
+// reassertHandoff gives this master a configEpoch greater than senderEpoch
+// (without consensus, as SETSLOT NODE does) and pings everybody, so nodes
+// that believed the stale claim rebind the slot back.
+func (s *State) reassertHandoff(sender *node, senderEpoch uint64, held []int) {
+	me := s.myself
+	s.log.Warn("kept slots just imported against a stale claim from their source",
+		zap.String("source", sender.id), zap.Uint64("claimEpoch", senderEpoch), zap.Int("slots", len(held)),
+		zap.Int("first", held[0]))
+	if me.configEpoch > senderEpoch {
+		return
+	}
+	if s.currentEpoch < senderEpoch {
+		s.currentEpoch = senderEpoch
+	}
+	s.currentEpoch++
+	me.configEpoch = s.currentEpoch
+	s.save(true)
+	s.log.Warn("new configEpoch set", zap.Uint64("configEpoch", me.configEpoch))
+	s.BroadcastPong()
 }

@@ -511,7 +511,7 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 		cur = me.master
 	}
 	var newMaster *node
-	var dirty []int
+	var dirty, held []int
 	senderSlots, migratedOurs := 0, 0
 	for j := 0; j < slots.Count; j++ {
 		if claimed.Has(j) {
@@ -524,6 +524,10 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 				continue
 			}
 			if s.slotUnclaimed(j) || s.owner[j].configEpoch < senderEpoch {
+				if s.owner[j] == me && s.holdsHandoff(j, sender) {
+					held = append(held, j) // migrate.go: noteHandoff
+					continue
+				}
 				if s.owner[j] == me {
 					dirty = append(dirty, j)
 				}
@@ -539,6 +543,9 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 		} else if s.owner[j] == sender {
 			s.ownerNotClaiming.Set(j)
 		}
+	}
+	if len(held) > 0 {
+		s.reassertHandoff(sender, senderEpoch, held)
 	}
 	switch {
 	case newMaster != nil && cur != nil && cur.numSlots == 0 &&

@@ -193,6 +193,9 @@ type State struct {
 	ownerNotClaiming slots.Bitmap
 	migrating        [slots.Count]*node
 	importing        [slots.Count]*node
+	// handoffs are slots this master took at the end of an import (SETSLOT
+	// NODE myself while importing), by slot: see holdsHandoff.
+	handoffs map[int]handoff
 
 	blacklist map[string]time.Time
 
@@ -392,6 +395,7 @@ func (s *State) addSlot(n *node, slot int) bool {
 }
 
 func (s *State) delSlot(slot int) bool {
+	delete(s.handoffs, slot)
 	n := s.owner[slot]
 	if n == nil {
 		return false

@@ -234,3 +234,83 @@ func TestReplicateForgetReset(t *testing.T) {
 	require.Zero(t, a.Myself().NumSlots)
 	require.True(t, a.Ready().IDChanged)
 }
+
+// handoffCluster is three masters with slots 0-5460, 5461-10922 and
+// 10923-16383 at configEpochs 1, 2, 3, where b has just imported slot 248
+// from a by redis-cli's sequence (IMPORTING on b, MIGRATING on a, the keys
+// moved, SETSLOT NODE b on b). stale is a ping a sent before its own
+// SETSLOT NODE b: it still claims 248, under an epoch a bumped concurrently
+// (5) that b's blind bump (to 4) did not know.
+func handoffCluster(t *testing.T) (sm *sim, a, b, c *State, stale *Message) {
+	sm = newSim(t, 3, testOpts())
+	sm.meetAll()
+	sm.run(3 * time.Second)
+	ranges := [][2]string{{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}}
+	for i, st := range sm.nodes {
+		require.NoError(t, st.AddSlotsRange([][]byte{[]byte(ranges[i][0]), []byte(ranges[i][1])}))
+		require.NoError(t, st.SetConfigEpochForTest(uint64(i+1)))
+	}
+	sm.run(3 * time.Second)
+	a, b, c = sm.nodes[0], sm.nodes[1], sm.nodes[2]
+	setslot := func(st *State, args ...string) {
+		t.Helper()
+		var raw [][]byte
+		for _, s := range args {
+			raw = append(raw, []byte(s))
+		}
+		require.NoError(t, st.SetSlot(raw, nil))
+	}
+	setslot(b, "248", "importing", a.MyID())
+	setslot(a, "248", "migrating", b.MyID())
+	sm.deliver()
+	setslot(b, "248", "node", b.MyID())
+	require.Equal(t, uint64(4), b.Myself().ConfigEpoch)
+	require.NoError(t, a.SetConfigEpochForTest(5))
+	stale = a.header(MsgPing)
+	require.True(t, stale.Slots.Has(248))
+	setslot(a, "248", "node", b.MyID())
+	setslot(c, "248", "node", b.MyID())
+	return sm, a, b, c, stale
+}
+
+// A stale claim from the node a slot was just imported from must not take
+// the slot back: the keys are on the importing node only (redis-cli fix of
+// 1000 half-migrated slots lost an acknowledged write this way).
+func TestImportedSlotHeldAgainstStaleClaimOfItsSource(t *testing.T) {
+	sm, a, b, c, stale := handoffCluster(t)
+	b.Step(stale)
+	c.Step(stale) // c believes it for a moment: b's re-assertion fixes it
+	sm.run(3 * time.Second)
+	for _, st := range sm.nodes {
+		require.Equal(t, b.MyID(), ownerOf(st, 248), "owner of 248 at %s", st.MyID())
+	}
+	require.NotContains(t, sm.lost[b], 248, "b deleted the keys it had just imported")
+	require.Greater(t, b.Myself().ConfigEpoch, uint64(5))
+	require.Equal(t, a.MyID(), ownerOf(c, 247))
+	requireSameSlotMap(t, sm.nodes)
+}
+
+// The hold lasts node-timeout: a claim arriving later is judged by Redis's
+// rule (the greater epoch wins).
+func TestImportedSlotHoldExpires(t *testing.T) {
+	sm, a, b, _, stale := handoffCluster(t)
+	sm.clock.Advance(testOpts().NodeTimeout)
+	b.Step(stale)
+	sm.collect()
+	require.Equal(t, a.MyID(), ownerOf(b, 248))
+	require.Contains(t, sm.lost[b], 248)
+}
+
+// Moving the slot on ends the hold: b migrates 248 back to a, whose
+// SETSLOT NODE bumps its epoch; b yields to a's claim at once.
+func TestImportedSlotHoldEndsWhenMovedOn(t *testing.T) {
+	sm, a, b, _, _ := handoffCluster(t)
+	sm.run(time.Second)
+	require.NoError(t, a.SetSlot([][]byte{[]byte("248"), []byte("importing"), []byte(b.MyID())}, nil))
+	require.NoError(t, b.SetSlot([][]byte{[]byte("248"), []byte("migrating"), []byte(a.MyID())}, nil))
+	require.NoError(t, a.SetSlot([][]byte{[]byte("248"), []byte("node"), []byte(a.MyID())}, nil))
+	sm.run(time.Second)
+	for _, st := range sm.nodes {
+		require.Equal(t, a.MyID(), ownerOf(st, 248), "owner of 248 at %s", st.MyID())
+	}
+}
