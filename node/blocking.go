@@ -55,51 +55,25 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
 
-// blockSpec is what a blocking handler passes to blockOn.
-type blockSpec struct {
-	// keys the client waits on; a key given twice counts once.
-	keys [][]byte
-	// extraKeys are locked, besides the ready key, while the client is
-	// served (BLMOVE's destination).
-	extraKeys [][]byte
-	// timeout is how long to wait; 0 waits forever.
-	timeout time.Duration
-	// serve tries to serve the client from the ready key sc.key. It runs
-	// on the writer's goroutine with the slot locks of sc.key and of
-	// extraKeys held in sc.db, and must not block or take other locks.
-	serve func(sc *blockServe) serveResult
-	// onTimeout writes the reply for a timeout (or CLIENT UNBLOCK ...
-	// TIMEOUT): a null array for every list and sorted-set command in
-	// Redis 7.0 (replyToBlockedClientTimedOut), BLMOVE included.
-	onTimeout func(c *Client)
-	// onDenied, if set, writes the immediate reply when the client may not
-	// block (inside MULTI/EXEC or a script) instead of onTimeout: BLMOVE
-	// and BRPOPLPUSH answer a null bulk there.
-	onDenied func(c *Client)
-}
+// The blocking handler's side (command.BlockSpec, BlockServe, ServeResult)
+// is in package command.
+type (
+	blockSpec   = command.BlockSpec
+	blockServe  = command.BlockServe
+	serveResult = command.ServeResult
+)
 
-// blockServe is the context of one serve attempt.
-type blockServe struct {
-	// c stands for the blocked client: a Client with its id and protocol
-	// whose reply writers fill the reply the blocked client sends when it
-	// wakes up. It is not the blocked Client itself, whose goroutine owns
-	// it; use db, not c.DB().
-	c   *Client
-	db  *store.DB
-	key []byte // the ready key
-	// ready collects keys the serve made ready (a BLMOVE push).
-	ready *readyQueue
-}
-
-// signalKeyReady notes that serving made key (in the same database) ready.
-func (sc *blockServe) signalKeyReady(key []byte) {
-	sc.ready.add(blockKey{db: sc.db.ID(), key: string(key)})
-}
+const (
+	ServeSkipped      = command.ServeSkipped
+	ServeDone         = command.ServeDone
+	ServeKeyExhausted = command.ServeKeyExhausted
+)
 
 // readyQueue is the round of keys being served: keys[:next] have been taken
 // up already, so a key made ready again (by a BLMOVE push into a key served
@@ -114,21 +88,6 @@ func (q *readyQueue) add(bk blockKey) {
 		q.keys = append(q.keys, bk)
 	}
 }
-
-// serveResult is what a serve callback did.
-type serveResult uint8
-
-const (
-	// serveSkipped: the client cannot be served from this key now (wrong
-	// type for it, ...); it stays blocked and the next waiter is tried.
-	serveSkipped serveResult = iota
-	// serveDone: the client got its reply (data or an error) and is
-	// unblocked.
-	serveDone
-	// serveKeyExhausted: the key has nothing left for anyone (missing or
-	// empty); the client stays blocked and the key's round ends.
-	serveKeyExhausted
-)
 
 // blockOutcome is how a wait ended.
 type blockOutcome uint8
@@ -225,25 +184,25 @@ func (c *Client) mayBlock() bool {
 // may not block, the timeout reply is written at once.
 func (c *Client) blockOn(spec blockSpec) {
 	if !c.mayBlock() {
-		if spec.onDenied != nil {
-			spec.onDenied(c)
+		if spec.OnDenied != nil {
+			spec.OnDenied(&c.Ctx)
 		} else {
-			spec.onTimeout(c)
+			spec.OnTimeout(&c.Ctx)
 		}
 		return
 	}
 	reg := c.blockReg()
-	w := &blockWaiter{c: c, db: c.DB().ID(), spec: spec, resp: c.resp, outcome: make(chan blockOutcome, 1)}
+	w := &blockWaiter{c: c, db: c.DB().ID(), spec: spec, resp: c.Proto, outcome: make(chan blockOutcome, 1)}
 	// The arguments alias the connection's read buffer: keep copies.
-	w.spec.keys = nil
-	for _, k := range spec.keys {
+	w.spec.Keys = nil
+	for _, k := range spec.Keys {
 		if !slices.Contains(w.keys, string(k)) {
 			w.keys = append(w.keys, string(k))
 		}
 	}
-	w.spec.extraKeys = make([][]byte, len(spec.extraKeys))
-	for i, k := range spec.extraKeys {
-		w.spec.extraKeys[i] = slices.Clone(k)
+	w.spec.ExtraKeys = make([][]byte, len(spec.ExtraKeys))
+	for i, k := range spec.ExtraKeys {
+		w.spec.ExtraKeys[i] = slices.Clone(k)
 	}
 	reg.mu.Lock()
 	reg.seq++
@@ -266,8 +225,8 @@ func (c *Client) blockOn(spec blockSpec) {
 	reg.waiting.Add(1)
 	c.blocked.Store(true)
 	reg.mu.Unlock()
-	if spec.timeout > 0 {
-		w.timer = time.AfterFunc(spec.timeout, func() { reg.finish(w, outcomeTimeout) })
+	if spec.Timeout > 0 {
+		w.timer = time.AfterFunc(spec.Timeout, func() { reg.finish(w, outcomeTimeout) })
 	}
 	c.bs.pending = w
 }
@@ -349,7 +308,7 @@ func (c *Client) awaitUnblock() time.Duration {
 		return 0
 	}
 	start := time.Now()
-	if len(c.out) > 0 {
+	if len(c.Out) > 0 {
 		// The handler replied after blocking (it panicked and the
 		// dispatcher answered the error): do not wait.
 		if !c.blockReg().finish(w, outcomeDisconnected) {
@@ -371,19 +330,19 @@ func (c *Client) awaitUnblock() time.Duration {
 	stopWatch()
 	switch outcome {
 	case outcomeServed:
-		c.out = append(c.out, w.reply...)
+		c.Out = append(c.Out, w.reply...)
 		if w.replyErr {
 			c.errored = true
 		}
 	case outcomeTimeout, outcomeUnblockedTimeout:
-		w.spec.onTimeout(c)
+		w.spec.OnTimeout(&c.Ctx)
 	case outcomeUnblockedError:
 		c.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 	case outcomeRoleChanged:
 		c.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
 		c.closeAfter = true
 	case outcomeDisconnected:
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		c.closeAfter = true
 	}
 	return time.Since(start)
@@ -490,23 +449,23 @@ func (reg *blockRegistry) serveKeyIn(s *Server, bk blockKey, ready *readyQueue) 
 		}
 		last = w.seq
 		slotBuf = append(slotBuf[:0], slots.KeySlot(key))
-		for _, k := range w.spec.extraKeys {
+		for _, k := range w.spec.ExtraKeys {
 			slotBuf = append(slotBuf, slots.KeySlot(k))
 		}
 		slices.Sort(slotBuf)
 		slotBuf = slices.Compact(slotBuf)
 		db.LockSlots(slotBuf)
 		reg.mu.Lock()
-		res := serveSkipped
+		res := ServeSkipped
 		if !w.done {
 			res = reg.serveOne(s, w, db, key, ready)
-			if res == serveDone {
+			if res == ServeDone {
 				reg.finishLocked(w, outcomeServed)
 			}
 		}
 		reg.mu.Unlock()
 		db.UnlockSlots(slotBuf)
-		if res == serveKeyExhausted {
+		if res == ServeKeyExhausted {
 			return
 		}
 	}
@@ -530,27 +489,29 @@ func (reg *blockRegistry) nextWaiter(bk blockKey, seq uint64) *blockWaiter {
 // reply. A panic in the callback is logged and answered with an error, so
 // that the locks held around it are released.
 func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key []byte, ready *readyQueue) (res serveResult) {
-	rc := &Client{srv: s, id: w.c.id, resp: w.resp}
+	rc := s.bindClient(&Client{srv: s, id: w.c.id})
+	rc.Proto = w.resp
 	defer func() {
 		if r := recover(); r != nil {
 			s.stats.panics.Add(1)
 			s.log.Error("panic while serving a blocked client", zap.Any("panic", r), zap.Stack("stack"))
-			rc.out = rc.out[:0]
+			rc.Out = rc.Out[:0]
 			rc.Error("ERR internal error serving the blocked command")
-			res = serveDone
+			res = ServeDone
 		}
-		if res == serveDone {
-			w.reply, w.replyErr = rc.out, rc.errored
+		if res == ServeDone {
+			w.reply, w.replyErr = rc.Out, rc.errored
 		}
 	}()
-	sc := blockServe{c: rc, db: db, key: key, ready: ready}
-	res = w.spec.serve(&sc)
-	if res == serveDone && rc.fx.replaced && !rc.errored {
+	sc := blockServe{C: &rc.Ctx, DB: db, Key: key,
+		MarkReady: func(k []byte) { ready.add(blockKey{db: db.ID(), key: string(k)}) }}
+	res = w.spec.Serve(&sc)
+	if fx := rc.Effects(); res == ServeDone && fx.Replaced && !rc.errored {
 		// The pop that served the client enters the effect feed here,
 		// under the slot locks serveKeyIn holds (node/replication_effects.go).
-		s.propagate(db.ID(), rc.fx.cmds)
-		s.touchEffects(db, rc.fx.cmds) // WATCH (node/watch.go)
-		if !rc.fx.dirtySet {
+		s.propagate(db.ID(), fx.Cmds)
+		s.touchEffects(db, fx.Cmds) // WATCH (node/watch.go)
+		if !fx.DirtySet {
 			s.dirty.add(rc.id, 1) // Redis's server.dirty (node/persistence.go)
 		}
 	}

@@ -288,14 +288,15 @@ func TestBlockingConcurrentProducersConsumers(t *testing.T) {
 
 func TestBlockingDeniedReplies(t *testing.T) {
 	s := startTestServer(t)
-	c := &Client{srv: s, resp: 2}
+	c := s.bindClient(&Client{srv: s})
+	c.Proto = 2
 	c.multiLen.Store(0) // as inside MULTI: blocking variants answer at once
 	run := func(args ...string) string {
 		bargs := make([][]byte, len(args))
 		for i, a := range args {
 			bargs[i] = []byte(a)
 		}
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		db := s.ks.DB(0)
 		var sl []uint16
 		for _, a := range args[1:] {
@@ -303,12 +304,12 @@ func TestBlockingDeniedReplies(t *testing.T) {
 		}
 		sortUnique(&sl)
 		db.LockSlots(sl)
-		c.db = db
-		s.table.byName[strings.ToLower(args[0])].Handler(c, bargs)
-		c.db = nil
+		c.SetDB(db)
+		s.table.byName[strings.ToLower(args[0])].Handler(&c.Ctx, bargs)
+		c.SetDB(nil)
 		db.UnlockSlots(sl)
 		require.Nil(t, c.bs.pending)
-		return string(c.out)
+		return string(c.Out)
 	}
 	require.Equal(t, "*-1\r\n", run("BLPOP", "k{d}", "0"))
 	require.Equal(t, "*-1\r\n", run("BLMPOP", "0", "1", "k{d}", "LEFT"))
@@ -424,7 +425,7 @@ func TestBlockingSignalsForOtherDatabases(t *testing.T) {
 	require.Equal(t, "+OK\r\n", w.do("SELECT", "1"))
 	require.Equal(t, ":1\r\n", w.do("RPUSH", "k", "hello"))
 	s.ks.SwapDB(1, 9)
-	writer := &Client{srv: s}
+	writer := s.bindClient(&Client{srv: s})
 	writer.signalDBsSwapped(1, 9)
 	writer.serveReadyKeys()
 	require.Equal(t, "*2\r\n$1\r\nk\r\n$5\r\nhello\r\n", c.read())

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -21,14 +22,16 @@ import (
 // only the atomic fields and the fields guarded by infoMu, and stop a client
 // with kill().
 type Client struct {
+	// Ctx is what handlers see: the reply writer (Out, Proto), the locked
+	// database, the effect API (package command).
+	command.Ctx
+
 	srv   *Server
 	guard *respGuard
 	id    int64
 
 	// Session state owned by the connection goroutine.
-	resp          int // 2 or 3
 	authenticated bool
-	out           []byte // the reply being built
 	replyMode     replyMode
 	closeAfter    bool          // QUIT: close once the reply is flushed
 	batchAt       time.Time     // wall clock at the start of the current read batch (startBatch)
@@ -45,7 +48,6 @@ type Client struct {
 	keyBuf        []int
 	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
 	lastName      []byte
-	db            *store.DB       // the database locked for the running command; nil between commands
 	errored       bool            // the current command replied with an error
 	multi         *multiState     // open transaction (MULTI ... EXEC), nil if none
 	inExec        bool            // EXEC is running the queued commands
@@ -58,10 +60,11 @@ type Client struct {
 	importing     *migrate.Import // the atomic slot migration this connection streams, if any
 	slotBuf       []uint16
 	bs            clientBlocking // blocking commands' state (node/blocking.go)
-	fx            clientEffects  // the running command's write effect (node/effects.go)
-	repl          *clientRepl    // replica link or master link (node/replication.go); nil for others
-	replKind      atomic.Int32   // clientNormal, clientReplica or clientMaster, for other goroutines
-	tx            clientTx       // WATCH, the execution gate, scripts (node/multi.go)
+	// verbatimEffect holds a command's own argv as its effect (node/effects.go).
+	verbatimEffect [1][][]byte
+	repl           *clientRepl  // replica link or master link (node/replication.go); nil for others
+	replKind       atomic.Int32 // clientNormal, clientReplica or clientMaster, for other goroutines
+	tx             clientTx     // WATCH, the execution gate, scripts (node/multi.go)
 
 	// Pub/Sub subscriptions and the push queue (node/pubsub.go).
 	ps clientSubscriptions
@@ -99,20 +102,12 @@ const (
 	replySkipThis // internal: the current command's reply is skipped
 )
 
-// DB returns the database the running command works on: the one the
-// dispatcher resolved and locked for it. Resolving the number again inside a
-// handler could see another database after a concurrent SWAPDB, whose slots
-// are not locked.
-func (c *Client) DB() *store.DB {
-	if c.db != nil {
-		return c.db
-	}
-	return c.srv.ks.DB(int(c.dbIndex.Load()))
-}
+// SelectedDB is the client's selected database (command.Session).
+func (c *Client) SelectedDB() *store.DB { return c.srv.ks.DB(int(c.dbIndex.Load())) }
 
 // setResp switches the protocol (HELLO, RESET).
 func (c *Client) setResp(v int) {
-	c.resp = v
+	c.Proto = v
 	c.respShown.Store(int32(v))
 }
 
@@ -120,7 +115,7 @@ func (c *Client) setResp(v int) {
 func (c *Client) Server() *Server { return c.srv }
 
 // RESP returns the protocol version in use (2 or 3).
-func (c *Client) RESP() int { return c.resp }
+func (c *Client) RESP() int { return c.Proto }
 
 // ID returns the client's id.
 func (c *Client) ID() int64 { return c.id }
@@ -259,4 +254,12 @@ func (c *Client) fd() int64 {
 		}
 	}
 	return -1
+}
+
+// bindClient ties a new Client's handler context to it and to the server
+// (command.Ctx.Init); every Client is made through it.
+func (s *Server) bindClient(c *Client) *Client {
+	c.Ctx.Init(c, s.ks, s.cfg)
+	c.OnError = c.noteError
+	return c
 }

@@ -24,7 +24,7 @@ func cmdPing(c *Client, args [][]byte) {
 		c.ErrArity("ping")
 		return
 	}
-	if c.resp == 2 && c.subscribed() { // RESP2 subscribe context: a two-element reply
+	if c.Proto == 2 && c.subscribed() { // RESP2 subscribe context: a two-element reply
 		c.Array(2)
 		c.BulkString("pong")
 		if len(args) == 2 {
@@ -115,7 +115,7 @@ func cmdHello(c *Client, args [][]byte) {
 	c.BulkString("version")
 	c.BulkString(Version)
 	c.BulkString("proto")
-	c.Int(int64(c.resp))
+	c.Int(int64(c.Proto))
 	c.BulkString("id")
 	c.Int(c.id)
 	c.BulkString("mode")

@@ -403,7 +403,7 @@ func debugProtocol(c *Client, name []byte) {
 			c.Bool(j == 1)
 		}
 	case "attrib":
-		if c.resp >= 3 {
+		if c.Proto >= 3 {
 			c.attribute(1)
 			c.BulkString("key-popularity")
 			c.Array(2)
@@ -412,7 +412,7 @@ func debugProtocol(c *Client, name []byte) {
 		}
 		c.BulkString("Some real reply following the attribute")
 	case "push":
-		if c.resp < 3 {
+		if c.Proto < 3 {
 			c.Error("ERR RESP2 is not supported by this command")
 			return
 		}

@@ -161,10 +161,10 @@ func appendHumanDouble(dst []byte, f float64) []byte {
 func replyHumanDouble(c *Client, f float64) {
 	var buf [64]byte
 	s := appendHumanDouble(buf[:0], f)
-	if c.resp == 3 {
-		c.out = append(c.out, ',')
-		c.out = append(c.out, s...)
-		c.out = append(c.out, '\r', '\n')
+	if c.Proto == 3 {
+		c.Out = append(c.Out, ',')
+		c.Out = append(c.Out, s...)
+		c.Out = append(c.Out, '\r', '\n')
 		return
 	}
 	c.Bulk(s)

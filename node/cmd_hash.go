@@ -582,5 +582,5 @@ func (r *elemScanResult) reply(c *Client, cursor uint64) {
 
 // replyEmptyScan is Redis's shared.emptyscan: cursor 0, no elements.
 func replyEmptyScan(c *Client) {
-	c.out = append(c.out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
+	c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"fmt"
+	"github.com/shoal-db/shoal/command"
 	"time"
 
 	"github.com/shoal-db/shoal/config"
@@ -641,29 +642,29 @@ func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, cou
 		return
 	}
 	c.blockOn(blockSpec{
-		keys:    keys,
-		timeout: timeout,
-		serve: func(sc *blockServe) serveResult {
-			e := lookupWrite(sc.db, sc.key)
+		Keys:    keys,
+		Timeout: timeout,
+		Serve: func(sc *blockServe) serveResult {
+			e := lookupWrite(sc.DB, sc.Key)
 			if e == nil {
-				return serveKeyExhausted
+				return ServeKeyExhausted
 			}
 			if e.Type() != store.TypeList {
-				return serveSkipped
+				return ServeSkipped
 			}
 			l := e.List()
 			if l.Len() == 0 {
-				return serveKeyExhausted
+				return ServeKeyExhausted
 			}
-			sc.c.listPopEffect(sc.key, head, count, l.Len())
+			clientOf(sc.C).listPopEffect(sc.Key, head, count, l.Len())
 			if count == -1 {
-				listPopOneWithKey(sc.c, sc.db, sc.key, l, head)
+				listPopOneWithKey(clientOf(sc.C), sc.DB, sc.Key, l, head)
 			} else {
-				listPopRangeWithKey(sc.c, sc.db, sc.key, l, head, count)
+				listPopRangeWithKey(clientOf(sc.C), sc.DB, sc.Key, l, head, count)
 			}
-			return serveDone
+			return ServeDone
 		},
-		onTimeout: (*Client).NullArray,
+		OnTimeout: (*command.Ctx).NullArray,
 	})
 }
 
@@ -712,31 +713,31 @@ func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout
 		return
 	}
 	c.blockOn(blockSpec{
-		keys:      [][]byte{src},
-		extraKeys: [][]byte{dst},
-		timeout:   timeout,
-		serve: func(sc *blockServe) serveResult {
-			e := lookupWrite(sc.db, sc.key)
+		Keys:      [][]byte{src},
+		ExtraKeys: [][]byte{dst},
+		Timeout:   timeout,
+		Serve: func(sc *blockServe) serveResult {
+			e := lookupWrite(sc.DB, sc.Key)
 			if e == nil {
-				return serveKeyExhausted
+				return ServeKeyExhausted
 			}
 			if e.Type() != store.TypeList {
-				return serveSkipped
+				return ServeSkipped
 			}
 			l := e.List()
 			if l.Len() == 0 {
-				return serveKeyExhausted
+				return ServeKeyExhausted
 			}
 			// A destination of another type: the client gets WRONGTYPE
 			// and nothing moves (serveClientBlockedOnList).
-			if listMoveElement(sc.c, sc.db, sc.key, l, dst, fromHead, toHead) {
-				sc.signalKeyReady(dst)
-				sc.c.listMoveEffect(sc.key, dst, fromHead, toHead, rpoplpush)
+			if listMoveElement(clientOf(sc.C), sc.DB, sc.Key, l, dst, fromHead, toHead) {
+				sc.MarkReady(dst)
+				clientOf(sc.C).listMoveEffect(sc.Key, dst, fromHead, toHead, rpoplpush)
 			}
-			return serveDone
+			return ServeDone
 		},
-		onTimeout: (*Client).NullArray,
-		onDenied:  (*Client).Null,
+		OnTimeout: (*command.Ctx).NullArray,
+		OnDenied:  (*command.Ctx).Null,
 	})
 }
 

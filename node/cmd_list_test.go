@@ -389,7 +389,8 @@ func TestListLargeValues(t *testing.T) {
 func TestDebugQuicklistPackedThreshold(t *testing.T) {
 	s := startTestServer(t)
 	defer store.SetListPackedThreshold(0)
-	c := &Client{srv: s, resp: 2}
+	c := s.bindClient(&Client{srv: s})
+	c.Proto = 2
 	for _, tc := range []struct{ arg, want string }{
 		{"1b", "+OK\r\n"},
 		{"100", "+OK\r\n"},
@@ -400,9 +401,9 @@ func TestDebugQuicklistPackedThreshold(t *testing.T) {
 		{"1x", "-ERR argument must be a memory value bigger than 1 and smaller than 4gb\r\n"},
 		{"1b", "+OK\r\n"},
 	} {
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		debugQuicklistPackedThreshold(c, []byte(tc.arg))
-		require.Equal(t, tc.want, string(c.out), tc.arg)
+		require.Equal(t, tc.want, string(c.Out), tc.arg)
 	}
 	// With every element in a plain node of its own the commands behave
 	// the same.
@@ -420,7 +421,8 @@ func TestDebugQuicklistPackedThreshold(t *testing.T) {
 
 func TestListDebugObjectExtra(t *testing.T) {
 	s := startTestServer(t)
-	c := &Client{srv: s, resp: 2}
+	c := s.bindClient(&Client{srv: s})
+	c.Proto = 2
 	l := store.NewList(-2)
 	for _, v := range []string{"a", "b", "c"} {
 		l.Push([]byte(v), false)

@@ -126,7 +126,7 @@ func cmdPubsubNumpat(c *Client, args [][]byte) {
 // subscribed RESP2 client may only run (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE,
 // PING, QUIT and RESET. RESP3 clients run anything (messages are pushes).
 func (c *Client) pubsubContextAllows(spec *CommandSpec) bool {
-	if c.ps.push == nil || c.resp != 2 || !c.subscribed() { // the first test: never subscribed
+	if c.ps.push == nil || c.Proto != 2 || !c.subscribed() { // the first test: never subscribed
 		return true
 	}
 	top := spec

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/shoal-db/shoal/command"
 	"net"
 	"strconv"
 	"time"
@@ -224,8 +225,8 @@ func cmdWait(c *Client, args [][]byte) {
 	// The client blocks like BLPOP (node/blocking.go): parked outside the
 	// execution gate, unblocked by CLIENT UNBLOCK, forgotten when it
 	// disconnects; a timeout or an unblock answers the acks counted then.
-	onTimeout := func(c *Client) { c.Int(int64(r.m.Acked(target))) }
-	c.blockOn(blockSpec{timeout: time.Duration(ms) * time.Millisecond, onTimeout: onTimeout})
+	onTimeout := func(c *command.Ctx) { c.Int(int64(r.m.Acked(target))) }
+	c.blockOn(blockSpec{Timeout: time.Duration(ms) * time.Millisecond, OnTimeout: onTimeout})
 	if w := c.bs.pending; w != nil {
 		go r.awaitAcks(w, target, n)
 	}

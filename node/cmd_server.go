@@ -54,7 +54,7 @@ func truncate128(b []byte) string {
 
 // attribute writes a RESP3 attribute header for n key/value pairs. Callers
 // only send attributes to RESP3 clients; RESP2 has no such type.
-func (c *Client) attribute(n int) { c.aggregate('|', n) }
+func (c *Client) attribute(n int) { c.Aggregate('|', n) }
 
 // argEquals reports whether an argument equals word, ignoring ASCII case.
 func argEquals(arg []byte, word string) bool {

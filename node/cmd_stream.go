@@ -208,7 +208,7 @@ func (c *Client) streamEntryReply(it *store.StreamIterator) {
 // all) as an array and returns how many (streamReplyWithRange without a
 // group).
 func (c *Client) streamRangeReply(s *store.Stream, start, end store.StreamID, count int64, rev bool) int64 {
-	mark := len(c.out)
+	mark := len(c.Out)
 	n := c.streamRangeEntries(s, start, end, count, rev)
 	c.insertArrayHeader(mark, n)
 	return n
@@ -238,7 +238,7 @@ func (c *Client) insertArrayHeader(mark int, n int64) {
 // insertMapHeader is insertArrayHeader for a map of n pairs (a flat array
 // in RESP2).
 func (c *Client) insertMapHeader(mark int, n int64) {
-	if c.resp == 3 {
+	if c.Proto == 3 {
 		c.insertHeader(mark, '%', n)
 	} else {
 		c.insertHeader(mark, '*', 2*n)
@@ -253,7 +253,7 @@ func (c *Client) insertBulk(mark int, b []byte) {
 	h = append(h, '\r', '\n')
 	h = append(h, b...)
 	h = append(h, '\r', '\n')
-	c.out = slices.Insert(c.out, mark, h...)
+	c.Out = slices.Insert(c.Out, mark, h...)
 }
 
 func (c *Client) insertHeader(mark int, kind byte, n int64) {
@@ -261,7 +261,7 @@ func (c *Client) insertHeader(mark int, kind byte, n int64) {
 	h := append(buf[:0], kind)
 	h = strconv.AppendInt(h, n, 10)
 	h = append(h, '\r', '\n')
-	c.out = slices.Insert(c.out, mark, h...)
+	c.Out = slices.Insert(c.Out, mark, h...)
 }
 
 // ---------------------------------------------------------------- lookups

@@ -310,7 +310,7 @@ func cmdXPending(c *Client, args [][]byte) {
 		}
 		c.streamIDReply(first)
 		c.streamIDReply(last)
-		mark := len(c.out)
+		mark := len(c.Out)
 		var n int64
 		for _, consumer := range g.Consumers() {
 			if consumer.PendingLen() == 0 {
@@ -332,7 +332,7 @@ func cmdXPending(c *Client, args [][]byte) {
 		}
 	}
 	now := c.nowMs()
-	mark := len(c.out)
+	mark := len(c.Out)
 	var n int64
 	next := func(from store.StreamID) (store.PendingEntry, bool) {
 		if consumer != nil {
@@ -453,7 +453,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 		deliveryTime = now
 	}
 	var consumer *store.StreamConsumer
-	mark := len(c.out)
+	mark := len(c.Out)
 	var n int64
 	var it store.StreamIterator
 	for i, id := range ids {
@@ -558,7 +558,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 	var deleted []store.StreamID
 	attempts := count * attemptsFactor
 	c.Array(3)
-	idMark := len(c.out)
+	idMark := len(c.Out)
 	var claimed int64
 	var it store.StreamIterator
 	cursor, eof := start, false
@@ -626,8 +626,8 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 // from the PEL, the group's last ID), after the consumer they may have
 // created; with none they propagate nothing, as Redis.
 func (c *Client) countStreamEffects() {
-	c.Dirty(int64(len(c.fx.cmds)))
-	if len(c.fx.cmds) == 0 {
+	c.Dirty(int64(len(c.Effects().Cmds)))
+	if len(c.Effects().Cmds) == 0 {
 		c.NoEffect()
 	}
 }

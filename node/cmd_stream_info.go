@@ -173,7 +173,7 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 		c.BulkString("pel-count")
 		c.Int(int64(g.PendingLen()))
 		c.BulkString("pending")
-		mark := len(c.out)
+		mark := len(c.Out)
 		var n int64
 		g.EachPending(func(p store.PendingEntry) bool {
 			if count != 0 && n >= count {
@@ -199,7 +199,7 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 			c.BulkString("pel-count")
 			c.Int(int64(consumer.PendingLen()))
 			c.BulkString("pending")
-			mark := len(c.out)
+			mark := len(c.Out)
 			var n int64
 			g.EachConsumerPending(consumer, func(p store.PendingEntry) bool {
 				if count != 0 && n >= count {

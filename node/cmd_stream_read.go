@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"github.com/shoal-db/shoal/command"
 	"slices"
 	"strconv"
 	"sync"
@@ -200,7 +201,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		}
 	}
 	// Serve what can be served now.
-	mark := len(c.out)
+	mark := len(c.Out)
 	var served int64
 	now := c.nowMs()
 	for i, key := range r.keys {
@@ -230,7 +231,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		}
 		served++
 		start, _ := gt.Next()
-		if c.resp == 2 {
+		if c.Proto == 2 {
 			c.Array(2)
 		}
 		c.Bulk(key)
@@ -255,7 +256,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		}
 	}
 	if served > 0 {
-		if c.resp == 2 {
+		if c.Proto == 2 {
 			c.insertArrayHeader(mark, served)
 		} else {
 			c.insertMapHeader(mark, served)
@@ -282,7 +283,7 @@ func (c *Client) streamGroupReadReply(key, groupName []byte, s *store.Stream, g 
 	if created && noack {
 		c.ReplaceEffect(argXGROUP, []byte("CREATECONSUMER"), key, groupName, []byte(consumer.Name()))
 	}
-	mark := len(c.out)
+	mark := len(c.Out)
 	var n int64
 	advanced := false
 	it := s.Range(start, store.MaxStreamID, false)
@@ -314,7 +315,7 @@ func (c *Client) streamGroupReadReply(key, groupName []byte, s *store.Stream, g 
 // counts as one more delivery (streamReplyWithRangeFromConsumerPEL).
 func (c *Client) streamHistoryReply(s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
 	start store.StreamID, count int64, now int64) {
-	mark := len(c.out)
+	mark := len(c.Out)
 	var n int64
 	var it store.StreamIterator
 	from := start
@@ -366,47 +367,47 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 	// the serve callback.
 	group, groupName, member, noack := r.group, bytes.Clone(r.groupName), bytes.Clone(r.member), r.noack
 	serve := func(sc *blockServe) serveResult {
-		wc := sc.c
-		e := sc.db.Lookup(sc.key, store.LookupNoStats)
+		wc := clientOf(sc.C)
+		e := sc.DB.Lookup(sc.Key, store.LookupNoStats)
 		if e == nil || e.Type() != store.TypeStream {
 			// A deleted or replaced stream ends XREADGROUP waits; XREAD
 			// waits on for a stream to appear (and the next waiters on
 			// the key still get their turn).
 			if group {
 				wc.Error("UNBLOCKED the stream key no longer exists")
-				return serveDone
+				return ServeDone
 			}
-			return serveSkipped
+			return ServeSkipped
 		}
 		s := e.Stream()
-		i := slices.IndexFunc(waits, func(w wait) bool { return w.key == string(sc.key) })
+		i := slices.IndexFunc(waits, func(w wait) bool { return w.key == string(sc.Key) })
 		if i < 0 {
-			return serveSkipped
+			return ServeSkipped
 		}
 		gt := waits[i].id
 		var g *store.StreamGroup
 		if group {
 			if g = s.Group(groupName); g == nil {
 				wc.Error("NOGROUP the consumer group this client was blocked on no longer exists")
-				return serveDone
+				return ServeDone
 			}
 			gt = g.LastID
 		}
 		if s.LastID().Compare(gt) <= 0 {
-			return serveSkipped
+			return ServeSkipped
 		}
 		start, _ := gt.Next()
-		now := sc.db.Keyspace().Now()
-		if wc.resp == 2 {
+		now := sc.DB.Keyspace().Now()
+		if wc.Proto == 2 {
 			wc.Array(1)
 			wc.Array(2)
 		} else {
 			wc.Map(1)
 		}
-		wc.Bulk(sc.key)
+		wc.Bulk(sc.Key)
 		if !group {
 			wc.streamRangeReply(s, start, store.MaxStreamID, count, false)
-			return serveDone
+			return ServeDone
 		}
 		consumer := g.Consumer(member)
 		created := consumer == nil
@@ -417,14 +418,14 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 			consumer.SeenTime = now
 		}
 		wc.Dirty(1)
-		wc.streamGroupReadReply(sc.key, groupName, s, g, consumer, created, start, count, noack, now)
-		return serveDone
+		wc.streamGroupReadReply(sc.Key, groupName, s, g, consumer, created, start, count, noack, now)
+		return ServeDone
 	}
 	timeout := time.Duration(0)
 	if r.timeoutMs > 0 {
 		timeout = time.Duration(min(r.timeoutMs, int64(1<<62)/int64(time.Millisecond))) * time.Millisecond
 	}
-	c.blockOn(blockSpec{keys: keys, timeout: timeout, serve: serve, onTimeout: (*Client).NullArray})
+	c.blockOn(blockSpec{Keys: keys, Timeout: timeout, Serve: serve, OnTimeout: (*command.Ctx).NullArray})
 	if group && c.bs.pending != nil {
 		c.srv.streamWatch().add(c.bs.pending, c.DB(), keys)
 	}

@@ -858,21 +858,22 @@ func TestStringScriptMatchesRedis(t *testing.T) {
 // key only the stored value's copy (the reply buffer is reused).
 func TestStringHotPathAllocs(t *testing.T) {
 	s := startTestServer(t)
-	c := &Client{srv: s, resp: 2}
+	c := s.bindClient(&Client{srv: s})
+	c.Proto = 2
 	key, val := []byte("key:000001"), []byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
 	setArgs := [][]byte{[]byte("SET"), key, val}
 	getArgs := [][]byte{[]byte("GET"), key}
 	db := s.Keyspace().DB(0)
 	slot := slots.KeySlot(key)
 	run := func(h HandlerFunc, args [][]byte) {
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		db.Lock(slot)
 		h(c, args)
 		db.Unlock(slot)
 	}
 	run(cmdSet, setArgs)
 	run(cmdGet, getArgs)
-	require.Equal(t, bulk(string(val)), string(c.out))
+	require.Equal(t, bulk(string(val)), string(c.Out))
 	require.Zero(t, testing.AllocsPerRun(200, func() { run(cmdGet, getArgs) }))
 	require.LessOrEqual(t, testing.AllocsPerRun(200, func() { run(cmdSet, setArgs) }), 1.0)
 }

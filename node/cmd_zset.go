@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/shoal-db/shoal/command"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -107,13 +108,13 @@ type zItem struct {
 // array in RESP2, an array of [member, score] pairs in RESP3.
 func replyZItems(c *Client, items []zItem, withScores bool) {
 	switch {
-	case withScores && c.resp == 2:
+	case withScores && c.Proto == 2:
 		c.Array(2 * len(items))
 	default:
 		c.Array(len(items))
 	}
 	for _, it := range items {
-		if withScores && c.resp > 2 {
+		if withScores && c.Proto > 2 {
 			c.Array(2)
 		}
 		c.Bulk(it.member)
@@ -600,7 +601,7 @@ func zpopMinMax(c *Client, args [][]byte, max bool) {
 			return
 		}
 	}
-	nested := c.resp > 2 && count != -1
+	nested := c.Proto > 2 && count != -1
 	genericZpop(c, c.DB(), args[1:2], max, false, count, nested, false)
 }
 
@@ -768,25 +769,25 @@ func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count i
 		return
 	}
 	c.blockOn(blockSpec{
-		keys:    keys,
-		timeout: timeout,
-		serve: func(sc *blockServe) serveResult {
-			e := lookupWrite(sc.db, sc.key)
+		Keys:    keys,
+		Timeout: timeout,
+		Serve: func(sc *blockServe) serveResult {
+			e := lookupWrite(sc.DB, sc.Key)
 			if e == nil {
-				return serveKeyExhausted
+				return ServeKeyExhausted
 			}
 			z := e.ZSet()
 			if z == nil {
-				return serveSkipped
+				return ServeSkipped
 			}
 			if z.Len() == 0 {
-				return serveKeyExhausted
+				return ServeKeyExhausted
 			}
-			sc.c.zpopEffect(sc.key, max, count, z.Len())
-			genericZpop(sc.c, sc.db, [][]byte{sc.key}, max, true, count, nested, nested)
-			return serveDone
+			clientOf(sc.C).zpopEffect(sc.Key, max, count, z.Len())
+			genericZpop(clientOf(sc.C), sc.DB, [][]byte{sc.Key}, max, true, count, nested, nested)
+			return ServeDone
 		},
-		onTimeout: (*Client).NullArray,
+		OnTimeout: (*command.Ctx).NullArray,
 	})
 }
 
@@ -851,7 +852,7 @@ func zrandMemberWithCount(c *Client, key []byte, l int64, withScores bool) {
 	}
 	size := uint64(z.Len())
 	emit := func(m []byte, s float64) {
-		if withScores && c.resp > 2 {
+		if withScores && c.Proto > 2 {
 			c.Array(2)
 		}
 		c.Bulk(m)
@@ -860,7 +861,7 @@ func zrandMemberWithCount(c *Client, key []byte, l int64, withScores bool) {
 		}
 	}
 	header := func(n uint64) {
-		if withScores && c.resp == 2 {
+		if withScores && c.Proto == 2 {
 			c.Array(int(2 * n))
 		} else {
 			c.Array(int(n))
@@ -874,7 +875,7 @@ func zrandMemberWithCount(c *Client, key []byte, l int64, withScores bool) {
 			if c.replyOverLimit() {
 				return
 			}
-			if len(c.out) > zrandMaxReplyBytes {
+			if len(c.Out) > zrandMaxReplyBytes {
 				c.CloseAfterReply()
 				return
 			}

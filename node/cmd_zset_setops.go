@@ -254,13 +254,13 @@ done:
 		zsetStore(c, args[1], result)
 		return
 	}
-	if withScores && c.resp == 2 {
+	if withScores && c.Proto == 2 {
 		c.Array(2 * len(result))
 	} else {
 		c.Array(len(result))
 	}
 	for _, e := range result {
-		if withScores && c.resp > 2 {
+		if withScores && c.Proto > 2 {
 			c.Array(2)
 		}
 		c.BulkString(e.Member)

@@ -15,7 +15,7 @@ func withShoalExtensions(all []*CommandSpec) []*CommandSpec {
 			Tips: []string{"nondeterministic_output", "request_policy:all_shards"},
 			Doc: cmdDoc("Return an array of slot usage statistics for slots assigned to the current node", "8.0.0", "cluster",
 				"O(N) where N is the total number of slots based on arguments. O(N*log(N)) with ORDERBY subcommand."),
-			Handler: clusterOnly(cmdClusterSlotStats),
+			Handler: nodeHandler(clusterOnly(cmdClusterSlotStats)),
 		}
 	}
 	return all

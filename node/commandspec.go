@@ -7,6 +7,8 @@ package node
 // drive slot routing, CROSSSLOT, COMMAND GETKEYS and, later, WATCH,
 // replication and ACL: there is one key extractor (keys.go), never two.
 
+import "github.com/shoal-db/shoal/command"
+
 // CmdFlag is one of Redis 7.0's command flags (server.h CMD_*).
 type CmdFlag uint32
 
@@ -187,7 +189,7 @@ type CommandSpec struct {
 
 	// Handler runs the command; nil means the command is described but not
 	// implemented yet, and COMMAND does not list it.
-	Handler HandlerFunc
+	Handler command.Handler
 
 	// Derived by finalize: the legacy first/last/step triple.
 	firstKey, lastKey, keyStep int

@@ -22,24 +22,24 @@ func (s *Server) handle(c *Client, args [][]byte) {
 	if c.closeAfter {
 		return // QUIT was received: nothing after it runs (as in Redis)
 	}
-	c.out = c.out[:0]
+	c.Out = c.Out[:0]
 	c.run(args)
 	c.endCommandAsking()
-	if len(c.out) > 0 {
+	if len(c.Out) > 0 {
 		switch c.replyMode {
 		case replyOn:
 			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
 				c.flushStats() // the queue's writer may send the reply at once
-				c.ps.push.enqueue(c.out, s)
-			} else if n := c.wblockBytes + len(c.wbuf) + len(c.out); n >= c.obufCheckAt && c.checkOutput(n, true) {
+				c.ps.push.enqueue(c.Out, s)
+			} else if n := c.wblockBytes + len(c.wbuf) + len(c.Out); n >= c.obufCheckAt && c.checkOutput(n, true) {
 				// Closed for its output buffer limit (node/output.go):
 				// the reply is dropped.
-			} else if len(c.out) < outputBlockMin {
-				c.wbuf = append(c.wbuf, c.out...)
+			} else if len(c.Out) < outputBlockMin {
+				c.wbuf = append(c.wbuf, c.Out...)
 			} else {
 				c.queueLargeReply()
 			}
-			c.stats.outBytes += int64(len(c.out)) // published by flushStats
+			c.stats.outBytes += int64(len(c.Out)) // published by flushStats
 		case replySkipThis:
 			c.replyMode = replyOn
 		}
@@ -49,11 +49,11 @@ func (s *Server) handle(c *Client, args [][]byte) {
 	if c.replyMode == replySkip {
 		c.replyMode = replySkipThis
 	}
-	if cap(c.out) > 64*1024 {
-		c.out = nil // do not keep a big reply's buffer for the connection's life
+	if cap(c.Out) > 64*1024 {
+		c.Out = nil // do not keep a big reply's buffer for the connection's life
 	}
 	if c.obufClosing {
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		c.connDone = true // closed for its output buffer limit: nothing more runs
 		return
 	}
@@ -162,7 +162,7 @@ func (c *Client) run(args [][]byte) {
 	}
 
 	db := c.srv.ks.DB(int(c.dbIndex.Load()))
-	c.db = db
+	c.SetDB(db)
 	c.errored = false
 	db.LockSlots(c.slotBuf)
 	if c.srv.cluster != nil && len(c.slotBuf) > 0 && !c.isMasterLink() && (c.routeRecheck || c.srv.cluster.Slots().Load() != c.routeTable) &&
@@ -170,7 +170,7 @@ func (c *Client) run(args [][]byte) {
 		// An open slot, or a slot table that changed since routing: the
 		// check under the lock decided against running here.
 		db.UnlockSlots(c.slotBuf)
-		c.db = nil
+		c.SetDB(nil)
 		c.leaveRun()
 		acc.rejected++
 		return
@@ -187,7 +187,7 @@ func (c *Client) run(args [][]byte) {
 		db.SeeExpired(c.slotBuf, false)
 	}
 	db.UnlockSlots(c.slotBuf)
-	c.db = nil
+	c.SetDB(nil)
 	c.leaveRun()
 	// A blocking command that found nothing to serve waits here, holding no
 	// lock; the wait is not execution time (node/blocking.go).
@@ -203,7 +203,7 @@ func (c *Client) run(args [][]byte) {
 	acc.usec += int64(dur / time.Microsecond)
 	acc.observe(dur)
 	if st := s.slotStats; st != nil && len(c.slotBuf) == 1 { // node/cmd_slotstats.go
-		st.record(c.slotBuf[0], args, dur, len(c.out))
+		st.record(c.slotBuf[0], args, dur, len(c.Out))
 	}
 	if c.errored {
 		acc.failed++
@@ -327,17 +327,17 @@ func (c *Client) commandSlots(spec *CommandSpec, args [][]byte) ([]int, []uint16
 // command name and a stack, counted, and answered -ERR in place of whatever
 // partial reply the handler had written.
 func (c *Client) callHandler(spec *CommandSpec, args [][]byte) {
-	start := len(c.out)
+	start := len(c.Out)
 	defer func() {
 		if r := recover(); r != nil {
 			c.srv.stats.panics.Add(1)
 			c.srv.log.Error("panic while executing a command",
 				zap.String("command", spec.fullName), zap.Any("panic", r), zap.Stack("stack"))
-			c.out = c.out[:start]
+			c.Out = c.Out[:start]
 			c.Error(fmt.Sprintf("ERR internal error executing '%s': %v", spec.fullName, r))
 		}
 	}()
-	spec.Handler(c, args)
+	spec.Handler(&c.Ctx, args)
 }
 
 // rejectUnknown writes Redis 7.0's unknown-command error.

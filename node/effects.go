@@ -85,60 +85,37 @@ func (s *Server) propagate(db int, cmds [][][]byte) {
 	}
 }
 
-// clientEffects is what the running command said about its effect.
-type clientEffects struct {
-	replaced bool       // ReplaceEffect was called: cmds is the effect
-	none     bool       // NoEffect was called
-	cmds     [][][]byte // the explicit effect
-	verbatim [1][][]byte
-	dirtySet bool // the handler counted its changes itself (Client.Dirty)
-}
-
-// ReplaceEffect appends argv to the running command's effect, which then
-// replaces the command's own argv in the feed. argv must stay valid until
-// the handler returns.
-func (c *Client) ReplaceEffect(argv ...[]byte) {
-	c.fx.replaced = true
-	c.fx.cmds = append(c.fx.cmds, argv)
-}
-
-// NoEffect says the running command changed nothing: nothing is propagated
-// (an explicit ReplaceEffect still is).
-func (c *Client) NoEffect() { c.fx.none = true }
-
 // propagateEffects runs after every handler, with the command's slots still
 // locked: it sends the command's effect to the feeds and resets the
 // client's effect state.
 func (c *Client) propagateEffects(spec *CommandSpec, args [][]byte) {
-	fx := &c.fx
+	fx := c.Effects()
 	if c.srv.tx.watch.watching() {
 		c.touchWritten(spec, args) // node/watch.go
 	}
-	if !fx.replaced && (spec.Flags&FlagWrite == 0 || fx.none || c.errored || c.bs.pending != nil) {
+	if !fx.Replaced && (spec.Flags&FlagWrite == 0 || fx.None || c.errored || c.bs.pending != nil) {
 		// A read, a write that changed nothing or failed, or a blocking
 		// command that is waiting (its effect is the pop that serves it).
-		fx.none, fx.dirtySet = false, false
+		fx.None, fx.DirtySet = false, false
 		return
 	}
 	// Redis's server.dirty: a command with an effect changed one thing
 	// unless its handler counted otherwise (node/persistence.go).
-	if !fx.dirtySet {
+	if !fx.DirtySet {
 		c.srv.dirty.add(c.id, 1)
 	}
 	db := 0
-	if c.db != nil {
-		db = c.db.ID()
+	if d := c.LockedDB(); d != nil {
+		db = d.ID()
 	} else {
 		db = int(c.dbIndex.Load())
 	}
-	cmds := fx.cmds
-	if !fx.replaced {
-		fx.verbatim[0] = args
-		cmds = fx.verbatim[:]
+	cmds := fx.Cmds
+	if !fx.Replaced {
+		c.verbatimEffect[0] = args
+		cmds = c.verbatimEffect[:]
 	}
 	c.emitEffects(db, cmds) // the feed, or the open transaction's capture
-	fx.verbatim[0] = nil
-	clear(fx.cmds)
-	fx.cmds = fx.cmds[:0]
-	fx.replaced, fx.none, fx.dirtySet = false, false, false
+	c.verbatimEffect[0] = nil
+	c.ResetEffects()
 }

@@ -66,8 +66,9 @@ func newFuzzServer(t testing.TB) *Server {
 
 func newFuzzClient(s *Server, fc *fakeConn) *Client {
 	g := newRespGuard(fc, &guardLimits{shared: &s.limits})
-	c := &Client{srv: s, guard: g, id: s.nextClientID.Add(1), resp: 2, created: time.Now(),
-		addr: fc.RemoteAddr().String(), laddr: fc.LocalAddr().String(), authenticated: true}
+	c := s.bindClient(&Client{srv: s, guard: g, id: s.nextClientID.Add(1), created: time.Now(),
+		addr: fc.RemoteAddr().String(), laddr: fc.LocalAddr().String(), authenticated: true})
+	c.Proto = 2
 	c.multiLen.Store(-1)
 	g.lim = c.limitsView()
 	return c

@@ -284,7 +284,7 @@ func (c *Client) execUnlocked(qc queuedCommand) {
 // commandstats like a command run on its own. Clients blocked on keys the
 // transaction makes ready are served after EXEC, by the dispatcher.
 func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
-	c.db = db
+	c.SetDB(db)
 	start := time.Now()
 	c.errored = false
 	c.callHandler(qc.spec, qc.args)
@@ -302,7 +302,7 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 		shard.failed.Add(1)
 	}
 	c.srv.slowlog.maybeRecord(c, qc.spec, qc.args, start, dur) // as Redis's call() does for each
-	c.db = nil
+	c.SetDB(nil)
 }
 
 // needsGate reports whether a command closes the execution gate itself

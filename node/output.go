@@ -169,7 +169,7 @@ func (c *Client) closeForOutputLimit(used int) {
 	c.srv.noteOutputPeak(int64(used))
 	c.srv.log.Warn("Client " + c.InfoLine() + " scheduled to be closed ASAP for overcoming of output buffer limits.")
 	c.wbuf, c.wblocks, c.wblockBytes = nil, nil, 0
-	c.out = c.out[:0]
+	c.Out = c.Out[:0]
 	c.kill()
 	c.obuf.held.Store(0)
 }
@@ -183,11 +183,11 @@ func (c *Client) replyOverLimit() bool { return c.replyOverLimitWith(0) }
 // replyOverLimitWith is replyOverLimit for a command that gathers its
 // reply before writing it: pending bytes are still to be added to c.out.
 func (c *Client) replyOverLimitWith(pending int) bool {
-	if used := c.wblockBytes + len(c.wbuf) + len(c.out) + pending; used >= c.obufCheckAt && !c.obufClosing {
+	if used := c.wblockBytes + len(c.wbuf) + len(c.Out) + pending; used >= c.obufCheckAt && !c.obufClosing {
 		c.checkOutput(used, false)
 	}
 	if c.obufClosing {
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 	}
 	return c.obufClosing
 }
@@ -200,9 +200,9 @@ func (c *Client) queueLargeReply() {
 		c.wblockBytes += len(c.wbuf)
 		c.wbuf = nil // its array belongs to the block now
 	}
-	c.wblocks = append(c.wblocks, c.out)
-	c.wblockBytes += len(c.out)
-	c.out = nil
+	c.wblocks = append(c.wblocks, c.Out)
+	c.wblockBytes += len(c.Out)
+	c.Out = nil
 }
 
 // batchOutput returns the batch's output as one buffer and empties it (a

@@ -47,27 +47,6 @@ func (d *dirtyCounter) total() int64 {
 	return t
 }
 
-// Dirty adds n to the dataset's change count (Redis's server.dirty += n) for
-// the running command and replaces the default count: a command whose
-// effect reaches the feed counts 1 unless its handler calls Dirty (with 0
-// too), a command without an effect counts 0. Handlers call it with what
-// Redis's handler adds: the elements pushed, the keys deleted, the fields
-// set (node/effects.go applies the default).
-func (c *Client) Dirty(n int64) {
-	c.fx.dirtySet = true
-	c.srv.dirty.add(c.id, n)
-}
-
-// Changed is Dirty for a command whose effect is exactly its n changes:
-// with none it propagates nothing either (Redis propagates a command only
-// when it changed the dataset).
-func (c *Client) Changed(n int64) {
-	c.Dirty(n)
-	if n == 0 {
-		c.NoEffect()
-	}
-}
-
 // changesSinceSave is rdb_changes_since_last_save.
 func (s *Server) changesSinceSave() int64 {
 	return max(0, s.dirty.total()-s.rdbSave.dirtyAtSave.Load())
@@ -393,7 +372,7 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 		return nil
 	}
 	if owner == nil {
-		owner = &Client{srv: s, id: -1} // a signal: no client runs the shutdown
+		owner = s.bindClient(&Client{srv: s, id: -1}) // a signal: no client runs the shutdown
 	}
 	release := owner.closeGate()
 	defer release()

@@ -240,12 +240,12 @@ func (c *Client) subscribeCmd(k pubsubKind, names [][]byte) {
 	direct := !c.inExec
 	c.ensurePushWriter() // publishers find the writer of every subscriber
 	r.mu.Lock()
-	c.ps.resp = c.resp
+	c.ps.resp = c.Proto
 	b := c.confirmationBuffer(direct)
 	for _, n := range names {
 		name := string(n)
 		r.addLocked(c, k, name)
-		b = appendSubscriptionReply(b, c.resp, pubsubWords[k][0], &name, c.subscriptionCount(k))
+		b = appendSubscriptionReply(b, c.Proto, pubsubWords[k][0], &name, c.subscriptionCount(k))
 	}
 	c.sendConfirmations(direct, b)
 	r.mu.Unlock()
@@ -258,7 +258,7 @@ func (c *Client) confirmationBuffer(direct bool) []byte {
 	if direct {
 		return nil
 	}
-	return c.out
+	return c.Out
 }
 
 // sendConfirmations hands confirmations built in confirmationBuffer(direct)
@@ -268,7 +268,7 @@ func (c *Client) sendConfirmations(direct bool, b []byte) {
 	if direct {
 		c.ps.push.enqueue(b, c.srv)
 	} else {
-		c.out = b
+		c.Out = b
 	}
 }
 
@@ -278,22 +278,22 @@ func (c *Client) unsubscribeCmd(k pubsubKind, names [][]byte) {
 	r := c.srv.pubsub
 	direct := !c.inExec && c.ps.push != nil
 	r.mu.Lock()
-	c.ps.resp = c.resp
+	c.ps.resp = c.Proto
 	b := c.confirmationBuffer(direct)
 	if len(names) == 0 {
 		all := append([]string(nil), c.ps.sets[k].order...)
 		for _, name := range all {
 			r.removeLocked(c, k, name)
-			b = appendSubscriptionReply(b, c.resp, pubsubWords[k][1], &name, c.subscriptionCount(k))
+			b = appendSubscriptionReply(b, c.Proto, pubsubWords[k][1], &name, c.subscriptionCount(k))
 		}
 		if len(all) == 0 {
-			b = appendSubscriptionReply(b, c.resp, pubsubWords[k][1], nil, c.subscriptionCount(k))
+			b = appendSubscriptionReply(b, c.Proto, pubsubWords[k][1], nil, c.subscriptionCount(k))
 		}
 	} else {
 		for _, n := range names {
 			name := string(n)
 			r.removeLocked(c, k, name)
-			b = appendSubscriptionReply(b, c.resp, pubsubWords[k][1], &name, c.subscriptionCount(k))
+			b = appendSubscriptionReply(b, c.Proto, pubsubWords[k][1], &name, c.subscriptionCount(k))
 		}
 	}
 	c.sendConfirmations(direct, b)

@@ -329,7 +329,7 @@ func (r *replState) runFullSync(fs *fullSync) {
 	// image taken in between would be followed by effects already in it.
 	// The gate's owner does not wait for the walker: a slot begun just as
 	// the gate closes is still imaged, a narrow window that remains.
-	gate := &Client{srv: r.s}
+	gate := r.s.bindClient(&Client{srv: r.s})
 	for dbID := 0; dbID < ks.NumDBs(); dbID++ {
 		db := ks.ExistingDB(dbID)
 		if db == nil {
@@ -601,8 +601,8 @@ func lockWholeDBs(dbs ...*store.DB) (unlock func()) {
 // (the handler holds the locks that order it) and nothing after it returns.
 func (c *Client) propagateNow(args [][]byte) {
 	db := int(c.dbIndex.Load())
-	if c.db != nil {
-		db = c.db.ID()
+	if c.LockedDB() != nil {
+		db = c.LockedDB().ID()
 	}
 	c.emitEffects(db, [][][]byte{args}) // the feed, or EXEC's capture (node/multi.go)
 	c.NoEffect()

@@ -77,7 +77,7 @@ func (r *replState) follow(host string, port int, nodeID string, caller *Client)
 	// thread): no write admitted as a master's runs once this node is a
 	// replica, and no client blocked as a master's stays blocked. (The
 	// link is stopped first: its goroutine may be waiting for the gate.)
-	gate := &Client{srv: r.s}
+	gate := r.s.bindClient(&Client{srv: r.s})
 	if caller != nil && caller.tx.exclusive {
 		gate = caller // REPLICAOF inside an exclusive EXEC: the gate is ours
 	}
@@ -320,9 +320,10 @@ func (r *replState) replicateOnce(ml *masterLink) error {
 // streamFromMaster applies the stream until the link fails or stops.
 func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replication.StreamReader, timeout time.Duration) error {
 	s := r.s
-	c := &Client{srv: s, guard: newRespGuard(conn, &guardLimits{shared: &s.limits}), id: s.nextClientID.Add(1),
-		resp: 2, created: time.Now(), addr: redisAddr(conn.RemoteAddr()), laddr: redisAddr(conn.LocalAddr()),
-		authenticated: true, repl: &clientRepl{master: true}}
+	c := s.bindClient(&Client{srv: s, guard: newRespGuard(conn, &guardLimits{shared: &s.limits}), id: s.nextClientID.Add(1),
+		created: time.Now(), addr: redisAddr(conn.RemoteAddr()), laddr: redisAddr(conn.LocalAddr()),
+		authenticated: true, repl: &clientRepl{master: true}})
+	c.Proto = 2
 	c.replKind.Store(int32(clientMaster))
 	c.multiLen.Store(-1)
 	// The stream goes on in the database it was in at our offset (Redis
@@ -388,7 +389,7 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 			db := int(c.dbIndex.Load())
 			r.m.Locked(func() { r.beforeSyncLocked(db, [][][]byte{args}, true) })
 		}
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		if c.multi != nil {
 			// Queued until EXEC: the reader reuses its buffer for the
 			// next command.
@@ -396,10 +397,10 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 		} else {
 			c.run(args)
 		}
-		if len(c.out) > 0 && c.out[0] == '-' {
+		if len(c.Out) > 0 && c.Out[0] == '-' {
 			r.masterCommandFailed(c, args[0])
 		}
-		c.out = c.out[:0]
+		c.Out = c.Out[:0]
 		// A transaction enters this node's stream (its offset, its
 		// backlog, its sub-replicas) once it ran, as one unit, as in
 		// Redis: a link lost half-way through it must resume before its
@@ -424,7 +425,7 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 // propagation-error-behavior panic or panic-on-replicas on a read-only
 // replica the process stops, as Redis's serverPanic.
 func (r *replState) masterCommandFailed(c *Client, name []byte) {
-	msg := strings.TrimRight(string(c.out[1:min(len(c.out), 4096)]), "\r\n")
+	msg := strings.TrimRight(string(c.Out[1:min(len(c.Out), 4096)]), "\r\n")
 	cmd := "<unknown>"
 	if spec, _ := r.s.table.lookup([][]byte{name}); spec != nil {
 		cmd = spec.fullName
@@ -564,7 +565,7 @@ func (r *replState) loadSyncPayload(data []byte) (syncPayload, error) {
 // with the execution gate closed (no script runs meanwhile).
 func (s *Server) replaceFunctions(codes [][]byte) error {
 	fe := &s.tx.functions
-	release := (&Client{srv: s}).closeGate()
+	release := s.bindClient(&Client{srv: s}).closeGate()
 	defer release()
 	libs := make([]*functionLib, 0, len(codes))
 	for _, code := range codes {

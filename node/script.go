@@ -444,7 +444,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	// The slots the dispatcher locked for EVAL's declared keys are let go
 	// while the script runs: its commands lock their own.
 	held := c.slotBuf
-	heldDB := c.db
+	heldDB := c.LockedDB()
 	if heldDB != nil {
 		heldDB.UnlockSlots(held)
 	}
@@ -465,10 +465,10 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	// runs scripts); its buffers keep their capacity.
 	lc := eng.lc
 	if lc == nil {
-		lc = &Client{srv: s, authenticated: true}
+		lc = s.bindClient(&Client{srv: s, authenticated: true})
 		eng.lc = lc
 	}
-	lc.id, lc.resp = c.id, 2
+	lc.id, lc.Proto = c.id, 2
 	lc.dbIndex.Store(c.dbIndex.Load())
 	lc.multiLen.Store(-1)
 	lc.tx.exclusive = true
@@ -524,7 +524,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	if err != nil {
 		c.scriptError(run, err)
 	} else {
-		luaToReply(c, L.Get(-1), lc.resp, 0)
+		luaToReply(c, L.Get(-1), lc.Proto, 0)
 	}
 	L.SetTop(top)
 	c.finishCapture(capture)
@@ -534,8 +534,8 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	c.bs.ready = append(c.bs.ready, lc.bs.ready...)
 	clear(lc.bs.ready)
 	lc.bs.ready = lc.bs.ready[:0]
-	if cap(lc.out) > 64*1024 {
-		lc.out = nil // do not keep a big reply's buffer
+	if cap(lc.Out) > 64*1024 {
+		lc.Out = nil // do not keep a big reply's buffer
 	}
 	if run.killed.Load() {
 		s.log.Warn("Lua script killed by user with SCRIPT KILL.")
@@ -752,7 +752,7 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 			if n != 2 && n != 3 {
 				luaRaise(L, "RESP version must be 2 or 3.")
 			}
-			run.lc.resp = int(n)
+			run.lc.Proto = int(n)
 			return 0
 		},
 		"set_repl": func(L *lua.LState) int {
@@ -878,10 +878,10 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	if spec.Flags&FlagWrite != 0 && !run.dirty.Load() {
 		// Replica / min-replicas-to-write refusals apply until the script
 		// has written (then it must not fail half-way).
-		lc.out = lc.out[:0]
+		lc.Out = lc.Out[:0]
 		if !lc.replicationAllows(spec) {
-			msg := strings.TrimRight(string(lc.out), "\r\n")
-			lc.out = lc.out[:0]
+			msg := strings.TrimRight(string(lc.Out), "\r\n")
+			lc.Out = lc.Out[:0]
 			return nil, msg
 		}
 	}
@@ -900,7 +900,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		}
 	}
 	lc.slotBuf = sl
-	lc.out = lc.out[:0]
+	lc.Out = lc.Out[:0]
 	if run.repl&replToReplicas == 0 {
 		// redis.set_repl(REPL_NONE) or (REPL_AOF): not for replicas.
 		// shoal has no AOF, so the effect reaches no consumer.
@@ -910,19 +910,19 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	}
 	start := time.Now()
 	db.LockSlots(sl)
-	lc.db = db
+	lc.SetDB(db)
 	lc.errored = false
 	lc.callHandler(spec, argv)
 	lc.propagateEffects(spec, argv)
 	db.UnlockSlots(sl)
-	lc.db = nil
+	lc.SetDB(nil)
 	shard := &spec.stats[lc.id%statShards]
 	shard.calls.Add(1)
 	shard.usec.Add(int64(time.Since(start) / time.Microsecond))
 	if lc.errored {
 		shard.failed.Add(1)
 	}
-	return lc.out, ""
+	return lc.Out, ""
 }
 
 // hasArg reports whether one of args[1:] is word (any case).

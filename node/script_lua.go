@@ -618,7 +618,7 @@ func luaToReply(c *Client, v lua.LValue, scriptResp int, depth int) {
 	case lua.LBool:
 		if scriptResp == 2 {
 			if x {
-				c.out = append(c.out, ":1\r\n"...)
+				c.Out = append(c.Out, ":1\r\n"...)
 			} else {
 				c.Null()
 			}

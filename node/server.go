@@ -387,15 +387,15 @@ func (s *Server) accept(g *respGuard) *Client {
 	// Like Redis's stat_numconnections, refused connections are not
 	// counted as received.
 	s.stats.connectionsReceived.Add(1)
-	c := &Client{
+	c := s.bindClient(&Client{
 		srv:     s,
 		guard:   g,
 		id:      s.nextClientID.Add(1),
-		resp:    2,
 		created: time.Now(),
 		addr:    redisAddr(g.Conn.RemoteAddr()),
 		laddr:   redisAddr(g.Conn.LocalAddr()),
-	}
+	})
+	c.Proto = 2
 	c.multiLen.Store(-1)
 	c.lastInteraction.Store(time.Now().UnixMilli())
 	c.authenticated = s.cfg.String("requirepass") == ""

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/shoal-db/shoal/command"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -27,10 +28,12 @@ type cmdStat struct {
 type cmdStats [statShards]cmdStat
 
 // handlerGroups returns every command family's handlers, keyed by the
-// command's full name ("get", "config|get"). Each cmd_*.go file contributes
-// one map.
-func handlerGroups() []map[string]HandlerFunc {
-	return []map[string]HandlerFunc{
+// command's full name ("get", "config|get"). The data-type families live in
+// packages under commands/ (handlers of command.Ctx); the server-level ones
+// in node are written against *Client and adapted (nodeHandler).
+func handlerGroups() []map[string]command.Handler {
+	groups := []map[string]command.Handler{}
+	for _, g := range []map[string]HandlerFunc{
 		connectionHandlers(),
 		serverHandlers(),
 		stringHandlers(),
@@ -38,9 +41,9 @@ func handlerGroups() []map[string]HandlerFunc {
 		scriptingHandlers(),
 		transactionHandlers(),
 		clusterRoutingHandlers(),
-		clusterHandlers(),        // node/cmd_cluster.go
-		clusterMigrateHandlers(), // node/cmd_cluster_migrate.go
-		failoverHandlers(),       // node/cmd_failover.go
+		clusterHandlers(),
+		clusterMigrateHandlers(),
+		failoverHandlers(),
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
@@ -48,17 +51,29 @@ func handlerGroups() []map[string]HandlerFunc {
 		sortHandlers(),
 		zsetHandlers(),
 		geoHandlers(),
-		listHandlers(),        // node/cmd_list.go
-		streamHandlers(),      // node/cmd_stream*.go
-		replicationHandlers(), // node/cmd_replication.go
-		dumpHandlers(),        // node/cmd_dump.go
-		pubsubHandlers(),      // node/cmd_pubsub.go
-		aclModuleHandlers(),   // node/cmd_acl_module.go
+		listHandlers(),
+		streamHandlers(),
+		replicationHandlers(),
+		dumpHandlers(),
+		pubsubHandlers(),
+		aclModuleHandlers(),
+	} {
+		groups = append(groups, nodeHandlers(g))
 	}
+	return groups
+}
+
+// nodeHandlers adapts a map of node handlers.
+func nodeHandlers(m map[string]HandlerFunc) map[string]command.Handler {
+	out := make(map[string]command.Handler, len(m))
+	for name, h := range m {
+		out[name] = nodeHandler(h)
+	}
+	return out
 }
 
 func newCommandTable() *commandTable {
-	handlers := map[string]HandlerFunc{}
+	handlers := map[string]command.Handler{}
 	for _, g := range handlerGroups() {
 		for name, h := range g {
 			handlers[name] = h
@@ -89,7 +104,7 @@ func anyImplemented(spec *CommandSpec) bool {
 // finalize derives what Redis derives at start-up: the full name, the
 // implicit ACL categories, the legacy first/last/step triple and the
 // movablekeys flag; and attaches the handler and key procedure.
-func (t *commandTable) finalize(spec, parent *CommandSpec, handlers map[string]HandlerFunc, procs map[string]func([][]byte) ([]int, error)) {
+func (t *commandTable) finalize(spec, parent *CommandSpec, handlers map[string]command.Handler, procs map[string]func([][]byte) ([]int, error)) {
 	spec.Parent = parent
 	spec.fullName = spec.Name
 	if parent != nil {

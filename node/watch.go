@@ -203,7 +203,7 @@ func (c *Client) watchFailed(held func(db int, slot uint16) bool) bool {
 // command's slots locked) when somebody watches: it touches the keys the
 // command wrote.
 func (c *Client) touchWritten(spec *CommandSpec, args [][]byte) {
-	fx := &c.fx
+	fx := c.Effects()
 	if c.errored || c.bs.pending != nil {
 		return
 	}
@@ -212,13 +212,13 @@ func (c *Client) touchWritten(spec *CommandSpec, args [][]byte) {
 		c.touchDBWide(spec, args)
 		return
 	}
-	if fx.none && !fx.replaced {
+	if fx.None && !fx.Replaced {
 		return
 	}
 	db := c.DB()
 	reg := &c.srv.tx.watch
-	if fx.replaced {
-		for _, cmd := range fx.cmds {
+	if fx.Replaced {
+		for _, cmd := range fx.Cmds {
 			espec, unknown := c.srv.table.lookup(cmd)
 			if espec == nil || unknown {
 				continue

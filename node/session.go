@@ -1,0 +1,53 @@
+package node
+
+import (
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/store"
+)
+
+// Client is the command.Session of its handler context: these methods are
+// what the handlers in commands/ may ask of the server.
+var _ command.Session = (*Client)(nil)
+
+// clientOf is the Client behind a handler context.
+func clientOf(x *command.Ctx) *Client { return x.Session().(*Client) }
+
+// nodeHandler adapts a handler written against *Client (the server-level
+// commands that stay in node) to the command table's signature.
+func nodeHandler(h HandlerFunc) command.Handler {
+	return func(x *command.Ctx, args [][]byte) { h(clientOf(x), args) }
+}
+
+func (c *Client) AddDirty(n int64) { c.srv.dirty.add(c.id, n) }
+
+func (c *Client) BlockClient(x *command.Ctx, spec command.BlockSpec) { c.blockOn(spec) }
+
+func (c *Client) SignalReady(db *store.DB, key []byte) { c.signalKeyReadyIn(db, key) }
+
+func (c *Client) SignalDBsSwapped(a, b int) { c.signalDBsSwapped(a, b) }
+
+func (c *Client) ReplyOverLimitWith(pending int) bool { return c.replyOverLimitWith(pending) }
+
+func (c *Client) OutputCheckAt() int { return c.obufCheckAt }
+
+func (c *Client) Closing() bool { return c.obufClosing }
+
+func (c *Client) NormalClient() bool {
+	return c.guard != nil && c.ps.push == nil && c.kind() == clientNormal
+}
+
+func (c *Client) PropagateNow(args [][]byte) { c.propagateNow(args) }
+
+func (c *Client) LockWholeDB() (restore func()) { return c.lockWholeDB() }
+
+func (c *Client) KeysLocked(keys [][]byte) bool { return c.keysLocked(keys) }
+
+func (c *Client) IsMasterLink() bool { return c.isMasterLink() }
+
+func (c *Client) MayBlock() bool { return c.mayBlock() }
+
+func (c *Client) CommandFullName(args [][]byte) string { return c.cmdFullName(args) }
+
+func (c *Client) ProtoMaxBulkLen() int64 { return c.srv.limits.protoMaxBulkLen.Load() }
+
+func (c *Client) SelectedDBIndex() int { return int(c.dbIndex.Load()) }
