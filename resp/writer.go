@@ -22,7 +22,6 @@ type Writer struct {
 	OnError func(msg string)
 }
 
-
 // OK writes +OK.
 func (w *Writer) OK() { w.Out = append(w.Out, "+OK\r\n"...) }
 
