@@ -1,5 +1,7 @@
 package node
 
+import "github.com/shoal-db/shoal/command"
+
 // BITFIELD key [GET type offset] [SET type offset value]
 // [INCRBY type offset increment] [OVERFLOW WRAP|SAT|FAIL] ...
 //
@@ -43,7 +45,7 @@ func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
 		return false, 0, false
 	}
 	signed = arg[0] == 'i'
-	n, ok := parseLL(cstr(arg[1:]))
+	n, ok := command.ParseInt64(cstr(arg[1:]))
 	limit := int64(63)
 	if signed {
 		limit = 64
@@ -105,7 +107,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 		if kind != bitfieldGet {
 			writes = true
 			highestBit = max(highestBit, offset+uint64(width)-1)
-			if value, ok = parseInt64Arg(args[j+3]); !ok {
+			if value, ok = command.ParseInt64(args[j+3]); !ok {
 				c.ErrNotInteger()
 				return
 			}

@@ -48,8 +48,6 @@ package node
 import (
 	"cmp"
 	"container/list"
-	"math"
-	"math/big"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -519,74 +517,6 @@ func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key 
 }
 
 // ---------------------------------------------------------------- timeouts
-
-// parseMillisTimeout parses a timeout given in integer milliseconds (WAIT,
-// CLIENT PAUSE, XREAD BLOCK) as Redis's getTimeoutFromObjectOrReply with
-// UNIT_MILLISECONDS: an integer that is not negative. It writes the error
-// reply and returns false on bad input.
-func parseMillisTimeout(c *Client, arg []byte) (int64, bool) {
-	ms, ok := parseInt64Arg(arg)
-	if !ok {
-		c.Error("ERR timeout is not an integer or out of range")
-		return 0, false
-	}
-	if ms < 0 {
-		c.Error("ERR timeout is negative")
-		return 0, false
-	}
-	return ms, true
-}
-
-// parseBlockTimeout parses a blocking command's timeout in seconds (a
-// double; 0 = forever) as Redis's getTimeoutFromObjectOrReply does: the
-// value is parsed as a long double, converted to milliseconds rounding up,
-// and must not be negative. It writes the error reply and returns false on
-// bad input.
-func parseBlockTimeout(c *Client, arg []byte) (time.Duration, bool) {
-	ms, ok := timeoutMillis(arg)
-	if !ok {
-		c.Error("ERR timeout is not a float or out of range")
-		return 0, false
-	}
-	if ms < 0 {
-		c.Error("ERR timeout is negative")
-		return 0, false
-	}
-	if ms > math.MaxInt64/int64(time.Millisecond) {
-		// Redis adds the timeout to the current unix time in ms; past
-		// that nobody waits anyway.
-		ms = math.MaxInt64 / int64(time.Millisecond)
-	}
-	return time.Duration(ms) * time.Millisecond, true
-}
-
-// timeoutMillis is (long long) ceill(value * 1000.0) in C's long double:
-// values out of the range of a long long (and ±inf) convert to LLONG_MIN
-// on x86-64, which is why Redis calls them negative.
-func timeoutMillis(arg []byte) (int64, bool) {
-	if n, ok := parseInt64Arg(arg); ok {
-		if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
-			return math.MinInt64, true
-		}
-		return n * 1000, true
-	}
-	ld, ok := parseLongDouble(arg)
-	if !ok {
-		return 0, false
-	}
-	if ld.inf != 0 {
-		return math.MinInt64, true
-	}
-	f := new(big.Float).SetPrec(ldPrec).Mul(ld.float(), big.NewFloat(1000))
-	i, acc := f.Int(nil) // truncates toward zero
-	if acc == big.Below {
-		i.Add(i, big.NewInt(1)) // ceil for positive fractions
-	}
-	if !i.IsInt64() {
-		return math.MinInt64, true
-	}
-	return i.Int64(), true
-}
 
 // ---------------------------------------------------------------- the connection while blocked
 

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // ACL and MODULE: the subcommands whose answer is already Redis's while
@@ -15,14 +17,14 @@ import (
 
 func aclModuleHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"acl|help":      func(c *Client, args [][]byte) { c.replyHelp(args, aclHelpLines) },
+		"acl|help":      func(c *Client, args [][]byte) { c.ReplyHelp(args, aclHelpLines) },
 		"acl|whoami":    func(c *Client, _ [][]byte) { c.BulkString(defaultUser) },
 		"acl|users":     func(c *Client, _ [][]byte) { c.StringArray([]string{defaultUser}) },
 		"acl|list":      cmdACLList,
 		"acl|genpass":   cmdACLGenpass,
 		"acl|load":      cmdACLNoFile,
 		"acl|save":      cmdACLNoFile,
-		"module|help":   func(c *Client, args [][]byte) { c.replyHelp(args, moduleHelpLines) },
+		"module|help":   func(c *Client, args [][]byte) { c.ReplyHelp(args, moduleHelpLines) },
 		"module|list":   func(c *Client, _ [][]byte) { c.Array(0) },
 		"module|load":   cmdModuleLoad,
 		"module|loadex": cmdModuleLoad,
@@ -80,12 +82,12 @@ const genpassMaxBits = 4096
 
 func cmdACLGenpass(c *Client, args [][]byte) {
 	if len(args) > 3 {
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 		return
 	}
 	bits := int64(256)
 	if len(args) == 3 {
-		n, ok := parseInt64Arg(args[2])
+		n, ok := command.ParseInt64(args[2])
 		if !ok {
 			c.ErrNotInteger()
 			return

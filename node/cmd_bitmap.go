@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -33,7 +34,7 @@ func (c *Client) parseBitOffset(arg []byte, hash bool, width int) (uint64, bool)
 	if useHash {
 		arg = arg[1:]
 	}
-	off, ok := parseLL(arg)
+	off, ok := command.ParseInt64(arg)
 	if ok && useHash {
 		off *= int64(width)
 	}
@@ -51,7 +52,7 @@ func (c *Client) parseBitOffset(arg []byte, hash bool, width int) (uint64, bool)
 func (c *Client) bitTarget(key []byte, maxBit uint64) (p *[]byte, grown bool) {
 	db := c.DB()
 	need := int(maxBit>>3) + 1
-	e := lookupWrite(db, key)
+	e := command.LookupWrite(db, key)
 	if e == nil {
 		return db.SetRawString(key, make([]byte, need), false).MutableBytes(), true
 	}
@@ -74,7 +75,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	on, ok := parseLL(args[3])
+	on, ok := command.ParseInt64(args[3])
 	if !ok || on&^1 != 0 {
 		c.Error("ERR bit is not an integer or out of range")
 		return
@@ -188,12 +189,12 @@ func cmdBitCount(c *Client, args [][]byte) {
 	switch len(args) {
 	case 2:
 	case 4, 5:
-		start, ok := parseInt64Arg(args[2])
+		start, ok := command.ParseInt64(args[2])
 		if !ok {
 			c.ErrNotInteger()
 			return
 		}
-		end, ok := parseInt64Arg(args[3])
+		end, ok := command.ParseInt64(args[3])
 		if !ok {
 			c.ErrNotInteger()
 			return
@@ -269,7 +270,7 @@ func firstBit(b []byte, bit int) int64 {
 // right, so past its end the answer is the first bit after it; with an end
 // given, a range of set bits answers -1.
 func cmdBitPos(c *Client, args [][]byte) {
-	bit, ok := parseInt64Arg(args[2])
+	bit, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -299,7 +300,7 @@ func cmdBitPos(c *Client, args [][]byte) {
 	switch len(args) {
 	case 3:
 	case 4, 5, 6:
-		start, ok := parseInt64Arg(args[3])
+		start, ok := command.ParseInt64(args[3])
 		if !ok {
 			c.ErrNotInteger()
 			return
@@ -312,7 +313,7 @@ func cmdBitPos(c *Client, args [][]byte) {
 		}
 		var end int64
 		if len(args) >= 5 {
-			if end, ok = parseInt64Arg(args[4]); !ok {
+			if end, ok = command.ParseInt64(args[4]); !ok {
 				c.ErrNotInteger()
 				return
 			}

@@ -3,6 +3,8 @@ package node
 import (
 	"strings"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // CLIENT subcommands. Every connection is a "normal" client for now: shoal
@@ -27,7 +29,7 @@ func clientHandlers() map[string]HandlerFunc {
 		"client|getredir":     func(c *Client, args [][]byte) { c.Int(-1) },
 		"client|caching":      cmdClientCaching,
 		"client|trackinginfo": cmdClientTrackingInfo,
-		"client|help":         func(c *Client, args [][]byte) { c.replyHelp(args, clientHelpLines) },
+		"client|help":         func(c *Client, args [][]byte) { c.ReplyHelp(args, clientHelpLines) },
 	}
 }
 
@@ -159,7 +161,7 @@ func cmdClientList(c *Client, args [][]byte) {
 			b.WriteString(cl.InfoLine())
 			b.WriteByte('\n')
 		}
-	case len(args) == 4 && argEquals(args[2], "type"):
+	case len(args) == 4 && command.ArgEquals(args[2], "type"):
 		typ, ok := parseClientType(args[3])
 		if !ok {
 			c.Error("ERR Unknown client type '" + string(args[3]) + "'")
@@ -171,9 +173,9 @@ func cmdClientList(c *Client, args [][]byte) {
 				b.WriteByte('\n')
 			}
 		}
-	case len(args) > 3 && argEquals(args[2], "id"):
+	case len(args) > 3 && command.ArgEquals(args[2], "id"):
 		for _, a := range args[3:] {
-			id, ok := parseInt64Arg(a)
+			id, ok := command.ParseInt64(a)
 			if !ok {
 				c.Error("ERR Invalid client ID")
 				return
@@ -233,36 +235,36 @@ func cmdClientKill(c *Client, args [][]byte) {
 			}
 			opt, val := args[i], args[i+1]
 			switch {
-			case argEquals(opt, "id"):
-				id, ok := parseInt64Arg(val)
+			case command.ArgEquals(opt, "id"):
+				id, ok := command.ParseInt64(val)
 				if !ok || id < 1 {
 					c.Error("ERR client-id should be greater than 0")
 					return
 				}
 				f.id = id
-			case argEquals(opt, "type"):
+			case command.ArgEquals(opt, "type"):
 				typ, ok := parseClientType(val)
 				if !ok {
 					c.Error("ERR Unknown client type '" + string(val) + "'")
 					return
 				}
 				f.typ, f.hasType = typ, true
-			case argEquals(opt, "addr"):
+			case command.ArgEquals(opt, "addr"):
 				f.addr, f.hasAddr = string(val), true
-			case argEquals(opt, "laddr"):
+			case command.ArgEquals(opt, "laddr"):
 				f.laddr, f.hasLaddr = string(val), true
-			case argEquals(opt, "user"):
+			case command.ArgEquals(opt, "user"):
 				// Only the default user exists until ACL users do.
 				if string(val) != "default" {
 					c.Error("ERR No such user '" + string(val) + "'")
 					return
 				}
 				f.user, f.hasUser = string(val), true
-			case argEquals(opt, "skipme"):
+			case command.ArgEquals(opt, "skipme"):
 				switch {
-				case argEquals(val, "yes"):
+				case command.ArgEquals(val, "yes"):
 					f.skipMe = true
-				case argEquals(val, "no"):
+				case command.ArgEquals(val, "no"):
 					f.skipMe = false
 				default:
 					c.ErrSyntax()
@@ -311,9 +313,9 @@ func cmdClientSetInfo(c *Client, args [][]byte) {
 	attr, val := args[2], args[3]
 	var isName bool
 	switch {
-	case argEquals(attr, "lib-name"):
+	case command.ArgEquals(attr, "lib-name"):
 		isName = true
-	case argEquals(attr, "lib-ver"):
+	case command.ArgEquals(attr, "lib-ver"):
 	default:
 		c.Error("ERR Unrecognized option '" + string(attr) + "'")
 		return
@@ -333,9 +335,9 @@ func cmdClientSetInfo(c *Client, args [][]byte) {
 
 func cmdClientNoEvict(c *Client, args [][]byte) {
 	switch {
-	case argEquals(args[2], "on"):
+	case command.ArgEquals(args[2], "on"):
 		c.noEvict.Store(true)
-	case argEquals(args[2], "off"):
+	case command.ArgEquals(args[2], "off"):
 		c.noEvict.Store(false)
 	default:
 		c.ErrSyntax()
@@ -346,21 +348,21 @@ func cmdClientNoEvict(c *Client, args [][]byte) {
 
 func cmdClientPause(c *Client, args [][]byte) {
 	if len(args) > 4 {
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 		return
 	}
 	all := true
 	if len(args) == 4 {
 		switch {
-		case argEquals(args[3], "write"):
+		case command.ArgEquals(args[3], "write"):
 			all = false
-		case argEquals(args[3], "all"):
+		case command.ArgEquals(args[3], "all"):
 		default:
 			c.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
 			return
 		}
 	}
-	ms, ok := parseMillisTimeout(c, args[2])
+	ms, ok := c.ParseMillisTimeout(args[2])
 	if !ok {
 		return
 	}
@@ -379,12 +381,12 @@ func cmdClientUnpause(c *Client, args [][]byte) {
 // and SKIP are not answered (the dispatcher drops what follows).
 func cmdClientReply(c *Client, args [][]byte) {
 	switch {
-	case argEquals(args[2], "on"):
+	case command.ArgEquals(args[2], "on"):
 		c.replyMode = replyOn
 		c.OK()
-	case argEquals(args[2], "off"):
+	case command.ArgEquals(args[2], "off"):
 		c.replyMode = replyOff
-	case argEquals(args[2], "skip"):
+	case command.ArgEquals(args[2], "skip"):
 		if c.replyMode != replyOff {
 			c.replyMode = replySkip
 		}
@@ -396,19 +398,19 @@ func cmdClientReply(c *Client, args [][]byte) {
 // cmdClientUnblock ends the wait of a client blocked on keys (node/blocking.go).
 func cmdClientUnblock(c *Client, args [][]byte) {
 	if len(args) > 4 {
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 		return
 	}
-	if len(args) == 4 && !argEquals(args[3], "timeout") && !argEquals(args[3], "error") {
+	if len(args) == 4 && !command.ArgEquals(args[3], "timeout") && !command.ArgEquals(args[3], "error") {
 		c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 		return
 	}
-	id, ok := parseInt64Arg(args[2])
+	id, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
 	}
-	if c.srv.unblockClient(id, len(args) == 4 && argEquals(args[3], "error")) {
+	if c.srv.unblockClient(id, len(args) == 4 && command.ArgEquals(args[3], "error")) {
 		c.Int(1)
 	} else {
 		c.Int(0)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
 )
@@ -125,14 +126,14 @@ var clusterHelpLines = []string{
 	"    Output format is an array where each array element is a map containing attributes of a link",
 }
 
-func cmdClusterHelp(c *Client, args [][]byte) { c.replyHelp(args, clusterHelpLines) }
+func cmdClusterHelp(c *Client, args [][]byte) { c.ReplyHelp(args, clusterHelpLines) }
 
 // cmdClusterMeet is CLUSTER MEET ip port [cport]; the metadata's arity (-4)
 // lets six or more arguments through, which Redis answers as a subcommand
 // syntax error.
 func cmdClusterMeet(c *Client, args [][]byte) {
 	if len(args) != 4 && len(args) != 5 {
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 		return
 	}
 	var cport []byte
@@ -155,7 +156,7 @@ func cmdClusterMyID(c *Client, args [][]byte) { c.BulkString(c.srv.cluster.MyID(
 func cmdClusterKeySlot(c *Client, args [][]byte) { c.Int(int64(slots.KeySlot(args[2]))) }
 
 func cmdClusterCountKeysInSlot(c *Client, args [][]byte) {
-	slot, ok := parseInt64Arg(args[2])
+	slot, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -168,12 +169,12 @@ func cmdClusterCountKeysInSlot(c *Client, args [][]byte) {
 }
 
 func cmdClusterGetKeysInSlot(c *Client, args [][]byte) {
-	slot, ok := parseInt64Arg(args[2])
+	slot, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
 	}
-	maxKeys, ok := parseInt64Arg(args[3])
+	maxKeys, ok := command.ParseInt64(args[3])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -233,15 +234,15 @@ func cmdClusterBumpEpoch(c *Client, args [][]byte) { c.Status(c.srv.cluster.Bump
 // cmdClusterReset is CLUSTER RESET [HARD|SOFT] (soft by default).
 func cmdClusterReset(c *Client, args [][]byte) {
 	if len(args) > 3 {
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 		return
 	}
 	hard := false
 	if len(args) == 3 {
 		switch {
-		case argEquals(args[2], "hard"):
+		case command.ArgEquals(args[2], "hard"):
 			hard = true
-		case argEquals(args[2], "soft"):
+		case command.ArgEquals(args[2], "soft"):
 		default:
 			c.ErrSyntax()
 			return

@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/shoal-db/shoal/resp"
 	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/migrate"

@@ -3,6 +3,7 @@ package node
 import (
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
 )
 
@@ -20,7 +21,7 @@ func commandHandlers() map[string]HandlerFunc {
 		"command|list":            cmdCommandList,
 		"command|getkeys":         func(c *Client, args [][]byte) { cmdCommandGetKeys(c, args, false) },
 		"command|getkeysandflags": func(c *Client, args [][]byte) { cmdCommandGetKeys(c, args, true) },
-		"command|help":            func(c *Client, args [][]byte) { c.replyHelp(args, commandHelpLines) },
+		"command|help":            func(c *Client, args [][]byte) { c.ReplyHelp(args, commandHelpLines) },
 	}
 }
 
@@ -320,7 +321,7 @@ func (f *commandListFilter) keep(spec *CommandSpec) bool {
 func cmdCommandList(c *Client, args [][]byte) {
 	var f commandListFilter
 	for i := 2; i < len(args); i++ {
-		if !argEquals(args[i], "filterby") || len(args)-1-i != 2 {
+		if !command.ArgEquals(args[i], "filterby") || len(args)-1-i != 2 {
 			c.ErrSyntax()
 			return
 		}
@@ -463,7 +464,7 @@ func variableKeyFlags(spec *CommandSpec, args [][]byte) (KeySpecFlag, bool) {
 	switch spec.fullName {
 	case "set":
 		for _, a := range args[min(3, len(args)):] {
-			if argEquals(a, "get") {
+			if command.ArgEquals(a, "get") {
 				return KeyRW | KeyAccess | KeyUpdate, true
 			}
 		}
@@ -473,11 +474,11 @@ func variableKeyFlags(spec *CommandSpec, args [][]byte) (KeySpecFlag, bool) {
 		for i := 2; i < len(args); i++ {
 			rem := len(args) - i - 1
 			switch {
-			case argEquals(args[i], "get") && rem >= 2:
+			case command.ArgEquals(args[i], "get") && rem >= 2:
 				i += 2
-			case (argEquals(args[i], "set") || argEquals(args[i], "incrby")) && rem >= 3:
+			case (command.ArgEquals(args[i], "set") || command.ArgEquals(args[i], "incrby")) && rem >= 3:
 				readonly = false
-			case argEquals(args[i], "overflow") && rem >= 1:
+			case command.ArgEquals(args[i], "overflow") && rem >= 1:
 				i++
 			default:
 				readonly = false

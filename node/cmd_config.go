@@ -25,7 +25,7 @@ func configHandlers() map[string]HandlerFunc {
 		"config|set":       cmdConfigSet,
 		"config|resetstat": cmdConfigResetStat,
 		"config|rewrite":   cmdConfigRewrite,
-		"config|help":      func(c *Client, args [][]byte) { c.replyHelp(args, config.HelpLines()) },
+		"config|help":      func(c *Client, args [][]byte) { c.ReplyHelp(args, config.HelpLines()) },
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"strings"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // connectionHandlers: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT.
@@ -63,7 +65,7 @@ func cmdReset(c *Client, args [][]byte) {
 func cmdHello(c *Client, args [][]byte) {
 	ver := int64(0)
 	if len(args) >= 2 {
-		v, ok := parseInt64Arg(args[1])
+		v, ok := command.ParseInt64(args[1])
 		if !ok {
 			c.Error("ERR Protocol version is not an integer or out of range")
 			return

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
@@ -83,7 +84,7 @@ func cmdDebug(c *Client, args [][]byte) {
 	s := c.srv
 	switch {
 	case sub == "help" && argc == 2:
-		c.replyHelp(args, debugHelpLines)
+		c.ReplyHelp(args, debugHelpLines)
 	case sub == "log" && argc == 3:
 		s.log.Warn("DEBUG LOG: " + string(args[2]))
 		c.OK()
@@ -96,7 +97,7 @@ func cmdDebug(c *Client, args [][]byte) {
 		s.activeExpire.Store(atoi(args[2]) != 0)
 		c.OK()
 	case sub == "drop-cluster-packet-filter" && argc == 3:
-		t, ok := parseInt64Arg(args[2])
+		t, ok := command.ParseInt64(args[2])
 		if !ok {
 			c.Error(msgNotInteger)
 			return
@@ -164,7 +165,7 @@ func cmdDebug(c *Client, args [][]byte) {
 			zap.Uint64("pause_total_ns", ms.PauseTotalNs), zap.Int("goroutines", runtime.NumGoroutine()))
 		c.OK()
 	default:
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 	}
 }
 
@@ -198,16 +199,11 @@ func atoi(b []byte) int64 {
 func strtod(b []byte) float64 {
 	s := strings.TrimLeft(string(b), " \t\n\v\f\r")
 	for end := len(s); end > 0; end-- {
-		if f, err := strconv.ParseFloat(s[:end], 64); err == nil || isRangeErr(err) {
+		if f, err := strconv.ParseFloat(s[:end], 64); err == nil || command.IsRangeErr(err) {
 			return f
 		}
 	}
 	return 0
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 // debugSleep stops the whole server for the given time, as Redis's DEBUG
@@ -246,14 +242,14 @@ func debugSleep(c *Client, arg []byte) {
 // size bytes when size is given; existing keys are left alone.
 func debugPopulate(c *Client, args [][]byte) {
 	const msg = "ERR value is out of range, must be positive"
-	count, ok := parseInt64Arg(args[2])
+	count, ok := command.ParseInt64(args[2])
 	if !ok || count < 0 {
 		c.Error(msg)
 		return
 	}
 	size := int64(0)
 	if len(args) == 5 {
-		size, ok = parseInt64Arg(args[4])
+		size, ok = command.ParseInt64(args[4])
 		if !ok || size < 0 {
 			c.Error(msg)
 			return

@@ -2,11 +2,13 @@ package node
 
 import (
 	"errors"
-	"github.com/shoal-db/shoal/resp"
 	"math"
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
@@ -74,7 +76,7 @@ func parseRestoreOptions(c *Client, args [][]byte) (restoreOptions, bool) {
 		case argIs(a, "absttl"):
 			o.absTTL = true
 		case argIs(a, "idletime") && more >= 1 && o.freq == -1:
-			v, ok := parseInt64Arg(args[j+1])
+			v, ok := command.ParseInt64(args[j+1])
 			if !ok {
 				c.ErrNotInteger()
 				return o, false
@@ -86,7 +88,7 @@ func parseRestoreOptions(c *Client, args [][]byte) (restoreOptions, bool) {
 			o.idle = v
 			j++
 		case argIs(a, "freq") && more >= 1 && o.idle == -1:
-			v, ok := parseInt64Arg(args[j+1])
+			v, ok := command.ParseInt64(args[j+1])
 			if !ok {
 				c.ErrNotInteger()
 				return o, false
@@ -123,7 +125,7 @@ func cmdRestore(c *Client, args [][]byte) {
 		c.Error("BUSYKEY Target key name already exists.")
 		return
 	}
-	ttl, ok := parseInt64Arg(args[2])
+	ttl, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -253,8 +255,8 @@ func parseMigrate(c *Client, args [][]byte) (migrateRequest, bool) {
 			return m, false
 		}
 	}
-	timeout, ok1 := parseInt64Arg(args[5])
-	db, ok2 := parseInt64Arg(args[4])
+	timeout, ok1 := command.ParseInt64(args[5])
+	db, ok2 := command.ParseInt64(args[4])
 	// getLongFromObjectOrReply: timeout first, then the db.
 	if !ok1 || !ok2 {
 		c.ErrNotInteger()

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -413,7 +414,7 @@ func cmdSave(c *Client, args [][]byte) {
 // BGSAVE [SCHEDULE]: the save runs on its own goroutine; SHUTDOWN waits
 // for it. Inside EXEC it is scheduled for the cron, as Redis does.
 func cmdBgsave(c *Client, args [][]byte) {
-	if len(args) > 2 || (len(args) == 2 && !argEquals(args[1], "schedule")) {
+	if len(args) > 2 || (len(args) == 2 && !command.ArgEquals(args[1], "schedule")) {
 		c.ErrSyntax()
 		return
 	}

@@ -26,7 +26,7 @@ func failoverHandlers() map[string]HandlerFunc {
 // failover is started (it completes asynchronously, as in Redis).
 func cmdClusterFailover(c *Client, args [][]byte) {
 	if len(args) > 3 {
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 		return
 	}
 	var mode []byte

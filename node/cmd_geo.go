@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -457,7 +458,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 			case argIs(arg, "desc"):
 				sort = 2
 			case argIs(arg, "count") && i+1 < remaining:
-				n, ok := parseInt64Arg(args[baseArgs+i+1])
+				n, ok := command.ParseInt64(args[baseArgs+i+1])
 				if !ok {
 					c.ErrNotInteger()
 					return
@@ -609,10 +610,10 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		}
 		// The same member cannot come twice from disjoint cells; guard the
 		// set's invariant anyway.
-		if seen[bstr(p.member)] {
+		if seen[command.Bstr(p.member)] {
 			continue
 		}
-		seen[bstr(p.member)] = true
+		seen[command.Bstr(p.member)] = true
 		elems = append(elems, store.ZMember{Member: string(p.member), Score: score})
 	}
 	slices.SortFunc(elems, compareZMember)

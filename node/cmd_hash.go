@@ -2,9 +2,12 @@ package node
 
 import (
 	"bytes"
-	"github.com/shoal-db/shoal/config"
 	"math"
 	"strconv"
+
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/longdouble"
 
 	"github.com/shoal-db/shoal/store"
 )
@@ -42,12 +45,12 @@ func hashLimits(c *Client) (maxEntries, maxValue int64) {
 // hash at key (nil when missing, counting a keyspace miss), or replies
 // WRONGTYPE and returns ok == false.
 func readHash(c *Client, key []byte) (*store.Hash, bool) {
-	return lookupTyped(c, c.DB(), key, false, store.TypeHash, (*store.Entry).Hash)
+	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeHash, (*store.Entry).Hash)
 }
 
 // writeHash is lookupKeyWrite + checkType: no keyspace hit/miss counted.
 func writeHash(c *Client, key []byte) (*store.Hash, bool) {
-	return lookupTyped(c, c.DB(), key, true, store.TypeHash, (*store.Entry).Hash)
+	return command.LookupTyped(&c.Ctx, c.DB(), key, true, store.TypeHash, (*store.Entry).Hash)
 }
 
 // writeHashOrCreate is Redis's hashTypeLookupWriteOrCreate: the hash at key,
@@ -258,7 +261,7 @@ func hashGetAll(c *Client, key []byte, fields, values bool) {
 
 // HINCRBY key field increment
 func cmdHIncrBy(c *Client, args [][]byte) {
-	incr, ok := parseInt64Arg(args[3])
+	incr, ok := command.ParseInt64(args[3])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -270,7 +273,7 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 	var cur int64
 	if h != nil {
 		if v, found := h.Get(args[2]); found {
-			if cur, ok = parseInt64Arg(v); !ok {
+			if cur, ok = command.ParseInt64(v); !ok {
 				c.Error("ERR hash value is not an integer")
 				return
 			}
@@ -293,12 +296,12 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 // HINCRBYFLOAT key field increment: long double arithmetic and formatting,
 // as INCRBYFLOAT (see longDouble).
 func cmdHIncrByFloat(c *Client, args [][]byte) {
-	incr, ok := parseLongDouble(args[3])
+	incr, ok := longdouble.Parse(args[3])
 	if !ok {
 		c.ErrNotFloat()
 		return
 	}
-	if incr.inf != 0 {
+	if incr.Inf() != 0 {
 		c.Error("ERR value is NaN or Infinity")
 		return
 	}
@@ -306,22 +309,22 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	cur := ldZero
+	cur := longdouble.Zero
 	if h != nil {
 		if v, found := h.Get(args[2]); found {
-			if cur, ok = parseLongDouble(v); !ok {
+			if cur, ok = longdouble.Parse(v); !ok {
 				c.Error("ERR hash value is not a float")
 				return
 			}
 		}
 	}
-	sum, finite := cur.add(incr)
+	sum, finite := cur.Add(incr)
 	if !finite {
 		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
 	var buf [64]byte
-	out := sum.appendHuman(buf[:0])
+	out := sum.AppendHuman(buf[:0])
 	if h == nil {
 		h = createHash(c, args[1])
 	}
@@ -339,7 +342,7 @@ const hrandfieldMaxWithValues = math.MaxInt64 / 2
 // HRANDFIELD key [count [WITHVALUES]]
 func cmdHRandField(c *Client, args [][]byte) {
 	if len(args) >= 3 {
-		l, ok := parseInt64Arg(args[2])
+		l, ok := command.ParseInt64(args[2])
 		if !ok {
 			c.ErrNotInteger()
 			return
@@ -513,7 +516,7 @@ func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
 		more := len(args) - i
 		switch {
 		case argIs(args[i], "count") && more >= 2:
-			n, ok := parseInt64Arg(args[i+1])
+			n, ok := command.ParseInt64(args[i+1])
 			if !ok {
 				c.ErrNotInteger()
 				return o, false
@@ -554,7 +557,7 @@ func (r *elemScanResult) add(b []byte) {
 // addMember adds a set member that passes the pattern.
 func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
 	r.visited++
-	if o.pat == nil || o.pat.match(bstr(m)) {
+	if o.pat == nil || o.pat.match(command.Bstr(m)) {
 		r.add(m)
 	}
 }
@@ -562,7 +565,7 @@ func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
 // addPair adds a field and its value when the field passes the pattern.
 func (r *elemScanResult) addPair(o *elemScanOpts, f, v []byte) {
 	r.visited += 2
-	if o.pat == nil || o.pat.match(bstr(f)) {
+	if o.pat == nil || o.pat.match(command.Bstr(f)) {
 		r.add(f)
 		r.add(v)
 	}

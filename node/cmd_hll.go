@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -49,7 +50,7 @@ func (c *Client) checkHLL(e *store.Entry) bool {
 func cmdPFAdd(c *Client, args [][]byte) {
 	db := c.DB()
 	key := args[1]
-	e := lookupWrite(db, key)
+	e := command.LookupWrite(db, key)
 	updated := 0
 	if e == nil {
 		e = db.SetRawString(key, newSparseHLL(), false)
@@ -145,7 +146,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 			return
 		}
 	}
-	e := lookupWrite(db, args[1])
+	e := command.LookupWrite(db, args[1])
 	if e == nil {
 		e = db.SetRawString(args[1], newSparseHLL(), false)
 	}
@@ -178,7 +179,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 // cmdPFDebug: PFDEBUG GETREG|DECODE|ENCODING|TODENSE key.
 func cmdPFDebug(c *Client, args [][]byte) {
 	sub, key := args[1], args[2]
-	e := lookupWrite(c.DB(), key)
+	e := command.LookupWrite(c.DB(), key)
 	if e == nil {
 		c.Error("ERR The specified key does not exist")
 		return

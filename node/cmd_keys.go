@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -150,7 +151,7 @@ func renameGeneric(c *Client, args [][]byte, nx bool) {
 // does (an int32), and replies the error itself when it fails: errMsg if
 // not empty, else Redis's generic texts.
 func parseDBIndex(c *Client, arg []byte, errMsg string) (int, bool) {
-	n, ok := parseInt64Arg(arg)
+	n, ok := command.ParseInt64(arg)
 	if !ok {
 		if errMsg != "" {
 			c.Error(errMsg)
@@ -318,7 +319,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	// The flush and its effect happen under every slot lock of the
 	// database, so no write to it lands between them in the stream.
 	db := c.DB()
-	unlock := lockWholeDBs(db)
+	unlock := command.LockWholeDBs(db)
 	c.Dirty(db.FlushLocked()) // one change per key removed, as Redis
 	c.propagateNow(args)
 	unlock()
@@ -339,7 +340,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 			dbs = append(dbs, db)
 		}
 	}
-	unlock := lockWholeDBs(dbs...)
+	unlock := command.LockWholeDBs(dbs...)
 	var removed int64
 	for _, db := range dbs {
 		removed += db.FlushLocked()
@@ -371,7 +372,7 @@ func cmdSwapDB(c *Client, args [][]byte) {
 	}
 	if a != b {
 		// Both databases stay locked until the swap is in the stream.
-		unlock := lockWholeDBs(c.srv.ks.DB(a), c.srv.ks.DB(b))
+		unlock := command.LockWholeDBs(c.srv.ks.DB(a), c.srv.ks.DB(b))
 		c.srv.ks.SwapDB(a, b)
 		c.propagateNow(args)
 		c.Dirty(1)

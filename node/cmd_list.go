@@ -3,8 +3,9 @@ package node
 import (
 	"bytes"
 	"fmt"
-	"github.com/shoal-db/shoal/command"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
@@ -50,12 +51,12 @@ const (
 // lookupKeyWrite). It replies WRONGTYPE and returns ok=false if the key
 // holds another type; l is nil if the key is missing.
 func lookupList(c *Client, db *store.DB, key []byte) (*store.List, bool) {
-	return lookupTyped(c, db, key, true, store.TypeList, (*store.Entry).List)
+	return command.LookupTyped(&c.Ctx, db, key, true, store.TypeList, (*store.Entry).List)
 }
 
 // readList is lookupList for reads: hits and misses are counted.
 func readList(c *Client, key []byte) (*store.List, bool) {
-	return lookupTyped(c, c.DB(), key, false, store.TypeList, (*store.Entry).List)
+	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeList, (*store.Entry).List)
 }
 
 // newList creates an empty list for key with the configured node size.
@@ -67,7 +68,7 @@ func newList(c *Client, db *store.DB, key []byte) *store.List {
 
 // listArgLong is getLongFromObjectOrReply.
 func listArgLong(c *Client, arg []byte) (int64, bool) {
-	n, ok := parseInt64Arg(arg)
+	n, ok := command.ParseInt64(arg)
 	if !ok {
 		c.ErrNotInteger()
 	}
@@ -77,7 +78,7 @@ func listArgLong(c *Client, arg []byte) (int64, bool) {
 // listArgRange is getRangeLongFromObjectOrReply with a message: a value
 // that is not an integer, or outside [lo, hi], gets msg.
 func listArgRange(c *Client, arg []byte, lo, hi int64, msg string) (int64, bool) {
-	n, ok := parseInt64Arg(arg)
+	n, ok := command.ParseInt64(arg)
 	if !ok || n < lo || n > hi {
 		c.Error(msg)
 		return 0, false
@@ -88,9 +89,9 @@ func listArgRange(c *Client, arg []byte, lo, hi int64, msg string) (int64, bool)
 // listArgEnd parses LEFT / RIGHT: true for LEFT (the head).
 func listArgEnd(c *Client, arg []byte) (head, ok bool) {
 	switch {
-	case argEquals(arg, "left"):
+	case command.ArgEquals(arg, "left"):
 		return true, true
-	case argEquals(arg, "right"):
+	case command.ArgEquals(arg, "right"):
 		return false, true
 	}
 	c.ErrSyntax()
@@ -126,9 +127,9 @@ func listPush(c *Client, args [][]byte, head, onlyExisting bool) {
 func cmdLInsert(c *Client, args [][]byte) {
 	var after bool
 	switch {
-	case argEquals(args[2], "after"):
+	case command.ArgEquals(args[2], "after"):
 		after = true
-	case argEquals(args[2], "before"):
+	case command.ArgEquals(args[2], "before"):
 	default:
 		c.ErrSyntax()
 		return
@@ -335,7 +336,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 	}
 	count := int64(-1)
 	for j := whereAt + 1; j < len(args); j++ {
-		if count == -1 && argEquals(args[j], "count") && j+1 < len(args) {
+		if count == -1 && command.ArgEquals(args[j], "count") && j+1 < len(args) {
 			j++
 			if count, ok = listArgRange(c, args[j], 1, 1<<63-1, "ERR count should be greater than 0"); !ok {
 				return
@@ -446,7 +447,7 @@ func cmdLPos(c *Client, args [][]byte) {
 		more := j+1 < len(args)
 		var ok bool
 		switch {
-		case argEquals(args[j], "rank") && more:
+		case command.ArgEquals(args[j], "rank") && more:
 			j++
 			if rank, ok = listArgLong(c, args[j]); !ok {
 				return
@@ -455,12 +456,12 @@ func cmdLPos(c *Client, args [][]byte) {
 				c.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 				return
 			}
-		case argEquals(args[j], "count") && more:
+		case command.ArgEquals(args[j], "count") && more:
 			j++
 			if count, ok = listArgRange(c, args[j], 0, 1<<63-1, "ERR COUNT can't be negative"); !ok {
 				return
 			}
-		case argEquals(args[j], "maxlen") && more:
+		case command.ArgEquals(args[j], "maxlen") && more:
 			j++
 			if maxlen, ok = listArgRange(c, args[j], 0, 1<<63-1, "ERR MAXLEN can't be negative"); !ok {
 				return
@@ -619,7 +620,7 @@ func listBPop(c *Client, args [][]byte, head bool) {
 // list among keys, or block. count -1 is BLPOP/BRPOP's [key, element]
 // reply; count > 0 is BLMPOP's [key, [elements]].
 func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count int64) {
-	timeout, ok := parseBlockTimeout(c, timeoutArg)
+	timeout, ok := c.ParseBlockTimeout(timeoutArg)
 	if !ok {
 		return
 	}
@@ -645,7 +646,7 @@ func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, cou
 		Keys:    keys,
 		Timeout: timeout,
 		Serve: func(sc *blockServe) serveResult {
-			e := lookupWrite(sc.DB, sc.Key)
+			e := command.LookupWrite(sc.DB, sc.Key)
 			if e == nil {
 				return ServeKeyExhausted
 			}
@@ -678,7 +679,7 @@ func cmdBLMove(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	timeout, ok := parseBlockTimeout(c, args[5])
+	timeout, ok := c.ParseBlockTimeout(args[5])
 	if !ok {
 		return
 	}
@@ -687,7 +688,7 @@ func cmdBLMove(c *Client, args [][]byte) {
 
 // BRPOPLPUSH source destination timeout
 func cmdBRPopLPush(c *Client, args [][]byte) {
-	timeout, ok := parseBlockTimeout(c, args[3])
+	timeout, ok := c.ParseBlockTimeout(args[3])
 	if !ok {
 		return
 	}
@@ -717,7 +718,7 @@ func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout
 		ExtraKeys: [][]byte{dst},
 		Timeout:   timeout,
 		Serve: func(sc *blockServe) serveResult {
-			e := lookupWrite(sc.DB, sc.Key)
+			e := command.LookupWrite(sc.DB, sc.Key)
 			if e == nil {
 				return ServeKeyExhausted
 			}

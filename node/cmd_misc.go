@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/slots"
 )
@@ -19,7 +20,7 @@ func miscHandlers() map[string]HandlerFunc {
 		"slowlog|get":   cmdSlowlogGet,
 		"slowlog|len":   cmdSlowlogLen,
 		"slowlog|reset": cmdSlowlogReset,
-		"slowlog|help":  func(c *Client, args [][]byte) { c.replyHelp(args, slowlogHelpLines) },
+		"slowlog|help":  func(c *Client, args [][]byte) { c.ReplyHelp(args, slowlogHelpLines) },
 
 		"latency|latest":    func(c *Client, args [][]byte) { c.Array(0) },
 		"latency|history":   func(c *Client, args [][]byte) { c.Array(0) },
@@ -27,14 +28,14 @@ func miscHandlers() map[string]HandlerFunc {
 		"latency|graph":     cmdLatencyGraph,
 		"latency|doctor":    cmdLatencyDoctor,
 		"latency|histogram": func(c *Client, args [][]byte) { c.Map(0) },
-		"latency|help":      func(c *Client, args [][]byte) { c.replyHelp(args, latencyHelpLines) },
+		"latency|help":      func(c *Client, args [][]byte) { c.ReplyHelp(args, latencyHelpLines) },
 
 		"memory|usage":        cmdMemoryUsage,
 		"memory|stats":        cmdMemoryStats,
 		"memory|doctor":       cmdMemoryDoctor,
 		"memory|malloc-stats": cmdMemoryMallocStats,
 		"memory|purge":        cmdMemoryPurge,
-		"memory|help":         func(c *Client, args [][]byte) { c.replyHelp(args, memoryHelpLines) },
+		"memory|help":         func(c *Client, args [][]byte) { c.ReplyHelp(args, memoryHelpLines) },
 
 		"lastsave": cmdLastsave, // node/cmd_dump_save.go
 		"time":     cmdTime,
@@ -62,12 +63,12 @@ var slowlogHelpLines = []string{
 
 func cmdSlowlogGet(c *Client, args [][]byte) {
 	if len(args) > 3 {
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 		return
 	}
 	count := int64(10)
 	if len(args) == 3 {
-		n, ok := parseInt64Arg(args[2])
+		n, ok := command.ParseInt64(args[2])
 		if !ok || n < -1 {
 			c.Error("ERR count should be greater than or equal to -1")
 			return
@@ -168,11 +169,11 @@ const defaultUsageSamples = 5
 func cmdMemoryUsage(c *Client, args [][]byte) {
 	samples := int64(defaultUsageSamples)
 	for j := 3; j < len(args); j++ {
-		if !argEquals(args[j], "samples") || j+1 >= len(args) {
+		if !command.ArgEquals(args[j], "samples") || j+1 >= len(args) {
 			c.ErrSyntax()
 			return
 		}
-		n, ok := parseInt64Arg(args[j+1])
+		n, ok := command.ParseInt64(args[j+1])
 		if !ok {
 			c.ErrNotInteger()
 			return
@@ -316,15 +317,15 @@ func cmdShutdown(c *Client, args [][]byte) {
 	abort := false
 	for _, a := range args[1:] {
 		switch {
-		case argEquals(a, "nosave"):
+		case command.ArgEquals(a, "nosave"):
 			flags |= config.ShutdownNoSave
-		case argEquals(a, "save"):
+		case command.ArgEquals(a, "save"):
 			flags |= config.ShutdownSave
-		case argEquals(a, "now"):
+		case command.ArgEquals(a, "now"):
 			flags |= config.ShutdownNow
-		case argEquals(a, "force"):
+		case command.ArgEquals(a, "force"):
 			flags |= config.ShutdownForce
-		case argEquals(a, "abort"):
+		case command.ArgEquals(a, "abort"):
 			abort = true
 		default:
 			c.ErrSyntax()
@@ -387,8 +388,8 @@ func (s *Server) shutdownFromCommand() {
 // LOLWUT [VERSION v]
 func cmdLolwut(c *Client, args [][]byte) {
 	version := Version
-	if len(args) >= 3 && argEquals(args[1], "version") {
-		v, ok := parseInt64Arg(args[2])
+	if len(args) >= 3 && command.ArgEquals(args[1], "version") {
+		v, ok := command.ParseInt64(args[2])
 		if !ok || v < -1<<63 || v > 1<<63-1 {
 			c.ErrNotInteger()
 			return
@@ -403,15 +404,15 @@ func cmdFailover(c *Client, args [][]byte) {
 		c.Error("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
 		return
 	}
-	if len(args) == 2 && argEquals(args[1], "abort") {
+	if len(args) == 2 && command.ArgEquals(args[1], "abort") {
 		c.Error("ERR No failover in progress.")
 		return
 	}
 	var timeout, host, force bool
 	for j := 1; j < len(args); j++ {
 		switch {
-		case argEquals(args[j], "timeout") && j+1 < len(args) && !timeout:
-			ms, ok := parseInt64Arg(args[j+1])
+		case command.ArgEquals(args[j], "timeout") && j+1 < len(args) && !timeout:
+			ms, ok := command.ParseInt64(args[j+1])
 			if !ok {
 				c.ErrNotInteger()
 				return
@@ -422,14 +423,14 @@ func cmdFailover(c *Client, args [][]byte) {
 			}
 			timeout = true
 			j++
-		case argEquals(args[j], "to") && j+2 < len(args) && !host:
-			if _, ok := parseInt64Arg(args[j+2]); !ok {
+		case command.ArgEquals(args[j], "to") && j+2 < len(args) && !host:
+			if _, ok := command.ParseInt64(args[j+2]); !ok {
 				c.ErrNotInteger()
 				return
 			}
 			host = true
 			j += 2
-		case argEquals(args[j], "force") && !force:
+		case command.ArgEquals(args[j], "force") && !force:
 			force = true
 		default:
 			c.ErrSyntax()

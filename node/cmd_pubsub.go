@@ -62,7 +62,7 @@ func cmdPublish(shard bool) HandlerFunc {
 }
 
 func cmdPubsubHelp(c *Client, args [][]byte) {
-	c.replyHelp(args, []string{
+	c.ReplyHelp(args, []string{
 		"CHANNELS [<pattern>]",
 		"    Return the currently active channels matching a <pattern> (default: '*').",
 		"NUMPAT",
@@ -80,7 +80,7 @@ func cmdPubsubHelp(c *Client, args [][]byte) {
 func cmdPubsubChannels(k pubsubKind) HandlerFunc {
 	return func(c *Client, args [][]byte) {
 		if len(args) > 3 {
-			c.errSubcommandSyntax(args)
+			c.ErrSubcommandSyntax(args)
 			return
 		}
 		var glob *keyGlob

@@ -1,10 +1,11 @@
 package node
 
 import (
-	"github.com/shoal-db/shoal/command"
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 
 	"github.com/shoal-db/shoal/replication"
 	"go.uber.org/zap"
@@ -57,7 +58,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	}
 	if !oldSync {
 		req.ReplID = string(args[1])
-		if off, ok := parseInt64Arg(args[2]); ok {
+		if off, ok := command.ParseInt64(args[2]); ok {
 			req.From = off
 		} else {
 			req.ReplID = "?"
@@ -119,7 +120,7 @@ func cmdReplconf(c *Client, args [][]byte) {
 		val := args[j+1]
 		switch lowerASCII(args[j]) {
 		case "listening-port":
-			p, ok := parseInt64Arg(val)
+			p, ok := command.ParseInt64(val)
 			if !ok {
 				c.ErrNotInteger()
 				return
@@ -141,7 +142,7 @@ func cmdReplconf(c *Client, args [][]byte) {
 		case "ack":
 			// Only a replica acknowledges, and it gets no reply.
 			if c.repl.link != nil {
-				if off, ok := parseInt64Arg(val); ok {
+				if off, ok := command.ParseInt64(val); ok {
 					c.repl.link.Ack(off)
 				}
 			}
@@ -178,7 +179,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		c.Error("ERR Command is not valid when client is a replica.")
 		return
 	}
-	port, ok := parseInt64Arg(args[2])
+	port, ok := command.ParseInt64(args[2])
 	if !ok || port < 0 || port > 65535 {
 		c.Error("ERR Invalid master port")
 		return
@@ -206,12 +207,12 @@ func cmdWait(c *Client, args [][]byte) {
 		c.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
 		return
 	}
-	n, ok := parseInt64Arg(args[1])
+	n, ok := command.ParseInt64(args[1])
 	if !ok {
 		c.ErrNotInteger()
 		return
 	}
-	ms, ok := parseMillisTimeout(c, args[2])
+	ms, ok := c.ParseMillisTimeout(args[2])
 	if !ok {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -39,12 +40,12 @@ func maxIntsetEntries(c *Client) int64 {
 // readSet is lookupKeyRead + checkType for sets: the set at key (nil when
 // missing, counting a keyspace miss), or ok == false after WRONGTYPE.
 func readSet(c *Client, key []byte) (*store.Set, bool) {
-	return lookupTyped(c, c.DB(), key, false, store.TypeSet, (*store.Entry).Set)
+	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeSet, (*store.Entry).Set)
 }
 
 // writeSet is lookupKeyWrite + checkType: no keyspace hit/miss counted.
 func writeSet(c *Client, key []byte) (*store.Set, bool) {
-	return lookupTyped(c, c.DB(), key, true, store.TypeSet, (*store.Entry).Set)
+	return command.LookupTyped(&c.Ctx, c.DB(), key, true, store.TypeSet, (*store.Entry).Set)
 }
 
 // replyEmptySet is Redis's shared.emptyset: *0 in RESP2, ~0 in RESP3.
@@ -139,8 +140,8 @@ func cmdSMIsMember(c *Client, args [][]byte) {
 func cmdSMove(c *Client, args [][]byte) {
 	db := c.DB()
 	srcKey, dstKey, member := args[1], args[2], args[3]
-	srcEntry := lookupWrite(db, srcKey)
-	dstEntry := lookupWrite(db, dstKey)
+	srcEntry := command.LookupWrite(db, srcKey)
+	dstEntry := command.LookupWrite(db, dstKey)
 	if srcEntry == nil {
 		c.Int(0)
 		c.NoEffect()
@@ -219,7 +220,7 @@ func parsePositiveLong(c *Client, b []byte, msg string) (int64, bool) {
 	if msg == "" {
 		msg = "ERR value is out of range, must be positive"
 	}
-	n, ok := parseInt64Arg(b)
+	n, ok := command.ParseInt64(b)
 	if !ok || n < 0 {
 		c.Error(msg)
 		return 0, false
@@ -285,7 +286,7 @@ func cmdSRandMember(c *Client, args [][]byte) {
 // count samples with repetition, a positive one returns distinct members
 // (the whole set when count >= SCARD).
 func setRandMemberCount(c *Client, args [][]byte) {
-	l, ok := parseInt64Arg(args[2])
+	l, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -340,7 +341,7 @@ func cmdSInterStore(c *Client, args [][]byte) { setInter(c, args[2:], args[1], f
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
 func cmdSInterCard(c *Client, args [][]byte) {
-	numKeys, ok := parseInt64Arg(args[1])
+	numKeys, ok := command.ParseInt64(args[1])
 	if !ok || numKeys < 1 {
 		c.Error("ERR numkeys should be greater than 0")
 		return

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -90,11 +91,11 @@ func parseSortOptions(c *Client, args [][]byte, readonly bool) (sortOptions, boo
 			o.alpha = true
 		case argIs(args[j], "limit") && left >= 2:
 			var ok bool
-			if o.limitStart, ok = parseInt64Arg(args[j+1]); !ok {
+			if o.limitStart, ok = command.ParseInt64(args[j+1]); !ok {
 				c.ErrNotInteger()
 				return o, false
 			}
-			if o.limitCount, ok = parseInt64Arg(args[j+2]); !ok {
+			if o.limitCount, ok = command.ParseInt64(args[j+2]); !ok {
 				c.ErrNotInteger()
 				return o, false
 			}

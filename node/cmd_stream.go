@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -47,7 +48,7 @@ const msgInvalidStreamID = "ERR Invalid stream ID specified as stream command ar
 
 // streamParseLong is getLongLongFromObjectOrReply.
 func streamParseLong(c *Client, arg []byte) (int64, bool) {
-	n, ok := parseInt64Arg(arg)
+	n, ok := command.ParseInt64(arg)
 	if !ok {
 		c.ErrNotInteger()
 	}
@@ -102,7 +103,7 @@ func parseStreamID(arg []byte, missingSeq uint64, strict bool, seqGiven *bool) (
 // or else whatever C's strtoull accepts in full (leading blanks, a sign,
 // leading zeros; a minus sign negates modulo 2^64).
 func string2ull(s []byte) (uint64, bool) {
-	if v, ok := parseLL(s); ok {
+	if v, ok := command.ParseInt64(s); ok {
 		return uint64(v), v >= 0
 	}
 	i := 0
@@ -270,7 +271,7 @@ func (c *Client) insertHeader(mark int, kind byte, n int64) {
 // replies WRONGTYPE and returns ok=false for another type; s is nil when
 // the key is missing.
 func lookupStreamWrite(c *Client, key []byte) (s *store.Stream, ok bool) {
-	return streamOf(c, lookupWrite(c.DB(), key))
+	return streamOf(c, command.LookupWrite(c.DB(), key))
 }
 
 // lookupStreamRead is lookupStreamWrite for reads: hits and misses count.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -43,7 +44,7 @@ func noGroupError(key, group []byte) string {
 func cmdXGroup(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	if sub == "help" {
-		c.replyHelp(args, xgroupHelpLines)
+		c.ReplyHelp(args, xgroupHelpLines)
 		return
 	}
 	mkstream := false
@@ -65,7 +66,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 			entriesRead = n
 			i += 2
 		default:
-			c.errSubcommandSyntax(args)
+			c.ErrSubcommandSyntax(args)
 			return
 		}
 	}
@@ -89,7 +90,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 	switch sub {
 	case "create":
 		if len(args) > 8 {
-			c.errSubcommandSyntax(args)
+			c.ErrSubcommandSyntax(args)
 			return
 		}
 		var id store.StreamID
@@ -112,7 +113,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 		c.OK()
 	case "setid":
 		if len(args) != 5 && len(args) != 7 {
-			c.errSubcommandSyntax(args)
+			c.ErrSubcommandSyntax(args)
 			return
 		}
 		var id store.StreamID
@@ -150,7 +151,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 		}
 		c.Int(int64(pending))
 	default:
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 	}
 }
 
@@ -371,7 +372,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 		c.Error(noGroupError(args[1], args[2]))
 		return
 	}
-	minIdle, ok := parseInt64Arg(args[4])
+	minIdle, ok := command.ParseInt64(args[4])
 	if !ok {
 		c.Error("ERR Invalid min-idle-time argument for XCLAIM")
 		return
@@ -403,7 +404,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			justID = true
 		case argIs(opt, "idle") && more > 0:
 			j++
-			n, ok := parseInt64Arg(args[j])
+			n, ok := command.ParseInt64(args[j])
 			if !ok {
 				c.Error("ERR Invalid IDLE option argument for XCLAIM")
 				return
@@ -411,7 +412,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			deliveryTime, timeGiven = now-n, true
 		case argIs(opt, "time") && more > 0:
 			j++
-			n, ok := parseInt64Arg(args[j])
+			n, ok := command.ParseInt64(args[j])
 			if !ok {
 				c.Error("ERR Invalid TIME option argument for XCLAIM")
 				return
@@ -419,7 +420,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			deliveryTime, timeGiven = n, true
 		case argIs(opt, "retrycount") && more > 0:
 			j++
-			n, ok := parseInt64Arg(args[j])
+			n, ok := command.ParseInt64(args[j])
 			if !ok {
 				c.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
 				return
@@ -512,7 +513,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
 func cmdXAutoClaim(c *Client, args [][]byte) {
-	minIdle, ok := parseInt64Arg(args[4])
+	minIdle, ok := command.ParseInt64(args[4])
 	if !ok {
 		c.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
 		return
@@ -529,7 +530,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 		more := len(args) - 1 - j
 		switch {
 		case argIs(args[j], "count") && more > 0:
-			n, ok := parseInt64Arg(args[j+1])
+			n, ok := command.ParseInt64(args[j+1])
 			if !ok || n < 1 || n > math.MaxInt64/16 {
 				c.Error("ERR COUNT must be > 0")
 				return

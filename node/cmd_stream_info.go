@@ -22,7 +22,7 @@ var xinfoHelpLines = []string{
 func cmdXInfo(c *Client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	if sub == "help" {
-		c.replyHelp(args, xinfoHelpLines)
+		c.ReplyHelp(args, xinfoHelpLines)
 		return
 	}
 	key := args[2]
@@ -42,7 +42,7 @@ func cmdXInfo(c *Client, args [][]byte) {
 	case sub == "stream":
 		xinfoStream(c, args, s)
 	default:
-		c.errSubcommandSyntax(args)
+		c.ErrSubcommandSyntax(args)
 	}
 }
 
@@ -107,12 +107,12 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 	count := int64(10) // FULL shows 10 entries and PEL entries unless told otherwise
 	if full {
 		if len(opts) != 1 && len(opts) != 3 || !argIs(opts[0], "full") {
-			c.errSubcommandSyntax(args)
+			c.ErrSubcommandSyntax(args)
 			return
 		}
 		if len(opts) == 3 {
 			if !argIs(opts[1], "count") {
-				c.errSubcommandSyntax(args)
+				c.ErrSubcommandSyntax(args)
 				return
 			}
 			n, ok := streamParseLong(c, opts[2])

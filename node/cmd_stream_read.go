@@ -2,11 +2,12 @@ package node
 
 import (
 	"bytes"
-	"github.com/shoal-db/shoal/command"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -41,7 +42,7 @@ func parseXRead(c *Client, args [][]byte, group bool) (r xreadReq, ok bool) {
 		switch {
 		case argIs(o, "block") && more > 0:
 			i++
-			ms, ok := parseMillisTimeout(c, args[i])
+			ms, ok := c.ParseMillisTimeout(args[i])
 			if !ok {
 				return r, false
 			}

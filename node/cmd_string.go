@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -38,11 +39,6 @@ func stringHandlers() map[string]HandlerFunc {
 // Lookups: Redis's lookupKeyRead counts a keyspace hit or miss, its
 // lookupKeyWrite does not. Both delete a logically expired key on the way and
 // touch the LRU clock, as store.DB.Lookup does.
-
-// lookupWrite is Redis's lookupKeyWrite.
-func lookupWrite(db *store.DB, key []byte) *store.Entry {
-	return db.Lookup(key, store.LookupNoStats)
-}
 
 // lookupString finds key for reading (counting a hit or miss). It returns
 // the entry, or nil when the key is missing; wrongType reports a key of
@@ -107,7 +103,7 @@ func cmdSet(c *Client, args [][]byte) {
 		// lookupKeyWrite after lookupKeyRead: the same answer, under the
 		// same lock and without further stats, so the read's result stands.
 	} else if opt.flags&(optNX|optXX) != 0 {
-		found = lookupWrite(db, key) != nil
+		found = command.LookupWrite(db, key) != nil
 	}
 	if opt.flags&optNX != 0 && found || opt.flags&optXX != 0 && !found {
 		if opt.flags&optGet == 0 {
@@ -132,7 +128,7 @@ func cmdSet(c *Client, args [][]byte) {
 
 func cmdSetNX(c *Client, args [][]byte) {
 	db := c.DB()
-	if lookupWrite(db, args[1]) != nil {
+	if command.LookupWrite(db, args[1]) != nil {
 		c.Int(0)
 		c.NoEffect()
 		return
@@ -254,7 +250,7 @@ func cmdMSetNX(c *Client, args [][]byte) {
 	}
 	db := c.DB()
 	for i := 1; i < len(args); i += 2 {
-		if lookupWrite(db, args[i]) != nil {
+		if command.LookupWrite(db, args[i]) != nil {
 			c.NoEffect()
 			c.Int(0)
 			return
@@ -293,7 +289,7 @@ func (c *Client) checkStringLength(size, add int64) bool {
 func cmdAppend(c *Client, args [][]byte) {
 	db := c.DB()
 	key, val := args[1], args[2]
-	e := lookupWrite(db, key)
+	e := command.LookupWrite(db, key)
 	if e == nil {
 		// A new key gets the argument's own encoding (int/embstr/raw), as
 		// Redis's tryObjectEncoding gives it.
@@ -314,7 +310,7 @@ func cmdAppend(c *Client, args [][]byte) {
 }
 
 func cmdSetRange(c *Client, args [][]byte) {
-	offset, ok := parseInt64Arg(args[2])
+	offset, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -325,7 +321,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 	}
 	db := c.DB()
 	key, val := args[1], args[3]
-	e := lookupWrite(db, key)
+	e := command.LookupWrite(db, key)
 	if e == nil {
 		if len(val) == 0 {
 			c.Int(0) // setting nothing on a missing key creates nothing
@@ -364,12 +360,12 @@ func cmdSetRange(c *Client, args [][]byte) {
 // cmdGetRange: GETRANGE / SUBSTR key start end, with Redis's clamping of
 // negative and out-of-range indexes.
 func cmdGetRange(c *Client, args [][]byte) {
-	start, ok1 := parseInt64Arg(args[2])
+	start, ok1 := command.ParseInt64(args[2])
 	if !ok1 {
 		c.ErrNotInteger()
 		return
 	}
-	end, ok2 := parseInt64Arg(args[3])
+	end, ok2 := command.ParseInt64(args[3])
 	if !ok2 {
 		c.ErrNotInteger()
 		return

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/longdouble"
+
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 	"github.com/stretchr/testify/require"
@@ -565,24 +567,24 @@ func TestParseLongDouble(t *testing.T) {
 		"3.14159e-10": "0.000000000314159",
 	}
 	for in, want := range ok {
-		v, good := parseLongDouble([]byte(in))
+		v, good := longdouble.Parse([]byte(in))
 		require.True(t, good, "%q", in)
-		require.Equal(t, want, string(v.appendHuman(nil)), "%q", in)
+		require.Equal(t, want, string(v.AppendHuman(nil)), "%q", in)
 	}
 	for _, in := range []string{"", " 1", "1 ", "\t1", "abc", "1e", "1e+", "e5", ".", "-", "+", "0x", "0x1p", "0xg",
 		"nan", "NaN", "-nan", "nan(1)", "1e5000", "-1e5000", "1e-5000", "1e-4951", "1\x002", "infin", "--1", "1..2",
 		"0x1p-16446", "0x1p16384", strings.Repeat("1", 5120)} {
-		_, good := parseLongDouble([]byte(in))
+		_, good := longdouble.Parse([]byte(in))
 		require.False(t, good, "%q", in)
 	}
 	for _, in := range []string{"inf", "-INF", "Infinity", "+infinity"} {
-		v, good := parseLongDouble([]byte(in))
+		v, good := longdouble.Parse([]byte(in))
 		require.True(t, good, "%q", in)
-		require.NotZero(t, v.inf)
+		require.NotZero(t, v.Inf())
 	}
-	v, good := parseLongDouble([]byte("0x1p-16445")) // the smallest denormal
+	v, good := longdouble.Parse([]byte("0x1p-16445")) // the smallest denormal
 	require.True(t, good)
-	require.Equal(t, "0", string(v.appendHuman(nil)))
+	require.Equal(t, "0", string(v.AppendHuman(nil)))
 }
 
 // strRandomFloat returns a random number in one of the forms clients send.

@@ -1,10 +1,11 @@
 package node
 
 import (
-	"github.com/shoal-db/shoal/command"
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/shoal-db/shoal/command"
 
 	"github.com/shoal-db/shoal/store"
 )
@@ -67,12 +68,12 @@ func zsetLimits(c *Client) store.ZSetLimits {
 // zsetRead is lookupKeyRead + checkType: the set (nil when the key is
 // missing), or ok=false after replying WRONGTYPE.
 func zsetRead(c *Client, key []byte) (*store.ZSet, bool) {
-	return lookupTyped(c, c.DB(), key, false, store.TypeZSet, (*store.Entry).ZSet)
+	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeZSet, (*store.Entry).ZSet)
 }
 
 // zsetWrite is lookupKeyWrite + checkType.
 func zsetWrite(c *Client, key []byte) (*store.ZSet, bool) {
-	return lookupTyped(c, c.DB(), key, true, store.TypeZSet, (*store.Entry).ZSet)
+	return command.LookupTyped(&c.Ctx, c.DB(), key, true, store.TypeZSet, (*store.Entry).ZSet)
 }
 
 // zsetDeleteIfEmpty removes key when its set became empty, as Redis does.
@@ -615,7 +616,7 @@ func genericZpop(c *Client, db *store.DB, keys [][]byte, max, emitKey bool, coun
 	var z *store.ZSet
 	var key []byte
 	for _, k := range keys {
-		e := lookupWrite(db, k)
+		e := command.LookupWrite(db, k)
 		if e == nil {
 			continue
 		}
@@ -745,13 +746,13 @@ func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
 // pops from the first non-empty set among keys, or blocks until a writer
 // makes one ready; a timeout replies a null array.
 func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count int64, nested bool) {
-	timeout, ok := parseBlockTimeout(c, timeoutArg)
+	timeout, ok := c.ParseBlockTimeout(timeoutArg)
 	if !ok {
 		return
 	}
 	db := c.DB()
 	for _, k := range keys {
-		e := lookupWrite(db, k)
+		e := command.LookupWrite(db, k)
 		if e == nil {
 			continue
 		}
@@ -772,7 +773,7 @@ func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count i
 		Keys:    keys,
 		Timeout: timeout,
 		Serve: func(sc *blockServe) serveResult {
-			e := lookupWrite(sc.DB, sc.Key)
+			e := command.LookupWrite(sc.DB, sc.Key)
 			if e == nil {
 				return ServeKeyExhausted
 			}
@@ -984,7 +985,7 @@ func cmdZScan(c *Client, args [][]byte) {
 	}
 	var found []pair
 	next := z.Scan(cursor, int(min(count, scanMaxCount)), func(m []byte, s float64) {
-		if pat != nil && !pat.match(bstr(m)) {
+		if pat != nil && !pat.match(command.Bstr(m)) {
 			return
 		}
 		found = append(found, pair{m, s})

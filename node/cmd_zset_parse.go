@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -117,9 +118,9 @@ func cStrtod(s []byte) (val float64, n int, erange bool) {
 			j = k
 		}
 	}
-	v, err := strconv.ParseFloat(bstr(s[i:j]), 64)
+	v, err := strconv.ParseFloat(command.Bstr(s[i:j]), 64)
 	if err != nil {
-		if !isRangeErr(err) {
+		if !command.IsRangeErr(err) {
 			return 0, 0, false // cannot happen: the text was validated above
 		}
 		return sign(v), j, true
@@ -172,7 +173,7 @@ func scanHexFloat(s []byte, i int, neg bool) (val float64, end int, erange, ok b
 		v = -v
 	}
 	if err != nil {
-		if !isRangeErr(err) {
+		if !command.IsRangeErr(err) {
 			return 0, 0, false, false
 		}
 		return v, j, true, true
@@ -277,7 +278,7 @@ func parseLexRange(min, max []byte) (store.LexRange, bool) {
 
 // parseLongOrReply parses a "long" argument (getLongFromObjectOrReply).
 func parseLongOrReply(c *Client, b []byte) (int64, bool) {
-	v, ok := parseInt64Arg(b)
+	v, ok := command.ParseInt64(b)
 	if !ok {
 		c.ErrNotInteger()
 	}
@@ -287,7 +288,7 @@ func parseLongOrReply(c *Client, b []byte) (int64, bool) {
 // parseRangeLongOrReply is getRangeLongFromObjectOrReply: an integer within
 // [lo, hi]; msg (if not empty) replaces both error texts.
 func parseRangeLongOrReply(c *Client, b []byte, lo, hi int64, msg string) (int64, bool) {
-	v, ok := parseInt64Arg(b)
+	v, ok := command.ParseInt64(b)
 	if !ok {
 		if msg != "" {
 			c.Error("ERR " + msg)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -215,7 +216,7 @@ func zsetOpGeneric(c *Client, args [][]byte, numkeysIdx int, storing bool, op zs
 			src := &srcs[i]
 			src.each(func(m []byte, s float64) bool {
 				score := weighted(src.weight, s)
-				if k, seen := acc[bstr(m)]; seen {
+				if k, seen := acc[command.Bstr(m)]; seen {
 					aggregate(&result[k].Score, score, agg)
 					return true
 				}

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
-	"github.com/shoal-db/shoal/slots"
 )
 
 // respGuard sits between a client socket and redcon's parser. It parses the
@@ -312,7 +312,7 @@ func (g *respGuard) multibulkHeader() bool {
 	if !ok {
 		return false
 	}
-	n, ok := parseLL(line[1:])
+	n, ok := command.ParseInt64(line[1:])
 	if !ok || n > protoMaxMultibulk {
 		g.protoErr = "invalid multibulk length"
 		return true
@@ -348,7 +348,7 @@ func (g *respGuard) bulkHeader() bool {
 		g.protoErr = "expected '$', got '" + string(c) + "'"
 		return true
 	}
-	n, ok := parseLL(line[1:])
+	n, ok := command.ParseInt64(line[1:])
 	if !ok || n < 0 || n > g.lim.shared.protoMaxBulkLen.Load() {
 		g.protoErr = "invalid bulk length"
 		return true
@@ -437,10 +437,6 @@ func (g *respGuard) inline() bool {
 	g.args += len(args)
 	return true
 }
-
-// parseLL parses a decimal int64 exactly as Redis's string2ll (one
-// implementation, in package slots, serves the whole server).
-func parseLL(b []byte) (int64, bool) { return slots.ParseInt64(b) }
 
 // splitInline splits an inline command line with Redis's sdssplitargs
 // rules (config.SplitArgs implements them for redis.conf lines too).

@@ -3,6 +3,8 @@ package node
 import (
 	"bytes"
 	"errors"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // This file is THE key extractor. Slot routing, CROSSSLOT, locking, COMMAND
@@ -59,7 +61,7 @@ func commandKeys(spec *CommandSpec, args [][]byte, dst []int) ([]int, error) {
 			if idx >= argc {
 				return dst, errKeySpec
 			}
-			n, ok := parseLL(args[idx])
+			n, ok := command.ParseInt64(args[idx])
 			if !ok || n < 0 || n > int64(argc) {
 				return dst, errKeySpec
 			}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -79,7 +80,7 @@ func expireGeneric(c *Client, args [][]byte, name string, relative, seconds bool
 	if !ok {
 		return
 	}
-	when, ok := parseInt64Arg(args[2])
+	when, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return

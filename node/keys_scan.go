@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -93,7 +94,7 @@ func cmdScan(c *Client, args [][]byte) {
 		more := len(args) - i
 		switch {
 		case argIs(args[i], "count") && more >= 2:
-			n, ok := parseInt64Arg(args[i+1])
+			n, ok := command.ParseInt64(args[i+1])
 			if !ok {
 				c.ErrNotInteger()
 				return
@@ -141,5 +142,5 @@ func argIs(b []byte, kw string) bool {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}
-	return strings.EqualFold(bstr(b), kw)
+	return strings.EqualFold(command.Bstr(b), kw)
 }

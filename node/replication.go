@@ -1,12 +1,12 @@
 package node
 
 import (
-	"github.com/shoal-db/shoal/resp"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/replication"
@@ -569,32 +569,6 @@ func (r *replState) followClusterRole(id, ip string, port int) {
 		return
 	}
 	r.follow(ip, port, id, nil)
-}
-
-// lockWholeDBs locks every slot of the given databases (in the store's
-// database order) and returns the unlock. FLUSHALL, FLUSHDB and SWAPDB hold
-// them while they change the data and put their effect in the stream, so
-// no write to a slot they cleared can enter the stream between the two.
-func lockWholeDBs(dbs ...*store.DB) (unlock func()) {
-	sorted := slices.Clone(dbs)
-	slices.SortFunc(sorted, func(a, b *store.DB) int {
-		switch {
-		case a == b:
-			return 0
-		case store.LockOrderLess(a, b):
-			return -1
-		}
-		return 1
-	})
-	sorted = slices.Compact(sorted)
-	for _, db := range sorted {
-		db.LockAll()
-	}
-	return func() {
-		for i := len(sorted) - 1; i >= 0; i-- {
-			sorted[i].UnlockAll()
-		}
-	}
 }
 
 // propagateNow puts the running command's argv in the effect feed at once

@@ -2,12 +2,13 @@ package node
 
 import (
 	"bufio"
-	"github.com/shoal-db/shoal/resp"
 	"net"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/replication"
 )

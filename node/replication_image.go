@@ -2,9 +2,11 @@ package node
 
 import (
 	"bytes"
-	"github.com/shoal-db/shoal/resp"
 	"strconv"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
@@ -121,7 +123,7 @@ func (r *replState) applySlotImage(dbID int, slot uint16, payload []byte) error 
 		if val, p, ok = cutBulk(p); !ok || len(val) == 0 {
 			return replication.ErrProtocol
 		}
-		expireAt, ok := parseInt64Arg(at)
+		expireAt, ok := command.ParseInt64(at)
 		if !ok {
 			return replication.ErrProtocol
 		}

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/shoal-db/shoal/resp"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
@@ -461,8 +463,8 @@ func (r *replState) applyImage(c *Client, args [][]byte) error {
 	if len(args) != 4 {
 		return replication.ErrProtocol
 	}
-	dbID, ok1 := parseInt64Arg(args[1])
-	slot, ok2 := parseInt64Arg(args[2])
+	dbID, ok1 := command.ParseInt64(args[1])
+	slot, ok2 := command.ParseInt64(args[2])
 	if !ok1 || !ok2 || dbID < 0 || dbID >= int64(r.s.ks.NumDBs()) || slot < 0 || slot >= store.NumSlots {
 		return replication.ErrProtocol
 	}
@@ -542,7 +544,7 @@ func (r *replState) loadSyncPayload(data []byte) (syncPayload, error) {
 		Aux: func(name, value []byte) error {
 			switch string(name) {
 			case "repl-stream-db":
-				if n, ok := parseInt64Arg(value); ok && n >= 0 && n < int64(ks.NumDBs()) {
+				if n, ok := command.ParseInt64(value); ok && n >= 0 && n < int64(ks.NumDBs()) {
 					pl.streamDB = int(n)
 				}
 			case auxSlotImages:

@@ -3,7 +3,6 @@ package node
 import (
 	"bufio"
 	"context"
-	"github.com/stretchr/testify/require"
 	"io"
 	"math/rand/v2"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/redis/go-redis/v9"
 )

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -277,7 +278,7 @@ func (eng *scriptEngine) lookup(sha string) *luaScript {
 // scriptNumKeys parses EVAL's and FCALL's numkeys (args[2]) against the
 // arguments that follow, writing notInteger or Redis's range errors.
 func scriptNumKeys(c *Client, args [][]byte, notInteger string) (int64, bool) {
-	numkeys, ok := parseLL(args[2])
+	numkeys, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.Error(notInteger)
 		return 0, false

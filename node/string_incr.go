@@ -5,6 +5,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/longdouble"
+
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -12,7 +15,7 @@ func cmdIncr(c *Client, args [][]byte) { incrDecr(c, args[1], 1) }
 func cmdDecr(c *Client, args [][]byte) { incrDecr(c, args[1], -1) }
 
 func cmdIncrBy(c *Client, args [][]byte) {
-	by, ok := parseInt64Arg(args[2])
+	by, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -21,7 +24,7 @@ func cmdIncrBy(c *Client, args [][]byte) {
 }
 
 func cmdDecrBy(c *Client, args [][]byte) {
-	by, ok := parseInt64Arg(args[2])
+	by, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
 		return
@@ -37,7 +40,7 @@ func cmdDecrBy(c *Client, args [][]byte) {
 // the canonical decimal form of an int64; the key keeps its TTL.
 func incrDecr(c *Client, key []byte, by int64) {
 	db := c.DB()
-	e := lookupWrite(db, key)
+	e := command.LookupWrite(db, key)
 	var v int64
 	if e != nil {
 		if e.Type() != store.TypeString {
@@ -45,7 +48,7 @@ func incrDecr(c *Client, key []byte, by int64) {
 			return
 		}
 		var ok bool
-		if v, ok = parseInt64Arg(e.Bytes()); !ok {
+		if v, ok = command.ParseInt64(e.Bytes()); !ok {
 			c.ErrNotInteger()
 			return
 		}
@@ -66,31 +69,31 @@ func incrDecr(c *Client, key []byte, by int64) {
 func cmdIncrByFloat(c *Client, args [][]byte) {
 	db := c.DB()
 	key := args[1]
-	e := lookupWrite(db, key)
-	cur := ldZero
+	e := command.LookupWrite(db, key)
+	cur := longdouble.Zero
 	if e != nil {
 		if e.Type() != store.TypeString {
 			c.ErrWrongType()
 			return
 		}
 		var ok bool
-		if cur, ok = parseLongDouble(e.Bytes()); !ok {
+		if cur, ok = longdouble.Parse(e.Bytes()); !ok {
 			c.ErrNotFloat()
 			return
 		}
 	}
-	incr, ok := parseLongDouble(args[2])
+	incr, ok := longdouble.Parse(args[2])
 	if !ok {
 		c.ErrNotFloat()
 		return
 	}
-	sum, finite := cur.add(incr)
+	sum, finite := cur.Add(incr)
 	if !finite {
 		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
 	var buf [64]byte
-	out := sum.appendHuman(buf[:0])
+	out := sum.AppendHuman(buf[:0])
 	// Redis stores the result as a plain string, never int-encoded.
 	db.SetString(key, out, true).KeepStringEncoding()
 	c.Bulk(out)

@@ -3,6 +3,7 @@ package node
 import (
 	"math"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -38,7 +39,7 @@ func cmdLCS(c *Client, args [][]byte) {
 		case eqFoldC(opt, "withmatchlen"):
 			withMatchLen = true
 		case eqFoldC(opt, "minmatchlen") && i+1 < len(args):
-			v, ok := parseInt64Arg(args[i+1])
+			v, ok := command.ParseInt64(args[i+1])
 			if !ok {
 				c.ErrNotInteger()
 				return

@@ -3,6 +3,8 @@ package node
 import (
 	"bytes"
 	"math"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // strOptFlags are the options of SET and GETEX (t_string.c's OBJ_* flags).
@@ -93,7 +95,7 @@ func eqFold(b []byte, w string) bool {
 // past int64 is reported as an invalid expire time too. cmd is the command's
 // full name for the error text. On error it replies and returns false.
 func (c *Client) expireAtOrReply(o strOpts, cmd string) (int64, bool) {
-	ms, ok := parseInt64Arg(o.expire)
+	ms, ok := command.ParseInt64(o.expire)
 	if !ok {
 		c.ErrNotInteger()
 		return 0, false

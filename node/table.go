@@ -1,10 +1,11 @@
 package node
 
 import (
-	"github.com/shoal-db/shoal/command"
 	"sort"
 	"strings"
 	"sync/atomic"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // commandTable is the immutable command table built at start-up from the

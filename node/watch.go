@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -306,8 +307,8 @@ func (c *Client) touchDBWide(spec *CommandSpec, args [][]byte) {
 			emptied = append(emptied, i)
 		}
 	case "swapdb":
-		a, _ := parseLL(args[1])
-		b, _ := parseLL(args[2])
+		a, _ := command.ParseInt64(args[1])
+		b, _ := command.ParseInt64(args[2])
 		emptied = []int{int(a), int(b)}
 		swapped = true
 	}

@@ -1,11 +1,14 @@
-package node
+// Package longdouble does the arithmetic of C's long double on x86-64 (the
+// x87 80-bit extended format) with math/big, as Redis's INCRBYFLOAT,
+// HINCRBYFLOAT and blocking timeouts compute it.
+package longdouble
 
 import (
 	"bytes"
 	"math/big"
 )
 
-// INCRBYFLOAT arithmetic. Redis computes it in C's long double, which on
+// Redis computes it in C's long double, which on
 // x86-64 is the x87 80-bit extended format: a 64-bit significand, a 15-bit
 // exponent (largest finite value just under 2^16384), round to nearest even.
 // It parses operands with strtold and formats the result with "%.17Lf"
@@ -16,7 +19,7 @@ import (
 // glibc does, so results match Redis digit for digit.
 
 const (
-	ldPrec = 64
+	Prec = 64
 	// ldMaxExp is the largest big.Float exponent (mantissa in [0.5, 1)) of
 	// a finite long double.
 	ldMaxExp = 16384
@@ -33,40 +36,40 @@ const (
 	ldMaxChars = 5 * 1024
 )
 
-// longDouble is a finite or infinite long double value.
-type longDouble struct {
+// Value is a finite or infinite long double value.
+type Value struct {
 	f   *big.Float // finite value (nil = +0); unused when inf != 0
 	inf int8       // +1 / -1 for ±infinity
 }
 
-var ldZero = longDouble{}
+var Zero = Value{}
 
-func (x longDouble) float() *big.Float {
+func (x Value) Float() *big.Float {
 	if x.f == nil {
-		return new(big.Float).SetPrec(ldPrec)
+		return new(big.Float).SetPrec(Prec)
 	}
 	return x.f
 }
 
-// add returns x + y rounded to long double; finite is false if the sum is
+// Add returns x + y rounded to long double; finite is false if the sum is
 // infinite or NaN (an infinite operand, or an overflow).
-func (x longDouble) add(y longDouble) (sum longDouble, finite bool) {
+func (x Value) Add(y Value) (sum Value, finite bool) {
 	if x.inf != 0 || y.inf != 0 {
-		return longDouble{}, false
+		return Value{}, false
 	}
-	z := new(big.Float).SetPrec(ldPrec).Add(x.float(), y.float())
+	z := new(big.Float).SetPrec(Prec).Add(x.Float(), y.Float())
 	if z.MantExp(nil) > ldMaxExp {
-		return longDouble{}, false
+		return Value{}, false
 	}
-	return longDouble{f: z}, true
+	return Value{f: z}, true
 }
 
-// appendHuman formats x as Redis's ld2string in LD_STR_HUMAN mode: "%.17Lf",
+// AppendHuman formats x as Redis's ld2string in LD_STR_HUMAN mode: "%.17Lf",
 // trailing zeros (and a trailing point) removed, and "-0" written as "0".
 // x must be finite.
-func (x longDouble) appendHuman(dst []byte) []byte {
+func (x Value) AppendHuman(dst []byte) []byte {
 	start := len(dst)
-	dst = x.float().Append(dst, 'f', 17)
+	dst = x.Float().Append(dst, 'f', 17)
 	s := dst[start:]
 	if bytes.IndexByte(s, '.') >= 0 {
 		s = bytes.TrimRight(s, "0")
@@ -83,25 +86,25 @@ func isCSpace(b byte) bool {
 	return b == ' ' || b >= '\t' && b <= '\r'
 }
 
-// parseLongDouble parses b as Redis's string2ld does: all of b must be a
+// Parse parses b as Redis's string2ld does: all of b must be a
 // number strtold accepts (decimal or hexadecimal, "inf"/"infinity" in any
 // case, an optional sign; no leading space, no NUL, at most 5119 bytes),
 // and the value must not overflow, round to zero from a non-zero input, or
 // be NaN.
-func parseLongDouble(b []byte) (longDouble, bool) {
+func Parse(b []byte) (Value, bool) {
 	if len(b) == 0 || len(b) >= ldMaxChars || isCSpace(b[0]) {
-		return longDouble{}, false
+		return Value{}, false
 	}
 	neg := false
 	if b[0] == '+' || b[0] == '-' {
 		neg = b[0] == '-'
 		b = b[1:]
 	}
-	if eqFold(b, "inf") || eqFold(b, "infinity") {
+	if bytes.EqualFold(b, []byte("inf")) || bytes.EqualFold(b, []byte("infinity")) {
 		if neg {
-			return longDouble{inf: -1}, true
+			return Value{inf: -1}, true
 		}
-		return longDouble{inf: 1}, true
+		return Value{inf: 1}, true
 	}
 	var f *big.Float
 	var ok bool
@@ -111,12 +114,12 @@ func parseLongDouble(b []byte) (longDouble, bool) {
 		f, ok = parseDecimalLD(b)
 	}
 	if !ok {
-		return longDouble{}, false
+		return Value{}, false
 	}
 	if neg {
 		f.Neg(f)
 	}
-	return longDouble{f: f}, true
+	return Value{f: f}, true
 }
 
 // scanDigits returns the length of the prefix of b made of digits (hex
@@ -192,7 +195,7 @@ func parseDecimalLD(b []byte) (*big.Float, bool) {
 	exp10 += int64(len(digits) - len(trimmed))
 	digits = trimmed
 	if len(digits) == 0 {
-		return new(big.Float).SetPrec(ldPrec), true // a zero of any form is valid
+		return new(big.Float).SetPrec(Prec), true // a zero of any form is valid
 	}
 	order := exp10 + int64(len(digits)) - 1 // value in [10^order, 10^(order+1))
 	if order > ldMaxDecOrder || order < ldMinDecOrder {
@@ -202,10 +205,10 @@ func parseDecimalLD(b []byte) (*big.Float, bool) {
 	ten := big.NewInt(10)
 	if exp10 >= 0 {
 		m.Mul(m, new(big.Int).Exp(ten, big.NewInt(exp10), nil))
-		return ldCheck(new(big.Float).SetInt(m).SetPrec(ldPrec), nil, nil)
+		return ldCheck(new(big.Float).SetInt(m).SetPrec(Prec), nil, nil)
 	}
 	den := new(big.Int).Exp(ten, big.NewInt(-exp10), nil)
-	q := new(big.Float).SetPrec(ldPrec).Quo(new(big.Float).SetInt(m), new(big.Float).SetInt(den))
+	q := new(big.Float).SetPrec(Prec).Quo(new(big.Float).SetInt(m), new(big.Float).SetInt(den))
 	return ldCheck(q, m, den)
 }
 
@@ -241,7 +244,7 @@ func parseHexLD(b []byte) (*big.Float, bool) {
 	exp2 := exp - 4*int64(len(frac))
 	digits = bytes.TrimLeft(digits, "0")
 	if len(digits) == 0 {
-		return new(big.Float).SetPrec(ldPrec), true
+		return new(big.Float).SetPrec(Prec), true
 	}
 	m, _ := new(big.Int).SetString(string(digits), 16)
 	top := int64(m.BitLen()) + exp2 // value in [2^(top-1), 2^top)
@@ -254,9 +257,12 @@ func parseHexLD(b []byte) (*big.Float, bool) {
 	}
 	f := new(big.Float).SetInt(m)
 	f.SetMantExp(f, int(exp2))
-	f.SetPrec(ldPrec)
+	f.SetPrec(Prec)
 	if f.MantExp(nil) > ldMaxExp {
 		return nil, false
 	}
 	return f, true
 }
+
+// Inf is +1 or -1 for an infinite value, 0 for a finite one.
+func (x Value) Inf() int { return int(x.inf) }
