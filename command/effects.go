@@ -1,5 +1,7 @@
 package command
 
+import "strconv"
+
 // The write-effect API (DESIGN.md §4). Everything that leaves the node (the
 // replication stream, the AOF, a slot migration stream) carries the
 // deterministic effect of a write, never the request: SPOP becomes SREM,
@@ -67,4 +69,14 @@ func (c *Ctx) ResetEffects() {
 	clear(c.fx.Cmds)
 	c.fx.Cmds = c.fx.Cmds[:0]
 	c.fx.Replaced, c.fx.None, c.fx.DirtySet = false, false, false
+}
+
+// PopEffect sets the effect of a pop from a container of size elements:
+// cmd key, or cmd key min(count, size) for a counted pop (count ≥ 0).
+func (c *Ctx) PopEffect(cmd, key []byte, count int64, size int) {
+	if count < 0 {
+		c.ReplaceEffect(cmd, key)
+		return
+	}
+	c.ReplaceEffect(cmd, key, strconv.AppendInt(nil, min(count, int64(size)), 10))
 }

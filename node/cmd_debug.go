@@ -629,3 +629,34 @@ func serializedLength(e *store.Entry) int64 {
 	}
 	return 9 + l
 }
+
+// The list parts of DEBUG.
+
+// debugQuicklistPackedThreshold implements DEBUG QUICKLIST-PACKED-THRESHOLD
+// size: list elements of at least size bytes get a node of their own (0
+// restores the 1 GiB default). size is a memory amount as Redis's memtoull
+// reads it ("1b", "100", "5kb", ...). DEBUG's dispatcher calls it.
+func debugQuicklistPackedThreshold(c *Client, arg []byte) {
+	sz, ok := config.MemToULL(string(arg))
+	if !ok || !store.SetListPackedThreshold(sz) {
+		c.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+		return
+	}
+	c.OK()
+}
+
+// listDebugObjectExtra is the quicklist part of DEBUG OBJECT's reply for a
+// list (appended after lru_seconds_idle, as Redis does).
+func listDebugObjectExtra(c *Client, l *store.List) string {
+	nodes, fill, size := l.QuicklistInfo()
+	avg := 0.0
+	if nodes > 0 {
+		avg = float64(l.Len()) / float64(nodes)
+	}
+	compressed := 0
+	if c.Config().Int("list-compress-depth") != 0 {
+		compressed = 1
+	}
+	return fmt.Sprintf(" ql_nodes:%d ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%d",
+		nodes, avg, fill, compressed, size)
+}

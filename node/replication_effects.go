@@ -16,12 +16,7 @@ var (
 	argDEL         = []byte("DEL")
 	argPEXPIREAT   = []byte("PEXPIREAT")
 	argPERSIST     = []byte("PERSIST")
-	argSREM        = []byte("SREM")
 	argHSET        = []byte("HSET")
-	argLPOP        = []byte("LPOP")
-	argRPOP        = []byte("RPOP")
-	argLMOVE       = []byte("LMOVE")
-	argRPOPLPUSH   = []byte("RPOPLPUSH")
 	argZPOPMIN     = []byte("ZPOPMIN")
 	argZPOPMAX     = []byte("ZPOPMAX")
 	argXCLAIM      = []byte("XCLAIM")
@@ -36,43 +31,6 @@ var (
 	argEqualsSign  = []byte("=")
 )
 
-// listPopEffect sets the effect of a pop served from key: [LR]POP key, or
-// [LR]POP key n when the command popped a counted range (n ≥ 0 elements
-// asked of a list of llen).
-func (c *Client) listPopEffect(key []byte, head bool, count int64, llen int) {
-	cmd := argRPOP
-	if head {
-		cmd = argLPOP
-	}
-	c.popEffect(cmd, key, count, llen)
-}
-
-// popEffect sets the effect of a pop from a container of size elements:
-// cmd key, or cmd key min(count, size) for a counted pop (count ≥ 0).
-func (c *Client) popEffect(cmd, key []byte, count int64, size int) {
-	if count < 0 {
-		c.ReplaceEffect(cmd, key)
-		return
-	}
-	c.ReplaceEffect(cmd, key, strconv.AppendInt(nil, min(count, int64(size)), 10))
-}
-
-// listMoveEffect sets the effect of a move served from src: RPOPLPUSH src
-// dst for BRPOPLPUSH, else LMOVE src dst LEFT|RIGHT LEFT|RIGHT.
-func (c *Client) listMoveEffect(src, dst []byte, fromHead, toHead, rpoplpush bool) {
-	if rpoplpush {
-		c.ReplaceEffect(argRPOPLPUSH, src, dst)
-		return
-	}
-	end := func(head bool) []byte {
-		if head {
-			return []byte("LEFT")
-		}
-		return []byte("RIGHT")
-	}
-	c.ReplaceEffect(argLMOVE, src, dst, end(fromHead), end(toHead))
-}
-
 // zpopEffect sets the effect of a pop from sorted set key: ZPOPMIN|ZPOPMAX
 // key, with min(count, zlen) when the command counted (count ≥ 0).
 func (c *Client) zpopEffect(key []byte, max bool, count int64, zlen int) {
@@ -80,7 +38,7 @@ func (c *Client) zpopEffect(key []byte, max bool, count int64, zlen int) {
 	if max {
 		cmd = argZPOPMAX
 	}
-	c.popEffect(cmd, key, count, zlen)
+	c.PopEffect(cmd, key, count, zlen)
 }
 
 // streamExactTrimEffect rewrites approximate trimming in an XADD / XTRIM

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/list"
 )
 
 // commandTable is the immutable command table built at start-up from the
@@ -48,11 +49,9 @@ func handlerGroups() []map[string]command.Handler {
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
-		setHandlers(),
 		sortHandlers(),
 		zsetHandlers(),
 		geoHandlers(),
-		listHandlers(),
 		streamHandlers(),
 		replicationHandlers(),
 		dumpHandlers(),
@@ -61,6 +60,9 @@ func handlerGroups() []map[string]command.Handler {
 	} {
 		groups = append(groups, nodeHandlers(g))
 	}
+	groups = append(groups,
+		list.Handlers(),
+	)
 	return groups
 }
 

@@ -67,6 +67,9 @@ const MsgNotInteger = "ERR value is not an integer or out of range"
 
 const MsgWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
+// MsgNoSuchKey is the error of a command that needs an existing key.
+const MsgNoSuchKey = "ERR no such key"
+
 // Int writes an integer.
 func (w *Writer) Int(n int64) {
 	w.Out = append(w.Out, ':')

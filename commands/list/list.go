@@ -1,13 +1,12 @@
-package node
+package list
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/resp"
 
-	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -15,30 +14,30 @@ import (
 // in which arguments and keys are checked are Redis's. The blocking
 // variants use the framework of blocking.go.
 
-func listHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"lpush":      func(c *Client, args [][]byte) { listPush(c, args, true, false) },
-		"rpush":      func(c *Client, args [][]byte) { listPush(c, args, false, false) },
-		"lpushx":     func(c *Client, args [][]byte) { listPush(c, args, true, true) },
-		"rpushx":     func(c *Client, args [][]byte) { listPush(c, args, false, true) },
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
+		"lpush":      func(c *command.Ctx, args [][]byte) { listPush(c, args, true, false) },
+		"rpush":      func(c *command.Ctx, args [][]byte) { listPush(c, args, false, false) },
+		"lpushx":     func(c *command.Ctx, args [][]byte) { listPush(c, args, true, true) },
+		"rpushx":     func(c *command.Ctx, args [][]byte) { listPush(c, args, false, true) },
 		"linsert":    cmdLInsert,
 		"llen":       cmdLLen,
 		"lindex":     cmdLIndex,
 		"lset":       cmdLSet,
-		"lpop":       func(c *Client, args [][]byte) { listPop(c, args, true) },
-		"rpop":       func(c *Client, args [][]byte) { listPop(c, args, false) },
-		"lmpop":      func(c *Client, args [][]byte) { listMPop(c, args, 1, false) },
+		"lpop":       func(c *command.Ctx, args [][]byte) { listPop(c, args, true) },
+		"rpop":       func(c *command.Ctx, args [][]byte) { listPop(c, args, false) },
+		"lmpop":      func(c *command.Ctx, args [][]byte) { listMPop(c, args, 1, false) },
 		"lrange":     cmdLRange,
 		"ltrim":      cmdLTrim,
 		"lpos":       cmdLPos,
 		"lrem":       cmdLRem,
 		"lmove":      cmdLMove,
-		"rpoplpush":  func(c *Client, args [][]byte) { listMove(c, args[1], args[2], false, true) },
-		"blpop":      func(c *Client, args [][]byte) { listBPop(c, args, true) },
-		"brpop":      func(c *Client, args [][]byte) { listBPop(c, args, false) },
+		"rpoplpush":  func(c *command.Ctx, args [][]byte) { listMove(c, args[1], args[2], false, true) },
+		"blpop":      func(c *command.Ctx, args [][]byte) { listBPop(c, args, true) },
+		"brpop":      func(c *command.Ctx, args [][]byte) { listBPop(c, args, false) },
 		"blmove":     cmdBLMove,
 		"brpoplpush": cmdBRPopLPush,
-		"blmpop":     func(c *Client, args [][]byte) { listMPop(c, args, 2, true) },
+		"blmpop":     func(c *command.Ctx, args [][]byte) { listMPop(c, args, 2, true) },
 	}
 }
 
@@ -50,24 +49,24 @@ const (
 // lookupList finds key for a write (no keyspace hit/miss counted, as Redis's
 // lookupKeyWrite). It replies WRONGTYPE and returns ok=false if the key
 // holds another type; l is nil if the key is missing.
-func lookupList(c *Client, db *store.DB, key []byte) (*store.List, bool) {
-	return command.LookupTyped(&c.Ctx, db, key, true, store.TypeList, (*store.Entry).List)
+func lookupList(c *command.Ctx, db *store.DB, key []byte) (*store.List, bool) {
+	return command.LookupTyped(c, db, key, true, store.TypeList, (*store.Entry).List)
 }
 
 // readList is lookupList for reads: hits and misses are counted.
-func readList(c *Client, key []byte) (*store.List, bool) {
-	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeList, (*store.Entry).List)
+func readList(c *command.Ctx, key []byte) (*store.List, bool) {
+	return command.LookupTyped(c, c.DB(), key, false, store.TypeList, (*store.Entry).List)
 }
 
 // newList creates an empty list for key with the configured node size.
-func newList(c *Client, db *store.DB, key []byte) *store.List {
-	l := store.NewList(c.srv.cfg.Int("list-max-listpack-size"))
+func newList(c *command.Ctx, db *store.DB, key []byte) *store.List {
+	l := store.NewList(c.Config().Int("list-max-listpack-size"))
 	db.SetValue(key, l)
 	return l
 }
 
 // listArgLong is getLongFromObjectOrReply.
-func listArgLong(c *Client, arg []byte) (int64, bool) {
+func listArgLong(c *command.Ctx, arg []byte) (int64, bool) {
 	n, ok := command.ParseInt64(arg)
 	if !ok {
 		c.ErrNotInteger()
@@ -77,7 +76,7 @@ func listArgLong(c *Client, arg []byte) (int64, bool) {
 
 // listArgRange is getRangeLongFromObjectOrReply with a message: a value
 // that is not an integer, or outside [lo, hi], gets msg.
-func listArgRange(c *Client, arg []byte, lo, hi int64, msg string) (int64, bool) {
+func listArgRange(c *command.Ctx, arg []byte, lo, hi int64, msg string) (int64, bool) {
 	n, ok := command.ParseInt64(arg)
 	if !ok || n < lo || n > hi {
 		c.Error(msg)
@@ -87,7 +86,7 @@ func listArgRange(c *Client, arg []byte, lo, hi int64, msg string) (int64, bool)
 }
 
 // listArgEnd parses LEFT / RIGHT: true for LEFT (the head).
-func listArgEnd(c *Client, arg []byte) (head, ok bool) {
+func listArgEnd(c *command.Ctx, arg []byte) (head, ok bool) {
 	switch {
 	case command.ArgEquals(arg, "left"):
 		return true, true
@@ -101,7 +100,7 @@ func listArgEnd(c *Client, arg []byte) (head, ok bool) {
 // ---------------------------------------------------------------- push, insert, set
 
 // listPush is LPUSH / RPUSH / LPUSHX / RPUSHX.
-func listPush(c *Client, args [][]byte, head, onlyExisting bool) {
+func listPush(c *command.Ctx, args [][]byte, head, onlyExisting bool) {
 	db, key := c.DB(), args[1]
 	l, ok := lookupList(c, db, key)
 	if !ok {
@@ -120,11 +119,11 @@ func listPush(c *Client, args [][]byte, head, onlyExisting bool) {
 	}
 	c.Dirty(int64(len(args) - 2)) // one change per element pushed, as Redis
 	c.Int(int64(l.Len()))
-	c.signalKeyReady(key)
+	c.SignalKeyReady(key)
 }
 
 // LINSERT key BEFORE|AFTER pivot element
-func cmdLInsert(c *Client, args [][]byte) {
+func cmdLInsert(c *command.Ctx, args [][]byte) {
 	var after bool
 	switch {
 	case command.ArgEquals(args[2], "after"):
@@ -150,7 +149,7 @@ func cmdLInsert(c *Client, args [][]byte) {
 }
 
 // LLEN key
-func cmdLLen(c *Client, args [][]byte) {
+func cmdLLen(c *command.Ctx, args [][]byte) {
 	l, ok := readList(c, args[1])
 	if !ok {
 		return
@@ -163,7 +162,7 @@ func cmdLLen(c *Client, args [][]byte) {
 }
 
 // LINDEX key index: the key is looked up before the index is parsed.
-func cmdLIndex(c *Client, args [][]byte) {
+func cmdLIndex(c *command.Ctx, args [][]byte) {
 	l, ok := readList(c, args[1])
 	if !ok {
 		return
@@ -184,14 +183,14 @@ func cmdLIndex(c *Client, args [][]byte) {
 }
 
 // LSET key index element
-func cmdLSet(c *Client, args [][]byte) {
+func cmdLSet(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	l, ok := lookupList(c, db, args[1])
 	if !ok {
 		return
 	}
 	if l == nil {
-		c.Error(msgNoSuchKey)
+		c.Error(resp.MsgNoSuchKey)
 		return
 	}
 	i, ok := listArgLong(c, args[2])
@@ -216,7 +215,7 @@ func deleteEmptyList(db *store.DB, key []byte, l *store.List) {
 
 // listRangeReply is addListRangeReply: the elements start..end (Redis
 // indexes, negative from the tail), reversed if reverse.
-func listRangeReply(c *Client, l *store.List, start, end int64, reverse bool) {
+func listRangeReply(c *command.Ctx, l *store.List, start, end int64, reverse bool) {
 	n := int64(l.Len())
 	if start < 0 {
 		start += n
@@ -243,7 +242,7 @@ func listRangeReply(c *Client, l *store.List, start, end int64, reverse bool) {
 
 // listPopRange replies with (and removes) up to count elements from one end,
 // head first for the head, tail first for the tail.
-func listPopRange(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+func listPopRange(c *command.Ctx, db *store.DB, key []byte, l *store.List, head bool, count int64) {
 	n := int64(l.Len())
 	take := min(count, n)
 	if head {
@@ -258,14 +257,14 @@ func listPopRange(c *Client, db *store.DB, key []byte, l *store.List, head bool,
 }
 
 // listPopRangeWithKey is listPopRangeAndReplyWithKey: [key, [elements]].
-func listPopRangeWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+func listPopRangeWithKey(c *command.Ctx, db *store.DB, key []byte, l *store.List, head bool, count int64) {
 	c.Array(2)
 	c.Bulk(key)
 	listPopRange(c, db, key, l, head, count)
 }
 
 // popOne pops one element and replies [key, element] (BLPOP / BRPOP).
-func listPopOneWithKey(c *Client, db *store.DB, key []byte, l *store.List, head bool) {
+func listPopOneWithKey(c *command.Ctx, db *store.DB, key []byte, l *store.List, head bool) {
 	v := l.Pop(head)
 	c.Array(2)
 	c.Bulk(key)
@@ -274,7 +273,7 @@ func listPopOneWithKey(c *Client, db *store.DB, key []byte, l *store.List, head 
 }
 
 // listPop is LPOP / RPOP key [count].
-func listPop(c *Client, args [][]byte, head bool) {
+func listPop(c *command.Ctx, args [][]byte, head bool) {
 	if len(args) > 3 {
 		c.ErrArity(listCmdName(args))
 		return
@@ -318,7 +317,7 @@ func listCmdName(args [][]byte) string { return string(bytes.ToLower(args[0])) }
 
 // listMPop is LMPOP numkeys key... LEFT|RIGHT [COUNT count] (numkeysAt 1)
 // and BLMPOP timeout numkeys ... (numkeysAt 2, blocking).
-func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
+func listMPop(c *command.Ctx, args [][]byte, numkeysAt int, blocking bool) {
 	numkeys, ok := listArgRange(c, args[numkeysAt], 1, 1<<63-1, "ERR numkeys should be greater than 0")
 	if !ok {
 		return
@@ -363,7 +362,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 		if l == nil || l.Len() == 0 {
 			continue
 		}
-		c.listPopEffect(key, head, count, l.Len()) // LMPOP is propagated as [LR]POP key n
+		listPopEffect(c, key, head, count, l.Len()) // LMPOP is propagated as [LR]POP key n
 		listPopRangeWithKey(c, db, key, l, head, count)
 		return
 	}
@@ -374,7 +373,7 @@ func listMPop(c *Client, args [][]byte, numkeysAt int, blocking bool) {
 // ---------------------------------------------------------------- range, trim, search, remove
 
 // LRANGE key start stop
-func cmdLRange(c *Client, args [][]byte) {
+func cmdLRange(c *command.Ctx, args [][]byte) {
 	start, ok := listArgLong(c, args[2])
 	if !ok {
 		return
@@ -395,7 +394,7 @@ func cmdLRange(c *Client, args [][]byte) {
 }
 
 // LTRIM key start stop
-func cmdLTrim(c *Client, args [][]byte) {
+func cmdLTrim(c *command.Ctx, args [][]byte) {
 	start, ok := listArgLong(c, args[2])
 	if !ok {
 		return
@@ -441,7 +440,7 @@ func cmdLTrim(c *Client, args [][]byte) {
 }
 
 // LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
-func cmdLPos(c *Client, args [][]byte) {
+func cmdLPos(c *command.Ctx, args [][]byte) {
 	rank, count, maxlen := int64(1), int64(-1), int64(0) // count -1: not given
 	for j := 3; j < len(args); j++ {
 		more := j+1 < len(args)
@@ -535,7 +534,7 @@ func cmdLPos(c *Client, args [][]byte) {
 }
 
 // LREM key count element
-func cmdLRem(c *Client, args [][]byte) {
+func cmdLRem(c *command.Ctx, args [][]byte) {
 	count, ok := listArgLong(c, args[2])
 	if !ok {
 		return
@@ -559,7 +558,7 @@ func cmdLRem(c *Client, args [][]byte) {
 // ---------------------------------------------------------------- moves
 
 // LMOVE source destination LEFT|RIGHT LEFT|RIGHT
-func cmdLMove(c *Client, args [][]byte) {
+func cmdLMove(c *command.Ctx, args [][]byte) {
 	from, ok := listArgEnd(c, args[3])
 	if !ok {
 		return
@@ -573,7 +572,7 @@ func cmdLMove(c *Client, args [][]byte) {
 
 // listMove is lmoveGenericCommand: pop from src's end, push onto dst's end,
 // reply with the element (null if src is missing).
-func listMove(c *Client, src, dst []byte, fromHead, toHead bool) {
+func listMove(c *command.Ctx, src, dst []byte, fromHead, toHead bool) {
 	db := c.DB()
 	l, ok := lookupList(c, db, src)
 	if !ok {
@@ -585,14 +584,14 @@ func listMove(c *Client, src, dst []byte, fromHead, toHead bool) {
 		return
 	}
 	if listMoveElement(c, db, src, l, dst, fromHead, toHead) {
-		c.signalKeyReady(dst)
+		c.SignalKeyReady(dst)
 	}
 }
 
 // listMoveElement moves one element from list l (at src) to dst and replies
 // with it; if dst holds another type it replies WRONGTYPE and changes
 // nothing. It reports whether it moved.
-func listMoveElement(c *Client, db *store.DB, src []byte, l *store.List, dst []byte, fromHead, toHead bool) bool {
+func listMoveElement(c *command.Ctx, db *store.DB, src []byte, l *store.List, dst []byte, fromHead, toHead bool) bool {
 	dl, ok := lookupList(c, db, dst)
 	if !ok {
 		return false
@@ -612,14 +611,14 @@ func listMoveElement(c *Client, db *store.DB, src []byte, l *store.List, dst []b
 // ---------------------------------------------------------------- blocking variants
 
 // listBPop is BLPOP / BRPOP key [key ...] timeout.
-func listBPop(c *Client, args [][]byte, head bool) {
+func listBPop(c *command.Ctx, args [][]byte, head bool) {
 	listBlockingPop(c, args[1:len(args)-1], head, args[len(args)-1], -1)
 }
 
 // listBlockingPop is blockingPopGenericCommand: pop from the first non-empty
 // list among keys, or block. count -1 is BLPOP/BRPOP's [key, element]
 // reply; count > 0 is BLMPOP's [key, [elements]].
-func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, count int64) {
+func listBlockingPop(c *command.Ctx, keys [][]byte, head bool, timeoutArg []byte, count int64) {
 	timeout, ok := c.ParseBlockTimeout(timeoutArg)
 	if !ok {
 		return
@@ -634,7 +633,7 @@ func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, cou
 			continue
 		}
 		// Served at once: propagated as the non-blocking pop.
-		c.listPopEffect(key, head, count, l.Len())
+		listPopEffect(c, key, head, count, l.Len())
 		if count == -1 {
 			listPopOneWithKey(c, db, key, l, head)
 		} else {
@@ -642,35 +641,35 @@ func listBlockingPop(c *Client, keys [][]byte, head bool, timeoutArg []byte, cou
 		}
 		return
 	}
-	c.blockOn(blockSpec{
+	c.BlockOn(command.BlockSpec{
 		Keys:    keys,
 		Timeout: timeout,
-		Serve: func(sc *blockServe) serveResult {
+		Serve: func(sc *command.BlockServe) command.ServeResult {
 			e := command.LookupWrite(sc.DB, sc.Key)
 			if e == nil {
-				return ServeKeyExhausted
+				return command.ServeKeyExhausted
 			}
 			if e.Type() != store.TypeList {
-				return ServeSkipped
+				return command.ServeSkipped
 			}
 			l := e.List()
 			if l.Len() == 0 {
-				return ServeKeyExhausted
+				return command.ServeKeyExhausted
 			}
-			clientOf(sc.C).listPopEffect(sc.Key, head, count, l.Len())
+			listPopEffect(sc.C, sc.Key, head, count, l.Len())
 			if count == -1 {
-				listPopOneWithKey(clientOf(sc.C), sc.DB, sc.Key, l, head)
+				listPopOneWithKey(sc.C, sc.DB, sc.Key, l, head)
 			} else {
-				listPopRangeWithKey(clientOf(sc.C), sc.DB, sc.Key, l, head, count)
+				listPopRangeWithKey(sc.C, sc.DB, sc.Key, l, head, count)
 			}
-			return ServeDone
+			return command.ServeDone
 		},
 		OnTimeout: (*command.Ctx).NullArray,
 	})
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
-func cmdBLMove(c *Client, args [][]byte) {
+func cmdBLMove(c *command.Ctx, args [][]byte) {
 	from, ok := listArgEnd(c, args[3])
 	if !ok {
 		return
@@ -687,7 +686,7 @@ func cmdBLMove(c *Client, args [][]byte) {
 }
 
 // BRPOPLPUSH source destination timeout
-func cmdBRPopLPush(c *Client, args [][]byte) {
+func cmdBRPopLPush(c *command.Ctx, args [][]byte) {
 	timeout, ok := c.ParseBlockTimeout(args[3])
 	if !ok {
 		return
@@ -699,7 +698,7 @@ func cmdBRPopLPush(c *Client, args [][]byte) {
 // else block on it (the destination is checked when the client is served).
 //
 // Either way it is propagated as LMOVE (RPOPLPUSH for BRPOPLPUSH).
-func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout time.Duration, rpoplpush bool) {
+func listBlockingMove(c *command.Ctx, src, dst []byte, fromHead, toHead bool, timeout time.Duration, rpoplpush bool) {
 	dst = bytes.Clone(dst) // the serve callback may run after the arguments' buffer is reused
 	db := c.DB()
 	l, ok := lookupList(c, db, src)
@@ -708,67 +707,36 @@ func listBlockingMove(c *Client, src, dst []byte, fromHead, toHead bool, timeout
 	}
 	if l != nil && l.Len() > 0 {
 		if listMoveElement(c, db, src, l, dst, fromHead, toHead) {
-			c.signalKeyReady(dst)
-			c.listMoveEffect(src, dst, fromHead, toHead, rpoplpush)
+			c.SignalKeyReady(dst)
+			listMoveEffect(c, src, dst, fromHead, toHead, rpoplpush)
 		}
 		return
 	}
-	c.blockOn(blockSpec{
+	c.BlockOn(command.BlockSpec{
 		Keys:      [][]byte{src},
 		ExtraKeys: [][]byte{dst},
 		Timeout:   timeout,
-		Serve: func(sc *blockServe) serveResult {
+		Serve: func(sc *command.BlockServe) command.ServeResult {
 			e := command.LookupWrite(sc.DB, sc.Key)
 			if e == nil {
-				return ServeKeyExhausted
+				return command.ServeKeyExhausted
 			}
 			if e.Type() != store.TypeList {
-				return ServeSkipped
+				return command.ServeSkipped
 			}
 			l := e.List()
 			if l.Len() == 0 {
-				return ServeKeyExhausted
+				return command.ServeKeyExhausted
 			}
 			// A destination of another type: the client gets WRONGTYPE
 			// and nothing moves (serveClientBlockedOnList).
-			if listMoveElement(clientOf(sc.C), sc.DB, sc.Key, l, dst, fromHead, toHead) {
+			if listMoveElement(sc.C, sc.DB, sc.Key, l, dst, fromHead, toHead) {
 				sc.MarkReady(dst)
-				clientOf(sc.C).listMoveEffect(sc.Key, dst, fromHead, toHead, rpoplpush)
+				listMoveEffect(sc.C, sc.Key, dst, fromHead, toHead, rpoplpush)
 			}
-			return ServeDone
+			return command.ServeDone
 		},
 		OnTimeout: (*command.Ctx).NullArray,
 		OnDenied:  (*command.Ctx).Null,
 	})
-}
-
-// ---------------------------------------------------------------- DEBUG support
-
-// debugQuicklistPackedThreshold implements DEBUG QUICKLIST-PACKED-THRESHOLD
-// size: list elements of at least size bytes get a node of their own (0
-// restores the 1 GiB default). size is a memory amount as Redis's memtoull
-// reads it ("1b", "100", "5kb", ...). DEBUG's dispatcher calls it.
-func debugQuicklistPackedThreshold(c *Client, arg []byte) {
-	sz, ok := config.MemToULL(string(arg))
-	if !ok || !store.SetListPackedThreshold(sz) {
-		c.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
-		return
-	}
-	c.OK()
-}
-
-// listDebugObjectExtra is the quicklist part of DEBUG OBJECT's reply for a
-// list (appended after lru_seconds_idle, as Redis does).
-func listDebugObjectExtra(c *Client, l *store.List) string {
-	nodes, fill, size := l.QuicklistInfo()
-	avg := 0.0
-	if nodes > 0 {
-		avg = float64(l.Len()) / float64(nodes)
-	}
-	compressed := 0
-	if c.srv.cfg.Int("list-compress-depth") != 0 {
-		compressed = 1
-	}
-	return fmt.Sprintf(" ql_nodes:%d ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%d",
-		nodes, avg, fill, compressed, size)
 }
