@@ -16,6 +16,7 @@ var (
 	argDEL         = []byte("DEL")
 	argPEXPIREAT   = []byte("PEXPIREAT")
 	argPERSIST     = []byte("PERSIST")
+	argSREM        = []byte("SREM")
 	argHSET        = []byte("HSET")
 	argZPOPMIN     = []byte("ZPOPMIN")
 	argZPOPMAX     = []byte("ZPOPMAX")

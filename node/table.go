@@ -49,6 +49,7 @@ func handlerGroups() []map[string]command.Handler {
 		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
+		setHandlers(),
 		sortHandlers(),
 		zsetHandlers(),
 		geoHandlers(),
