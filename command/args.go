@@ -184,3 +184,20 @@ func timeoutMillis(arg []byte) (int64, bool) {
 	}
 	return i.Int64(), true
 }
+
+// ArgIs compares an option argument with a lower-case keyword as Redis's
+// strcasecmp on the argument's C string does (a NUL byte ends it).
+func ArgIs(b []byte, kw string) bool {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return strings.EqualFold(Bstr(b), kw)
+}
+
+// CString returns b up to its first NUL byte, as a C string would print.
+func CString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
+}

@@ -70,20 +70,20 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 		sub := args[j]
 		var kind bitfieldOpKind
 		switch {
-		case argIs(sub, "get") && rest >= 2:
+		case command.ArgIs(sub, "get") && rest >= 2:
 			kind = bitfieldGet
-		case argIs(sub, "set") && rest >= 3:
+		case command.ArgIs(sub, "set") && rest >= 3:
 			kind = bitfieldSet
-		case argIs(sub, "incrby") && rest >= 3:
+		case command.ArgIs(sub, "incrby") && rest >= 3:
 			kind = bitfieldIncrBy
-		case argIs(sub, "overflow") && rest >= 1:
+		case command.ArgIs(sub, "overflow") && rest >= 1:
 			j++
 			switch {
-			case argIs(args[j], "wrap"):
+			case command.ArgIs(args[j], "wrap"):
 				overflow = overflowWrap
-			case argIs(args[j], "sat"):
+			case command.ArgIs(args[j], "sat"):
 				overflow = overflowSat
-			case argIs(args[j], "fail"):
+			case command.ArgIs(args[j], "fail"):
 				overflow = overflowFail
 			default:
 				c.Error("ERR Invalid OVERFLOW type specified")

@@ -164,9 +164,9 @@ func resolveBitRange(start, end, n int64, isBit bool) bitRange {
 // parseBitUnit parses BITCOUNT/BITPOS's unit argument: BIT or BYTE.
 func parseBitUnit(c *Client, arg []byte) (isBit, ok bool) {
 	switch {
-	case argIs(arg, "bit"):
+	case command.ArgIs(arg, "bit"):
 		return true, true
-	case argIs(arg, "byte"):
+	case command.ArgIs(arg, "byte"):
 		return false, true
 	}
 	c.ErrSyntax()
@@ -408,13 +408,13 @@ const (
 func cmdBitOp(c *Client, args [][]byte) {
 	var op bitOp
 	switch {
-	case argIs(args[1], "and"):
+	case command.ArgIs(args[1], "and"):
 		op = bitOpAnd
-	case argIs(args[1], "or"):
+	case command.ArgIs(args[1], "or"):
 		op = bitOpOr
-	case argIs(args[1], "xor"):
+	case command.ArgIs(args[1], "xor"):
 		op = bitOpXor
-	case argIs(args[1], "not"):
+	case command.ArgIs(args[1], "not"):
 		op = bitOpNot
 	default:
 		c.ErrSyntax()

@@ -71,11 +71,11 @@ func parseRestoreOptions(c *Client, args [][]byte) (restoreOptions, bool) {
 	for j := 4; j < len(args); j++ {
 		more := len(args) - j - 1
 		switch a := args[j]; {
-		case argIs(a, "replace"):
+		case command.ArgIs(a, "replace"):
 			o.replace = true
-		case argIs(a, "absttl"):
+		case command.ArgIs(a, "absttl"):
 			o.absTTL = true
-		case argIs(a, "idletime") && more >= 1 && o.freq == -1:
+		case command.ArgIs(a, "idletime") && more >= 1 && o.freq == -1:
 			v, ok := command.ParseInt64(args[j+1])
 			if !ok {
 				c.ErrNotInteger()
@@ -87,7 +87,7 @@ func parseRestoreOptions(c *Client, args [][]byte) (restoreOptions, bool) {
 			}
 			o.idle = v
 			j++
-		case argIs(a, "freq") && more >= 1 && o.idle == -1:
+		case command.ArgIs(a, "freq") && more >= 1 && o.idle == -1:
 			v, ok := command.ParseInt64(args[j+1])
 			if !ok {
 				c.ErrNotInteger()
@@ -187,15 +187,15 @@ func migrateGetKeys(args [][]byte) ([]int, error) {
 	first, num := 3, 1
 	for i := 6; i < len(args); i++ {
 		switch a := args[i]; {
-		case argIs(a, "keys"):
+		case command.ArgIs(a, "keys"):
 			if len(args[3]) != 0 {
 				return nil, nil
 			}
 			first, num = i+1, len(args)-i-1
 			i = len(args)
-		case argIs(a, "auth"):
+		case command.ArgIs(a, "auth"):
 			i++
-		case argIs(a, "auth2"):
+		case command.ArgIs(a, "auth2"):
 			i += 2
 		}
 	}
@@ -225,25 +225,25 @@ func parseMigrate(c *Client, args [][]byte) (migrateRequest, bool) {
 	for j := 6; j < len(args); j++ {
 		more := len(args) - 1 - j
 		switch a := args[j]; {
-		case argIs(a, "copy"):
+		case command.ArgIs(a, "copy"):
 			m.copy = true
-		case argIs(a, "replace"):
+		case command.ArgIs(a, "replace"):
 			m.replace = true
-		case argIs(a, "auth"):
+		case command.ArgIs(a, "auth"):
 			if more == 0 {
 				c.ErrSyntax()
 				return m, false
 			}
 			j++
 			m.password, m.hasAuth = args[j], true
-		case argIs(a, "auth2"):
+		case command.ArgIs(a, "auth2"):
 			if more < 2 {
 				c.ErrSyntax()
 				return m, false
 			}
 			m.username, m.password, m.hasAuth = args[j+1], args[j+2], true
 			j += 2
-		case argIs(a, "keys"):
+		case command.ArgIs(a, "keys"):
 			if len(args[3]) != 0 {
 				c.Error("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
 				return m, false

@@ -358,11 +358,11 @@ func debugReload(c *Client, args [][]byte) {
 	flush, save, merge := true, true, false
 	for _, a := range args[2:] {
 		switch {
-		case argIs(a, "merge"):
+		case command.ArgIs(a, "merge"):
 			merge = true
-		case argIs(a, "noflush"):
+		case command.ArgIs(a, "noflush"):
 			flush = false
-		case argIs(a, "nosave"):
+		case command.ArgIs(a, "nosave"):
 			save = false
 		default:
 			c.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/zset"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -32,10 +33,10 @@ func geoHandlers() map[string]HandlerFunc {
 // parseLonLatOrReply is extractLongLatOrReply: two floats within the
 // geohash ranges.
 func parseLonLatOrReply(c *Client, lonArg, latArg []byte) (lon, lat float64, ok bool) {
-	if lon, ok = parseDoubleOrReply(c, lonArg, ""); !ok {
+	if lon, ok = zset.ParseDoubleOrReply(&c.Ctx, lonArg, ""); !ok {
 		return 0, 0, false
 	}
-	if lat, ok = parseDoubleOrReply(c, latArg, ""); !ok {
+	if lat, ok = zset.ParseDoubleOrReply(&c.Ctx, latArg, ""); !ok {
 		return 0, 0, false
 	}
 	if lon < geoLongMin || lon > geoLongMax || lat < geoLatMin || lat > geoLatMax {
@@ -61,13 +62,13 @@ func cFormatF(f float64) string {
 // parseGeoUnitOrReply is extractUnitOrReply: meters per unit.
 func parseGeoUnitOrReply(c *Client, b []byte) (float64, bool) {
 	switch {
-	case argIs(b, "m"):
+	case command.ArgIs(b, "m"):
 		return 1, true
-	case argIs(b, "km"):
+	case command.ArgIs(b, "km"):
 		return 1000, true
-	case argIs(b, "ft"):
+	case command.ArgIs(b, "ft"):
 		return 0.3048, true
-	case argIs(b, "mi"):
+	case command.ArgIs(b, "mi"):
 		return 1609.34, true
 	}
 	c.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
@@ -76,7 +77,7 @@ func parseGeoUnitOrReply(c *Client, b []byte) (float64, bool) {
 
 // parseGeoDistanceOrReply is extractDistanceOrReply: radius and unit.
 func parseGeoDistanceOrReply(c *Client, radiusArg, unitArg []byte) (radius, conversion float64, ok bool) {
-	if radius, ok = parseDoubleOrReply(c, radiusArg, "need numeric radius"); !ok {
+	if radius, ok = zset.ParseDoubleOrReply(&c.Ctx, radiusArg, "need numeric radius"); !ok {
 		return 0, 0, false
 	}
 	if radius < 0 {
@@ -91,10 +92,10 @@ func parseGeoDistanceOrReply(c *Client, radiusArg, unitArg []byte) (radius, conv
 
 // parseGeoBoxOrReply is extractBoxOrReply: width, height and unit.
 func parseGeoBoxOrReply(c *Client, args [][]byte) (width, height, conversion float64, ok bool) {
-	if width, ok = parseDoubleOrReply(c, args[0], "need numeric width"); !ok {
+	if width, ok = zset.ParseDoubleOrReply(&c.Ctx, args[0], "need numeric width"); !ok {
 		return 0, 0, 0, false
 	}
-	if height, ok = parseDoubleOrReply(c, args[1], "need numeric height"); !ok {
+	if height, ok = zset.ParseDoubleOrReply(&c.Ctx, args[1], "need numeric height"); !ok {
 		return 0, 0, 0, false
 	}
 	if height < 0 || width < 0 {
@@ -181,11 +182,11 @@ func cmdGeoAdd(c *Client, args [][]byte) {
 options:
 	for ; longIdx < len(args); longIdx++ {
 		switch a := args[longIdx]; {
-		case argIs(a, "nx"):
+		case command.ArgIs(a, "nx"):
 			nx = true
-		case argIs(a, "xx"):
+		case command.ArgIs(a, "xx"):
 			xx = true
-		case argIs(a, "ch"):
+		case command.ArgIs(a, "ch"):
 		default:
 			break options
 		}
@@ -206,7 +207,7 @@ options:
 		}
 		zargs = append(zargs, strconv.AppendUint(nil, geoScore(lon, lat), 10), args[at+2])
 	}
-	zaddGeneric(c, zargs, 0)
+	zset.AddGeneric(&c.Ctx, zargs, 0)
 }
 
 // ---------------------------------------------------------------- lookups
@@ -232,7 +233,7 @@ func cmdGeoDist(c *Client, args [][]byte) {
 		c.ErrSyntax()
 		return
 	}
-	z, ok := zsetRead(c, args[1])
+	z, ok := zset.Read(&c.Ctx, args[1])
 	if !ok {
 		return
 	}
@@ -261,7 +262,7 @@ const geoAlphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
 // GEOHASH key member [...]: 11-character standard geohashes, re-encoded
 // over latitudes [-90, 90] from the cell centre.
 func cmdGeoHash(c *Client, args [][]byte) {
-	z, ok := zsetRead(c, args[1])
+	z, ok := zset.Read(&c.Ctx, args[1])
 	if !ok {
 		return
 	}
@@ -297,7 +298,7 @@ func cmdGeoHash(c *Client, args [][]byte) {
 
 // GEOPOS key member [...]
 func cmdGeoPos(c *Client, args [][]byte) {
-	z, ok := zsetRead(c, args[1])
+	z, ok := zset.Read(&c.Ctx, args[1])
 	if !ok {
 		return
 	}
@@ -398,7 +399,7 @@ func geoPointsAround(z *store.ZSet, a geoRadiusAreas, s *geoShape, limit int64) 
 func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 	var storeKey []byte
 	storing, storeDist := false, false
-	z, ok := zsetRead(c, args[srcIdx])
+	z, ok := zset.Read(&c.Ctx, args[srcIdx])
 	if !ok {
 		return
 	}
@@ -445,19 +446,19 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		for i := 0; i < remaining; i++ {
 			arg := args[baseArgs+i]
 			switch {
-			case argIs(arg, "withdist"):
+			case command.ArgIs(arg, "withdist"):
 				withDist = true
-			case argIs(arg, "withhash"):
+			case command.ArgIs(arg, "withhash"):
 				withHash = true
-			case argIs(arg, "withcoord"):
+			case command.ArgIs(arg, "withcoord"):
 				withCoords = true
-			case argIs(arg, "any"):
+			case command.ArgIs(arg, "any"):
 				anyMatch = true
-			case argIs(arg, "asc"):
+			case command.ArgIs(arg, "asc"):
 				sort = 1
-			case argIs(arg, "desc"):
+			case command.ArgIs(arg, "desc"):
 				sort = 2
-			case argIs(arg, "count") && i+1 < remaining:
+			case command.ArgIs(arg, "count") && i+1 < remaining:
 				n, ok := command.ParseInt64(args[baseArgs+i+1])
 				if !ok {
 					c.ErrNotInteger()
@@ -469,13 +470,13 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 				}
 				count = n
 				i++
-			case (argIs(arg, "store") || argIs(arg, "storedist")) && i+1 < remaining && flags&(geoNoStore|geoSearch) == 0:
+			case (command.ArgIs(arg, "store") || command.ArgIs(arg, "storedist")) && i+1 < remaining && flags&(geoNoStore|geoSearch) == 0:
 				storeKey, storing = args[baseArgs+i+1], true
-				storeDist = argIs(arg, "storedist")
+				storeDist = command.ArgIs(arg, "storedist")
 				i++
-			case argIs(arg, "storedist") && flags&geoSearch != 0 && flags&geoSearchStore != 0:
+			case command.ArgIs(arg, "storedist") && flags&geoSearch != 0 && flags&geoSearchStore != 0:
 				storeDist = true
-			case argIs(arg, "frommember") && i+1 < remaining && flags&geoSearch != 0 && !fromLoc:
+			case command.ArgIs(arg, "frommember") && i+1 < remaining && flags&geoSearch != 0 && !fromLoc:
 				if z != nil {
 					if shape.lon, shape.lat, ok = geoMemberPos(z, args[baseArgs+i+1]); !ok {
 						c.Error("ERR could not decode requested zset member")
@@ -484,20 +485,20 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 				}
 				fromMember = true
 				i++
-			case argIs(arg, "fromlonlat") && i+2 < remaining && flags&geoSearch != 0 && !fromMember:
+			case command.ArgIs(arg, "fromlonlat") && i+2 < remaining && flags&geoSearch != 0 && !fromMember:
 				if shape.lon, shape.lat, ok = parseLonLatOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
 					return
 				}
 				fromLoc = true
 				i += 2
-			case argIs(arg, "byradius") && i+2 < remaining && flags&geoSearch != 0 && !byBox:
+			case command.ArgIs(arg, "byradius") && i+2 < remaining && flags&geoSearch != 0 && !byBox:
 				if shape.radius, shape.conversion, ok = parseGeoDistanceOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
 					return
 				}
 				shape.circle = true
 				byRadius = true
 				i += 2
-			case argIs(arg, "bybox") && i+3 < remaining && flags&geoSearch != 0 && !byRadius:
+			case command.ArgIs(arg, "bybox") && i+3 < remaining && flags&geoSearch != 0 && !byRadius:
 				if shape.width, shape.height, shape.conversion, ok = parseGeoBoxOrReply(c, args[baseArgs+i+1:baseArgs+i+4]); !ok {
 					return
 				}
@@ -520,11 +521,11 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		return
 	}
 	if flags&geoSearch != 0 && !(fromMember || fromLoc) {
-		c.Error(fmt.Sprintf("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for %s", cString(args[0])))
+		c.Error(fmt.Sprintf("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for %s", command.CString(args[0])))
 		return
 	}
 	if flags&geoSearch != 0 && !(byRadius || byBox) {
-		c.Error(fmt.Sprintf("ERR exactly one of BYRADIUS and BYBOX can be specified for %s", cString(args[0])))
+		c.Error(fmt.Sprintf("ERR exactly one of BYRADIUS and BYBOX can be specified for %s", command.CString(args[0])))
 		return
 	}
 	if anyMatch && count == 0 {
@@ -616,7 +617,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		seen[command.Bstr(p.member)] = true
 		elems = append(elems, store.ZMember{Member: string(p.member), Score: score})
 	}
-	slices.SortFunc(elems, compareZMember)
+	slices.SortFunc(elems, zset.CompareMember)
 	if len(elems) == 0 {
 		if !c.DB().Delete(storeKey) {
 			c.NoEffect() // nothing deleted: no change, as Redis
@@ -624,8 +625,8 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		c.Int(0)
 		return
 	}
-	c.DB().SetValue(storeKey, store.BuildZSet(elems, zsetLimits(c)))
-	zsetSignalReady(c, storeKey)
+	c.DB().SetValue(storeKey, store.BuildZSet(elems, zset.Limits(&c.Ctx)))
+	c.SignalKeyReady(storeKey)
 	c.Dirty(int64(returned)) // one change per element stored, as Redis
 	c.Int(int64(returned))
 }
@@ -664,7 +665,7 @@ func geoStoreKeys(args [][]byte, optStart int) []int {
 	keys := []int{1}
 	for _, kw := range []string{"store", "storedist"} {
 		for i := optStart; i < len(args)-1; i++ {
-			if argIs(args[i], kw) {
+			if command.ArgIs(args[i], kw) {
 				keys = append(keys, i+1)
 				break
 			}
@@ -672,7 +673,7 @@ func geoStoreKeys(args [][]byte, optStart int) []int {
 	}
 	written := -1
 	for i := 5; i < len(args); i++ {
-		if (argIs(args[i], "store") || argIs(args[i], "storedist")) && i+1 < len(args) {
+		if (command.ArgIs(args[i], "store") || command.ArgIs(args[i], "storedist")) && i+1 < len(args) {
 			written = i + 1
 			i++
 		}

@@ -352,7 +352,7 @@ func cmdHRandField(c *Client, args [][]byte) {
 			return
 		}
 		withValues := false
-		if len(args) > 4 || len(args) == 4 && !argIs(args[3], "withvalues") {
+		if len(args) > 4 || len(args) == 4 && !command.ArgIs(args[3], "withvalues") {
 			c.ErrSyntax()
 			return
 		} else if len(args) == 4 {
@@ -515,7 +515,7 @@ func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
 	for i := 0; i < len(args); i += 2 {
 		more := len(args) - i
 		switch {
-		case argIs(args[i], "count") && more >= 2:
+		case command.ArgIs(args[i], "count") && more >= 2:
 			n, ok := command.ParseInt64(args[i+1])
 			if !ok {
 				c.ErrNotInteger()
@@ -526,7 +526,7 @@ func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
 				return o, false
 			}
 			o.count = min(n, elemScanMaxCount)
-		case argIs(args[i], "match") && more >= 2:
+		case command.ArgIs(args[i], "match") && more >= 2:
 			p := args[i+1]
 			if len(p) == 1 && p[0] == '*' {
 				o.pat = nil

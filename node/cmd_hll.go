@@ -189,7 +189,7 @@ func cmdPFDebug(c *Client, args [][]byte) {
 	}
 	p := e.MutableBytes()
 	switch {
-	case argIs(sub, "getreg"):
+	case command.ArgIs(sub, "getreg"):
 		if !hllMakeDense(c, p) {
 			return
 		}
@@ -198,19 +198,19 @@ func cmdPFDebug(c *Client, args [][]byte) {
 		for i := 0; i < hllRegisters; i++ {
 			c.Int(int64(hllDenseGet(regs, i)))
 		}
-	case argIs(sub, "decode"):
+	case command.ArgIs(sub, "decode"):
 		if (*p)[hllEncOffset] != hllEncSparse {
 			c.Error("ERR HLL encoding is not sparse")
 			return
 		}
 		c.BulkString(hllDecodeSparse((*p)[hllHdrSize:]))
-	case argIs(sub, "encoding"):
+	case command.ArgIs(sub, "encoding"):
 		if (*p)[hllEncOffset] == hllEncDense {
 			c.Status("dense")
 		} else {
 			c.Status("sparse")
 		}
-	case argIs(sub, "todense"):
+	case command.ArgIs(sub, "todense"):
 		wasSparse := (*p)[hllEncOffset] == hllEncSparse
 		if !hllMakeDense(c, p) {
 			return

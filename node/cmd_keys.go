@@ -239,9 +239,9 @@ func cmdCopy(c *Client, args [][]byte) {
 	replace := false
 	for j := 3; j < len(args); j++ {
 		switch {
-		case argIs(args[j], "replace"):
+		case command.ArgIs(args[j], "replace"):
 			replace = true
-		case argIs(args[j], "db") && j+1 < len(args):
+		case command.ArgIs(args[j], "db") && j+1 < len(args):
 			id, ok := parseDBIndex(c, args[j+1], "")
 			if !ok {
 				return
@@ -304,7 +304,7 @@ func flushArgsOK(c *Client, args [][]byte) bool {
 	if len(args) == 1 {
 		return true
 	}
-	if len(args) == 2 && (argIs(args[1], "sync") || argIs(args[1], "async")) {
+	if len(args) == 2 && (command.ArgIs(args[1], "sync") || command.ArgIs(args[1], "async")) {
 		return true
 	}
 	c.ErrSyntax()

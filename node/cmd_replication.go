@@ -136,7 +136,7 @@ func cmdReplconf(c *Client, args [][]byte) {
 			}
 			c.repl.ip = string(val)
 		case "capa":
-			if argIs(val, "psync2") {
+			if command.ArgIs(val, "psync2") {
 				c.repl.psync2 = true
 			}
 		case "ack":
@@ -167,7 +167,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		return
 	}
 	r := c.srv.repl
-	if argIs(args[1], "no") && argIs(args[2], "one") {
+	if command.ArgIs(args[1], "no") && command.ArgIs(args[2], "one") {
 		if host, _ := r.master(); host != "" {
 			r.unfollow()
 			c.srv.log.Info("MASTER MODE enabled (user request)")

@@ -352,7 +352,7 @@ func cmdSInterCard(c *Client, args [][]byte) {
 	}
 	var limit int64
 	for j := 2 + int(numKeys); j < len(args); j++ {
-		if argIs(args[j], "limit") && j+1 < len(args) {
+		if command.ArgIs(args[j], "limit") && j+1 < len(args) {
 			j++
 			if limit, ok = parsePositiveLong(c, args[j], "ERR LIMIT can't be negative"); !ok {
 				return

@@ -31,11 +31,11 @@ func sortGetKeys(args [][]byte) ([]int, error) {
 	store := 0
 	for i := 2; i < len(args); i++ {
 		switch {
-		case argIs(args[i], "limit"):
+		case command.ArgIs(args[i], "limit"):
 			i += 2
-		case argIs(args[i], "get"), argIs(args[i], "by"):
+		case command.ArgIs(args[i], "get"), command.ArgIs(args[i], "by"):
 			i++
-		case argIs(args[i], "store") && i+1 < len(args):
+		case command.ArgIs(args[i], "store") && i+1 < len(args):
 			store = i + 1
 		}
 	}
@@ -83,13 +83,13 @@ func parseSortOptions(c *Client, args [][]byte, readonly bool) (sortOptions, boo
 	for j := 2; j < len(args); j++ {
 		left := len(args) - j - 1
 		switch {
-		case argIs(args[j], "asc"):
+		case command.ArgIs(args[j], "asc"):
 			o.desc = false
-		case argIs(args[j], "desc"):
+		case command.ArgIs(args[j], "desc"):
 			o.desc = true
-		case argIs(args[j], "alpha"):
+		case command.ArgIs(args[j], "alpha"):
 			o.alpha = true
-		case argIs(args[j], "limit") && left >= 2:
+		case command.ArgIs(args[j], "limit") && left >= 2:
 			var ok bool
 			if o.limitStart, ok = command.ParseInt64(args[j+1]); !ok {
 				c.ErrNotInteger()
@@ -100,14 +100,14 @@ func parseSortOptions(c *Client, args [][]byte, readonly bool) (sortOptions, boo
 				return o, false
 			}
 			j += 2
-		case !readonly && argIs(args[j], "store") && left >= 1:
+		case !readonly && command.ArgIs(args[j], "store") && left >= 1:
 			o.store = args[j+1]
 			j++
-		case argIs(args[j], "by") && left >= 1:
+		case command.ArgIs(args[j], "by") && left >= 1:
 			o.by = args[j+1]
 			// A BY pattern without '*' is constant: nothing to sort by
 			// (and, as in Redis, a later BY pattern does not undo that).
-			if strings.IndexByte(cString(o.by), '*') < 0 {
+			if strings.IndexByte(command.CString(o.by), '*') < 0 {
 				o.dontSort = true
 			} else {
 				if cluster {
@@ -116,7 +116,7 @@ func parseSortOptions(c *Client, args [][]byte, readonly bool) (sortOptions, boo
 				}
 			}
 			j++
-		case argIs(args[j], "get") && left >= 1:
+		case command.ArgIs(args[j], "get") && left >= 1:
 			if cluster {
 				c.Error("ERR GET option of SORT denied in Cluster mode.")
 				return o, false
@@ -134,7 +134,7 @@ func parseSortOptions(c *Client, args [][]byte, readonly bool) (sortOptions, boo
 // patternNeedsLookup reports whether a BY/GET pattern refers to other keys
 // (it has a '*' and is not "#").
 func patternNeedsLookup(p []byte) bool {
-	s := cString(p)
+	s := command.CString(p)
 	return s != "#" && strings.IndexByte(s, '*') >= 0
 }
 
@@ -344,13 +344,13 @@ func sortComparator(o sortOptions) func(a, b sortItem) int {
 			case o.store != nil:
 				r = bytes.Compare(a.cmp, b.cmp)
 			default:
-				r = strings.Compare(cString(a.cmp), cString(b.cmp))
+				r = strings.Compare(command.CString(a.cmp), command.CString(b.cmp))
 			}
 		case o.store != nil:
 			r = bytes.Compare(a.elem, b.elem)
 		default:
 			// strcoll in the C locale: C strings, byte order.
-			r = strings.Compare(cString(a.elem), cString(b.elem))
+			r = strings.Compare(command.CString(a.elem), command.CString(b.elem))
 		}
 		if o.desc {
 			return -r
@@ -366,7 +366,7 @@ func sortScore(b []byte) (float64, bool) {
 	if i := bytes.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	v, n, erange := cStrtod(s)
+	v, n, erange := command.CStrtod(s)
 	if n != len(s) || erange || math.IsNaN(v) {
 		return v, false
 	}
@@ -379,7 +379,7 @@ func sortScore(b []byte) (float64, bool) {
 // a string. A pattern without '*', a missing key or field, or a key of the
 // wrong type finds nothing. The returned bytes alias the keyspace.
 func sortLookup(c *Client, pattern, elem []byte) ([]byte, bool) {
-	cs := cString(pattern) // Redis searches the pattern as a C string
+	cs := command.CString(pattern) // Redis searches the pattern as a C string
 	if cs == "#" {
 		return elem, true
 	}

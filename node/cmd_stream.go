@@ -327,12 +327,12 @@ func parseAddTrimArgs(c *Client, args [][]byte, xadd bool) (a addTrimArgs, ok bo
 			// The common auto-ID case.
 			a.idPos = i
 			goto done
-		case argIs(opt, "maxlen") && more > 0, argIs(opt, "minid") && more > 0:
+		case command.ArgIs(opt, "maxlen") && more > 0, command.ArgIs(opt, "minid") && more > 0:
 			if a.trimming {
 				c.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
 				return a, false
 			}
-			byID := argIs(opt, "minid")
+			byID := command.ArgIs(opt, "minid")
 			a.trim.Approx = false
 			next := args[i+1]
 			if more >= 2 && len(next) == 1 && next[0] == '~' {
@@ -361,7 +361,7 @@ func parseAddTrimArgs(c *Client, args [][]byte, xadd bool) (a addTrimArgs, ok bo
 			i++
 			a.trimPos = i
 			a.trimming = true
-		case argIs(opt, "limit") && more > 0:
+		case command.ArgIs(opt, "limit") && more > 0:
 			n, ok := streamParseLong(c, args[i+1])
 			if !ok {
 				return a, false
@@ -373,7 +373,7 @@ func parseAddTrimArgs(c *Client, args [][]byte, xadd bool) (a addTrimArgs, ok bo
 			a.trim.Limit = n
 			limitGiven = true
 			i++
-		case xadd && argIs(opt, "nomkstream"):
+		case xadd && command.ArgIs(opt, "nomkstream"):
 			a.noMkStream = true
 		case xadd:
 			// An ID, or a syntax error reported as an invalid ID.
@@ -554,7 +554,7 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) {
 	}
 	count := int64(-1)
 	for j := 4; j < len(args); j++ {
-		if argIs(args[j], "count") && j+1 < len(args) {
+		if command.ArgIs(args[j], "count") && j+1 < len(args) {
 			n, ok := streamParseLong(c, args[j+1])
 			if !ok {
 				return

@@ -32,7 +32,7 @@ var xgroupHelpLines = []string{
 // noGroupError is the NOGROUP text of the commands that name a key and a
 // group (XPENDING, XCLAIM, XAUTOCLAIM).
 func noGroupError(key, group []byte) string {
-	return "NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'"
+	return "NOGROUP No such key '" + command.CString(key) + "' or consumer group '" + command.CString(group) + "'"
 }
 
 // XGROUP CREATE key group id|$ [MKSTREAM] [ENTRIESREAD n]
@@ -51,10 +51,10 @@ func cmdXGroup(c *Client, args [][]byte) {
 	entriesRead := int64(store.InvalidEntriesRead)
 	for i := 5; i < len(args); {
 		switch {
-		case sub == "create" && argIs(args[i], "mkstream"):
+		case sub == "create" && command.ArgIs(args[i], "mkstream"):
 			mkstream = true
 			i++
-		case (sub == "create" || sub == "setid") && argIs(args[i], "entriesread") && i+1 < len(args):
+		case (sub == "create" || sub == "setid") && command.ArgIs(args[i], "entriesread") && i+1 < len(args):
 			n, ok := streamParseLong(c, args[i+1])
 			if !ok {
 				return
@@ -83,7 +83,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 			return
 		}
 		if g = s.Group(groupName); g == nil && (sub == "setid" || sub == "createconsumer" || sub == "delconsumer") {
-			c.Error("NOGROUP No such consumer group '" + cString(groupName) + "' for key name '" + cString(key) + "'")
+			c.Error("NOGROUP No such consumer group '" + command.CString(groupName) + "' for key name '" + command.CString(key) + "'")
 			return
 		}
 	}
@@ -166,7 +166,7 @@ func cmdXSetID(c *Client, args [][]byte) {
 	for i := 3; i < len(args); i += 2 {
 		more := len(args) - 1 - i
 		switch {
-		case argIs(args[i], "entriesadded") && more > 0:
+		case command.ArgIs(args[i], "entriesadded") && more > 0:
 			n, ok := streamParseLong(c, args[i+1])
 			if !ok {
 				return
@@ -176,7 +176,7 @@ func cmdXSetID(c *Client, args [][]byte) {
 				return
 			}
 			entriesAdded = n
-		case argIs(args[i], "maxdeletedid") && more > 0:
+		case command.ArgIs(args[i], "maxdeletedid") && more > 0:
 			md, ok := parseStreamIDArg(c, args[i+1], 0, true)
 			if !ok {
 				return
@@ -264,7 +264,7 @@ func cmdXPending(c *Client, args [][]byte) {
 	var consumerName []byte
 	if argc >= 6 {
 		at := 3
-		if argIs(args[3], "idle") {
+		if command.ArgIs(args[3], "idle") {
 			n, ok := streamParseLong(c, args[4])
 			if !ok {
 				return
@@ -398,11 +398,11 @@ func cmdXClaim(c *Client, args [][]byte) {
 		more := len(args) - 1 - j
 		opt := args[j]
 		switch {
-		case argIs(opt, "force"):
+		case command.ArgIs(opt, "force"):
 			force = true
-		case argIs(opt, "justid"):
+		case command.ArgIs(opt, "justid"):
 			justID = true
-		case argIs(opt, "idle") && more > 0:
+		case command.ArgIs(opt, "idle") && more > 0:
 			j++
 			n, ok := command.ParseInt64(args[j])
 			if !ok {
@@ -410,7 +410,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 				return
 			}
 			deliveryTime, timeGiven = now-n, true
-		case argIs(opt, "time") && more > 0:
+		case command.ArgIs(opt, "time") && more > 0:
 			j++
 			n, ok := command.ParseInt64(args[j])
 			if !ok {
@@ -418,7 +418,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 				return
 			}
 			deliveryTime, timeGiven = n, true
-		case argIs(opt, "retrycount") && more > 0:
+		case command.ArgIs(opt, "retrycount") && more > 0:
 			j++
 			n, ok := command.ParseInt64(args[j])
 			if !ok {
@@ -426,7 +426,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 				return
 			}
 			retryCount = n
-		case argIs(opt, "lastid") && more > 0:
+		case command.ArgIs(opt, "lastid") && more > 0:
 			j++
 			id, ok := parseStreamIDArg(c, args[j], 0, true)
 			if !ok {
@@ -434,7 +434,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			}
 			lastID = id
 		default:
-			c.Error("ERR Unrecognized XCLAIM option '" + cString(opt) + "'")
+			c.Error("ERR Unrecognized XCLAIM option '" + command.CString(opt) + "'")
 			return
 		}
 	}
@@ -529,7 +529,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 	for j := 6; j < len(args); j++ {
 		more := len(args) - 1 - j
 		switch {
-		case argIs(args[j], "count") && more > 0:
+		case command.ArgIs(args[j], "count") && more > 0:
 			n, ok := command.ParseInt64(args[j+1])
 			if !ok || n < 1 || n > math.MaxInt64/16 {
 				c.Error("ERR COUNT must be > 0")
@@ -537,7 +537,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			}
 			count = n
 			j++
-		case argIs(args[j], "justid"):
+		case command.ArgIs(args[j], "justid"):
 			justID = true
 		default:
 			c.ErrSyntax()

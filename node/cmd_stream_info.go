@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -49,7 +50,7 @@ func cmdXInfo(c *Client, args [][]byte) {
 func xinfoConsumers(c *Client, s *store.Stream, key, groupName []byte) {
 	g := s.Group(groupName)
 	if g == nil {
-		c.Error("NOGROUP No such consumer group '" + cString(groupName) + "' for key name '" + cString(key) + "'")
+		c.Error("NOGROUP No such consumer group '" + command.CString(groupName) + "' for key name '" + command.CString(key) + "'")
 		return
 	}
 	now := c.nowMs()
@@ -106,12 +107,12 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 	full := len(opts) > 0
 	count := int64(10) // FULL shows 10 entries and PEL entries unless told otherwise
 	if full {
-		if len(opts) != 1 && len(opts) != 3 || !argIs(opts[0], "full") {
+		if len(opts) != 1 && len(opts) != 3 || !command.ArgIs(opts[0], "full") {
 			c.ErrSubcommandSyntax(args)
 			return
 		}
 		if len(opts) == 3 {
-			if !argIs(opts[1], "count") {
+			if !command.ArgIs(opts[1], "count") {
 				c.ErrSubcommandSyntax(args)
 				return
 			}

@@ -40,21 +40,21 @@ func parseXRead(c *Client, args [][]byte, group bool) (r xreadReq, ok bool) {
 		more := len(args) - i - 1
 		o := args[i]
 		switch {
-		case argIs(o, "block") && more > 0:
+		case command.ArgIs(o, "block") && more > 0:
 			i++
 			ms, ok := c.ParseMillisTimeout(args[i])
 			if !ok {
 				return r, false
 			}
 			r.timeoutMs, r.block = ms, true
-		case argIs(o, "count") && more > 0:
+		case command.ArgIs(o, "count") && more > 0:
 			i++
 			n, ok := streamParseLong(c, args[i])
 			if !ok {
 				return r, false
 			}
 			r.count = max(n, 0)
-		case argIs(o, "streams") && more > 0:
+		case command.ArgIs(o, "streams") && more > 0:
 			streamsArg = i + 1
 			n := len(args) - streamsArg
 			if n%2 != 0 {
@@ -64,14 +64,14 @@ func parseXRead(c *Client, args [][]byte, group bool) (r xreadReq, ok bool) {
 			r.keys = args[streamsArg : streamsArg+n/2]
 			r.ids = args[streamsArg+n/2:]
 			i = len(args)
-		case argIs(o, "group") && more >= 2:
+		case command.ArgIs(o, "group") && more >= 2:
 			if !group {
 				c.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
 				return r, false
 			}
 			r.groupName, r.member = args[i+1], args[i+2]
 			i += 2
-		case argIs(o, "noack"):
+		case command.ArgIs(o, "noack"):
 			if !group {
 				c.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
 				return r, false
@@ -103,12 +103,12 @@ func xreadKeyPositions(args [][]byte) ([]int, error) {
 	streamsPos := -1
 	for i := 1; i < len(args); i++ {
 		switch a := args[i]; {
-		case argIs(a, "block"), argIs(a, "count"):
+		case command.ArgIs(a, "block"), command.ArgIs(a, "count"):
 			i++
-		case argIs(a, "group"):
+		case command.ArgIs(a, "group"):
 			i += 2
-		case argIs(a, "noack"):
-		case argIs(a, "streams"):
+		case command.ArgIs(a, "noack"):
+		case command.ArgIs(a, "streams"):
 			streamsPos = i
 			i = len(args)
 		default:
@@ -170,7 +170,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 				g = s.Group(r.groupName)
 			}
 			if g == nil {
-				c.Error("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(r.groupName) +
+				c.Error("NOGROUP No such key '" + command.CString(key) + "' or consumer group '" + command.CString(r.groupName) +
 					"' in XREADGROUP with GROUP option")
 				return
 			}

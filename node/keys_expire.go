@@ -26,16 +26,16 @@ func parseExpireConds(c *Client, opts [][]byte) (expireCond, bool) {
 	var f expireCond
 	for _, o := range opts {
 		switch {
-		case argIs(o, "nx"):
+		case command.ArgIs(o, "nx"):
 			f |= expireNX
-		case argIs(o, "xx"):
+		case command.ArgIs(o, "xx"):
 			f |= expireXX
-		case argIs(o, "gt"):
+		case command.ArgIs(o, "gt"):
 			f |= expireGT
-		case argIs(o, "lt"):
+		case command.ArgIs(o, "lt"):
 			f |= expireLT
 		default:
-			c.Error("ERR Unsupported option " + cString(o))
+			c.Error("ERR Unsupported option " + command.CString(o))
 			return 0, false
 		}
 	}
@@ -48,16 +48,6 @@ func parseExpireConds(c *Client, opts [][]byte) (expireCond, bool) {
 		return 0, false
 	}
 	return f, true
-}
-
-// cString returns b up to its first NUL byte, as a C string would print.
-func cString(b []byte) string {
-	for i, x := range b {
-		if x == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }
 
 // EXPIRE key seconds [NX | XX | GT | LT]

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -45,7 +44,7 @@ func cmdKeys(c *Client, args [][]byte) {
 // leading space is refused, an optional sign is accepted ("-1" is 2^64-1),
 // the empty string is 0, overflow is refused.
 func parseScanCursor(b []byte) (uint64, bool) {
-	s := cString(b)
+	s := command.CString(b)
 	if s == "" {
 		return 0, true
 	}
@@ -93,7 +92,7 @@ func cmdScan(c *Client, args [][]byte) {
 	for i := 2; i < len(args); i += 2 {
 		more := len(args) - i
 		switch {
-		case argIs(args[i], "count") && more >= 2:
+		case command.ArgIs(args[i], "count") && more >= 2:
 			n, ok := command.ParseInt64(args[i+1])
 			if !ok {
 				c.ErrNotInteger()
@@ -104,15 +103,15 @@ func cmdScan(c *Client, args [][]byte) {
 				return
 			}
 			count = n
-		case argIs(args[i], "match") && more >= 2:
+		case command.ArgIs(args[i], "match") && more >= 2:
 			p := args[i+1]
 			if len(p) == 1 && p[0] == '*' {
 				pat = nil // matches everything
 			} else {
 				pat = &keyGlob{pat: string(p)}
 			}
-		case argIs(args[i], "type") && more >= 2:
-			typeName = cString(args[i+1])
+		case command.ArgIs(args[i], "type") && more >= 2:
+			typeName = command.CString(args[i+1])
 			hasType = true
 		default:
 			c.ErrSyntax()
@@ -134,13 +133,4 @@ func cmdScan(c *Client, args [][]byte) {
 	var buf [24]byte
 	c.Bulk(strconv.AppendUint(buf[:0], next, 10))
 	c.StringArray(keys)
-}
-
-// argIs compares an option argument with a lower-case keyword as Redis's
-// strcasecmp on the argument's C string does (a NUL byte ends it).
-func argIs(b []byte, kw string) bool {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return strings.EqualFold(command.Bstr(b), kw)
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/config"
@@ -191,7 +192,7 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []dbSlot) []dbSlot {
 		}
 	case "copy":
 		for j := 3; j+1 < len(argv); j++ {
-			if argIs(argv[j], "db") {
+			if command.ArgIs(argv[j], "db") {
 				if n, ok := slots.ParseInt64(argv[j+1]); ok {
 					other = int(n)
 				}
@@ -226,7 +227,7 @@ func (r *replState) beforeSyncLocked(db int, cmds [][][]byte, lockSlots bool) {
 	}
 	var pairs []dbSlot
 	for _, argv := range cmds {
-		if len(argv) > 0 && argIs(argv[0], "swapdb") && len(argv) == 3 {
+		if len(argv) > 0 && command.ArgIs(argv[0], "swapdb") && len(argv) == 3 {
 			a, okA := slots.ParseInt64(argv[1])
 			b, okB := slots.ParseInt64(argv[2])
 			if okA && okB {

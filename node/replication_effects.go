@@ -18,8 +18,6 @@ var (
 	argPERSIST     = []byte("PERSIST")
 	argSREM        = []byte("SREM")
 	argHSET        = []byte("HSET")
-	argZPOPMIN     = []byte("ZPOPMIN")
-	argZPOPMAX     = []byte("ZPOPMAX")
 	argXCLAIM      = []byte("XCLAIM")
 	argXGROUP      = []byte("XGROUP")
 	argSETID       = []byte("SETID")
@@ -31,16 +29,6 @@ var (
 	argENTRIESREAD = []byte("ENTRIESREAD")
 	argEqualsSign  = []byte("=")
 )
-
-// zpopEffect sets the effect of a pop from sorted set key: ZPOPMIN|ZPOPMAX
-// key, with min(count, zlen) when the command counted (count ≥ 0).
-func (c *Client) zpopEffect(key []byte, max bool, count int64, zlen int) {
-	cmd := argZPOPMIN
-	if max {
-		cmd = argZPOPMAX
-	}
-	c.PopEffect(cmd, key, count, zlen)
-}
 
 // streamExactTrimEffect rewrites approximate trimming in an XADD / XTRIM
 // effect as exact: "~ threshold" becomes "= <length>" (MAXLEN) or "= <first

@@ -375,13 +375,13 @@ func (r *replState) streamFromMaster(ml *masterLink, conn net.Conn, rd *replicat
 			c.startBatch() // what one socket read brought is one batch (node/dispatch.go)
 		}
 		r.bytesIn.Add(int64(len(raw)))
-		if argIs(args[0], imageCommand) {
+		if command.ArgIs(args[0], imageCommand) {
 			if err := r.applyImage(c, args); err != nil {
 				return err
 			}
 			continue
 		}
-		if len(args) >= 2 && argIs(args[0], "replconf") && argIs(args[1], "getack") {
+		if len(args) >= 2 && command.ArgIs(args[0], "replconf") && command.ArgIs(args[1], "getack") {
 			r.sendAck()
 			r.m.FeedRaw(raw, int(c.dbIndex.Load()))
 			continue
@@ -448,7 +448,7 @@ func (r *replState) masterCommandFailed(c *Client, name []byte) {
 // applyImage replaces one slot with its image ("REPLIMAGE db slot payload"),
 // or ends the full sync ("REPLIMAGE DONE").
 func (r *replState) applyImage(c *Client, args [][]byte) error {
-	if len(args) == 2 && argIs(args[1], "done") {
+	if len(args) == 2 && command.ArgIs(args[1], "done") {
 		r.sync.Store(false)
 		r.linkMu.Lock()
 		if ml := r.link; ml != nil {

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"strings"
+
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
@@ -51,3 +53,12 @@ func (c *Client) CommandFullName(args [][]byte) string { return c.cmdFullName(ar
 func (c *Client) ProtoMaxBulkLen() int64 { return c.srv.limits.protoMaxBulkLen.Load() }
 
 func (c *Client) SelectedDBIndex() int { return int(c.dbIndex.Load()) }
+
+// cmdFullName returns the running command's full lower-case name (Redis's
+// c->cmd->fullname) for error texts.
+func (c *Client) cmdFullName(args [][]byte) string {
+	if spec, _ := c.srv.table.lookup(args); spec != nil {
+		return spec.fullName
+	}
+	return strings.ToLower(string(args[0]))
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/list"
+	"github.com/shoal-db/shoal/commands/zset"
 )
 
 // commandTable is the immutable command table built at start-up from the
@@ -51,7 +52,7 @@ func handlerGroups() []map[string]command.Handler {
 		hashHandlers(),
 		setHandlers(),
 		sortHandlers(),
-		zsetHandlers(),
+		zscanHandlers(), // node/cmd_zscan.go
 		geoHandlers(),
 		streamHandlers(),
 		replicationHandlers(),
@@ -63,6 +64,7 @@ func handlerGroups() []map[string]command.Handler {
 	}
 	groups = append(groups,
 		list.Handlers(),
+		zset.Handlers(),
 	)
 	return groups
 }

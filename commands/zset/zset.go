@@ -1,4 +1,4 @@
-package node
+package zset
 
 import (
 	"math"
@@ -12,8 +12,8 @@ import (
 
 // zsetHandlers: the sorted set commands (Redis 7.0's "sorted-set" group).
 // Argument checks, their order and the error texts follow t_zset.c.
-func zsetHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"zadd":             cmdZAdd,
 		"zincrby":          cmdZIncrBy,
 		"zrem":             cmdZRem,
@@ -22,62 +22,61 @@ func zsetHandlers() map[string]HandlerFunc {
 		"zlexcount":        cmdZLexCount,
 		"zscore":           cmdZScore,
 		"zmscore":          cmdZMScore,
-		"zrank":            func(c *Client, args [][]byte) { zrankGeneric(c, args, false) },
-		"zrevrank":         func(c *Client, args [][]byte) { zrankGeneric(c, args, true) },
-		"zrange":           func(c *Client, args [][]byte) { zrangeGeneric(c, args, 1, false, zrAuto, dirAuto) },
-		"zrangestore":      func(c *Client, args [][]byte) { zrangeGeneric(c, args, 2, true, zrAuto, dirAuto) },
-		"zrevrange":        func(c *Client, args [][]byte) { zrangeGeneric(c, args, 1, false, zrRank, dirReverse) },
-		"zrangebyscore":    func(c *Client, args [][]byte) { zrangeGeneric(c, args, 1, false, zrScore, dirForward) },
-		"zrevrangebyscore": func(c *Client, args [][]byte) { zrangeGeneric(c, args, 1, false, zrScore, dirReverse) },
-		"zrangebylex":      func(c *Client, args [][]byte) { zrangeGeneric(c, args, 1, false, zrLex, dirForward) },
-		"zrevrangebylex":   func(c *Client, args [][]byte) { zrangeGeneric(c, args, 1, false, zrLex, dirReverse) },
-		"zremrangebyrank":  func(c *Client, args [][]byte) { zremrangeGeneric(c, args, zrRank) },
-		"zremrangebyscore": func(c *Client, args [][]byte) { zremrangeGeneric(c, args, zrScore) },
-		"zremrangebylex":   func(c *Client, args [][]byte) { zremrangeGeneric(c, args, zrLex) },
-		"zpopmin":          func(c *Client, args [][]byte) { zpopMinMax(c, args, false) },
-		"zpopmax":          func(c *Client, args [][]byte) { zpopMinMax(c, args, true) },
-		"zmpop":            func(c *Client, args [][]byte) { zmpopGeneric(c, args, 1, false) },
-		"bzpopmin": func(c *Client, args [][]byte) {
+		"zrank":            func(c *command.Ctx, args [][]byte) { zrankGeneric(c, args, false) },
+		"zrevrank":         func(c *command.Ctx, args [][]byte) { zrankGeneric(c, args, true) },
+		"zrange":           func(c *command.Ctx, args [][]byte) { zrangeGeneric(c, args, 1, false, zrAuto, dirAuto) },
+		"zrangestore":      func(c *command.Ctx, args [][]byte) { zrangeGeneric(c, args, 2, true, zrAuto, dirAuto) },
+		"zrevrange":        func(c *command.Ctx, args [][]byte) { zrangeGeneric(c, args, 1, false, zrRank, dirReverse) },
+		"zrangebyscore":    func(c *command.Ctx, args [][]byte) { zrangeGeneric(c, args, 1, false, zrScore, dirForward) },
+		"zrevrangebyscore": func(c *command.Ctx, args [][]byte) { zrangeGeneric(c, args, 1, false, zrScore, dirReverse) },
+		"zrangebylex":      func(c *command.Ctx, args [][]byte) { zrangeGeneric(c, args, 1, false, zrLex, dirForward) },
+		"zrevrangebylex":   func(c *command.Ctx, args [][]byte) { zrangeGeneric(c, args, 1, false, zrLex, dirReverse) },
+		"zremrangebyrank":  func(c *command.Ctx, args [][]byte) { zremrangeGeneric(c, args, zrRank) },
+		"zremrangebyscore": func(c *command.Ctx, args [][]byte) { zremrangeGeneric(c, args, zrScore) },
+		"zremrangebylex":   func(c *command.Ctx, args [][]byte) { zremrangeGeneric(c, args, zrLex) },
+		"zpopmin":          func(c *command.Ctx, args [][]byte) { zpopMinMax(c, args, false) },
+		"zpopmax":          func(c *command.Ctx, args [][]byte) { zpopMinMax(c, args, true) },
+		"zmpop":            func(c *command.Ctx, args [][]byte) { zmpopGeneric(c, args, 1, false) },
+		"bzpopmin": func(c *command.Ctx, args [][]byte) {
 			blockingZpop(c, args[1:len(args)-1], false, args[len(args)-1], -1, false)
 		},
-		"bzpopmax": func(c *Client, args [][]byte) {
+		"bzpopmax": func(c *command.Ctx, args [][]byte) {
 			blockingZpop(c, args[1:len(args)-1], true, args[len(args)-1], -1, false)
 		},
-		"bzmpop":      func(c *Client, args [][]byte) { zmpopGeneric(c, args, 2, true) },
+		"bzmpop":      func(c *command.Ctx, args [][]byte) { zmpopGeneric(c, args, 2, true) },
 		"zrandmember": cmdZRandMember,
-		"zunion":      func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopUnion, false) },
-		"zinter":      func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, false) },
-		"zdiff":       func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopDiff, false) },
-		"zunionstore": func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopUnion, false) },
-		"zinterstore": func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopInter, false) },
-		"zdiffstore":  func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopDiff, false) },
-		"zintercard":  func(c *Client, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, true) },
-		"zscan":       cmdZScan,
+		"zunion":      func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopUnion, false) },
+		"zinter":      func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, false) },
+		"zdiff":       func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopDiff, false) },
+		"zunionstore": func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopUnion, false) },
+		"zinterstore": func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopInter, false) },
+		"zdiffstore":  func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopDiff, false) },
+		"zintercard":  func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, true) },
 	}
 }
 
-// zsetLimits reads the listpack thresholds from the configuration.
-func zsetLimits(c *Client) store.ZSetLimits {
-	cfg := c.srv.cfg
+// Limits reads the listpack thresholds from the configuration.
+func Limits(c *command.Ctx) store.ZSetLimits {
+	cfg := c.Config()
 	return store.ZSetLimits{
 		MaxListpackEntries: cfg.Int("zset-max-listpack-entries"),
 		MaxListpackValue:   cfg.Int("zset-max-listpack-value"),
 	}
 }
 
-// zsetRead is lookupKeyRead + checkType: the set (nil when the key is
+// Read is lookupKeyRead + checkType: the set (nil when the key is
 // missing), or ok=false after replying WRONGTYPE.
-func zsetRead(c *Client, key []byte) (*store.ZSet, bool) {
-	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeZSet, (*store.Entry).ZSet)
+func Read(c *command.Ctx, key []byte) (*store.ZSet, bool) {
+	return command.LookupTyped(c, c.DB(), key, false, store.TypeZSet, (*store.Entry).ZSet)
 }
 
 // zsetWrite is lookupKeyWrite + checkType.
-func zsetWrite(c *Client, key []byte) (*store.ZSet, bool) {
-	return command.LookupTyped(&c.Ctx, c.DB(), key, true, store.TypeZSet, (*store.Entry).ZSet)
+func zsetWrite(c *command.Ctx, key []byte) (*store.ZSet, bool) {
+	return command.LookupTyped(c, c.DB(), key, true, store.TypeZSet, (*store.Entry).ZSet)
 }
 
 // zsetDeleteIfEmpty removes key when its set became empty, as Redis does.
-func zsetDeleteIfEmpty(c *Client, key []byte, z *store.ZSet) {
+func zsetDeleteIfEmpty(c *command.Ctx, key []byte, z *store.ZSet) {
 	if z.Len() == 0 {
 		c.DB().Delete(key)
 	}
@@ -85,7 +84,7 @@ func zsetDeleteIfEmpty(c *Client, key []byte, z *store.ZSet) {
 
 // zsetStore replaces dst with a set built from elems (sorted by score then
 // member) or, when there are none, deletes it; it replies the element count.
-func zsetStore(c *Client, dst []byte, elems []store.ZMember) {
+func zsetStore(c *command.Ctx, dst []byte, elems []store.ZMember) {
 	if len(elems) == 0 {
 		if !c.DB().Delete(dst) {
 			c.NoEffect() // nothing deleted: no change, as Redis
@@ -93,7 +92,7 @@ func zsetStore(c *Client, dst []byte, elems []store.ZMember) {
 		c.Int(0)
 		return
 	}
-	c.DB().SetValue(dst, store.BuildZSet(elems, zsetLimits(c)))
+	c.DB().SetValue(dst, store.BuildZSet(elems, Limits(c)))
 	zsetSignalReady(c, dst)
 	c.Int(int64(len(elems)))
 }
@@ -107,7 +106,7 @@ type zItem struct {
 
 // replyZItems writes elements, with their scores when withScores: a flat
 // array in RESP2, an array of [member, score] pairs in RESP3.
-func replyZItems(c *Client, items []zItem, withScores bool) {
+func replyZItems(c *command.Ctx, items []zItem, withScores bool) {
 	switch {
 	case withScores && c.Proto == 2:
 		c.Array(2 * len(items))
@@ -140,28 +139,28 @@ func sortedZMembers(items []zItem, reversed bool) []store.ZMember {
 
 // ---------------------------------------------------------------- ZADD / ZINCRBY
 
-func cmdZAdd(c *Client, args [][]byte)    { zaddGeneric(c, args, 0) }
-func cmdZIncrBy(c *Client, args [][]byte) { zaddGeneric(c, args, store.ZAddIncr) }
+func cmdZAdd(c *command.Ctx, args [][]byte)    { AddGeneric(c, args, 0) }
+func cmdZIncrBy(c *command.Ctx, args [][]byte) { AddGeneric(c, args, store.ZAddIncr) }
 
-// zaddGeneric is zaddGenericCommand: ZADD key [NX|XX] [GT|LT] [CH] [INCR]
+// AddGeneric is zaddGenericCommand: ZADD key [NX|XX] [GT|LT] [CH] [INCR]
 // score member [score member ...], and ZINCRBY key increment member.
-func zaddGeneric(c *Client, args [][]byte, flags store.ZAddFlags) {
+func AddGeneric(c *command.Ctx, args [][]byte, flags store.ZAddFlags) {
 	ch := false
 	idx := 2
 options:
 	for ; idx < len(args); idx++ {
 		switch a := args[idx]; {
-		case argIs(a, "nx"):
+		case command.ArgIs(a, "nx"):
 			flags |= store.ZAddNX
-		case argIs(a, "xx"):
+		case command.ArgIs(a, "xx"):
 			flags |= store.ZAddXX
-		case argIs(a, "ch"):
+		case command.ArgIs(a, "ch"):
 			ch = true
-		case argIs(a, "incr"):
+		case command.ArgIs(a, "incr"):
 			flags |= store.ZAddIncr
-		case argIs(a, "gt"):
+		case command.ArgIs(a, "gt"):
 			flags |= store.ZAddGT
-		case argIs(a, "lt"):
+		case command.ArgIs(a, "lt"):
 			flags |= store.ZAddLT
 		default:
 			break options
@@ -191,7 +190,7 @@ options:
 	scores := make([]float64, elements)
 	for j := range scores {
 		var ok bool
-		if scores[j], ok = parseDoubleOrReply(c, args[idx+2*j], ""); !ok {
+		if scores[j], ok = ParseDoubleOrReply(c, args[idx+2*j], ""); !ok {
 			return
 		}
 	}
@@ -200,7 +199,7 @@ options:
 	if !ok {
 		return
 	}
-	lim := zsetLimits(c)
+	lim := Limits(c)
 	var added, updated, processed int64
 	var score float64
 	if z == nil {
@@ -249,7 +248,7 @@ options:
 	}
 }
 
-func zaddReply(c *Client, incr, ch bool, processed, added, updated int64, score float64) {
+func zaddReply(c *command.Ctx, incr, ch bool, processed, added, updated int64, score float64) {
 	switch {
 	case incr && processed > 0:
 		c.Double(score)
@@ -264,7 +263,7 @@ func zaddReply(c *Client, incr, ch bool, processed, added, updated int64, score 
 
 // ---------------------------------------------------------------- simple commands
 
-func cmdZRem(c *Client, args [][]byte) {
+func cmdZRem(c *command.Ctx, args [][]byte) {
 	key := args[1]
 	z, ok := zsetWrite(c, key)
 	if !ok {
@@ -289,8 +288,8 @@ func cmdZRem(c *Client, args [][]byte) {
 	c.Changed(deleted) // nothing changed: not propagated, as Redis
 }
 
-func cmdZCard(c *Client, args [][]byte) {
-	z, ok := zsetRead(c, args[1])
+func cmdZCard(c *command.Ctx, args [][]byte) {
+	z, ok := Read(c, args[1])
 	switch {
 	case !ok:
 	case z == nil:
@@ -300,8 +299,8 @@ func cmdZCard(c *Client, args [][]byte) {
 	}
 }
 
-func cmdZScore(c *Client, args [][]byte) {
-	z, ok := zsetRead(c, args[1])
+func cmdZScore(c *command.Ctx, args [][]byte) {
+	z, ok := Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -316,8 +315,8 @@ func cmdZScore(c *Client, args [][]byte) {
 	}
 }
 
-func cmdZMScore(c *Client, args [][]byte) {
-	z, ok := zsetRead(c, args[1])
+func cmdZMScore(c *command.Ctx, args [][]byte) {
+	z, ok := Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -335,8 +334,8 @@ func cmdZMScore(c *Client, args [][]byte) {
 	}
 }
 
-func zrankGeneric(c *Client, args [][]byte, reverse bool) {
-	z, ok := zsetRead(c, args[1])
+func zrankGeneric(c *command.Ctx, args [][]byte, reverse bool) {
+	z, ok := Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -351,13 +350,13 @@ func zrankGeneric(c *Client, args [][]byte, reverse bool) {
 	}
 }
 
-func cmdZCount(c *Client, args [][]byte) {
+func cmdZCount(c *command.Ctx, args [][]byte) {
 	r, ok := parseScoreRange(args[2], args[3])
 	if !ok {
 		c.Error("ERR min or max is not a float")
 		return
 	}
-	z, ok := zsetRead(c, args[1])
+	z, ok := Read(c, args[1])
 	switch {
 	case !ok:
 	case z == nil:
@@ -367,13 +366,13 @@ func cmdZCount(c *Client, args [][]byte) {
 	}
 }
 
-func cmdZLexCount(c *Client, args [][]byte) {
+func cmdZLexCount(c *command.Ctx, args [][]byte) {
 	r, ok := parseLexRange(args[2], args[3])
 	if !ok {
 		c.Error("ERR min or max not valid string range item")
 		return
 	}
-	z, ok := zsetRead(c, args[1])
+	z, ok := Read(c, args[1])
 	switch {
 	case !ok:
 	case z == nil:
@@ -426,29 +425,29 @@ func clampRankRange(start, end int64, n int) (int, int, bool) {
 
 // zrangeGeneric is zrangeGenericCommand: ZRANGE, ZRANGESTORE and the older
 // Z[REV]RANGE[BYSCORE|BYLEX] forms. keyIdx is the source key's position.
-func zrangeGeneric(c *Client, args [][]byte, keyIdx int, storing bool, rt zrangeType, dir zrangeDir) {
+func zrangeGeneric(c *command.Ctx, args [][]byte, keyIdx int, storing bool, rt zrangeType, dir zrangeDir) {
 	minIdx, maxIdx := keyIdx+1, keyIdx+2
 	withScores := false
 	var offset, limit int64 = 0, -1
 	for j := keyIdx + 3; j < len(args); j++ {
 		left := len(args) - j - 1
 		switch a := args[j]; {
-		case !storing && argIs(a, "withscores"):
+		case !storing && command.ArgIs(a, "withscores"):
 			withScores = true
-		case argIs(a, "limit") && left >= 2:
+		case command.ArgIs(a, "limit") && left >= 2:
 			var ok bool
-			if offset, ok = parseLongOrReply(c, args[j+1]); !ok {
+			if offset, ok = ParseLongOrReply(c, args[j+1]); !ok {
 				return
 			}
-			if limit, ok = parseLongOrReply(c, args[j+2]); !ok {
+			if limit, ok = ParseLongOrReply(c, args[j+2]); !ok {
 				return
 			}
 			j += 2
-		case dir == dirAuto && argIs(a, "rev"):
+		case dir == dirAuto && command.ArgIs(a, "rev"):
 			dir = dirReverse
-		case rt == zrAuto && argIs(a, "bylex"):
+		case rt == zrAuto && command.ArgIs(a, "bylex"):
 			rt = zrLex
-		case rt == zrAuto && argIs(a, "byscore"):
+		case rt == zrAuto && command.ArgIs(a, "byscore"):
 			rt = zrScore
 		default:
 			c.ErrSyntax()
@@ -479,10 +478,10 @@ func zrangeGeneric(c *Client, args [][]byte, keyIdx int, storing bool, rt zrange
 	switch rt {
 	case zrRank:
 		var ok bool
-		if start, ok = parseLongOrReply(c, args[minIdx]); !ok {
+		if start, ok = ParseLongOrReply(c, args[minIdx]); !ok {
 			return
 		}
-		if end, ok = parseLongOrReply(c, args[maxIdx]); !ok {
+		if end, ok = ParseLongOrReply(c, args[maxIdx]); !ok {
 			return
 		}
 	case zrScore:
@@ -498,7 +497,7 @@ func zrangeGeneric(c *Client, args [][]byte, keyIdx int, storing bool, rt zrange
 			return
 		}
 	}
-	z, ok := zsetRead(c, args[keyIdx])
+	z, ok := Read(c, args[keyIdx])
 	if !ok {
 		return
 	}
@@ -533,17 +532,17 @@ func zrangeGeneric(c *Client, args [][]byte, keyIdx int, storing bool, rt zrange
 }
 
 // zremrangeGeneric is ZREMRANGEBYRANK / ZREMRANGEBYSCORE / ZREMRANGEBYLEX.
-func zremrangeGeneric(c *Client, args [][]byte, rt zrangeType) {
+func zremrangeGeneric(c *command.Ctx, args [][]byte, rt zrangeType) {
 	var start, end int64
 	var sr store.ScoreRange
 	var lr store.LexRange
 	var ok bool
 	switch rt {
 	case zrRank:
-		if start, ok = parseLongOrReply(c, args[2]); !ok {
+		if start, ok = ParseLongOrReply(c, args[2]); !ok {
 			return
 		}
-		if end, ok = parseLongOrReply(c, args[3]); !ok {
+		if end, ok = ParseLongOrReply(c, args[3]); !ok {
 			return
 		}
 	case zrScore:
@@ -590,7 +589,7 @@ func zremrangeGeneric(c *Client, args [][]byte, rt zrangeType) {
 // ---------------------------------------------------------------- pops
 
 // zpopMinMax: ZPOPMIN / ZPOPMAX key [count].
-func zpopMinMax(c *Client, args [][]byte, max bool) {
+func zpopMinMax(c *command.Ctx, args [][]byte, max bool) {
 	if len(args) > 3 {
 		c.ErrSyntax()
 		return
@@ -612,7 +611,7 @@ func zpopMinMax(c *Client, args [][]byte, max bool) {
 // replies a null array when no key exists (ZMPOP) instead of an empty one.
 // It reports whether it popped anything. db is the client's database (a
 // blocked client being served must not use c.DB()).
-func genericZpop(c *Client, db *store.DB, keys [][]byte, max, emitKey bool, count int64, nested, nilIfNone bool) bool {
+func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool, count int64, nested, nilIfNone bool) bool {
 	var z *store.ZSet
 	var key []byte
 	for _, k := range keys {
@@ -673,7 +672,7 @@ func genericZpop(c *Client, db *store.DB, keys [][]byte, max, emitKey bool, coun
 
 // zmpopArgs parses ZMPOP / BZMPOP's numkeys, keys, MIN|MAX and COUNT;
 // numkeysIdx is numkeys' position.
-func zmpopArgs(c *Client, args [][]byte, numkeysIdx int) (keys [][]byte, max bool, count int64, ok bool) {
+func zmpopArgs(c *command.Ctx, args [][]byte, numkeysIdx int) (keys [][]byte, max bool, count int64, ok bool) {
 	numkeys, ok := parseRangeLongOrReply(c, args[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0")
 	if !ok {
 		return nil, false, 0, false
@@ -684,8 +683,8 @@ func zmpopArgs(c *Client, args [][]byte, numkeysIdx int) (keys [][]byte, max boo
 	}
 	whereIdx := numkeysIdx + int(numkeys) + 1
 	switch {
-	case argIs(args[whereIdx], "min"):
-	case argIs(args[whereIdx], "max"):
+	case command.ArgIs(args[whereIdx], "min"):
+	case command.ArgIs(args[whereIdx], "max"):
 		max = true
 	default:
 		c.ErrSyntax()
@@ -694,7 +693,7 @@ func zmpopArgs(c *Client, args [][]byte, numkeysIdx int) (keys [][]byte, max boo
 	count = -1
 	for j := whereIdx + 1; j < len(args); j++ {
 		more := len(args) - 1 - j
-		if count == -1 && argIs(args[j], "count") && more > 0 {
+		if count == -1 && command.ArgIs(args[j], "count") && more > 0 {
 			j++
 			if count, ok = parseRangeLongOrReply(c, args[j], 1, math.MaxInt64, "count should be greater than 0"); !ok {
 				return nil, false, 0, false
@@ -712,7 +711,7 @@ func zmpopArgs(c *Client, args [][]byte, numkeysIdx int) (keys [][]byte, max boo
 
 // zmpopGeneric: ZMPOP numkeys key [key ...] MIN|MAX [COUNT count], and
 // BZMPOP timeout numkeys ... (block).
-func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
+func zmpopGeneric(c *command.Ctx, args [][]byte, numkeysIdx int, block bool) {
 	keys, max, count, ok := zmpopArgs(c, args, numkeysIdx)
 	if !ok {
 		return
@@ -730,7 +729,7 @@ func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
 			continue
 		}
 		if z := e.ZSet(); z != nil && z.Len() > 0 {
-			c.zpopEffect(k, max, count, z.Len())
+			zpopEffect(c, k, max, count, z.Len())
 			popping = true
 		}
 		break
@@ -745,7 +744,7 @@ func zmpopGeneric(c *Client, args [][]byte, numkeysIdx int, block bool) {
 // -1, flat [key, member, score] replies) and BZMPOP (nested replies). It
 // pops from the first non-empty set among keys, or blocks until a writer
 // makes one ready; a timeout replies a null array.
-func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count int64, nested bool) {
+func blockingZpop(c *command.Ctx, keys [][]byte, max bool, timeoutArg []byte, count int64, nested bool) {
 	timeout, ok := c.ParseBlockTimeout(timeoutArg)
 	if !ok {
 		return
@@ -765,28 +764,28 @@ func blockingZpop(c *Client, keys [][]byte, max bool, timeoutArg []byte, count i
 			continue
 		}
 		// Served at once: propagated as the non-blocking pop.
-		c.zpopEffect(k, max, count, z.Len())
+		zpopEffect(c, k, max, count, z.Len())
 		genericZpop(c, db, [][]byte{k}, max, true, count, nested, nested)
 		return
 	}
-	c.blockOn(blockSpec{
+	c.BlockOn(command.BlockSpec{
 		Keys:    keys,
 		Timeout: timeout,
-		Serve: func(sc *blockServe) serveResult {
+		Serve: func(sc *command.BlockServe) command.ServeResult {
 			e := command.LookupWrite(sc.DB, sc.Key)
 			if e == nil {
-				return ServeKeyExhausted
+				return command.ServeKeyExhausted
 			}
 			z := e.ZSet()
 			if z == nil {
-				return ServeSkipped
+				return command.ServeSkipped
 			}
 			if z.Len() == 0 {
-				return ServeKeyExhausted
+				return command.ServeKeyExhausted
 			}
-			clientOf(sc.C).zpopEffect(sc.Key, max, count, z.Len())
-			genericZpop(clientOf(sc.C), sc.DB, [][]byte{sc.Key}, max, true, count, nested, nested)
-			return ServeDone
+			zpopEffect(sc.C, sc.Key, max, count, z.Len())
+			genericZpop(sc.C, sc.DB, [][]byte{sc.Key}, max, true, count, nested, nested)
+			return command.ServeDone
 		},
 		OnTimeout: (*command.Ctx).NullArray,
 	})
@@ -802,14 +801,14 @@ const zrandMaxReplyBytes = 512 << 20
 // zrandSubStrategyMul is ZRANDMEMBER_SUB_STRATEGY_MUL.
 const zrandSubStrategyMul = 3
 
-func cmdZRandMember(c *Client, args [][]byte) {
+func cmdZRandMember(c *command.Ctx, args [][]byte) {
 	if len(args) >= 3 {
 		l, ok := parseRangeLongOrReply(c, args[2], -math.MaxInt64, math.MaxInt64, "")
 		if !ok {
 			return
 		}
 		withScores := false
-		if len(args) > 4 || len(args) == 4 && !argIs(args[3], "withscores") {
+		if len(args) > 4 || len(args) == 4 && !command.ArgIs(args[3], "withscores") {
 			c.ErrSyntax()
 			return
 		} else if len(args) == 4 {
@@ -822,7 +821,7 @@ func cmdZRandMember(c *Client, args [][]byte) {
 		zrandMemberWithCount(c, args[1], l, withScores)
 		return
 	}
-	z, ok := zsetRead(c, args[1])
+	z, ok := Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -833,8 +832,8 @@ func cmdZRandMember(c *Client, args [][]byte) {
 	z.At(rand.IntN(z.Len()), func(m []byte, _ float64) { c.Bulk(m) })
 }
 
-func zrandMemberWithCount(c *Client, key []byte, l int64, withScores bool) {
-	z, ok := zsetRead(c, key)
+func zrandMemberWithCount(c *command.Ctx, key []byte, l int64, withScores bool) {
+	z, ok := Read(c, key)
 	if !ok {
 		return
 	}
@@ -873,11 +872,11 @@ func zrandMemberWithCount(c *Client, key []byte, l int64, withScores bool) {
 		header(count)
 		for ; count > 0; count-- {
 			z.At(rand.IntN(int(size)), emit)
-			if c.replyOverLimit() {
+			if c.ReplyOverLimit() {
 				return
 			}
 			if len(c.Out) > zrandMaxReplyBytes {
-				c.CloseAfterReply()
+				c.Session().CloseAfterReply()
 				return
 			}
 		}
@@ -933,91 +932,6 @@ func zrandMemberWithCount(c *Client, key []byte, l int64, withScores bool) {
 
 // ---------------------------------------------------------------- ZSCAN
 
-// ZSCAN key cursor [MATCH pattern] [COUNT count]
-func cmdZScan(c *Client, args [][]byte) {
-	cursor, ok := parseScanCursor(args[2])
-	if !ok {
-		c.Error("ERR invalid cursor")
-		return
-	}
-	z, ok := zsetRead(c, args[1])
-	if !ok {
-		return
-	}
-	if z == nil {
-		c.Array(2)
-		c.BulkString("0")
-		c.Array(0)
-		return
-	}
-	count := int64(10)
-	var pat *keyGlob
-	for i := 3; i < len(args); {
-		left := len(args) - i
-		switch {
-		case argIs(args[i], "count") && left >= 2:
-			n, ok := parseLongOrReply(c, args[i+1])
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.ErrSyntax()
-				return
-			}
-			count = n
-			i += 2
-		case argIs(args[i], "match") && left >= 2:
-			if p := args[i+1]; len(p) == 1 && p[0] == '*' {
-				pat = nil
-			} else {
-				pat = &keyGlob{pat: string(p)}
-			}
-			i += 2
-		default:
-			c.ErrSyntax()
-			return
-		}
-	}
-	listpack := z.IsListpack()
-	type pair struct {
-		member []byte
-		score  float64
-	}
-	var found []pair
-	next := z.Scan(cursor, int(min(count, scanMaxCount)), func(m []byte, s float64) {
-		if pat != nil && !pat.match(command.Bstr(m)) {
-			return
-		}
-		found = append(found, pair{m, s})
-	})
-	c.Array(2)
-	c.BulkString(uitoa(next))
-	c.Array(2 * len(found))
-	var buf [32]byte
-	for _, p := range found {
-		c.Bulk(p.member)
-		if listpack {
-			c.Bulk(store.ListpackScoreText(buf[:0], p.score))
-		} else {
-			c.Bulk(store.FormatScore(buf[:0], p.score))
-		}
-	}
-}
-
-func uitoa(v uint64) string {
-	var buf [24]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return string(buf[i:])
-}
-
 // zsetSignalReady tells clients blocked on key (BZPOPMIN, BZPOPMAX,
 // BZMPOP) that elements arrived; they are served when the command is over.
-func zsetSignalReady(c *Client, key []byte) { c.signalKeyReady(key) }
+func zsetSignalReady(c *command.Ctx, key []byte) { c.SignalKeyReady(key) }

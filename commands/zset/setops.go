@@ -1,4 +1,4 @@
-package node
+package zset
 
 import (
 	"math"
@@ -109,13 +109,13 @@ func weighted(w, score float64) float64 {
 
 // zsetOpGeneric implements the family. numkeysIdx is numkeys' position;
 // storing means args[1] is the destination; cardOnly is ZINTERCARD.
-func zsetOpGeneric(c *Client, args [][]byte, numkeysIdx int, storing bool, op zsetOp, cardOnly bool) {
-	setnum, ok := parseLongOrReply(c, args[numkeysIdx])
+func zsetOpGeneric(c *command.Ctx, args [][]byte, numkeysIdx int, storing bool, op zsetOp, cardOnly bool) {
+	setnum, ok := ParseLongOrReply(c, args[numkeysIdx])
 	if !ok {
 		return
 	}
 	if setnum < 1 {
-		c.Error("ERR at least 1 input key is needed for '" + c.cmdFullName(args) + "' command")
+		c.Error("ERR at least 1 input key is needed for '" + c.Session().CommandFullName(args) + "' command")
 		return
 	}
 	if setnum > int64(len(args)-(numkeysIdx+1)) {
@@ -144,31 +144,31 @@ func zsetOpGeneric(c *Client, args [][]byte, numkeysIdx int, storing bool, op zs
 	var limit int64
 	for remaining := len(args) - j; remaining > 0; remaining = len(args) - j {
 		switch a := args[j]; {
-		case op != zopDiff && !cardOnly && int64(remaining) >= setnum+1 && argIs(a, "weights"):
+		case op != zopDiff && !cardOnly && int64(remaining) >= setnum+1 && command.ArgIs(a, "weights"):
 			j++
 			for i := range srcs {
-				if srcs[i].weight, ok = parseDoubleOrReply(c, args[j], "weight value is not a float"); !ok {
+				if srcs[i].weight, ok = ParseDoubleOrReply(c, args[j], "weight value is not a float"); !ok {
 					return
 				}
 				j++
 			}
-		case op != zopDiff && !cardOnly && remaining >= 2 && argIs(a, "aggregate"):
+		case op != zopDiff && !cardOnly && remaining >= 2 && command.ArgIs(a, "aggregate"):
 			switch b := args[j+1]; {
-			case argIs(b, "sum"):
+			case command.ArgIs(b, "sum"):
 				agg = aggSum
-			case argIs(b, "min"):
+			case command.ArgIs(b, "min"):
 				agg = aggMin
-			case argIs(b, "max"):
+			case command.ArgIs(b, "max"):
 				agg = aggMax
 			default:
 				c.ErrSyntax()
 				return
 			}
 			j += 2
-		case !storing && !cardOnly && argIs(a, "withscores"):
+		case !storing && !cardOnly && command.ArgIs(a, "withscores"):
 			withScores = true
 			j++
-		case cardOnly && remaining >= 2 && argIs(a, "limit"):
+		case cardOnly && remaining >= 2 && command.ArgIs(a, "limit"):
 			if limit, ok = parsePositiveLongOrReply(c, args[j+1], "LIMIT can't be negative"); !ok {
 				return
 			}
@@ -250,7 +250,7 @@ done:
 		c.Int(cardinality)
 		return
 	}
-	slices.SortFunc(result, compareZMember)
+	slices.SortFunc(result, CompareMember)
 	if storing {
 		zsetStore(c, args[1], result)
 		return
@@ -271,8 +271,8 @@ done:
 	}
 }
 
-// compareZMember orders by score, then member bytes (the skiplist order).
-func compareZMember(a, b store.ZMember) int {
+// CompareMember orders by score, then member bytes (the skiplist order).
+func CompareMember(a, b store.ZMember) int {
 	switch {
 	case a.Score < b.Score:
 		return -1
@@ -280,13 +280,4 @@ func compareZMember(a, b store.ZMember) int {
 		return 1
 	}
 	return strings.Compare(a.Member, b.Member)
-}
-
-// cmdFullName returns the running command's full lower-case name (Redis's
-// c->cmd->fullname) for error texts.
-func (c *Client) cmdFullName(args [][]byte) string {
-	if spec, _ := c.srv.table.lookup(args); spec != nil {
-		return spec.fullName
-	}
-	return strings.ToLower(string(args[0]))
 }

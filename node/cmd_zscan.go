@@ -1,0 +1,86 @@
+package node
+
+import (
+	"strconv"
+
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/zset"
+	"github.com/shoal-db/shoal/store"
+)
+
+// ZSCAN stays with the other SCAN commands until they move (issue 16).
+
+func zscanHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{"zscan": cmdZScan}
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]
+func cmdZScan(c *Client, args [][]byte) {
+	cursor, ok := parseScanCursor(args[2])
+	if !ok {
+		c.Error("ERR invalid cursor")
+		return
+	}
+	z, ok := zset.Read(&c.Ctx, args[1])
+	if !ok {
+		return
+	}
+	if z == nil {
+		c.Array(2)
+		c.BulkString("0")
+		c.Array(0)
+		return
+	}
+	count := int64(10)
+	var pat *keyGlob
+	for i := 3; i < len(args); {
+		left := len(args) - i
+		switch {
+		case command.ArgIs(args[i], "count") && left >= 2:
+			n, ok := zset.ParseLongOrReply(&c.Ctx, args[i+1])
+			if !ok {
+				return
+			}
+			if n < 1 {
+				c.ErrSyntax()
+				return
+			}
+			count = n
+			i += 2
+		case command.ArgIs(args[i], "match") && left >= 2:
+			if p := args[i+1]; len(p) == 1 && p[0] == '*' {
+				pat = nil
+			} else {
+				pat = &keyGlob{pat: string(p)}
+			}
+			i += 2
+		default:
+			c.ErrSyntax()
+			return
+		}
+	}
+	listpack := z.IsListpack()
+	type pair struct {
+		member []byte
+		score  float64
+	}
+	var found []pair
+	next := z.Scan(cursor, int(min(count, scanMaxCount)), func(m []byte, s float64) {
+		if pat != nil && !pat.match(command.Bstr(m)) {
+			return
+		}
+		found = append(found, pair{m, s})
+	})
+	c.Array(2)
+	c.BulkString(strconv.FormatUint(next, 10))
+	c.Array(2 * len(found))
+	var buf [32]byte
+	for _, p := range found {
+		c.Bulk(p.member)
+		if listpack {
+			c.Bulk(store.ListpackScoreText(buf[:0], p.score))
+		} else {
+			c.Bulk(store.FormatScore(buf[:0], p.score))
+		}
+	}
+}
