@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"math/big"
 	"slices"
@@ -17,6 +18,11 @@ import (
 
 // Helpers every command family shares: argument parsing with Redis's error
 // replies, the typed lookups, HELP and subcommand errors.
+
+// ErrKeySpec: the arguments do not fit the command's key specification
+// (e.g. a numkeys that is not a number); the command's own argument checks
+// then report the error.
+var ErrKeySpec = errors.New("invalid arguments for the command's key specification")
 
 // ArgEquals reports whether an argument equals word, ignoring ASCII case.
 func ArgEquals(arg []byte, word string) bool {

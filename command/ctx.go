@@ -77,6 +77,10 @@ type Session interface {
 	ProtoMaxBulkLen() int64
 	// SelectedDBIndex is the client's selected database number.
 	SelectedDBIndex() int
+	// WatchStreamKeys, called right after BlockOn by XREADGROUP, has the
+	// server wake the client when one of keys is deleted or replaced (Redis
+	// answers -UNBLOCKED then); nothing if the client did not block.
+	WatchStreamKeys(keys [][]byte)
 }
 
 // Ctx is the context a handler runs in. The embedded resp.Writer builds the

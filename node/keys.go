@@ -2,16 +2,16 @@ package node
 
 import (
 	"bytes"
-	"errors"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/stream"
 )
 
 // This file is THE key extractor. Slot routing, CROSSSLOT, locking, COMMAND
 // GETKEYS, and later WATCH, replication and ACL all find a command's keys
 // through commandKeys; nothing else parses key positions.
 
-var errKeySpec = errors.New("invalid arguments for the command's key specification")
+var errKeySpec = command.ErrKeySpec
 
 // commandKeys appends to dst the argument positions of spec's keys in args
 // (args[0] is the command name; for subcommands args[1] is the
@@ -135,8 +135,8 @@ func keyProcs() map[string]func([][]byte) ([]int, error) {
 		"georadiusbymember": georadiusbymemberGetKeys,
 		// node/cmd_stream_read.go: STREAMS found as Redis's xreadGetKeys
 		// does, so a consumer named "streams" is not taken for it.
-		"xread":      xreadKeyPositions,
-		"xreadgroup": xreadKeyPositions,
+		"xread":      stream.KeyPositions,
+		"xreadgroup": stream.KeyPositions,
 		"migrate":    migrateGetKeys, // node/cmd_dump.go
 	}
 }

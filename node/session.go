@@ -1,9 +1,11 @@
 package node
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -42,7 +44,16 @@ func (c *Client) PropagateNow(args [][]byte) { c.propagateNow(args) }
 
 func (c *Client) LockWholeDB() (restore func()) { return c.lockWholeDB() }
 
-func (c *Client) KeysLocked(keys [][]byte) bool { return c.keysLocked(keys) }
+// KeysLocked reports whether the slots of all keys are among the ones the
+// dispatcher locked for the running command.
+func (c *Client) KeysLocked(keys [][]byte) bool {
+	for _, k := range keys {
+		if !slices.Contains(c.slotBuf, slots.KeySlot(k)) {
+			return false
+		}
+	}
+	return true
+}
 
 func (c *Client) IsMasterLink() bool { return c.isMasterLink() }
 
@@ -53,6 +64,12 @@ func (c *Client) CommandFullName(args [][]byte) string { return c.cmdFullName(ar
 func (c *Client) ProtoMaxBulkLen() int64 { return c.srv.limits.protoMaxBulkLen.Load() }
 
 func (c *Client) SelectedDBIndex() int { return int(c.dbIndex.Load()) }
+
+func (c *Client) WatchStreamKeys(keys [][]byte) {
+	if c.bs.pending != nil {
+		c.srv.streamWatch().add(c.bs.pending, c.DB(), keys) // node/stream_watch.go
+	}
+}
 
 // cmdFullName returns the running command's full lower-case name (Redis's
 // c->cmd->fullname) for error texts.

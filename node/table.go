@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/list"
+	"github.com/shoal-db/shoal/commands/stream"
 	"github.com/shoal-db/shoal/commands/zset"
 )
 
@@ -54,7 +55,6 @@ func handlerGroups() []map[string]command.Handler {
 		sortHandlers(),
 		zscanHandlers(), // node/cmd_zscan.go
 		geoHandlers(),
-		streamHandlers(),
 		replicationHandlers(),
 		dumpHandlers(),
 		pubsubHandlers(),
@@ -65,6 +65,7 @@ func handlerGroups() []map[string]command.Handler {
 	groups = append(groups,
 		list.Handlers(),
 		zset.Handlers(),
+		stream.Handlers(),
 	)
 	return groups
 }

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -272,4 +273,41 @@ func (w *Writer) StatusArray(ss []string) {
 	for _, s := range ss {
 		w.Status(s)
 	}
+}
+
+// InsertArrayHeader inserts an array header for n elements at mark, for
+// replies whose length is known only after their elements are written
+// (Redis's deferred lengths).
+func (w *Writer) InsertArrayHeader(mark int, n int64) {
+	w.InsertHeader(mark, '*', n)
+}
+
+// InsertMapHeader is insertArrayHeader for a map of n pairs (a flat array
+// in RESP2).
+func (w *Writer) InsertMapHeader(mark int, n int64) {
+	if w.Proto == 3 {
+		w.InsertHeader(mark, '%', n)
+	} else {
+		w.InsertHeader(mark, '*', 2*n)
+	}
+}
+
+// InsertBulk inserts a bulk string at mark.
+func (w *Writer) InsertBulk(mark int, b []byte) {
+	h := make([]byte, 0, len(b)+16)
+	h = append(h, '$')
+	h = strconv.AppendInt(h, int64(len(b)), 10)
+	h = append(h, '\r', '\n')
+	h = append(h, b...)
+	h = append(h, '\r', '\n')
+	w.Out = slices.Insert(w.Out, mark, h...)
+}
+
+// InsertHeader inserts an aggregate header of type kind for n elements at mark.
+func (w *Writer) InsertHeader(mark int, kind byte, n int64) {
+	var buf [24]byte
+	h := append(buf[:0], kind)
+	h = strconv.AppendInt(h, n, 10)
+	h = append(h, '\r', '\n')
+	w.Out = slices.Insert(w.Out, mark, h...)
 }

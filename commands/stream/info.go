@@ -1,10 +1,11 @@
-package node
+package stream
 
 import (
 	"math"
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -20,7 +21,7 @@ var xinfoHelpLines = []string{
 	"    Show information about the stream.",
 }
 
-func cmdXInfo(c *Client, args [][]byte) {
+func cmdXInfo(c *command.Ctx, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	if sub == "help" {
 		c.ReplyHelp(args, xinfoHelpLines)
@@ -32,7 +33,7 @@ func cmdXInfo(c *Client, args [][]byte) {
 		return
 	}
 	if s == nil {
-		c.Error(msgNoSuchKey)
+		c.Error(resp.MsgNoSuchKey)
 		return
 	}
 	switch {
@@ -47,13 +48,13 @@ func cmdXInfo(c *Client, args [][]byte) {
 	}
 }
 
-func xinfoConsumers(c *Client, s *store.Stream, key, groupName []byte) {
+func xinfoConsumers(c *command.Ctx, s *store.Stream, key, groupName []byte) {
 	g := s.Group(groupName)
 	if g == nil {
 		c.Error("NOGROUP No such consumer group '" + command.CString(groupName) + "' for key name '" + command.CString(key) + "'")
 		return
 	}
-	now := c.nowMs()
+	now := c.NowMs()
 	c.Array(len(g.Consumers()))
 	for _, consumer := range g.Consumers() {
 		c.Map(3)
@@ -66,7 +67,7 @@ func xinfoConsumers(c *Client, s *store.Stream, key, groupName []byte) {
 	}
 }
 
-func xinfoGroups(c *Client, s *store.Stream) {
+func xinfoGroups(c *command.Ctx, s *store.Stream) {
 	c.Array(len(s.Groups()))
 	for _, g := range s.Groups() {
 		c.Map(6)
@@ -77,14 +78,14 @@ func xinfoGroups(c *Client, s *store.Stream) {
 		c.BulkString("pending")
 		c.Int(int64(g.PendingLen()))
 		c.BulkString("last-delivered-id")
-		c.streamIDReply(g.LastID)
+		streamIDReply(c, g.LastID)
 		xinfoReadCounters(c, s, g)
 	}
 }
 
 // xinfoReadCounters writes a group's entries-read and lag (null when
 // unknown).
-func xinfoReadCounters(c *Client, s *store.Stream, g *store.StreamGroup) {
+func xinfoReadCounters(c *command.Ctx, s *store.Stream, g *store.StreamGroup) {
 	c.BulkString("entries-read")
 	if g.EntriesRead != store.InvalidEntriesRead {
 		c.Int(g.EntriesRead)
@@ -102,7 +103,7 @@ func xinfoReadCounters(c *Client, s *store.Stream, g *store.StreamGroup) {
 func uint64Int(n uint64) int64 { return int64(min(n, math.MaxInt64)) }
 
 // XINFO STREAM key [FULL [COUNT count]]
-func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
+func xinfoStream(c *command.Ctx, args [][]byte, s *store.Stream) {
 	opts := args[3:]
 	full := len(opts) > 0
 	count := int64(10) // FULL shows 10 entries and PEL entries unless told otherwise
@@ -138,13 +139,13 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 	c.BulkString("radix-tree-nodes")
 	c.Int(s.RaxNodes())
 	c.BulkString("last-generated-id")
-	c.streamIDReply(s.LastID())
+	streamIDReply(c, s.LastID())
 	c.BulkString("max-deleted-entry-id")
-	c.streamIDReply(s.MaxDeletedID())
+	streamIDReply(c, s.MaxDeletedID())
 	c.BulkString("entries-added")
 	c.Int(uint64Int(s.EntriesAdded()))
 	c.BulkString("recorded-first-entry-id")
-	c.streamIDReply(s.FirstID())
+	streamIDReply(c, s.FirstID())
 	if !full {
 		c.BulkString("groups")
 		c.Int(int64(len(s.Groups())))
@@ -154,14 +155,14 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 			} else {
 				c.BulkString("first-entry")
 			}
-			if c.streamRangeEntries(s, store.StreamID{}, store.MaxStreamID, 1, rev) == 0 {
+			if streamRangeEntries(c, s, store.StreamID{}, store.MaxStreamID, 1, rev) == 0 {
 				c.Null()
 			}
 		}
 		return
 	}
 	c.BulkString("entries")
-	c.streamRangeReply(s, store.StreamID{}, store.MaxStreamID, count, false)
+	streamRangeReply(c, s, store.StreamID{}, store.MaxStreamID, count, false)
 	c.BulkString("groups")
 	c.Array(len(s.Groups()))
 	for _, g := range s.Groups() {
@@ -169,7 +170,7 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 		c.BulkString("name")
 		c.BulkString(g.Name())
 		c.BulkString("last-delivered-id")
-		c.streamIDReply(g.LastID)
+		streamIDReply(c, g.LastID)
 		xinfoReadCounters(c, s, g)
 		c.BulkString("pel-count")
 		c.Int(int64(g.PendingLen()))
@@ -181,14 +182,14 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 				return false
 			}
 			c.Array(4)
-			c.streamIDReply(p.ID)
+			streamIDReply(c, p.ID)
 			c.BulkString(p.Consumer.Name())
 			c.Int(p.DeliveryTime)
 			c.Int(uint64Int(p.DeliveryCount))
 			n++
 			return true
 		})
-		c.insertArrayHeader(mark, n)
+		c.InsertArrayHeader(mark, n)
 		c.BulkString("consumers")
 		c.Array(len(g.Consumers()))
 		for _, consumer := range g.Consumers() {
@@ -207,13 +208,13 @@ func xinfoStream(c *Client, args [][]byte, s *store.Stream) {
 					return false
 				}
 				c.Array(3)
-				c.streamIDReply(p.ID)
+				streamIDReply(c, p.ID)
 				c.Int(p.DeliveryTime)
 				c.Int(uint64Int(p.DeliveryCount))
 				n++
 				return true
 			})
-			c.insertArrayHeader(mark, n)
+			c.InsertArrayHeader(mark, n)
 		}
 	}
 }

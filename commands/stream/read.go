@@ -1,15 +1,13 @@
-package node
+package stream
 
 import (
 	"bytes"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
 
-	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -33,7 +31,7 @@ type xreadReq struct {
 }
 
 // parseXRead parses the options as xreadCommand does, replying on error.
-func parseXRead(c *Client, args [][]byte, group bool) (r xreadReq, ok bool) {
+func parseXRead(c *command.Ctx, args [][]byte, group bool) (r xreadReq, ok bool) {
 	r.group = group
 	streamsArg := 0
 	for i := 1; i < len(args); i++ {
@@ -93,13 +91,13 @@ func parseXRead(c *Client, args [][]byte, group bool) (r xreadReq, ok bool) {
 	return r, true
 }
 
-// xreadKeyPositions is Redis's xreadGetKeys: the positions of the stream
+// KeyPositions is Redis's xreadGetKeys: the positions of the stream
 // keys of an XREAD / XREADGROUP call, skipping the option values before
 // STREAMS. It is the key procedure keys.go's keyProcs should register for
 // "xread" and "xreadgroup" (the STREAMS keyword search of the key specs
 // stops at an option value spelled "streams", e.g. a consumer name); until
 // then xreadGeneric checks that the keys it reads are the locked ones.
-func xreadKeyPositions(args [][]byte) ([]int, error) {
+func KeyPositions(args [][]byte) ([]int, error) {
 	streamsPos := -1
 	for i := 1; i < len(args); i++ {
 		switch a := args[i]; {
@@ -117,7 +115,7 @@ func xreadKeyPositions(args [][]byte) ([]int, error) {
 	}
 	n := len(args) - streamsPos - 1
 	if streamsPos < 0 || n == 0 || n%2 != 0 {
-		return nil, errKeySpec
+		return nil, command.ErrKeySpec
 	}
 	pos := make([]int, n/2)
 	for i := range pos {
@@ -126,20 +124,9 @@ func xreadKeyPositions(args [][]byte) ([]int, error) {
 	return pos, nil
 }
 
-// keysLocked reports whether the slots of all keys are among the ones the
-// dispatcher locked for the running command.
-func (c *Client) keysLocked(keys [][]byte) bool {
-	for _, k := range keys {
-		if !slices.Contains(c.slotBuf, slots.KeySlot(k)) {
-			return false
-		}
-	}
-	return true
-}
-
 // xreadGeneric is XREAD [COUNT n] [BLOCK ms] STREAMS key... id... and
 // XREADGROUP GROUP g consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...
-func xreadGeneric(c *Client, args [][]byte, group bool) {
+func xreadGeneric(c *command.Ctx, args [][]byte, group bool) {
 	if group {
 		// XREADGROUP is propagated only as the XCLAIM / XGROUP effects of
 		// what it delivers (streamGroupReadReply).
@@ -149,7 +136,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 	if !ok {
 		return
 	}
-	if !c.keysLocked(r.keys) {
+	if !c.Session().KeysLocked(r.keys) {
 		c.Error("ERR the stream keys of this command could not be located: an option value is spelled STREAMS")
 		return
 	}
@@ -204,7 +191,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 	// Serve what can be served now.
 	mark := len(c.Out)
 	var served int64
-	now := c.nowMs()
+	now := c.NowMs()
 	for i, key := range r.keys {
 		e := db.Find(key) // Redis looks every key up a second time here
 		if e == nil || e.Type() != store.TypeStream {
@@ -237,7 +224,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		}
 		c.Bulk(key)
 		if !group {
-			c.streamRangeReply(s, start, store.MaxStreamID, r.count, false)
+			streamRangeReply(c, s, start, store.MaxStreamID, r.count, false)
 			continue
 		}
 		g := groups[i]
@@ -251,16 +238,16 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		}
 		c.Dirty(1) // ... and each stream served to a group
 		if history {
-			c.streamHistoryReply(s, g, consumer, start, r.count, now)
+			streamHistoryReply(c, s, g, consumer, start, r.count, now)
 		} else {
-			c.streamGroupReadReply(key, r.groupName, s, g, consumer, created, start, r.count, r.noack, now)
+			streamGroupReadReply(c, key, r.groupName, s, g, consumer, created, start, r.count, r.noack, now)
 		}
 	}
 	if served > 0 {
 		if c.Proto == 2 {
-			c.insertArrayHeader(mark, served)
+			c.InsertArrayHeader(mark, served)
 		} else {
-			c.insertMapHeader(mark, served)
+			c.InsertMapHeader(mark, served)
 		}
 		return
 	}
@@ -268,7 +255,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 		c.NullArray()
 		return
 	}
-	c.blockOnStreams(r, ids)
+	blockOnStreams(c, r, ids)
 }
 
 // streamGroupReadReply writes the entries from start on (at most count, 0 =
@@ -279,7 +266,7 @@ func xreadGeneric(c *Client, args [][]byte, group bool) {
 // Its effect is Redis's: an XCLAIM ... FORCE JUSTID LASTID per entry
 // delivered, or with NOACK an XGROUP CREATECONSUMER for a new consumer and an
 // XGROUP SETID for the advanced group.
-func (c *Client) streamGroupReadReply(key, groupName []byte, s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
+func streamGroupReadReply(c *command.Ctx, key, groupName []byte, s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
 	created bool, start store.StreamID, count int64, noack bool, now int64) {
 	if created && noack {
 		c.ReplaceEffect(argXGROUP, []byte("CREATECONSUMER"), key, groupName, []byte(consumer.Name()))
@@ -293,17 +280,17 @@ func (c *Client) streamGroupReadReply(key, groupName []byte, s *store.Stream, g 
 		before := g.LastID
 		s.AdvanceGroup(g, id)
 		advanced = advanced || g.LastID != before
-		c.streamEntryReply(it)
+		streamEntryReply(c, it)
 		if !noack {
 			g.Deliver(id, consumer, now)
-			c.xclaimEffect(key, groupName, g, id)
+			xclaimEffect(c, key, groupName, g, id)
 		}
 		n++
 		if n == count {
 			break
 		}
 	}
-	c.insertArrayHeader(mark, n)
+	c.InsertArrayHeader(mark, n)
 	if noack && advanced {
 		c.ReplaceEffect(argXGROUP, argSETID, key, groupName, g.LastID.AppendTo(nil),
 			argENTRIESREAD, strconv.AppendInt(nil, g.EntriesRead, 10))
@@ -314,7 +301,7 @@ func (c *Client) streamGroupReadReply(key, groupName []byte, s *store.Stream, g 
 // (at most count, 0 = all): each with its fields, or with a null in their
 // place when the entry is no longer in the stream; every entry served
 // counts as one more delivery (streamReplyWithRangeFromConsumerPEL).
-func (c *Client) streamHistoryReply(s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
+func streamHistoryReply(c *command.Ctx, s *store.Stream, g *store.StreamGroup, consumer *store.StreamConsumer,
 	start store.StreamID, count int64, now int64) {
 	mark := len(c.Out)
 	var n int64
@@ -327,11 +314,11 @@ func (c *Client) streamHistoryReply(s *store.Stream, g *store.StreamGroup, consu
 		}
 		it.Reset(s, p.ID, p.ID, false)
 		if it.Next() {
-			c.streamEntryReply(&it)
+			streamEntryReply(c, &it)
 			g.Redeliver(p.ID, now)
 		} else {
 			c.Array(2)
-			c.streamIDReply(p.ID)
+			streamIDReply(c, p.ID)
 			c.NullArray()
 		}
 		n++
@@ -339,7 +326,7 @@ func (c *Client) streamHistoryReply(s *store.Stream, g *store.StreamGroup, consu
 			break
 		}
 	}
-	c.insertArrayHeader(mark, n)
+	c.InsertArrayHeader(mark, n)
 }
 
 // ---------------------------------------------------------------- blocking
@@ -347,7 +334,7 @@ func (c *Client) streamHistoryReply(s *store.Stream, g *store.StreamGroup, consu
 // blockOnStreams blocks the client until one of its streams gets entries
 // past its ID (serveClientsBlockedOnStreamKey). A key given twice waits
 // for the ID given first.
-func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
+func blockOnStreams(c *command.Ctx, r xreadReq, ids []store.StreamID) {
 	type wait struct {
 		key string
 		id  store.StreamID
@@ -367,8 +354,8 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 	// The arguments alias the connection's read buffer: keep copies for
 	// the serve callback.
 	group, groupName, member, noack := r.group, bytes.Clone(r.groupName), bytes.Clone(r.member), r.noack
-	serve := func(sc *blockServe) serveResult {
-		wc := clientOf(sc.C)
+	serve := func(sc *command.BlockServe) command.ServeResult {
+		wc := sc.C
 		e := sc.DB.Lookup(sc.Key, store.LookupNoStats)
 		if e == nil || e.Type() != store.TypeStream {
 			// A deleted or replaced stream ends XREADGROUP waits; XREAD
@@ -376,26 +363,26 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 			// the key still get their turn).
 			if group {
 				wc.Error("UNBLOCKED the stream key no longer exists")
-				return ServeDone
+				return command.ServeDone
 			}
-			return ServeSkipped
+			return command.ServeSkipped
 		}
 		s := e.Stream()
 		i := slices.IndexFunc(waits, func(w wait) bool { return w.key == string(sc.Key) })
 		if i < 0 {
-			return ServeSkipped
+			return command.ServeSkipped
 		}
 		gt := waits[i].id
 		var g *store.StreamGroup
 		if group {
 			if g = s.Group(groupName); g == nil {
 				wc.Error("NOGROUP the consumer group this client was blocked on no longer exists")
-				return ServeDone
+				return command.ServeDone
 			}
 			gt = g.LastID
 		}
 		if s.LastID().Compare(gt) <= 0 {
-			return ServeSkipped
+			return command.ServeSkipped
 		}
 		start, _ := gt.Next()
 		now := sc.DB.Keyspace().Now()
@@ -407,8 +394,8 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 		}
 		wc.Bulk(sc.Key)
 		if !group {
-			wc.streamRangeReply(s, start, store.MaxStreamID, count, false)
-			return ServeDone
+			streamRangeReply(wc, s, start, store.MaxStreamID, count, false)
+			return command.ServeDone
 		}
 		consumer := g.Consumer(member)
 		created := consumer == nil
@@ -419,177 +406,15 @@ func (c *Client) blockOnStreams(r xreadReq, ids []store.StreamID) {
 			consumer.SeenTime = now
 		}
 		wc.Dirty(1)
-		wc.streamGroupReadReply(sc.Key, groupName, s, g, consumer, created, start, count, noack, now)
-		return ServeDone
+		streamGroupReadReply(wc, sc.Key, groupName, s, g, consumer, created, start, count, noack, now)
+		return command.ServeDone
 	}
 	timeout := time.Duration(0)
 	if r.timeoutMs > 0 {
 		timeout = time.Duration(min(r.timeoutMs, int64(1<<62)/int64(time.Millisecond))) * time.Millisecond
 	}
-	c.blockOn(blockSpec{Keys: keys, Timeout: timeout, Serve: serve, OnTimeout: (*command.Ctx).NullArray})
-	if group && c.bs.pending != nil {
-		c.srv.streamWatch().add(c.bs.pending, c.DB(), keys)
+	c.BlockOn(command.BlockSpec{Keys: keys, Timeout: timeout, Serve: serve, OnTimeout: (*command.Ctx).NullArray})
+	if group {
+		c.Session().WatchStreamKeys(keys)
 	}
-}
-
-// ---------------------------------------------------------------- watching blocked XREADGROUP keys
-
-// Redis unblocks an XREADGROUP waiter with -UNBLOCKED as soon as its stream
-// is deleted or replaced (DEL, SET, RENAME over it, FLUSHALL, SWAPDB...):
-// the keyspace signals every stream key that goes away. shoal's writers
-// only signal the keys they add data to, so the keys XREADGROUP clients
-// wait on are watched instead: a watcher goroutine, running only while
-// there are such waiters, looks at each watched key a few times a second
-// and, when the value under the key is no longer the stream it saw, makes
-// the key ready as a writer would. The serve callbacks then decide what
-// Redis decides after such a change (data, -NOGROUP, -UNBLOCKED, or wait
-// on). A store-level hook on deletion and overwrite would make this
-// immediate; until there is one, the watcher's delay (watchInterval) is
-// the price.
-
-const (
-	watchInterval    = 10 * time.Millisecond
-	watchPerKeyDelay = 50 * time.Microsecond // spreads the work when many keys are watched
-)
-
-type streamWatcher struct {
-	srv     *Server
-	mu      sync.Mutex
-	keys    map[blockKey][]watchEntry
-	running bool
-}
-
-// watchEntry is an XREADGROUP waiter on a watched key and the stream the
-// key held when the waiter last saw it.
-type watchEntry struct {
-	w    *blockWaiter
-	seen *store.Stream
-}
-
-// streamWatch returns the server's watcher (created in New).
-func (s *Server) streamWatch() *streamWatcher { return s.streamWatcher }
-
-// newStreamWatcher returns the watcher of server s, idle until a waiter is
-// added.
-func newStreamWatcher(s *Server) *streamWatcher {
-	return &streamWatcher{srv: s, keys: map[blockKey][]watchEntry{}}
-}
-
-// add watches keys for waiter w. The caller holds the keys' slot locks, so
-// the streams it records are the ones w saw.
-func (sw *streamWatcher) add(w *blockWaiter, db *store.DB, keys [][]byte) {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	for _, k := range keys {
-		bk := blockKey{db: db.ID(), key: string(k)}
-		sw.keys[bk] = append(sw.keys[bk], watchEntry{w: w, seen: streamAt(db, k)})
-	}
-	if !sw.running {
-		sw.running = true
-		go sw.run()
-	}
-}
-
-// streamAt is the stream under key, nil if none. Caller holds the slot lock.
-func streamAt(db *store.DB, key []byte) *store.Stream {
-	e := db.Lookup(key, store.LookupNoTouch|store.LookupNoStats|store.LookupNoExpire)
-	if e == nil || e.Type() != store.TypeStream {
-		return nil
-	}
-	return e.Stream()
-}
-
-// run is the watcher goroutine; it exits when nothing is watched.
-func (sw *streamWatcher) run() {
-	reg := sw.srv.blocking()
-	for {
-		sw.mu.Lock()
-		n := len(sw.keys)
-		sw.mu.Unlock()
-		delay := max(watchInterval, time.Duration(n)*watchPerKeyDelay)
-		select {
-		case <-sw.srv.done:
-			sw.mu.Lock()
-			sw.running = false
-			clear(sw.keys)
-			sw.mu.Unlock()
-			return
-		case <-time.After(delay):
-		}
-		if !sw.sweep(reg) {
-			return
-		}
-	}
-}
-
-// sweep drops finished waiters, looks at every watched key and serves the
-// keys whose stream changed. It returns false (and marks the watcher
-// stopped) when nothing is left to watch.
-func (sw *streamWatcher) sweep(reg *blockRegistry) bool {
-	// Which waiters are still waiting is known under the registry lock;
-	// the two locks are never held together.
-	sw.mu.Lock()
-	var all []*blockWaiter
-	for _, ws := range sw.keys {
-		for _, e := range ws {
-			all = append(all, e.w)
-		}
-	}
-	sw.mu.Unlock()
-	finished := map[*blockWaiter]bool{}
-	reg.mu.Lock()
-	for _, w := range all {
-		if w.done {
-			finished[w] = true
-		}
-	}
-	reg.mu.Unlock()
-	sw.mu.Lock()
-	probes := make([]blockKey, 0, len(sw.keys))
-	for bk, ws := range sw.keys {
-		ws = slices.DeleteFunc(ws, func(e watchEntry) bool { return finished[e.w] })
-		if len(ws) == 0 {
-			delete(sw.keys, bk)
-			continue
-		}
-		sw.keys[bk] = ws
-		probes = append(probes, bk)
-	}
-	if len(sw.keys) == 0 {
-		sw.running = false
-		sw.mu.Unlock()
-		return false
-	}
-	sw.mu.Unlock()
-
-	ks := sw.srv.ks
-	var ready []blockKey
-	for _, bk := range probes {
-		if bk.db < 0 || bk.db >= ks.NumDBs() {
-			continue
-		}
-		db := ks.DB(bk.db)
-		key := []byte(bk.key)
-		slot := slots.KeySlot(key)
-		db.Lock(slot)
-		now := streamAt(db, key)
-		db.Unlock(slot)
-		changed := false
-		sw.mu.Lock()
-		for i := range sw.keys[bk] {
-			if e := &sw.keys[bk][i]; e.seen != now {
-				e.seen = now
-				changed = true
-			}
-		}
-		sw.mu.Unlock()
-		if changed {
-			ready = append(ready, bk)
-		}
-	}
-	// Serve the changed keys as the end of a writing command would.
-	for i := 0; i < len(ready); i++ {
-		reg.serveKey(sw.srv, ready[i], &ready)
-	}
-	return true
 }

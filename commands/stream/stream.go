@@ -1,10 +1,9 @@
-package node
+package stream
 
 import (
 	"bytes"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
@@ -16,16 +15,16 @@ import (
 // Replies, error texts and the order in which arguments and keys are
 // checked are Redis's.
 
-func streamHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"xadd":                  cmdXAdd,
-		"xrange":                func(c *Client, args [][]byte) { xrangeGeneric(c, args, false) },
-		"xrevrange":             func(c *Client, args [][]byte) { xrangeGeneric(c, args, true) },
+		"xrange":                func(c *command.Ctx, args [][]byte) { xrangeGeneric(c, args, false) },
+		"xrevrange":             func(c *command.Ctx, args [][]byte) { xrangeGeneric(c, args, true) },
 		"xlen":                  cmdXLen,
 		"xdel":                  cmdXDel,
 		"xtrim":                 cmdXTrim,
-		"xread":                 func(c *Client, args [][]byte) { xreadGeneric(c, args, false) },
-		"xreadgroup":            func(c *Client, args [][]byte) { xreadGeneric(c, args, true) },
+		"xread":                 func(c *command.Ctx, args [][]byte) { xreadGeneric(c, args, false) },
+		"xreadgroup":            func(c *command.Ctx, args [][]byte) { xreadGeneric(c, args, true) },
 		"xgroup|create":         cmdXGroup,
 		"xgroup|setid":          cmdXGroup,
 		"xgroup|destroy":        cmdXGroup,
@@ -47,7 +46,7 @@ func streamHandlers() map[string]HandlerFunc {
 const msgInvalidStreamID = "ERR Invalid stream ID specified as stream command argument"
 
 // streamParseLong is getLongLongFromObjectOrReply.
-func streamParseLong(c *Client, arg []byte) (int64, bool) {
+func streamParseLong(c *command.Ctx, arg []byte) (int64, bool) {
 	n, ok := command.ParseInt64(arg)
 	if !ok {
 		c.ErrNotInteger()
@@ -136,7 +135,7 @@ func string2ull(s []byte) (uint64, bool) {
 }
 
 // parseStreamIDArg parses an ID argument or replies the invalid-ID error.
-func parseStreamIDArg(c *Client, arg []byte, missingSeq uint64, strict bool) (store.StreamID, bool) {
+func parseStreamIDArg(c *command.Ctx, arg []byte, missingSeq uint64, strict bool) (store.StreamID, bool) {
 	id, ok := parseStreamID(arg, missingSeq, strict, nil)
 	if !ok {
 		c.Error(msgInvalidStreamID)
@@ -146,7 +145,7 @@ func parseStreamIDArg(c *Client, arg []byte, missingSeq uint64, strict bool) (st
 
 // parseIntervalID is streamParseIntervalIDOrReply: a "(" prefix makes the
 // bound exclusive (and the ID strict).
-func parseIntervalID(c *Client, arg []byte, missingSeq uint64) (id store.StreamID, exclusive, ok bool) {
+func parseIntervalID(c *command.Ctx, arg []byte, missingSeq uint64) (id store.StreamID, exclusive, ok bool) {
 	if len(arg) > 1 && arg[0] == '(' {
 		id, ok = parseStreamIDArg(c, arg[1:], missingSeq, true)
 		return id, true, ok
@@ -157,7 +156,7 @@ func parseIntervalID(c *Client, arg []byte, missingSeq uint64) (id store.StreamI
 
 // parseRangeStart and parseRangeEnd parse the bounds of a range, making
 // exclusive bounds inclusive ones.
-func parseRangeStart(c *Client, arg []byte) (store.StreamID, bool) {
+func parseRangeStart(c *command.Ctx, arg []byte) (store.StreamID, bool) {
 	id, ex, ok := parseIntervalID(c, arg, 0)
 	if !ok {
 		return id, false
@@ -171,7 +170,7 @@ func parseRangeStart(c *Client, arg []byte) (store.StreamID, bool) {
 	return id, true
 }
 
-func parseRangeEnd(c *Client, arg []byte) (store.StreamID, bool) {
+func parseRangeEnd(c *command.Ctx, arg []byte) (store.StreamID, bool) {
 	id, ex, ok := parseIntervalID(c, arg, math.MaxUint64)
 	if !ok {
 		return id, false
@@ -188,15 +187,15 @@ func parseRangeEnd(c *Client, arg []byte) (store.StreamID, bool) {
 // ---------------------------------------------------------------- replies
 
 // streamIDReply writes an ID as a bulk string.
-func (c *Client) streamIDReply(id store.StreamID) {
+func streamIDReply(c *command.Ctx, id store.StreamID) {
 	var buf [48]byte
 	c.Bulk(id.AppendTo(buf[:0]))
 }
 
 // streamEntryReply writes the iterator's current entry: [id, [f, v, ...]].
-func (c *Client) streamEntryReply(it *store.StreamIterator) {
+func streamEntryReply(c *command.Ctx, it *store.StreamIterator) {
 	c.Array(2)
-	c.streamIDReply(it.ID())
+	streamIDReply(c, it.ID())
 	c.Array(2 * it.NumFields())
 	for it.NextField() {
 		f, v := it.Field()
@@ -208,19 +207,19 @@ func (c *Client) streamEntryReply(it *store.StreamIterator) {
 // streamRangeReply writes the entries of [start, end] (at most count, 0 =
 // all) as an array and returns how many (streamReplyWithRange without a
 // group).
-func (c *Client) streamRangeReply(s *store.Stream, start, end store.StreamID, count int64, rev bool) int64 {
+func streamRangeReply(c *command.Ctx, s *store.Stream, start, end store.StreamID, count int64, rev bool) int64 {
 	mark := len(c.Out)
-	n := c.streamRangeEntries(s, start, end, count, rev)
-	c.insertArrayHeader(mark, n)
+	n := streamRangeEntries(c, s, start, end, count, rev)
+	c.InsertArrayHeader(mark, n)
 	return n
 }
 
 // streamRangeEntries writes the entries without an array header.
-func (c *Client) streamRangeEntries(s *store.Stream, start, end store.StreamID, count int64, rev bool) int64 {
+func streamRangeEntries(c *command.Ctx, s *store.Stream, start, end store.StreamID, count int64, rev bool) int64 {
 	var n int64
 	it := s.Range(start, end, rev)
 	for it.Next() {
-		c.streamEntryReply(it)
+		streamEntryReply(c, it)
 		n++
 		if n == count {
 			break
@@ -229,57 +228,21 @@ func (c *Client) streamRangeEntries(s *store.Stream, start, end store.StreamID, 
 	return n
 }
 
-// insertArrayHeader inserts an array header for n elements at mark, for
-// replies whose length is known only after their elements are written
-// (Redis's deferred lengths).
-func (c *Client) insertArrayHeader(mark int, n int64) {
-	c.insertHeader(mark, '*', n)
-}
-
-// insertMapHeader is insertArrayHeader for a map of n pairs (a flat array
-// in RESP2).
-func (c *Client) insertMapHeader(mark int, n int64) {
-	if c.Proto == 3 {
-		c.insertHeader(mark, '%', n)
-	} else {
-		c.insertHeader(mark, '*', 2*n)
-	}
-}
-
-// insertBulk inserts a bulk string at mark.
-func (c *Client) insertBulk(mark int, b []byte) {
-	h := make([]byte, 0, len(b)+16)
-	h = append(h, '$')
-	h = strconv.AppendInt(h, int64(len(b)), 10)
-	h = append(h, '\r', '\n')
-	h = append(h, b...)
-	h = append(h, '\r', '\n')
-	c.Out = slices.Insert(c.Out, mark, h...)
-}
-
-func (c *Client) insertHeader(mark int, kind byte, n int64) {
-	var buf [24]byte
-	h := append(buf[:0], kind)
-	h = strconv.AppendInt(h, n, 10)
-	h = append(h, '\r', '\n')
-	c.Out = slices.Insert(c.Out, mark, h...)
-}
-
 // ---------------------------------------------------------------- lookups
 
 // lookupStreamWrite finds key for a write (Redis's lookupKeyWrite). It
 // replies WRONGTYPE and returns ok=false for another type; s is nil when
 // the key is missing.
-func lookupStreamWrite(c *Client, key []byte) (s *store.Stream, ok bool) {
+func lookupStreamWrite(c *command.Ctx, key []byte) (s *store.Stream, ok bool) {
 	return streamOf(c, command.LookupWrite(c.DB(), key))
 }
 
 // lookupStreamRead is lookupStreamWrite for reads: hits and misses count.
-func lookupStreamRead(c *Client, key []byte) (s *store.Stream, ok bool) {
+func lookupStreamRead(c *command.Ctx, key []byte) (s *store.Stream, ok bool) {
 	return streamOf(c, c.DB().Find(key))
 }
 
-func streamOf(c *Client, e *store.Entry) (*store.Stream, bool) {
+func streamOf(c *command.Ctx, e *store.Entry) (*store.Stream, bool) {
 	if e == nil {
 		return nil, true
 	}
@@ -291,15 +254,12 @@ func streamOf(c *Client, e *store.Entry) (*store.Stream, bool) {
 }
 
 // streamLimits reads the node size limits from the configuration.
-func (c *Client) streamLimits() store.StreamLimits {
+func streamLimits(c *command.Ctx) store.StreamLimits {
 	return store.StreamLimits{
-		MaxBytes:   c.srv.cfg.Int("stream-node-max-bytes"),
-		MaxEntries: c.srv.cfg.Int("stream-node-max-entries"),
+		MaxBytes:   c.Config().Int("stream-node-max-bytes"),
+		MaxEntries: c.Config().Int("stream-node-max-entries"),
 	}
 }
-
-// nowMs is the server's clock in unix milliseconds (IDs, delivery times).
-func (c *Client) nowMs() int64 { return c.srv.ks.Now() }
 
 // ---------------------------------------------------------------- XADD / XTRIM
 
@@ -316,7 +276,7 @@ type addTrimArgs struct {
 }
 
 // parseAddTrimArgs is streamParseAddOrTrimArgsOrReply.
-func parseAddTrimArgs(c *Client, args [][]byte, xadd bool) (a addTrimArgs, ok bool) {
+func parseAddTrimArgs(c *command.Ctx, args [][]byte, xadd bool) (a addTrimArgs, ok bool) {
 	limitGiven := false
 	i := 2
 	for ; i < len(args); i++ {
@@ -399,7 +359,7 @@ done:
 		c.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return a, false
 	}
-	if c.isMasterLink() {
+	if c.Session().IsMasterLink() {
 		// The master rewrote approximate trimming as exact (LIMIT may
 		// remain): do what it says, unlimited (mustObeyClient).
 		a.trim.Limit = 0
@@ -411,8 +371,8 @@ done:
 	} else if a.trim.Approx {
 		// Approximate trimming does at most 100 nodes' worth of work
 		// unless told otherwise; exact trimming is never limited.
-		lim := 100 * c.srv.cfg.Int("stream-node-max-entries")
-		if lim <= 0 || lim/100 != c.srv.cfg.Int("stream-node-max-entries") {
+		lim := 100 * c.Config().Int("stream-node-max-entries")
+		if lim <= 0 || lim/100 != c.Config().Int("stream-node-max-entries") {
 			lim = 10000
 		}
 		a.trim.Limit = min(lim, 1000000)
@@ -423,7 +383,7 @@ done:
 }
 
 // XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
-func cmdXAdd(c *Client, args [][]byte) {
+func cmdXAdd(c *command.Ctx, args [][]byte) {
 	a, ok := parseAddTrimArgs(c, args, true)
 	if !ok {
 		return
@@ -458,7 +418,7 @@ func cmdXAdd(c *Client, args [][]byte) {
 	}
 	id, res := streamNewID(c, s, a)
 	if res == store.AddOK {
-		res = s.Add(id, args[fieldPos:], c.streamLimits())
+		res = s.Add(id, args[fieldPos:], streamLimits(c))
 	}
 	switch res {
 	case store.AddIDTooSmall:
@@ -471,26 +431,26 @@ func cmdXAdd(c *Client, args [][]byte) {
 	if created {
 		c.DB().SetValue(key, s)
 	}
-	c.streamIDReply(id)
+	streamIDReply(c, id)
 	if a.trimming {
 		s.Trim(a.trim)
 	}
-	c.signalKeyReady(key)
+	c.SignalKeyReady(key)
 	// Propagated with the ID generated and approximate trimming made exact.
 	if !a.idGiven || !a.seqGiven || a.trimming && a.trim.Approx {
 		fx := slices.Clone(args)
 		fx[a.idPos] = id.AppendTo(nil)
-		c.streamExactTrimEffect(fx, s, a)
+		streamExactTrimEffect(c, fx, s, a)
 		c.ReplaceEffect(fx...)
 	}
 }
 
 // streamNewID resolves XADD's ID: generated (*), partial (ms-*) or given.
-func streamNewID(c *Client, s *store.Stream, a addTrimArgs) (store.StreamID, store.AddErr) {
+func streamNewID(c *command.Ctx, s *store.Stream, a addTrimArgs) (store.StreamID, store.AddErr) {
 	last := s.LastID()
 	switch {
 	case !a.idGiven:
-		id, ok := s.NextAutoID(uint64(max(c.nowMs(), 0)))
+		id, ok := s.NextAutoID(uint64(max(c.NowMs(), 0)))
 		if !ok {
 			return id, store.AddIDTooSmall
 		}
@@ -509,7 +469,7 @@ func streamNewID(c *Client, s *store.Stream, a addTrimArgs) (store.StreamID, sto
 }
 
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
-func cmdXTrim(c *Client, args [][]byte) {
+func cmdXTrim(c *command.Ctx, args [][]byte) {
 	a, ok := parseAddTrimArgs(c, args, false)
 	if !ok {
 		return
@@ -530,7 +490,7 @@ func cmdXTrim(c *Client, args [][]byte) {
 		c.NoEffect()
 	} else if a.trim.Approx {
 		fx := slices.Clone(args)
-		c.streamExactTrimEffect(fx, s, a)
+		streamExactTrimEffect(c, fx, s, a)
 		c.ReplaceEffect(fx...)
 	}
 }
@@ -539,7 +499,7 @@ func cmdXTrim(c *Client, args [][]byte) {
 
 // xrangeGeneric is XRANGE key start end [COUNT n] and XREVRANGE key end
 // start [COUNT n].
-func xrangeGeneric(c *Client, args [][]byte, rev bool) {
+func xrangeGeneric(c *command.Ctx, args [][]byte, rev bool) {
 	startArg, endArg := args[2], args[3]
 	if rev {
 		startArg, endArg = endArg, startArg
@@ -576,12 +536,12 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) {
 	case count == 0:
 		c.NullArray()
 	default:
-		c.streamRangeReply(s, start, end, max(count, 0), rev)
+		streamRangeReply(c, s, start, end, max(count, 0), rev)
 	}
 }
 
 // XLEN key
-func cmdXLen(c *Client, args [][]byte) {
+func cmdXLen(c *command.Ctx, args [][]byte) {
 	s, ok := lookupStreamRead(c, args[1])
 	if !ok {
 		return
@@ -594,7 +554,7 @@ func cmdXLen(c *Client, args [][]byte) {
 }
 
 // XDEL key id [id ...]
-func cmdXDel(c *Client, args [][]byte) {
+func cmdXDel(c *command.Ctx, args [][]byte) {
 	s, ok := lookupStreamWrite(c, args[1])
 	if !ok {
 		return

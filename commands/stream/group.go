@@ -1,4 +1,4 @@
-package node
+package stream
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -41,7 +42,7 @@ func noGroupError(key, group []byte) string {
 // XGROUP CREATECONSUMER key group consumer
 // XGROUP DELCONSUMER key group consumer
 // XGROUP HELP
-func cmdXGroup(c *Client, args [][]byte) {
+func cmdXGroup(c *command.Ctx, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	if sub == "help" {
 		c.ReplyHelp(args, xgroupHelpLines)
@@ -104,7 +105,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 		if s == nil {
 			s = store.NewStream()
 			c.DB().SetValue(key, s)
-			c.signalKeyReady(key)
+			c.SignalKeyReady(key)
 		}
 		if s.CreateGroup(groupName, id, entriesRead) == nil {
 			c.Error("BUSYGROUP Consumer Group name already exists")
@@ -134,9 +135,9 @@ func cmdXGroup(c *Client, args [][]byte) {
 		s.DestroyGroup(groupName)
 		c.Int(1)
 		// XREADGROUP clients blocked on the group get -NOGROUP.
-		c.signalKeyReady(key)
+		c.SignalKeyReady(key)
 	case "createconsumer":
-		if g.CreateConsumer(args[4], c.nowMs()) == nil {
+		if g.CreateConsumer(args[4], c.NowMs()) == nil {
 			c.Int(0)
 			c.NoEffect()
 			return
@@ -156,7 +157,7 @@ func cmdXGroup(c *Client, args [][]byte) {
 }
 
 // XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
-func cmdXSetID(c *Client, args [][]byte) {
+func cmdXSetID(c *command.Ctx, args [][]byte) {
 	id, ok := parseStreamIDArg(c, args[2], 0, true)
 	if !ok {
 		return
@@ -196,7 +197,7 @@ func cmdXSetID(c *Client, args [][]byte) {
 		return
 	}
 	if s == nil {
-		c.Error(msgNoSuchKey)
+		c.Error(resp.MsgNoSuchKey)
 		return
 	}
 	if s.Length() > 0 {
@@ -216,7 +217,7 @@ func cmdXSetID(c *Client, args [][]byte) {
 // lookupGroup finds key's stream and its group for XACK, XPENDING, XCLAIM
 // and XAUTOCLAIM (a read lookup). ok is false after a WRONGTYPE reply; g
 // is nil when the key or the group is missing.
-func lookupGroup(c *Client, key, group []byte) (s *store.Stream, g *store.StreamGroup, ok bool) {
+func lookupGroup(c *command.Ctx, key, group []byte) (s *store.Stream, g *store.StreamGroup, ok bool) {
 	s, ok = lookupStreamRead(c, key)
 	if !ok || s == nil {
 		return s, nil, ok
@@ -225,7 +226,7 @@ func lookupGroup(c *Client, key, group []byte) (s *store.Stream, g *store.Stream
 }
 
 // XACK key group id [id ...]
-func cmdXAck(c *Client, args [][]byte) {
+func cmdXAck(c *command.Ctx, args [][]byte) {
 	_, g, ok := lookupGroup(c, args[1], args[2])
 	if !ok {
 		return
@@ -253,7 +254,7 @@ func cmdXAck(c *Client, args [][]byte) {
 }
 
 // XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
-func cmdXPending(c *Client, args [][]byte) {
+func cmdXPending(c *command.Ctx, args [][]byte) {
 	argc := len(args)
 	if argc != 3 && (argc < 6 || argc > 9) {
 		c.ErrSyntax()
@@ -309,8 +310,8 @@ func cmdXPending(c *Client, args [][]byte) {
 			c.NullArray()
 			return
 		}
-		c.streamIDReply(first)
-		c.streamIDReply(last)
+		streamIDReply(c, first)
+		streamIDReply(c, last)
 		mark := len(c.Out)
 		var n int64
 		for _, consumer := range g.Consumers() {
@@ -322,7 +323,7 @@ func cmdXPending(c *Client, args [][]byte) {
 			c.BulkInt(int64(consumer.PendingLen()))
 			n++
 		}
-		c.insertArrayHeader(mark, n)
+		c.InsertArrayHeader(mark, n)
 		return
 	}
 	var consumer *store.StreamConsumer
@@ -332,7 +333,7 @@ func cmdXPending(c *Client, args [][]byte) {
 			return
 		}
 	}
-	now := c.nowMs()
+	now := c.NowMs()
 	mark := len(c.Out)
 	var n int64
 	next := func(from store.StreamID) (store.PendingEntry, bool) {
@@ -353,17 +354,17 @@ func cmdXPending(c *Client, args [][]byte) {
 		n++
 		count--
 		c.Array(4)
-		c.streamIDReply(p.ID)
+		streamIDReply(c, p.ID)
 		c.BulkString(p.Consumer.Name())
 		c.Int(max(now-p.DeliveryTime, 0))
 		c.Int(int64(min(p.DeliveryCount, math.MaxInt64)))
 	}
-	c.insertArrayHeader(mark, n)
+	c.InsertArrayHeader(mark, n)
 }
 
 // XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-ms]
 // [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
-func cmdXClaim(c *Client, args [][]byte) {
+func cmdXClaim(c *command.Ctx, args [][]byte) {
 	s, g, ok := lookupGroup(c, args[1], args[2])
 	if !ok {
 		return
@@ -389,7 +390,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 		}
 		ids = append(ids, id)
 	}
-	now := c.nowMs()
+	now := c.NowMs()
 	deliveryTime, timeGiven := now, false
 	retryCount := int64(-1)
 	force, justID := false, false
@@ -463,7 +464,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 		if !it.Next() {
 			// The entry is gone: so goes its pending entry.
 			if pending {
-				c.xclaimEffectArg(args[1], args[2], g, id, args[5+i])
+				xclaimEffectArg(c, args[1], args[2], g, id, args[5+i])
 				propagateLastID = false
 				g.Ack(id)
 			}
@@ -495,24 +496,24 @@ func cmdXClaim(c *Client, args [][]byte) {
 		}
 		g.Claim(id, consumer, deliveryTime, count)
 		if justID {
-			c.streamIDReply(id)
+			streamIDReply(c, id)
 		} else {
-			c.streamEntryReply(&it)
+			streamEntryReply(c, &it)
 		}
-		c.xclaimEffectArg(args[1], args[2], g, id, args[5+i])
+		xclaimEffectArg(c, args[1], args[2], g, id, args[5+i])
 		propagateLastID = false
 		n++
 	}
-	c.insertArrayHeader(mark, n)
+	c.InsertArrayHeader(mark, n)
 	if propagateLastID {
 		c.ReplaceEffect(argXGROUP, argSETID, args[1], args[2], g.LastID.AppendTo(nil),
 			argENTRIESREAD, strconv.AppendInt(nil, g.EntriesRead, 10))
 	}
-	c.countStreamEffects()
+	countStreamEffects(c)
 }
 
 // XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
-func cmdXAutoClaim(c *Client, args [][]byte) {
+func cmdXAutoClaim(c *command.Ctx, args [][]byte) {
 	minIdle, ok := command.ParseInt64(args[4])
 	if !ok {
 		c.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
@@ -552,7 +553,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 		c.Error(noGroupError(args[1], args[2]))
 		return
 	}
-	now := c.nowMs()
+	now := c.NowMs()
 	// Propagated as one idempotent XCLAIM per entry claimed or dropped.
 	c.NoEffect()
 	var consumer *store.StreamConsumer
@@ -575,7 +576,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 		}
 		it.Reset(s, p.ID, p.ID, false)
 		if !it.Next() {
-			c.xclaimEffect(args[1], args[2], g, p.ID)
+			xclaimEffect(c, args[1], args[2], g, p.ID)
 			g.Ack(p.ID)
 			deleted = append(deleted, p.ID)
 			count--
@@ -594,11 +595,11 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			}
 			g.Claim(p.ID, consumer, now, n)
 			if justID {
-				c.streamIDReply(p.ID)
+				streamIDReply(c, p.ID)
 			} else {
-				c.streamEntryReply(&it)
+				streamEntryReply(c, &it)
 			}
-			c.xclaimEffect(args[1], args[2], g, p.ID)
+			xclaimEffect(c, args[1], args[2], g, p.ID)
 			claimed++
 			count--
 		}
@@ -606,7 +607,7 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			break
 		}
 	}
-	c.insertArrayHeader(idMark, claimed)
+	c.InsertArrayHeader(idMark, claimed)
 	// The cursor: the next pending entry after the last one looked at.
 	var next store.StreamID
 	if !eof {
@@ -614,19 +615,19 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 			next = p.ID
 		}
 	}
-	c.insertBulk(idMark, next.AppendTo(nil))
+	c.InsertBulk(idMark, next.AppendTo(nil))
 	c.Array(len(deleted))
 	for _, id := range deleted {
-		c.streamIDReply(id)
+		streamIDReply(c, id)
 	}
-	c.countStreamEffects()
+	countStreamEffects(c)
 }
 
 // countStreamEffects adds what XCLAIM / XAUTOCLAIM change for Redis's
 // server.dirty: one per change they propagate (an entry claimed or dropped
 // from the PEL, the group's last ID), after the consumer they may have
 // created; with none they propagate nothing, as Redis.
-func (c *Client) countStreamEffects() {
+func countStreamEffects(c *command.Ctx) {
 	c.Dirty(int64(len(c.Effects().Cmds)))
 	if len(c.Effects().Cmds) == 0 {
 		c.NoEffect()
