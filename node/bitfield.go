@@ -1,6 +1,9 @@
 package node
 
-import "github.com/shoal-db/shoal/command"
+import (
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/str"
+)
 
 // BITFIELD key [GET type offset] [SET type offset value]
 // [INCRBY type offset increment] [OVERFLOW WRAP|SAT|FAIL] ...
@@ -122,7 +125,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 	var src []byte
 	var grown bool
 	if !writes {
-		e, wrong := lookupString(c.DB(), args[1])
+		e, wrong := str.LookupString(c.DB(), args[1])
 		if wrong {
 			c.ErrWrongType()
 			return

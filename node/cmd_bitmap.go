@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/str"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -108,7 +109,7 @@ func cmdGetBit(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	e, wrong := lookupString(c.DB(), args[1])
+	e, wrong := str.LookupString(c.DB(), args[1])
 	if wrong {
 		c.ErrWrongType()
 		return
@@ -175,7 +176,7 @@ func parseBitUnit(c *Client, arg []byte) (isBit, ok bool) {
 
 // cmdBitCount: BITCOUNT key [start end [BYTE|BIT]].
 func cmdBitCount(c *Client, args [][]byte) {
-	e, wrong := lookupString(c.DB(), args[1])
+	e, wrong := str.LookupString(c.DB(), args[1])
 	if wrong {
 		c.ErrWrongType()
 		return
@@ -279,7 +280,7 @@ func cmdBitPos(c *Client, args [][]byte) {
 		c.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	e, wrong := lookupString(c.DB(), args[1])
+	e, wrong := str.LookupString(c.DB(), args[1])
 	if wrong {
 		c.ErrWrongType()
 		return
@@ -428,7 +429,7 @@ func cmdBitOp(c *Client, args [][]byte) {
 	srcs := make([][]byte, len(args)-3)
 	maxLen := 0
 	for i, key := range args[3:] {
-		e, wrong := lookupString(db, key)
+		e, wrong := str.LookupString(db, key)
 		if wrong {
 			c.ErrWrongType()
 			return

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/str"
 )
 
 // commandTable is the immutable command table built at start-up from the
@@ -37,7 +38,6 @@ func handlerGroups() []map[string]command.Handler {
 	for _, g := range []map[string]HandlerFunc{
 		connectionHandlers(),
 		serverHandlers(),
-		stringHandlers(),
 		keyHandlers(),
 		scriptingHandlers(),
 		transactionHandlers(),
@@ -61,6 +61,7 @@ func handlerGroups() []map[string]command.Handler {
 	} {
 		groups = append(groups, nodeHandlers(g))
 	}
+	groups = append(groups, str.Handlers())
 	return groups
 }
 
