@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/bitmap"
 	"github.com/shoal-db/shoal/commands/str"
 )
 
@@ -45,7 +46,6 @@ func handlerGroups() []map[string]command.Handler {
 		clusterHandlers(),
 		clusterMigrateHandlers(),
 		failoverHandlers(),
-		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
 		setHandlers(),
@@ -62,6 +62,7 @@ func handlerGroups() []map[string]command.Handler {
 		groups = append(groups, nodeHandlers(g))
 	}
 	groups = append(groups, str.Handlers())
+	groups = append(groups, bitmap.Handlers())
 	return groups
 }
 

@@ -1,4 +1,4 @@
-package node
+package bitmap
 
 import (
 	"github.com/shoal-db/shoal/command"
@@ -39,8 +39,8 @@ type bitfieldOp struct {
 
 const msgBitfieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 
-func cmdBitField(c *Client, args [][]byte)   { bitfieldCommand(c, args, false) }
-func cmdBitFieldRO(c *Client, args [][]byte) { bitfieldCommand(c, args, true) }
+func cmdBitField(c *command.Ctx, args [][]byte)   { bitfieldCommand(c, args, false) }
+func cmdBitFieldRO(c *command.Ctx, args [][]byte) { bitfieldCommand(c, args, true) }
 
 // parseBitfieldType parses "i<bits>" (1..64) or "u<bits>" (1..63).
 func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
@@ -63,7 +63,7 @@ func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
 // untouched), then looks the key up (for reading when there are only GETs,
 // else creating/padding it up to the last bit written) and runs them in
 // order.
-func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
+func bitfieldCommand(c *command.Ctx, args [][]byte, readOnly bool) {
 	var ops []bitfieldOp
 	overflow := overflowWrap
 	writes := false
@@ -73,20 +73,20 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 		sub := args[j]
 		var kind bitfieldOpKind
 		switch {
-		case argIs(sub, "get") && rest >= 2:
+		case command.ArgIs(sub, "get") && rest >= 2:
 			kind = bitfieldGet
-		case argIs(sub, "set") && rest >= 3:
+		case command.ArgIs(sub, "set") && rest >= 3:
 			kind = bitfieldSet
-		case argIs(sub, "incrby") && rest >= 3:
+		case command.ArgIs(sub, "incrby") && rest >= 3:
 			kind = bitfieldIncrBy
-		case argIs(sub, "overflow") && rest >= 1:
+		case command.ArgIs(sub, "overflow") && rest >= 1:
 			j++
 			switch {
-			case argIs(args[j], "wrap"):
+			case command.ArgIs(args[j], "wrap"):
 				overflow = overflowWrap
-			case argIs(args[j], "sat"):
+			case command.ArgIs(args[j], "sat"):
 				overflow = overflowSat
-			case argIs(args[j], "fail"):
+			case command.ArgIs(args[j], "fail"):
 				overflow = overflowFail
 			default:
 				c.Error("ERR Invalid OVERFLOW type specified")
@@ -102,7 +102,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 			c.Error(msgBitfieldType)
 			return
 		}
-		offset, ok := c.parseBitOffset(args[j+2], true, int(width))
+		offset, ok := parseBitOffset(c, args[j+2], true, int(width))
 		if !ok {
 			return
 		}
@@ -138,7 +138,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 			c.Error("ERR BITFIELD_RO only supports the GET subcommand")
 			return
 		}
-		if p, grown = c.bitTarget(args[1], highestBit); p == nil {
+		if p, grown = bitTarget(c, args[1], highestBit); p == nil {
 			return
 		}
 	}
@@ -309,4 +309,15 @@ func widthMask(width uint) uint64 {
 		return ^uint64(0)
 	}
 	return 1<<width - 1
+}
+
+// cstr is b up to its first NUL byte, as Redis's C string functions read an
+// argument.
+func cstr(b []byte) []byte {
+	for i, x := range b {
+		if x == 0 {
+			return b[:i]
+		}
+	}
+	return b
 }
