@@ -7,7 +7,6 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/longdouble"
-
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -64,7 +63,7 @@ func incrDecr(c *command.Ctx, key []byte, by int64) {
 }
 
 // cmdIncrByFloat adds a float to the number at key in the precision Redis
-// uses (C long double, see longDouble) and stores the result formatted as
+// uses (C long double, package longdouble) and stores the result formatted as
 // Redis formats it; the key keeps its TTL.
 func cmdIncrByFloat(c *command.Ctx, args [][]byte) {
 	db := c.DB()
