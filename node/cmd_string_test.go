@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/longdouble"
 
 	"github.com/shoal-db/shoal/slots"
@@ -867,10 +868,12 @@ func TestStringHotPathAllocs(t *testing.T) {
 	getArgs := [][]byte{[]byte("GET"), key}
 	db := s.Keyspace().DB(0)
 	slot := slots.KeySlot(key)
-	run := func(h HandlerFunc, args [][]byte) {
+	// The handlers as the command table holds them.
+	cmdSet, cmdGet := s.table.byName["set"].Handler, s.table.byName["get"].Handler
+	run := func(h command.Handler, args [][]byte) {
 		c.Out = c.Out[:0]
 		db.Lock(slot)
-		h(c, args)
+		h(&c.Ctx, args)
 		db.Unlock(slot)
 	}
 	run(cmdSet, setArgs)

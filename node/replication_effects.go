@@ -4,12 +4,8 @@ package node
 // non-deterministic or relative command is written with these, never with
 // the client's own argv[0]. Read-only.
 var (
-	argSET       = []byte("SET")
-	argPXAT      = []byte("PXAT")
-	argKEEPTTL   = []byte("KEEPTTL")
 	argDEL       = []byte("DEL")
 	argPEXPIREAT = []byte("PEXPIREAT")
-	argPERSIST   = []byte("PERSIST")
 	argSREM      = []byte("SREM")
 	argHSET      = []byte("HSET")
 )

@@ -6,7 +6,9 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/bitmap"
 	"github.com/shoal-db/shoal/commands/list"
+	"github.com/shoal-db/shoal/commands/str"
 	"github.com/shoal-db/shoal/commands/stream"
 	"github.com/shoal-db/shoal/commands/zset"
 )
@@ -40,7 +42,6 @@ func handlerGroups() []map[string]command.Handler {
 	for _, g := range []map[string]HandlerFunc{
 		connectionHandlers(),
 		serverHandlers(),
-		stringHandlers(),
 		keyHandlers(),
 		scriptingHandlers(),
 		transactionHandlers(),
@@ -48,7 +49,6 @@ func handlerGroups() []map[string]command.Handler {
 		clusterHandlers(),
 		clusterMigrateHandlers(),
 		failoverHandlers(),
-		bitmapHandlers(),
 		hllHandlers(),
 		hashHandlers(),
 		setHandlers(),
@@ -63,6 +63,8 @@ func handlerGroups() []map[string]command.Handler {
 		groups = append(groups, nodeHandlers(g))
 	}
 	groups = append(groups,
+		str.Handlers(),
+		bitmap.Handlers(),
 		list.Handlers(),
 		zset.Handlers(),
 		stream.Handlers(),

@@ -1,4 +1,6 @@
-package node
+// Package bitmap holds the bit commands (Redis 7.0's "bitmap" group: SETBIT,
+// GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD, BITFIELD_RO) over string values.
+package bitmap
 
 import (
 	"encoding/binary"
@@ -6,13 +8,14 @@ import (
 	"slices"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/str"
 	"github.com/shoal-db/shoal/store"
 )
 
-// bitmapHandlers: the bit commands (Redis 7.0's "bitmap" group). Bitmaps
+// Handlers: the bit commands (Redis 7.0's "bitmap" group). Bitmaps
 // are string values; bit 0 is the most significant bit of the first byte.
-func bitmapHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"setbit":      cmdSetBit,
 		"getbit":      cmdGetBit,
 		"bitcount":    cmdBitCount,
@@ -29,7 +32,7 @@ const msgBitOffset = "ERR bit offset is not an integer or out of range"
 // getBitOffsetFromArgument: a non-negative integer whose byte is below
 // proto-max-bulk-len. With hash (BITFIELD) "#n" means n*bits; the
 // multiplication wraps on overflow exactly as Redis's does.
-func (c *Client) parseBitOffset(arg []byte, hash bool, width int) (uint64, bool) {
+func parseBitOffset(c *command.Ctx, arg []byte, hash bool, width int) (uint64, bool) {
 	useHash := hash && width > 0 && len(arg) > 0 && arg[0] == '#'
 	if useHash {
 		arg = arg[1:]
@@ -38,7 +41,7 @@ func (c *Client) parseBitOffset(arg []byte, hash bool, width int) (uint64, bool)
 	if ok && useHash {
 		off *= int64(width)
 	}
-	if !ok || off < 0 || off>>3 >= c.srv.limits.protoMaxBulkLen.Load() {
+	if !ok || off < 0 || off>>3 >= c.Session().ProtoMaxBulkLen() {
 		c.Error(msgBitOffset)
 		return 0, false
 	}
@@ -49,7 +52,7 @@ func (c *Client) parseBitOffset(arg []byte, hash bool, width int) (uint64, bool)
 // or zero-padded so that bit maxBit exists, in the raw encoding. grown
 // reports a new key or a longer string. On WRONGTYPE it replies and returns
 // nil. Offsets are bounded by proto-max-bulk-len before this is called.
-func (c *Client) bitTarget(key []byte, maxBit uint64) (p *[]byte, grown bool) {
+func bitTarget(c *command.Ctx, key []byte, maxBit uint64) (p *[]byte, grown bool) {
 	db := c.DB()
 	need := int(maxBit>>3) + 1
 	e := command.LookupWrite(db, key)
@@ -70,8 +73,8 @@ func (c *Client) bitTarget(key []byte, maxBit uint64) (p *[]byte, grown bool) {
 }
 
 // cmdSetBit: SETBIT key offset 0|1, replying the bit's previous value.
-func cmdSetBit(c *Client, args [][]byte) {
-	off, ok := c.parseBitOffset(args[2], false, 0)
+func cmdSetBit(c *command.Ctx, args [][]byte) {
+	off, ok := parseBitOffset(c, args[2], false, 0)
 	if !ok {
 		return
 	}
@@ -80,7 +83,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 		c.Error("ERR bit is not an integer or out of range")
 		return
 	}
-	p, grown := c.bitTarget(args[1], off)
+	p, grown := bitTarget(c, args[1], off)
 	if p == nil {
 		return
 	}
@@ -103,12 +106,12 @@ func cmdSetBit(c *Client, args [][]byte) {
 }
 
 // cmdGetBit: GETBIT key offset; bits past the end read as zero.
-func cmdGetBit(c *Client, args [][]byte) {
-	off, ok := c.parseBitOffset(args[2], false, 0)
+func cmdGetBit(c *command.Ctx, args [][]byte) {
+	off, ok := parseBitOffset(c, args[2], false, 0)
 	if !ok {
 		return
 	}
-	e, wrong := lookupString(c.DB(), args[1])
+	e, wrong := str.LookupString(c.DB(), args[1])
 	if wrong {
 		c.ErrWrongType()
 		return
@@ -162,7 +165,7 @@ func resolveBitRange(start, end, n int64, isBit bool) bitRange {
 }
 
 // parseBitUnit parses BITCOUNT/BITPOS's unit argument: BIT or BYTE.
-func parseBitUnit(c *Client, arg []byte) (isBit, ok bool) {
+func parseBitUnit(c *command.Ctx, arg []byte) (isBit, ok bool) {
 	switch {
 	case command.ArgIs(arg, "bit"):
 		return true, true
@@ -174,8 +177,8 @@ func parseBitUnit(c *Client, arg []byte) (isBit, ok bool) {
 }
 
 // cmdBitCount: BITCOUNT key [start end [BYTE|BIT]].
-func cmdBitCount(c *Client, args [][]byte) {
-	e, wrong := lookupString(c.DB(), args[1])
+func cmdBitCount(c *command.Ctx, args [][]byte) {
+	e, wrong := str.LookupString(c.DB(), args[1])
 	if wrong {
 		c.ErrWrongType()
 		return
@@ -269,7 +272,7 @@ func firstBit(b []byte, bit int) int64 {
 // bit without an explicit end treats the string as zero-padded on the
 // right, so past its end the answer is the first bit after it; with an end
 // given, a range of set bits answers -1.
-func cmdBitPos(c *Client, args [][]byte) {
+func cmdBitPos(c *command.Ctx, args [][]byte) {
 	bit, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
@@ -279,7 +282,7 @@ func cmdBitPos(c *Client, args [][]byte) {
 		c.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	e, wrong := lookupString(c.DB(), args[1])
+	e, wrong := str.LookupString(c.DB(), args[1])
 	if wrong {
 		c.ErrWrongType()
 		return
@@ -405,7 +408,7 @@ const (
 // cmdBitOp: BITOP AND|OR|XOR|NOT destkey key [key ...]. Shorter sources
 // read as zero-padded; an all-empty result deletes destkey. The reply is the
 // result's length.
-func cmdBitOp(c *Client, args [][]byte) {
+func cmdBitOp(c *command.Ctx, args [][]byte) {
 	var op bitOp
 	switch {
 	case command.ArgIs(args[1], "and"):
@@ -428,7 +431,7 @@ func cmdBitOp(c *Client, args [][]byte) {
 	srcs := make([][]byte, len(args)-3)
 	maxLen := 0
 	for i, key := range args[3:] {
-		e, wrong := lookupString(db, key)
+		e, wrong := str.LookupString(db, key)
 		if wrong {
 			c.ErrWrongType()
 			return

@@ -1,4 +1,6 @@
-package node
+// Package str holds the string commands (Redis 7.0's "string" group: GET,
+// SET and their variants, the counters, APPEND, SETRANGE, GETRANGE, LCS).
+package str
 
 import (
 	"slices"
@@ -8,9 +10,9 @@ import (
 	"github.com/shoal-db/shoal/store"
 )
 
-// stringHandlers: the string commands (Redis 7.0's "string" group).
-func stringHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+// Handlers: the string commands (Redis 7.0's "string" group).
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"set":         cmdSet,
 		"setnx":       cmdSetNX,
 		"setex":       cmdSetEX,
@@ -40,10 +42,10 @@ func stringHandlers() map[string]HandlerFunc {
 // lookupKeyWrite does not. Both delete a logically expired key on the way and
 // touch the LRU clock, as store.DB.Lookup does.
 
-// lookupString finds key for reading (counting a hit or miss). It returns
+// LookupString finds key for reading (counting a hit or miss). It returns
 // the entry, or nil when the key is missing; wrongType reports a key of
 // another type, for which nothing has been replied yet.
-func lookupString(db *store.DB, key []byte) (e *store.Entry, wrongType bool) {
+func LookupString(db *store.DB, key []byte) (e *store.Entry, wrongType bool) {
 	e = db.Find(key)
 	if e != nil && e.Type() != store.TypeString {
 		return nil, true
@@ -54,8 +56,8 @@ func lookupString(db *store.DB, key []byte) (e *store.Entry, wrongType bool) {
 // replyGet is Redis's getGenericCommand: it replies the value of key, null
 // if missing, or WRONGTYPE (then it returns false). found reports whether the
 // key exists.
-func (c *Client) replyGet(db *store.DB, key []byte) (found, ok bool) {
-	e, wrong := lookupString(db, key)
+func replyGet(c *command.Ctx, db *store.DB, key []byte) (found, ok bool) {
+	e, wrong := LookupString(db, key)
 	if wrong {
 		c.ErrWrongType()
 		return false, false
@@ -68,12 +70,12 @@ func (c *Client) replyGet(db *store.DB, key []byte) (found, ok bool) {
 	return true, true
 }
 
-func cmdGet(c *Client, args [][]byte) {
-	c.replyGet(c.DB(), args[1])
+func cmdGet(c *command.Ctx, args [][]byte) {
+	replyGet(c, c.DB(), args[1])
 }
 
 // cmdSet: SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL].
-func cmdSet(c *Client, args [][]byte) {
+func cmdSet(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	key, val := args[1], args[2]
 	if len(args) == 3 {
@@ -90,14 +92,14 @@ func cmdSet(c *Client, args [][]byte) {
 	var at int64
 	if opt.expire != nil {
 		var ok bool
-		if at, ok = c.expireAtOrReply(opt, "set"); !ok {
+		if at, ok = expireAtOrReply(c, opt, "set"); !ok {
 			return
 		}
 	}
 	found := false
 	if opt.flags&optGet != 0 {
 		var ok bool
-		if found, ok = c.replyGet(db, key); !ok {
+		if found, ok = replyGet(c, db, key); !ok {
 			return
 		}
 		// lookupKeyWrite after lookupKeyRead: the same answer, under the
@@ -126,7 +128,7 @@ func cmdSet(c *Client, args [][]byte) {
 	}
 }
 
-func cmdSetNX(c *Client, args [][]byte) {
+func cmdSetNX(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	if command.LookupWrite(db, args[1]) != nil {
 		c.Int(0)
@@ -137,12 +139,12 @@ func cmdSetNX(c *Client, args [][]byte) {
 	c.Int(1)
 }
 
-func cmdSetEX(c *Client, args [][]byte)  { setWithTTL(c, args, optEX, "setex") }
-func cmdPSetEX(c *Client, args [][]byte) { setWithTTL(c, args, optPX, "psetex") }
+func cmdSetEX(c *command.Ctx, args [][]byte)  { setWithTTL(c, args, optEX, "setex") }
+func cmdPSetEX(c *command.Ctx, args [][]byte) { setWithTTL(c, args, optPX, "psetex") }
 
 // setWithTTL is SETEX / PSETEX key ttl value.
-func setWithTTL(c *Client, args [][]byte, unit strOptFlags, name string) {
-	at, ok := c.expireAtOrReply(strOpts{flags: unit, expire: args[2]}, name)
+func setWithTTL(c *command.Ctx, args [][]byte, unit strOptFlags, name string) {
+	at, ok := expireAtOrReply(c, strOpts{flags: unit, expire: args[2]}, name)
 	if !ok {
 		return
 	}
@@ -154,7 +156,7 @@ func setWithTTL(c *Client, args [][]byte, unit strOptFlags, name string) {
 }
 
 // cmdGetEX: GETEX key [EX s|PX ms|EXAT ts|PXAT ms-ts|PERSIST].
-func cmdGetEX(c *Client, args [][]byte) {
+func cmdGetEX(c *command.Ctx, args [][]byte) {
 	var opt strOpts
 	if !opt.parse(args[2:], false) {
 		c.ErrSyntax()
@@ -162,7 +164,7 @@ func cmdGetEX(c *Client, args [][]byte) {
 	}
 	db := c.DB()
 	key := args[1]
-	e, wrong := lookupString(db, key)
+	e, wrong := LookupString(db, key)
 	if wrong {
 		c.ErrWrongType()
 		return
@@ -175,14 +177,14 @@ func cmdGetEX(c *Client, args [][]byte) {
 	var at int64
 	if opt.expire != nil {
 		var ok bool
-		if at, ok = c.expireAtOrReply(opt, "getex"); !ok {
+		if at, ok = expireAtOrReply(c, opt, "getex"); !ok {
 			return
 		}
 	}
 	c.Bulk(e.Bytes())
 	// GETEX is never propagated as is: DEL, PEXPIREAT, PERSIST or nothing.
 	switch {
-	case opt.flags&(optEXAT|optPXAT) != 0 && at <= c.srv.ks.Now():
+	case opt.flags&(optEXAT|optPXAT) != 0 && at <= c.NowMs():
 		// An absolute time already past deletes the key (checkAlreadyExpired).
 		db.Delete(key)
 		c.ReplaceEffect(argDEL, key)
@@ -197,9 +199,9 @@ func cmdGetEX(c *Client, args [][]byte) {
 	}
 }
 
-func cmdGetDel(c *Client, args [][]byte) {
+func cmdGetDel(c *command.Ctx, args [][]byte) {
 	db := c.DB()
-	found, ok := c.replyGet(db, args[1])
+	found, ok := replyGet(c, db, args[1])
 	if ok && found {
 		db.Delete(args[1])
 		c.ReplaceEffect(argDEL, args[1])
@@ -208,16 +210,16 @@ func cmdGetDel(c *Client, args [][]byte) {
 	c.NoEffect()
 }
 
-func cmdGetSet(c *Client, args [][]byte) {
+func cmdGetSet(c *command.Ctx, args [][]byte) {
 	db := c.DB()
-	if _, ok := c.replyGet(db, args[1]); !ok {
+	if _, ok := replyGet(c, db, args[1]); !ok {
 		return
 	}
 	db.SetString(args[1], args[2], false)
 	c.ReplaceEffect(argSET, args[1], args[2])
 }
 
-func cmdMGet(c *Client, args [][]byte) {
+func cmdMGet(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	c.Array(len(args) - 1)
 	for _, key := range args[1:] {
@@ -230,7 +232,7 @@ func cmdMGet(c *Client, args [][]byte) {
 	}
 }
 
-func cmdMSet(c *Client, args [][]byte) {
+func cmdMSet(c *command.Ctx, args [][]byte) {
 	if len(args)%2 == 0 {
 		c.ErrArity("mset")
 		return
@@ -243,7 +245,7 @@ func cmdMSet(c *Client, args [][]byte) {
 	c.OK()
 }
 
-func cmdMSetNX(c *Client, args [][]byte) {
+func cmdMSetNX(c *command.Ctx, args [][]byte) {
 	if len(args)%2 == 0 {
 		c.ErrArity("msetnx")
 		return
@@ -263,8 +265,8 @@ func cmdMSetNX(c *Client, args [][]byte) {
 	c.Int(1)
 }
 
-func cmdStrlen(c *Client, args [][]byte) {
-	e, wrong := lookupString(c.DB(), args[1])
+func cmdStrlen(c *command.Ctx, args [][]byte) {
+	e, wrong := LookupString(c.DB(), args[1])
 	switch {
 	case wrong:
 		c.ErrWrongType()
@@ -277,16 +279,16 @@ func cmdStrlen(c *Client, args [][]byte) {
 
 // checkStringLength is Redis's checkStringLength: a string may not grow past
 // proto-max-bulk-len. It is checked before anything is allocated.
-func (c *Client) checkStringLength(size, add int64) bool {
+func checkStringLength(c *command.Ctx, size, add int64) bool {
 	total := uint64(size) + uint64(add)
-	if total > uint64(c.srv.limits.protoMaxBulkLen.Load()) || total < uint64(size) || total < uint64(add) {
+	if total > uint64(c.Session().ProtoMaxBulkLen()) || total < uint64(size) || total < uint64(add) {
 		c.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
 		return false
 	}
 	return true
 }
 
-func cmdAppend(c *Client, args [][]byte) {
+func cmdAppend(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	key, val := args[1], args[2]
 	e := command.LookupWrite(db, key)
@@ -301,7 +303,7 @@ func cmdAppend(c *Client, args [][]byte) {
 		c.ErrWrongType()
 		return
 	}
-	if !c.checkStringLength(int64(len(e.Bytes())), int64(len(val))) {
+	if !checkStringLength(c, int64(len(e.Bytes())), int64(len(val))) {
 		return
 	}
 	p := e.MutableBytes()
@@ -309,7 +311,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	c.Int(int64(len(*p)))
 }
 
-func cmdSetRange(c *Client, args [][]byte) {
+func cmdSetRange(c *command.Ctx, args [][]byte) {
 	offset, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
@@ -327,7 +329,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 			c.Int(0) // setting nothing on a missing key creates nothing
 			return
 		}
-		if !c.checkStringLength(offset, int64(len(val))) {
+		if !checkStringLength(c, offset, int64(len(val))) {
 			return
 		}
 		e = db.SetString(key, nil, false)
@@ -340,7 +342,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 			c.Int(int64(len(e.Bytes())))
 			return
 		}
-		if !c.checkStringLength(offset, int64(len(val))) {
+		if !checkStringLength(c, offset, int64(len(val))) {
 			return
 		}
 	}
@@ -359,7 +361,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 
 // cmdGetRange: GETRANGE / SUBSTR key start end, with Redis's clamping of
 // negative and out-of-range indexes.
-func cmdGetRange(c *Client, args [][]byte) {
+func cmdGetRange(c *command.Ctx, args [][]byte) {
 	start, ok1 := command.ParseInt64(args[2])
 	if !ok1 {
 		c.ErrNotInteger()
@@ -370,7 +372,7 @@ func cmdGetRange(c *Client, args [][]byte) {
 		c.ErrNotInteger()
 		return
 	}
-	e, wrong := lookupString(c.DB(), args[1])
+	e, wrong := LookupString(c.DB(), args[1])
 	if wrong {
 		c.ErrWrongType()
 		return

@@ -1,4 +1,4 @@
-package node
+package str
 
 import (
 	"bytes"
@@ -94,7 +94,7 @@ func eqFold(b []byte, w string) bool {
 // and a relative time (EX/PX) is added to the keyspace clock, where a wrap
 // past int64 is reported as an invalid expire time too. cmd is the command's
 // full name for the error text. On error it replies and returns false.
-func (c *Client) expireAtOrReply(o strOpts, cmd string) (int64, bool) {
+func expireAtOrReply(c *command.Ctx, o strOpts, cmd string) (int64, bool) {
 	ms, ok := command.ParseInt64(o.expire)
 	if !ok {
 		c.ErrNotInteger()
@@ -102,22 +102,22 @@ func (c *Client) expireAtOrReply(o strOpts, cmd string) (int64, bool) {
 	}
 	seconds := o.flags&(optEX|optEXAT) != 0
 	if ms <= 0 || seconds && ms > math.MaxInt64/1000 {
-		c.errInvalidExpire(cmd)
+		errInvalidExpire(c, cmd)
 		return 0, false
 	}
 	if seconds {
 		ms *= 1000
 	}
 	if o.flags&(optEX|optPX) != 0 {
-		ms += c.srv.ks.Now() // wraps negative on overflow, as in C
+		ms += c.NowMs() // wraps negative on overflow, as in C
 	}
 	if ms <= 0 {
-		c.errInvalidExpire(cmd)
+		errInvalidExpire(c, cmd)
 		return 0, false
 	}
 	return ms, true
 }
 
-func (c *Client) errInvalidExpire(cmd string) {
+func errInvalidExpire(c *command.Ctx, cmd string) {
 	c.Error("ERR invalid expire time in '" + cmd + "' command")
 }

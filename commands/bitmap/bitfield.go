@@ -1,6 +1,9 @@
-package node
+package bitmap
 
-import "github.com/shoal-db/shoal/command"
+import (
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/str"
+)
 
 // BITFIELD key [GET type offset] [SET type offset value]
 // [INCRBY type offset increment] [OVERFLOW WRAP|SAT|FAIL] ...
@@ -36,8 +39,8 @@ type bitfieldOp struct {
 
 const msgBitfieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 
-func cmdBitField(c *Client, args [][]byte)   { bitfieldCommand(c, args, false) }
-func cmdBitFieldRO(c *Client, args [][]byte) { bitfieldCommand(c, args, true) }
+func cmdBitField(c *command.Ctx, args [][]byte)   { bitfieldCommand(c, args, false) }
+func cmdBitFieldRO(c *command.Ctx, args [][]byte) { bitfieldCommand(c, args, true) }
 
 // parseBitfieldType parses "i<bits>" (1..64) or "u<bits>" (1..63).
 func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
@@ -60,7 +63,7 @@ func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
 // untouched), then looks the key up (for reading when there are only GETs,
 // else creating/padding it up to the last bit written) and runs them in
 // order.
-func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
+func bitfieldCommand(c *command.Ctx, args [][]byte, readOnly bool) {
 	var ops []bitfieldOp
 	overflow := overflowWrap
 	writes := false
@@ -99,7 +102,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 			c.Error(msgBitfieldType)
 			return
 		}
-		offset, ok := c.parseBitOffset(args[j+2], true, int(width))
+		offset, ok := parseBitOffset(c, args[j+2], true, int(width))
 		if !ok {
 			return
 		}
@@ -122,7 +125,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 	var src []byte
 	var grown bool
 	if !writes {
-		e, wrong := lookupString(c.DB(), args[1])
+		e, wrong := str.LookupString(c.DB(), args[1])
 		if wrong {
 			c.ErrWrongType()
 			return
@@ -135,7 +138,7 @@ func bitfieldCommand(c *Client, args [][]byte, readOnly bool) {
 			c.Error("ERR BITFIELD_RO only supports the GET subcommand")
 			return
 		}
-		if p, grown = c.bitTarget(args[1], highestBit); p == nil {
+		if p, grown = bitTarget(c, args[1], highestBit); p == nil {
 			return
 		}
 	}
@@ -306,4 +309,15 @@ func widthMask(width uint) uint64 {
 		return ^uint64(0)
 	}
 	return 1<<width - 1
+}
+
+// cstr is b up to its first NUL byte, as Redis's C string functions read an
+// argument.
+func cstr(b []byte) []byte {
+	for i, x := range b {
+		if x == 0 {
+			return b[:i]
+		}
+	}
+	return b
 }

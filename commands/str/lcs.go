@@ -1,4 +1,4 @@
-package node
+package str
 
 import (
 	"math"
@@ -13,7 +13,7 @@ import (
 // (len(a)+1)×(len(b)+1) table, walked back from the end to produce the
 // string or the matching ranges, in the order and shape Redis 7.0 replies
 // them (ranges from the end of the strings towards their start).
-func cmdLCS(c *Client, args [][]byte) {
+func cmdLCS(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	ea, eb := db.Find(args[1]), db.Find(args[2])
 	if ea != nil && ea.Type() != store.TypeString || eb != nil && eb.Type() != store.TypeString {
@@ -61,7 +61,7 @@ func cmdLCS(c *Client, args [][]byte) {
 	}
 	alen, blen := len(a), len(b)
 	cells := uint64(alen+1) * uint64(blen+1)
-	if cells*4 > uint64(c.srv.limits.protoMaxBulkLen.Load()) {
+	if cells*4 > uint64(c.Session().ProtoMaxBulkLen()) {
 		c.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
 		return
 	}

@@ -1,4 +1,4 @@
-package node
+package str
 
 import (
 	"bytes"
@@ -7,14 +7,13 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/longdouble"
-
 	"github.com/shoal-db/shoal/store"
 )
 
-func cmdIncr(c *Client, args [][]byte) { incrDecr(c, args[1], 1) }
-func cmdDecr(c *Client, args [][]byte) { incrDecr(c, args[1], -1) }
+func cmdIncr(c *command.Ctx, args [][]byte) { incrDecr(c, args[1], 1) }
+func cmdDecr(c *command.Ctx, args [][]byte) { incrDecr(c, args[1], -1) }
 
-func cmdIncrBy(c *Client, args [][]byte) {
+func cmdIncrBy(c *command.Ctx, args [][]byte) {
 	by, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
@@ -23,7 +22,7 @@ func cmdIncrBy(c *Client, args [][]byte) {
 	incrDecr(c, args[1], by)
 }
 
-func cmdDecrBy(c *Client, args [][]byte) {
+func cmdDecrBy(c *command.Ctx, args [][]byte) {
 	by, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
@@ -38,7 +37,7 @@ func cmdDecrBy(c *Client, args [][]byte) {
 
 // incrDecr adds by to the integer at key (0 if missing). The value must be
 // the canonical decimal form of an int64; the key keeps its TTL.
-func incrDecr(c *Client, key []byte, by int64) {
+func incrDecr(c *command.Ctx, key []byte, by int64) {
 	db := c.DB()
 	e := command.LookupWrite(db, key)
 	var v int64
@@ -64,9 +63,9 @@ func incrDecr(c *Client, key []byte, by int64) {
 }
 
 // cmdIncrByFloat adds a float to the number at key in the precision Redis
-// uses (C long double, see longDouble) and stores the result formatted as
+// uses (C long double, package longdouble) and stores the result formatted as
 // Redis formats it; the key keeps its TTL.
-func cmdIncrByFloat(c *Client, args [][]byte) {
+func cmdIncrByFloat(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	key := args[1]
 	e := command.LookupWrite(db, key)
