@@ -26,7 +26,29 @@ var ErrKeySpec = errors.New("invalid arguments for the command's key specificati
 
 // ArgEquals reports whether an argument equals word, ignoring ASCII case.
 func ArgEquals(arg []byte, word string) bool {
-	return len(arg) == len(word) && bytes.EqualFold(arg, []byte(word))
+	return EqualFoldASCII(arg, word)
+}
+
+// EqualFoldASCII is Redis's strcasecmp on equal lengths: only A-Z fold, so
+// a keyword never matches through Unicode folding ("ſet" is not "set", the
+// Kelvin sign is not "k"), as bytes.EqualFold would have it.
+func EqualFoldASCII(b []byte, word string) bool {
+	if len(b) != len(word) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], word[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // Bstr views b as a string without copying; the string must not outlive b's
@@ -197,7 +219,7 @@ func ArgIs(b []byte, kw string) bool {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}
-	return strings.EqualFold(Bstr(b), kw)
+	return EqualFoldASCII(b, kw)
 }
 
 // CString returns b up to its first NUL byte, as a C string would print.

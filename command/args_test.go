@@ -38,3 +38,15 @@ func TestTimeoutMillis(t *testing.T) {
 		}
 	}
 }
+
+// Keywords compare as Redis's strcasecmp: ASCII case only (BITFIELD k ſet
+// u8 0 1 is a syntax error in Redis; Unicode folding accepted it).
+func TestKeywordsFoldASCIIOnly(t *testing.T) {
+	require.True(t, ArgIs([]byte("SeT"), "set"))
+	require.True(t, ArgIs([]byte("set\x00junk"), "set"))
+	require.False(t, ArgIs([]byte("ſet"), "set"))
+	require.False(t, ArgEquals([]byte("\u212a"), "k")) // Kelvin sign
+	require.False(t, ArgEquals([]byte("ſet"), "set"))
+	require.True(t, ArgEquals([]byte("NX"), "nx"))
+	require.False(t, ArgEquals([]byte("n"), "nx"))
+}

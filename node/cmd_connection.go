@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"strings"
 
@@ -81,11 +80,11 @@ func cmdHello(c *Client, args [][]byte) {
 	for i := 2; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
-		case bytes.EqualFold(args[i], []byte("auth")) && more >= 2:
+		case command.EqualFoldASCII(args[i], "auth") && more >= 2:
 			user, pass = args[i+1], args[i+2]
 			haveAuth = true
 			i += 2
-		case bytes.EqualFold(args[i], []byte("setname")) && more >= 1:
+		case command.EqualFoldASCII(args[i], "setname") && more >= 1:
 			name = args[i+1]
 			haveName = true
 			i++

@@ -106,7 +106,7 @@ func cmdDebug(c *Client, args [][]byte) {
 			s.cluster.SetDropFilter(t)
 		}
 		c.OK()
-	case sub == "clusterlink" && argc == 5 && strings.EqualFold(string(args[2]), "kill"):
+	case sub == "clusterlink" && argc == 5 && command.EqualFoldASCII(args[2], "kill"):
 		if s.cluster == nil {
 			c.Error("ERR Debug option only available for cluster mode enabled setup!")
 			return

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/rdb"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -391,7 +392,7 @@ func cmdFunctionLoad(c *Client, args [][]byte) {
 	replace := false
 	i := 2
 	for ; i < len(args)-1; i++ {
-		if !bytes.EqualFold(args[i], []byte("replace")) {
+		if !command.EqualFoldASCII(args[i], "replace") {
 			c.Error("ERR Unknown option given: " + string(args[i]))
 			return
 		}
@@ -456,7 +457,7 @@ func cmdFunctionFlush(c *Client, args [][]byte) {
 		c.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.")
 		return
 	}
-	if len(args) == 3 && !bytes.EqualFold(args[2], []byte("async")) && !bytes.EqualFold(args[2], []byte("sync")) {
+	if len(args) == 3 && !command.EqualFoldASCII(args[2], "async") && !command.EqualFoldASCII(args[2], "sync") {
 		c.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 		return
 	}
@@ -492,9 +493,9 @@ func cmdFunctionList(c *Client, args [][]byte) {
 	hasPattern := false
 	for i := 2; i < len(args); i++ {
 		switch {
-		case !withCode && bytes.EqualFold(args[i], []byte("withcode")):
+		case !withCode && command.EqualFoldASCII(args[i], "withcode"):
 			withCode = true
-		case !hasPattern && bytes.EqualFold(args[i], []byte("libraryname")):
+		case !hasPattern && command.EqualFoldASCII(args[i], "libraryname"):
 			if i >= len(args)-1 {
 				c.Error("ERR library name argument was not given")
 				return

@@ -1,8 +1,6 @@
 package node
 
 import (
-	"bytes"
-
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/stream"
 )
@@ -102,7 +100,7 @@ func findKeyword(args [][]byte, kw string, startFrom int) int {
 		if i >= argc || i < 1 {
 			return 0
 		}
-		if bytes.EqualFold(args[i], []byte(kw)) {
+		if command.EqualFoldASCII(args[i], kw) {
 			return i + 1
 		}
 		if i == end {

@@ -929,7 +929,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 // hasArg reports whether one of args[1:] is word (any case).
 func hasArg(args [][]byte, word string) bool {
 	for _, a := range args[1:] {
-		if strings.EqualFold(string(a), word) {
+		if command.EqualFoldASCII(a, word) {
 			return true
 		}
 	}
@@ -993,7 +993,7 @@ func cmdScriptExists(c *Client, args [][]byte) {
 }
 
 func cmdScriptFlush(c *Client, args [][]byte) {
-	if len(args) > 3 || len(args) == 3 && !bytes.EqualFold(args[2], []byte("sync")) && !bytes.EqualFold(args[2], []byte("async")) {
+	if len(args) > 3 || len(args) == 3 && !command.EqualFoldASCII(args[2], "sync") && !command.EqualFoldASCII(args[2], "async") {
 		c.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
 		return
 	}
