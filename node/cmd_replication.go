@@ -36,7 +36,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 		return // already a replica: ignored, as Redis does
 	}
 	r := c.srv.repl
-	if r.proxy.Load() && !r.up.Load() {
+	if r.proxy.Load() && !r.rep.Up() {
 		c.Error("NOMASTERLINK Can't SYNC while not connected with my master")
 		return
 	}
@@ -166,7 +166,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 	}
 	r := c.srv.repl
 	if argIs(args[1], "no") && argIs(args[2], "one") {
-		if host, _ := r.master(); host != "" {
+		if host, _ := r.rep.Master(); host != "" {
 			r.unfollow()
 			c.srv.log.Info("MASTER MODE enabled (user request)")
 		}
@@ -183,7 +183,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		return
 	}
 	host := string(args[1])
-	if h, p := r.master(); h == host && p == int(port) {
+	if h, p := r.rep.Master(); h == host && p == int(port) {
 		c.Status("OK Already connected to specified master")
 		return
 	}
@@ -265,14 +265,14 @@ func (r *replState) awaitAcks(w *blockWaiter, target, n int64) {
 // ROLE
 func cmdRole(c *Client, args [][]byte) {
 	r := c.srv.repl
-	if host, port := r.master(); host != "" {
+	if host, port := r.rep.Master(); host != "" {
 		c.Array(5)
 		c.BulkString("slave")
 		c.BulkString(host)
 		c.Int(int64(port))
-		c.BulkString(r.linkStateName())
+		c.BulkString(r.rep.StateName())
 		off := int64(-1)
-		if r.up.Load() {
+		if r.rep.Up() {
 			off = r.m.Offset()
 		}
 		c.Int(off)
@@ -306,23 +306,23 @@ func (s *Server) infoReplication(w *infoWriter) {
 	r := s.repl
 	in := r.m.Snapshot()
 	w.section("Replication")
-	host, port := r.master()
+	host, port := r.rep.Master()
 	if host == "" {
 		w.str("role", "master")
 	} else {
 		w.str("role", "slave")
 		w.str("master_host", host)
 		w.int("master_port", int64(port))
-		up := r.up.Load()
+		up := r.rep.Up()
 		if up {
 			w.str("master_link_status", "up")
-			w.int("master_last_io_seconds_ago", time.Now().Unix()-r.lastIO.Load())
+			w.int("master_last_io_seconds_ago", time.Now().Unix()-r.rep.LastIO())
 		} else {
 			w.str("master_link_status", "down")
 			w.int("master_last_io_seconds_ago", -1)
 		}
 		syncing := int64(0)
-		if r.sync.Load() {
+		if r.rep.Syncing() {
 			syncing = 1
 		}
 		w.int("master_sync_in_progress", syncing)
@@ -330,7 +330,7 @@ func (s *Server) infoReplication(w *infoWriter) {
 		w.int("slave_repl_offset", in.Offset)
 		if !up {
 			since := int64(-1)
-			if d := r.downAt.Load(); d > 0 {
+			if d := r.rep.DownSince(); d > 0 {
 				since = time.Now().Unix() - d
 			}
 			w.int("master_link_down_since_seconds", since)

@@ -35,7 +35,6 @@ type replState struct {
 	syncs  atomic.Pointer[[]*fullSync]
 
 	syncFull, syncPartialOK, syncPartialErr atomic.Int64
-	bytesIn                                 atomic.Int64 // read from this node's master (INFO total_net_repl_input_bytes)
 	goodReplicas                            atomic.Int64 // for min-replicas-to-write
 	guards                                  atomic.Bool  // a write may be refused (replica or min-replicas)
 	// roleGen counts the changes to a replica (follow): a command that
@@ -46,19 +45,12 @@ type replState struct {
 	// changes the cluster bus reports before are taken from nodes.conf then.
 	started atomic.Bool
 
-	// applyMu orders, on a replica, the master link's apply-then-forward of
-	// one command against the full-sync walker of a sub-replica: the walker
-	// must not image a slot between the two.
-	applyMu sync.Mutex
-
-	// Replica side (replication_replica.go).
+	// Replica side (replication_replica.go): the link to this node's
+	// master; its apply lock orders, on a replica, the master link's
+	// apply-then-forward of one command against the full-sync walker of a
+	// sub-replica (the walker must not image a slot between the two).
+	rep    *replication.Replica
 	roleMu sync.Mutex // serialises follow / unfollow (REPLICAOF, the bus, startup)
-	linkMu sync.Mutex
-	link   *masterLink
-	up     atomic.Bool // master_link_status:up
-	sync   atomic.Bool // master_sync_in_progress
-	lastIO atomic.Int64
-	downAt atomic.Int64 // unix seconds the link went down
 }
 
 func newReplState(s *Server) *replState {
@@ -74,6 +66,7 @@ func newReplState(s *Server) *replState {
 			s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits: replica dropped", zap.String("reason", reason))
 		},
 	})
+	r.rep = replication.NewReplica(r.m, replicaFSM{r}, s.log)
 	cfg.OnChange("repl-backlog-size", func(string) error {
 		r.m.ResizeBacklog(int(cfg.Int("repl-backlog-size")))
 		return nil
@@ -217,7 +210,7 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []dbSlot) []dbSlot {
 // did.
 //
 // On a replica (chained replication) the master link calls it before
-// applying a command, holding applyMu and no slot lock: lockSlots says to
+// applying a command, holding the replica's apply lock and no slot lock: lockSlots says to
 // take each imaged slot's lock.
 func (r *replState) beforeSyncLocked(db int, cmds [][][]byte, lockSlots bool) {
 	syncs := r.syncs.Load()
@@ -276,12 +269,12 @@ func (r *replState) beforeSyncLocked(db int, cmds [][][]byte, lockSlots bool) {
 				continue
 			}
 			// The command holds this slot's lock (it is one of its keys),
-			// or, on a replica, nothing else writes it while applyMu is held.
+			// or, on a replica, nothing else writes it while the apply lock is held.
 			d := r.s.ks.DB(p.db)
 			if lockSlots {
 				d.Lock(p.slot)
 			}
-			img, _ := appendSlotImage(nil, d, p.db, p.slot, nil)
+			img, _ := replication.AppendSlotImage(nil, d, p.db, p.slot, nil)
 			if lockSlots {
 				d.Unlock(p.slot)
 			}
@@ -356,13 +349,13 @@ func (r *replState) runFullSync(fs *fullSync) {
 			// the current one, under the slot lock, each time.
 			db = ks.DB(dbID)
 			gate.enterRunWaiting()
-			r.applyMu.Lock()
+			r.rep.LockApply()
 			db.Lock(uint16(slot))
 			// The image is built under the slot lock only; writers of other
 			// slots wait for the fan-out lock just while it is queued.
 			empty := db.SlotSize(uint16(slot)) == 0
 			if !empty {
-				buf, scratch = appendSlotImage(buf[:0], db, dbID, uint16(slot), scratch)
+				buf, scratch = replication.AppendSlotImage(buf[:0], db, dbID, uint16(slot), scratch)
 			}
 			r.m.Locked(func() {
 				fs.row(dbID)
@@ -374,12 +367,12 @@ func (r *replState) runFullSync(fs *fullSync) {
 					if !fs.touched[dbID][slot] {
 						return // empty on both sides
 					}
-					buf, scratch = appendSlotImage(buf[:0], db, dbID, uint16(slot), scratch)
+					buf, scratch = replication.AppendSlotImage(buf[:0], db, dbID, uint16(slot), scratch)
 				}
 				link.QueueImageLocked(buf)
 			})
 			db.Unlock(uint16(slot))
-			r.applyMu.Unlock()
+			r.rep.UnlockApply()
 			gate.leaveRun()
 			select {
 			case <-link.Done():
@@ -389,7 +382,7 @@ func (r *replState) runFullSync(fs *fullSync) {
 		}
 	}
 	r.m.Locked(func() {
-		link.QueueImageLocked(resp.AppendCommand(nil, imageCommand, "DONE"))
+		link.QueueImageLocked(resp.AppendCommand(nil, replication.ImageCommand, "DONE"))
 	})
 	link.Online()
 	r.s.log.Info("Synchronization with replica succeeded (slot images sent)", zap.Duration("took", time.Since(start)))
@@ -407,7 +400,7 @@ func (r *replState) cron(stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
-			r.stopLink()
+			r.rep.Stop()
 			return
 		case <-t.C:
 		}
@@ -428,7 +421,7 @@ func (r *replState) cron(stop <-chan struct{}) {
 		if r.s.cluster != nil {
 			r.s.cluster.SetReplOffset(r.m.Offset())
 		}
-		r.sendAck()
+		r.rep.SendAck()
 	}
 }
 
@@ -494,7 +487,7 @@ const errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-sta
 // stale reports whether this node is a replica that must not serve data:
 // its link is down and replica-serve-stale-data is no.
 func (r *replState) stale() bool {
-	return r.proxy.Load() && !r.up.Load() && !r.s.cfg.Bool("replica-serve-stale-data")
+	return r.proxy.Load() && !r.rep.Up() && !r.s.cfg.Bool("replica-serve-stale-data")
 }
 
 // refreshGoodReplicas recounts the replicas min-replicas-to-write counts:
@@ -555,17 +548,15 @@ func (r *replState) followClusterRole(id, ip string, port int) {
 		// follows the role nodes.conf gives once the server listens.
 		return
 	}
-	r.linkMu.Lock()
-	cur := r.link
-	r.linkMu.Unlock()
+	curID, following := r.rep.Following()
 	if id == "" {
-		if cur != nil {
+		if following {
 			r.unfollow()
 			r.s.log.Info("cluster: replication stopped, this node is a master")
 		}
 		return
 	}
-	if cur != nil && cur.nodeID == id {
+	if following && curID == id {
 		return
 	}
 	r.follow(ip, port, id, nil)
