@@ -70,8 +70,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	// The sync's bookkeeping starts before the link joins the stream, so
 	// that every write the replica receives is seen by it (a full sync
 	// needs to know which slots were written before their image).
-	fs := r.newFullSync()
-	r.addSync(fs)
+	fs := r.syncs.Begin()
 	// The function libraries travel in the payload, read with every other
 	// client stopped: a FUNCTION LOAD is then either in them or in the
 	// stream after the sync's offset, never in neither.
@@ -82,7 +81,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	c.repl.link = link
 	c.replKind.Store(int32(clientReplica))
 	if !full {
-		r.removeSync(fs)
+		r.syncs.End(fs)
 		r.syncPartialOK.Add(1)
 		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", net.JoinHostPort(req.IP, strconv.Itoa(req.Port))))
 		return
@@ -91,8 +90,8 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	if req.ReplID != "?" && !oldSync {
 		r.syncPartialErr.Add(1)
 	}
-	r.m.Locked(func() { fs.link = link })
-	go r.runFullSync(fs)
+	fs.Attach(link)
+	go fs.Walk(r.holdForImage())
 }
 
 // detachReplica runs when a replica's connection closes.

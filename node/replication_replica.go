@@ -174,9 +174,9 @@ type masterStream struct {
 // Apply runs one command of the stream (the Replica holds its apply lock).
 func (m masterStream) Apply(args [][]byte) {
 	r, c := m.r, m.c
-	if r.syncs.Load() != nil {
+	if r.syncs.Active() {
 		db := int(c.dbIndex.Load())
-		r.m.Locked(func() { r.beforeSyncLocked(db, [][][]byte{args}, true) })
+		r.m.Locked(func() { r.syncs.BeforeEffectLocked(db, [][][]byte{args}, true) })
 	}
 	c.out = c.out[:0]
 	if c.multi != nil {
