@@ -111,25 +111,6 @@ func (s *State) masterFailed(n *node) {
 	}
 }
 
-// pushFailureReports sends our gossip (which lists every PFAIL node) to
-// every reachable master at once when a cron tick flagged nodes PFAIL: only
-// masters' reports count towards FAIL, and waiting for the next scheduled
-// ping would add up to a ping interval before they reach the quorum. One
-// ping per master per tick, however many nodes went PFAIL, so that a mass
-// suspicion (an overloaded host) cannot turn into a ping storm.
-func (s *State) pushFailureReports() {
-	for _, n := range s.order {
-		if n == s.myself || !n.isMaster() || n.flags&(FlagHandshake|FlagNoAddr|FlagPFail|FlagFail) != 0 {
-			continue
-		}
-		old := n.pingSent
-		s.sendPing(n, MsgPing, n.id)
-		if !old.IsZero() {
-			n.pingSent = old
-		}
-	}
-}
-
 // failoverStep hands a failover message (already counted and with its
 // header epochs applied) to the failover layer.
 func (s *State) failoverStep(m *Message, kind failover.MsgKind) {

@@ -46,8 +46,6 @@ func DefaultOptions() Options {
 
 const (
 	blacklistTTL         = 60 * time.Second // CLUSTER_BLACKLIST_TTL
-	failReportValidity   = 2                // CLUSTER_FAIL_REPORT_VALIDITY_MULT
-	failUndoTimeMult     = 2                // CLUSTER_FAIL_UNDO_TIME_MULT
 	maxRejoinDelay       = 5 * time.Second
 	minRejoinDelay       = 500 * time.Millisecond
 	writableDelay        = 2 * time.Second
@@ -525,84 +523,6 @@ func (s *State) blacklisted(id string) bool {
 	s.blacklistCleanup()
 	_, ok := s.blacklist[id]
 	return ok
-}
-
-// failure reports (issue 7 builds the failover on these).
-func (s *State) addFailureReport(failing, sender *node) bool {
-	if failing.failReports == nil {
-		failing.failReports = make(map[string]time.Time)
-	}
-	_, existed := failing.failReports[sender.id]
-	failing.failReports[sender.id] = s.clock.Now()
-	return !existed
-}
-
-func (s *State) cleanupFailureReports(n *node) {
-	maxAge := s.opts.NodeTimeout * failReportValidity
-	now := s.clock.Now()
-	for id, t := range n.failReports {
-		if now.Sub(t) > maxAge {
-			delete(n.failReports, id)
-		}
-	}
-}
-
-func (s *State) delFailureReport(n, sender *node) bool {
-	if _, ok := n.failReports[sender.id]; !ok {
-		return false
-	}
-	delete(n.failReports, sender.id)
-	s.cleanupFailureReports(n)
-	return true
-}
-
-func (s *State) failureReportsCount(n *node) int {
-	s.cleanupFailureReports(n)
-	return len(n.failReports)
-}
-
-// markFailingIfNeeded is markNodeAsFailingIfNeeded: PFAIL plus reports from
-// a majority of slot-serving masters make FAIL, broadcast to everyone.
-func (s *State) markFailingIfNeeded(n *node) {
-	quorum := s.size/2 + 1
-	if !n.timedOut() || n.failed() {
-		return
-	}
-	failures := s.failureReportsCount(n)
-	if s.myself.isMaster() {
-		failures++
-	}
-	if failures < quorum {
-		return
-	}
-	s.log.Warn("marking node as failing (quorum reached)", zap.String("node", n.id), zap.Int("reports", failures),
-		zap.Int("quorum", quorum), zap.Uint64("currentEpoch", s.currentEpoch))
-	n.flags &^= FlagPFail
-	n.flags |= FlagFail
-	n.failTime = s.clock.Now()
-	s.broadcast(&Message{Type: MsgFail, About: n.id}, false)
-	s.todoUpdateState = true
-	s.save(false)
-	s.masterFailed(n)
-}
-
-// clearFailureIfNeeded is clearNodeFailureIfNeeded.
-func (s *State) clearFailureIfNeeded(n *node) {
-	now := s.clock.Now()
-	if n.isSlave() || n.numSlots == 0 {
-		s.log.Info("clear FAIL state: it is reachable again and serves no slot", zap.String("node", n.id),
-			zap.Uint64("currentEpoch", s.currentEpoch))
-		n.flags &^= FlagFail
-		s.todoUpdateState = true
-		s.save(false)
-	}
-	if n.isMaster() && n.numSlots > 0 && now.Sub(n.failTime) > s.opts.NodeTimeout*failUndoTimeMult {
-		s.log.Info("clear FAIL state: it is reachable again and nobody took its slots", zap.String("node", n.id),
-			zap.Uint64("currentEpoch", s.currentEpoch))
-		n.flags &^= FlagFail
-		s.todoUpdateState = true
-		s.save(false)
-	}
 }
 
 // connected reports whether the node counts as linked: myself, or a node

@@ -37,4 +37,10 @@
 // The package owns the protocol and the job state machine. The node offers
 // what it needs through the Source and Target interfaces: slot locks, slot
 // images, the effect feed, and the ownership flip.
+//
+// The package also holds the client side of the MIGRATE command
+// (ConnCache.Migrate, client.go) and its cache of target connections
+// (Redis's migrate_cached_sockets, conncache.go); the node parses the
+// command, looks the keys up under their slot locks and deletes the ones the
+// target acknowledged.
 package migrate

@@ -136,10 +136,10 @@ func TestClusterSlotsOmitsLoadingReplica(t *testing.T) {
 	listed := func() bool { return strings.Contains(ac.do("CLUSTER", "SLOTS"), bID) }
 	waitFor(t, 20*time.Second, "the synced replica in the master's CLUSTER SLOTS", listed)
 
-	b.srv.repl.sync.Store(true) // a full sync in progress (loading)
+	b.srv.repl.rep.SetSyncing(true) // a full sync in progress (loading)
 	waitFor(t, 20*time.Second, "the loading replica to leave CLUSTER SLOTS", func() bool { return !listed() })
 	require.Contains(t, ac.do("CLUSTER", "SHARDS"), "loading")
-	b.srv.repl.sync.Store(false)
+	b.srv.repl.rep.SetSyncing(false)
 	waitFor(t, 20*time.Second, "the replica back in CLUSTER SLOTS", listed)
 }
 

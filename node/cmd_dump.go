@@ -3,14 +3,13 @@ package node
 import (
 	"errors"
 	"math"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/store"
 )
@@ -271,190 +270,46 @@ func parseMigrate(c *Client, args [][]byte) (migrateRequest, bool) {
 	return m, true
 }
 
-// migrateAddr is the address Redis's connect would use: the port as atoi
-// reads it.
-func migrateAddr(host, port string) string {
-	n := 0
-	for i := 0; i < len(port) && port[i] >= '0' && port[i] <= '9' && n < 1<<20; i++ {
-		n = n*10 + int(port[i]-'0')
-	}
-	return net.JoinHostPort(host, strconv.Itoa(n))
-}
-
 // MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH password] [AUTH2 username password] [KEYS key [key ...]]
 //
-// It pipelines [AUTH], [SELECT] and one RESTORE (RESTORE-ASKING in cluster
-// mode) per live key to the target, reads one reply line for each, deletes
-// the acknowledged keys unless COPY, and propagates those deletions as DEL.
-// The network I/O runs while the dispatcher holds the keys' slot locks
-// (Redis blocks entirely); as in Redis, the timeout argument bounds each
-// step: the connect, each 64 KiB written, each reply line read.
-// A socket error before any RESTORE was acknowledged is retried once on a
-// fresh connection, unless it was a timeout.
+// The exchange with the target is migrate.ConnCache.Migrate; the
+// acknowledged keys are deleted unless COPY, and those deletions propagate
+// as DEL. The network I/O runs while the dispatcher holds the keys' slot
+// locks (Redis blocks entirely).
 func cmdMigrate(c *Client, args [][]byte) {
 	m, ok := parseMigrate(c, args)
 	if !ok {
 		return
 	}
 	db := c.DB()
-	type item struct {
-		key []byte
-		e   *store.Entry
-	}
-	var items []item
+	var keys []migrate.Key
 	for _, k := range m.keys {
 		if e := db.Find(k); e != nil {
-			items = append(items, item{k, e})
+			keys = append(keys, migrate.Key{Name: k, Entry: e})
 		}
 	}
-	if len(items) == 0 {
+	if len(keys) == 0 {
 		c.NoEffect()
 		c.Status("NOKEY")
 		return
 	}
-	restoreCmd := []byte("RESTORE")
-	if c.srv.cfg.ClusterEnabled() {
-		restoreCmd = []byte("RESTORE-ASKING")
-	}
-	cache := &c.srv.migrateConns
-	name := m.host + ":" + m.port
-	addr := migrateAddr(m.host, m.port)
+	req := migrate.Request{Host: m.host, Port: m.port, DB: m.db, Timeout: m.timeout, Replace: m.replace,
+		Auth: m.hasAuth, Username: m.username, Password: m.password, AskingRestore: c.srv.cfg.ClusterEnabled()}
 	var deletedKeys [][]byte
-	defer func() {
-		if len(deletedKeys) > 0 {
-			c.ReplaceEffect(append([][]byte{[]byte("DEL")}, deletedKeys...)...)
-		} else {
-			c.NoEffect()
+	err := c.srv.migrateConns.Migrate(req, keys, c.srv.ks.Now, func(key []byte) {
+		if !m.copy {
+			db.Delete(key)
+			deletedKeys = append(deletedKeys, key)
 		}
-	}()
-
-	for attempt := 0; attempt < 2; attempt++ {
-		mayRetry := attempt == 0
-		cn, err := cache.get(name, addr, m.timeout)
-		if errors.Is(err, errMigrateRefused) {
-			if mayRetry {
-				continue
-			}
-			c.Error("IOERR error or timeout writing to target instance")
-			return
-		}
-		if err != nil {
-			c.Error("IOERR error or timeout connecting to the client")
-			return
-		}
-		var buf []byte
-		if m.hasAuth {
-			if m.username != nil {
-				buf = resp.AppendCommand(buf, []byte("AUTH"), m.username, m.password)
-			} else {
-				buf = resp.AppendCommand(buf, []byte("AUTH"), m.password)
-			}
-		}
-		sel := cn.lastDB != m.db
-		if sel {
-			buf = resp.AppendCommand(buf, []byte("SELECT"), strconv.AppendInt(nil, m.db, 10))
-		}
-		// Keys that expired since the lookup are skipped; a TTL under one
-		// millisecond becomes one.
-		now := c.srv.ks.Now()
-		sent := items[:0:0]
-		for _, it := range items {
-			var ttl int64
-			if at := it.e.ExpireAt(); at != 0 {
-				ttl = at - now
-				if ttl < 0 {
-					continue
-				}
-				ttl = max(ttl, 1)
-			}
-			sent = append(sent, it)
-			argv := [][]byte{restoreCmd, it.key, strconv.AppendInt(nil, ttl, 10), rdb.DumpPayload(it.e)}
-			if m.replace {
-				argv = append(argv, []byte("REPLACE"))
-			}
-			buf = resp.AppendCommand(buf, argv...)
-		}
-
-		fail := func(werr bool, err error) bool {
-			// socket_err: close, retry once unless it was a timeout.
-			cache.discard(cn)
-			if mayRetry && !errors.Is(err, errMigrateTimeout) {
-				return true
-			}
-			what := "reading"
-			if werr {
-				what = "writing"
-			}
-			c.Error("IOERR error or timeout " + what + " to target instance")
-			return false
-		}
-		if err := cn.write(buf, m.timeout); err != nil {
-			if fail(true, err) {
-				continue
-			}
-			return
-		}
-		var authReply, selReply string
-		if m.hasAuth {
-			if authReply, err = cn.readLine(m.timeout); err != nil {
-				if fail(false, err) {
-					continue
-				}
-				return
-			}
-		}
-		if sel {
-			if selReply, err = cn.readLine(m.timeout); err != nil {
-				if fail(false, err) {
-					continue
-				}
-				return
-			}
-		}
-		targetErr := false
-		socketErr := error(nil)
-		j := 0
-		for ; j < len(sent); j++ {
-			reply, err := cn.readLine(m.timeout)
-			if err != nil {
-				socketErr = err
-				break
-			}
-			if m.hasAuth && authReply[0] == '-' || sel && selReply[0] == '-' || reply[0] == '-' {
-				if !targetErr {
-					cn.lastDB = -1
-					msg := reply
-					if m.hasAuth && authReply[0] == '-' {
-						msg = authReply
-					} else if sel && selReply[0] == '-' {
-						msg = selReply
-					}
-					targetErr = true
-					c.Error("ERR Target instance replied with error: " + msg[1:])
-				}
-				continue
-			}
-			if !m.copy {
-				db.Delete(sent[j].key)
-				deletedKeys = append(deletedKeys, sent[j].key)
-			}
-		}
-		if socketErr != nil {
-			if !targetErr && j == 0 && mayRetry && !errors.Is(socketErr, errMigrateTimeout) {
-				cache.discard(cn)
-				continue
-			}
-			cache.discard(cn)
-			if !targetErr {
-				c.Error("IOERR error or timeout reading to target instance")
-			}
-			return
-		}
-		if !targetErr {
-			cn.lastDB = m.db
-			c.OK()
-		}
-		cache.put(cn)
-		return
+	})
+	if err != nil {
+		c.Error(err.Error())
+	} else {
+		c.OK()
+	}
+	if len(deletedKeys) > 0 {
+		c.ReplaceEffect(append([][]byte{[]byte("DEL")}, deletedKeys...)...)
+	} else {
+		c.NoEffect()
 	}
 }

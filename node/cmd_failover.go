@@ -55,7 +55,7 @@ type replOffsetSource interface {
 // client then: CLUSTER SLOTS leaves such a replica out and CLUSTER SHARDS
 // shows it "loading".
 func (r *replState) announcedOffset() int64 {
-	if r.proxy.Load() && r.sync.Load() {
+	if r.proxy.Load() && r.rep.Syncing() {
 		return 0
 	}
 	return r.m.Offset()
@@ -90,18 +90,8 @@ func (s *Server) wireFailover() {
 	case *replState:
 		if src != nil {
 			// What INFO replication shows as master_last_io_seconds_ago
-			// and master_link_down_since_seconds (read-only use of the
-			// replication layer's atomics).
-			s.cluster.SetReplDataAgeSource(func() (time.Duration, bool) {
-				now := time.Now().Unix()
-				if src.up.Load() {
-					return time.Duration(now-src.lastIO.Load()) * time.Second, true
-				}
-				if d := src.downAt.Load(); d > 0 {
-					return time.Duration(now-d) * time.Second, true
-				}
-				return 0, false
-			})
+			// and master_link_down_since_seconds.
+			s.cluster.SetReplDataAgeSource(src.rep.DataAge)
 		}
 	}
 	for _, name := range []string{"cluster-replica-validity-factor", "cluster-migration-barrier", "repl-ping-replica-period"} {

@@ -523,8 +523,8 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("instantaneous_ops_per_sec", ops)
 	w.int("total_net_input_bytes", netIn)
 	w.int("total_net_output_bytes", netOut)
-	w.int("total_net_repl_input_bytes", s.repl.bytesIn.Load()) // node/replication.go
-	w.int("total_net_repl_output_bytes", s.repl.m.BytesOut())  // replication.Master
+	w.int("total_net_repl_input_bytes", s.repl.rep.BytesIn()) // replication.Replica
+	w.int("total_net_repl_output_bytes", s.repl.m.BytesOut()) // replication.Master
 	w.float2("instantaneous_input_kbps", inKbps)
 	w.float2("instantaneous_output_kbps", outKbps)
 	w.str("instantaneous_input_repl_kbps", "0.00")
@@ -549,7 +549,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("pubsubshard_channels", psShard)
 	w.int("latest_fork_usec", 0)
 	w.int("total_forks", 0)
-	w.int("migrate_cached_sockets", int64(s.migrateConns.size()))
+	w.int("migrate_cached_sockets", int64(s.migrateConns.Size()))
 	w.int("slave_expires_tracked_keys", 0)
 	w.int("active_defrag_hits", 0)
 	w.int("active_defrag_misses", 0)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
-
 	"github.com/shoal-db/shoal/replication"
 	"go.uber.org/zap"
 )
@@ -38,7 +37,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 		return // already a replica: ignored, as Redis does
 	}
 	r := c.srv.repl
-	if r.proxy.Load() && !r.up.Load() {
+	if r.proxy.Load() && !r.rep.Up() {
 		c.Error("NOMASTERLINK Can't SYNC while not connected with my master")
 		return
 	}
@@ -72,8 +71,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	// The sync's bookkeeping starts before the link joins the stream, so
 	// that every write the replica receives is seen by it (a full sync
 	// needs to know which slots were written before their image).
-	fs := r.newFullSync()
-	r.addSync(fs)
+	fs := r.syncs.Begin()
 	// The function libraries travel in the payload, read with every other
 	// client stopped: a FUNCTION LOAD is then either in them or in the
 	// stream after the sync's offset, never in neither.
@@ -84,7 +82,7 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	c.repl.link = link
 	c.replKind.Store(int32(clientReplica))
 	if !full {
-		r.removeSync(fs)
+		r.syncs.End(fs)
 		r.syncPartialOK.Add(1)
 		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", net.JoinHostPort(req.IP, strconv.Itoa(req.Port))))
 		return
@@ -93,8 +91,8 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	if req.ReplID != "?" && !oldSync {
 		r.syncPartialErr.Add(1)
 	}
-	r.m.Locked(func() { fs.link = link })
-	go r.runFullSync(fs)
+	fs.Attach(link)
+	go fs.Walk(r.holdForImage())
 }
 
 // detachReplica runs when a replica's connection closes.
@@ -168,7 +166,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 	}
 	r := c.srv.repl
 	if command.ArgIs(args[1], "no") && command.ArgIs(args[2], "one") {
-		if host, _ := r.master(); host != "" {
+		if host, _ := r.rep.Master(); host != "" {
 			r.unfollow()
 			c.srv.log.Info("MASTER MODE enabled (user request)")
 		}
@@ -185,7 +183,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		return
 	}
 	host := string(args[1])
-	if h, p := r.master(); h == host && p == int(port) {
+	if h, p := r.rep.Master(); h == host && p == int(port) {
 		c.Status("OK Already connected to specified master")
 		return
 	}
@@ -267,14 +265,14 @@ func (r *replState) awaitAcks(w *blockWaiter, target, n int64) {
 // ROLE
 func cmdRole(c *Client, args [][]byte) {
 	r := c.srv.repl
-	if host, port := r.master(); host != "" {
+	if host, port := r.rep.Master(); host != "" {
 		c.Array(5)
 		c.BulkString("slave")
 		c.BulkString(host)
 		c.Int(int64(port))
-		c.BulkString(r.linkStateName())
+		c.BulkString(r.rep.StateName())
 		off := int64(-1)
-		if r.up.Load() {
+		if r.rep.Up() {
 			off = r.m.Offset()
 		}
 		c.Int(off)
@@ -308,23 +306,23 @@ func (s *Server) infoReplication(w *infoWriter) {
 	r := s.repl
 	in := r.m.Snapshot()
 	w.section("Replication")
-	host, port := r.master()
+	host, port := r.rep.Master()
 	if host == "" {
 		w.str("role", "master")
 	} else {
 		w.str("role", "slave")
 		w.str("master_host", host)
 		w.int("master_port", int64(port))
-		up := r.up.Load()
+		up := r.rep.Up()
 		if up {
 			w.str("master_link_status", "up")
-			w.int("master_last_io_seconds_ago", time.Now().Unix()-r.lastIO.Load())
+			w.int("master_last_io_seconds_ago", time.Now().Unix()-r.rep.LastIO())
 		} else {
 			w.str("master_link_status", "down")
 			w.int("master_last_io_seconds_ago", -1)
 		}
 		syncing := int64(0)
-		if r.sync.Load() {
+		if r.rep.Syncing() {
 			syncing = 1
 		}
 		w.int("master_sync_in_progress", syncing)
@@ -332,7 +330,7 @@ func (s *Server) infoReplication(w *infoWriter) {
 		w.int("slave_repl_offset", in.Offset)
 		if !up {
 			since := int64(-1)
-			if d := r.downAt.Load(); d > 0 {
+			if d := r.rep.DownSince(); d > 0 {
 				since = time.Now().Unix() - d
 			}
 			w.int("master_link_down_since_seconds", since)

@@ -7,19 +7,18 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/resp"
-
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/replication"
 	"github.com/shoal-db/shoal/slots"
-	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
 
 // This file wires package replication into the node: the write-effect feed
-// consumer that fills the backlog, the master side of a full sync (slot
-// images, DESIGN.md §5), and the replication cron. The replica side is in
-// replication_replica.go, the commands in cmd_replication.go.
+// consumer that fills the backlog, what the master side of a full sync
+// (replication.FullSyncs, DESIGN.md §5) needs from the node (the key
+// extraction of effects, the execution gate), the replication cron and the
+// write guards. The replica side is in replication_replica.go, the commands
+// in cmd_replication.go.
 
 // replState is the node's replication state. The Server owns one.
 type replState struct {
@@ -31,12 +30,10 @@ type replState struct {
 	// master's stream is (FeedRaw).
 	proxy atomic.Bool
 
-	// syncs are the full syncs in progress (copy-on-write list).
-	syncMu sync.Mutex
-	syncs  atomic.Pointer[[]*fullSync]
+	// syncs are the full syncs in progress (the slot-image walkers).
+	syncs *replication.FullSyncs
 
 	syncFull, syncPartialOK, syncPartialErr atomic.Int64
-	bytesIn                                 atomic.Int64 // read from this node's master (INFO total_net_repl_input_bytes)
 	goodReplicas                            atomic.Int64 // for min-replicas-to-write
 	guards                                  atomic.Bool  // a write may be refused (replica or min-replicas)
 	// roleGen counts the changes to a replica (follow): a command that
@@ -47,19 +44,12 @@ type replState struct {
 	// changes the cluster bus reports before are taken from nodes.conf then.
 	started atomic.Bool
 
-	// applyMu orders, on a replica, the master link's apply-then-forward of
-	// one command against the full-sync walker of a sub-replica: the walker
-	// must not image a slot between the two.
-	applyMu sync.Mutex
-
-	// Replica side (replication_replica.go).
+	// Replica side (replication_replica.go): the link to this node's
+	// master; its apply lock orders, on a replica, the master link's
+	// apply-then-forward of one command against the full-sync walker of a
+	// sub-replica (the walker must not image a slot between the two).
+	rep    *replication.Replica
 	roleMu sync.Mutex // serialises follow / unfollow (REPLICAOF, the bus, startup)
-	linkMu sync.Mutex
-	link   *masterLink
-	up     atomic.Bool // master_link_status:up
-	sync   atomic.Bool // master_sync_in_progress
-	lastIO atomic.Int64
-	downAt atomic.Int64 // unix seconds the link went down
 }
 
 func newReplState(s *Server) *replState {
@@ -75,6 +65,8 @@ func newReplState(s *Server) *replState {
 			s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits: replica dropped", zap.String("reason", reason))
 		},
 	})
+	r.rep = replication.NewReplica(r.m, replicaFSM{r}, s.log)
+	r.syncs = replication.NewFullSyncs(r.m, s.ks, r.effectSlots, s.log)
 	cfg.OnChange("repl-backlog-size", func(string) error {
 		r.m.ResizeBacklog(int(cfg.Int("repl-backlog-size")))
 		return nil
@@ -104,11 +96,11 @@ func (r *replState) Propagate(db int, cmds [][][]byte) {
 	if r.proxy.Load() {
 		return
 	}
-	if r.syncs.Load() == nil {
+	if !r.syncs.Active() {
 		r.m.Propagate(db, cmds, nil)
 		return
 	}
-	r.m.Propagate(db, cmds, func() { r.beforeSyncLocked(db, cmds, false) })
+	r.m.Propagate(db, cmds, func() { r.syncs.BeforeEffectLocked(db, cmds, false) })
 }
 
 // ensureFeed registers the feed before the first replica attaches.
@@ -120,62 +112,11 @@ func (r *replState) ensureFeed() {
 
 // ---------------------------------------------------------------- full sync
 
-// fullSync is one replica's fork-less full sync: the walker images every
-// (db, slot) once, at the stream position where it holds the slot's lock.
-// walked and touched are guarded by the Master's lock.
-type fullSync struct {
-	link    *replication.Link // nil until the replica is attached
-	walked  [][]bool          // [db][slot]: the image was sent
-	touched [][]bool          // [db][slot]: a write reached the replica before its image
-}
-
-func (r *replState) addSync(fs *fullSync) {
-	r.syncMu.Lock()
-	defer r.syncMu.Unlock()
-	var next []*fullSync
-	if cur := r.syncs.Load(); cur != nil {
-		next = append(next, *cur...)
-	}
-	next = append(next, fs)
-	r.syncs.Store(&next)
-}
-
-func (r *replState) removeSync(fs *fullSync) {
-	r.syncMu.Lock()
-	defer r.syncMu.Unlock()
-	var next []*fullSync
-	if cur := r.syncs.Load(); cur != nil {
-		for _, x := range *cur {
-			if x != fs {
-				next = append(next, x)
-			}
-		}
-	}
-	if len(next) == 0 {
-		r.syncs.Store(nil)
-		return
-	}
-	r.syncs.Store(&next)
-}
-
-// newFullSync returns a sync's empty bookkeeping; its link is set (under
-// the Master's lock) once the replica is attached.
-func (r *replState) newFullSync() *fullSync {
-	n := r.s.ks.NumDBs()
-	return &fullSync{walked: make([][]bool, n), touched: make([][]bool, n)}
-}
-
-// dbSlot names one slot of one database.
-type dbSlot struct {
-	db   int
-	slot uint16
-}
-
 // effectSlots lists the (db, slot) pairs one effect command touches, with
 // the command table's own key extraction (one extractor). MOVE and COPY ...
 // DB also touch the other database. keyless reports a command that touches
 // whole databases (FLUSHALL, FLUSHDB, SWAPDB).
-func (r *replState) effectSlots(db int, argv [][]byte, out []dbSlot) []dbSlot {
+func (r *replState) effectSlots(db int, argv [][]byte, out []replication.DBSlot) []replication.DBSlot {
 	spec, unknown := r.s.table.lookup(argv)
 	if spec == nil || unknown {
 		return out
@@ -201,199 +142,33 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []dbSlot) []dbSlot {
 	}
 	for i, p := range keys {
 		sl := slots.KeySlot(argv[p])
-		out = append(out, dbSlot{db, sl})
+		out = append(out, replication.DBSlot{DB: db, Slot: sl})
 		if other >= 0 && other < r.s.ks.NumDBs() && (spec.fullName == "move" || i == 1) {
-			out = append(out, dbSlot{other, sl})
+			out = append(out, replication.DBSlot{DB: other, Slot: sl})
 		}
 	}
 	return out
 }
 
-// beforeSyncLocked runs under the Master's lock before an effect enters
-// the stream while full syncs are in progress. It records the slots the
-// effect touches, and for a command that spans walked and unwalked slots
-// (it read an unwalked slot to write a walked one, or the reverse), sends
-// the unwalked slots' images first: the command holds their locks, and the
-// replica, replaying the command after the images, computes what the master
-// did.
-//
-// On a replica (chained replication) the master link calls it before
-// applying a command, holding applyMu and no slot lock: lockSlots says to
-// take each imaged slot's lock.
-func (r *replState) beforeSyncLocked(db int, cmds [][][]byte, lockSlots bool) {
-	syncs := r.syncs.Load()
-	if syncs == nil {
-		return
-	}
-	var pairs []dbSlot
-	for _, argv := range cmds {
-		if len(argv) > 0 && command.ArgIs(argv[0], "swapdb") && len(argv) == 3 {
-			a, okA := slots.ParseInt64(argv[1])
-			b, okB := slots.ParseInt64(argv[2])
-			if okA && okB {
-				for _, fs := range *syncs {
-					fs.swap(int(a), int(b))
-				}
-			}
-			continue
-		}
-		pairs = r.effectSlots(db, argv, pairs)
-	}
-	if len(pairs) == 0 {
-		return
-	}
-	for _, fs := range *syncs {
-		if fs.link == nil {
-			// Not attached yet: nothing is walked, the writes are noted.
-			for _, p := range pairs {
-				fs.row(p.db)
-				fs.touched[p.db][p.slot] = true
-			}
-			continue
-		}
-		if fs.link.ClosedLocked() {
-			continue
-		}
-		mixed, anyWalked := false, false
-		for _, p := range pairs {
-			fs.row(p.db)
-			fs.touched[p.db][p.slot] = true
-			if fs.walked[p.db][p.slot] {
-				anyWalked = true
-			}
-		}
-		if anyWalked {
-			for _, p := range pairs {
-				if !fs.walked[p.db][p.slot] {
-					mixed = true
-				}
-			}
-		}
-		if !mixed {
-			continue
-		}
-		for _, p := range pairs {
-			if fs.walked[p.db][p.slot] {
-				continue
-			}
-			// The command holds this slot's lock (it is one of its keys),
-			// or, on a replica, nothing else writes it while applyMu is held.
-			d := r.s.ks.DB(p.db)
-			if lockSlots {
-				d.Lock(p.slot)
-			}
-			img, _ := appendSlotImage(nil, d, p.db, p.slot, nil)
-			if lockSlots {
-				d.Unlock(p.slot)
-			}
-			fs.link.QueueImageLocked(img)
-			fs.walked[p.db][p.slot] = true
-		}
-	}
-}
-
-// row makes sure db's rows exist (under the Master's lock).
-func (fs *fullSync) row(db int) {
-	if fs.walked[db] == nil {
-		fs.walked[db] = make([]bool, store.NumSlots)
-		fs.touched[db] = make([]bool, store.NumSlots)
-	}
-}
-
-// swap follows SWAPDB: the replica swaps its databases, images included.
-func (fs *fullSync) swap(a, b int) {
-	if a < 0 || b < 0 || a >= len(fs.walked) || b >= len(fs.walked) {
-		return
-	}
-	fs.row(a)
-	fs.row(b)
-	fs.walked[a], fs.walked[b] = fs.walked[b], fs.walked[a]
-	fs.touched[a], fs.touched[b] = fs.touched[b], fs.touched[a]
-}
-
-// imageThrottle is how many bytes a syncing replica may have queued before
-// the walker waits for its socket (images are not bounded by the output
-// limit; the walker is).
-const imageThrottle = 8 << 20
-
-// runFullSync walks every slot of every database and images it into the
-// link's output, then marks the replica online.
-func (r *replState) runFullSync(fs *fullSync) {
-	ks := r.s.ks
-	link := fs.link
-	defer r.removeSync(fs)
-	start := time.Now()
-	var buf, scratch []byte
-	// The walker waits while a transaction or script runs with the
-	// execution gate closed (node/multi.go): such a run propagates its
-	// effects when it ends, after its per-command locks are gone, and an
-	// image taken in between would be followed by effects already in it.
-	// The gate's owner does not wait for the walker: a slot begun just as
-	// the gate closes is still imaged, a narrow window that remains.
+// holdForImage returns what a full sync's walker holds around each slot image
+// (replication.FullSync.Walk): the execution gate, so that it waits while a
+// transaction or script runs with the gate closed (node/multi.go) — such a
+// run propagates its effects when it ends, after its per-command locks are
+// gone, and an image taken in between would be followed by effects already
+// in it — and, on a replica, the apply lock of its master link. The gate's
+// owner does not wait for the walker: a slot begun just as the gate closes
+// is still imaged, a narrow window that remains.
+func (r *replState) holdForImage() func() (release func()) {
 	gate := r.s.bindClient(&Client{srv: r.s})
-	for dbID := 0; dbID < ks.NumDBs(); dbID++ {
-		db := ks.ExistingDB(dbID)
-		if db == nil {
-			// Never used: every write to it is in the stream after the
-			// empty RDB. (SWAPDB may bring a used one here later; it
-			// carries its own rows.)
-			r.m.Locked(func() {
-				fs.row(dbID)
-				for i := range fs.walked[dbID] {
-					fs.walked[dbID][i] = true
-				}
-			})
-			continue
-		}
-		for slot := 0; slot < store.NumSlots; slot++ {
-			for link.Pending() > imageThrottle {
-				select {
-				case <-link.Done():
-					return
-				case <-time.After(time.Millisecond):
-				}
-			}
-			// SWAPDB may have replaced the database under this number: take
-			// the current one, under the slot lock, each time.
-			db = ks.DB(dbID)
-			gate.enterRunWaiting()
-			r.applyMu.Lock()
-			db.Lock(uint16(slot))
-			// The image is built under the slot lock only; writers of other
-			// slots wait for the fan-out lock just while it is queued.
-			empty := db.SlotSize(uint16(slot)) == 0
-			if !empty {
-				buf, scratch = appendSlotImage(buf[:0], db, dbID, uint16(slot), scratch)
-			}
-			r.m.Locked(func() {
-				fs.row(dbID)
-				if fs.walked[dbID][slot] || link.ClosedLocked() {
-					return
-				}
-				fs.walked[dbID][slot] = true
-				if empty {
-					if !fs.touched[dbID][slot] {
-						return // empty on both sides
-					}
-					buf, scratch = appendSlotImage(buf[:0], db, dbID, uint16(slot), scratch)
-				}
-				link.QueueImageLocked(buf)
-			})
-			db.Unlock(uint16(slot))
-			r.applyMu.Unlock()
-			gate.leaveRun()
-			select {
-			case <-link.Done():
-				return
-			default:
-			}
-		}
+	release := func() {
+		r.rep.UnlockApply()
+		gate.leaveRun()
 	}
-	r.m.Locked(func() {
-		link.QueueImageLocked(resp.AppendCommand(nil, imageCommand, "DONE"))
-	})
-	link.Online()
-	r.s.log.Info("Synchronization with replica succeeded (slot images sent)", zap.Duration("took", time.Since(start)))
+	return func() func() {
+		gate.enterRunWaiting()
+		r.rep.LockApply()
+		return release
+	}
 }
 
 // ---------------------------------------------------------------- cron
@@ -408,7 +183,7 @@ func (r *replState) cron(stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
-			r.stopLink()
+			r.rep.Stop()
 			return
 		case <-t.C:
 		}
@@ -429,7 +204,7 @@ func (r *replState) cron(stop <-chan struct{}) {
 		if r.s.cluster != nil {
 			r.s.cluster.SetReplOffset(r.m.Offset())
 		}
-		r.sendAck()
+		r.rep.SendAck()
 	}
 }
 
@@ -495,7 +270,7 @@ const errMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-sta
 // stale reports whether this node is a replica that must not serve data:
 // its link is down and replica-serve-stale-data is no.
 func (r *replState) stale() bool {
-	return r.proxy.Load() && !r.up.Load() && !r.s.cfg.Bool("replica-serve-stale-data")
+	return r.proxy.Load() && !r.rep.Up() && !r.s.cfg.Bool("replica-serve-stale-data")
 }
 
 // refreshGoodReplicas recounts the replicas min-replicas-to-write counts:
@@ -556,17 +331,15 @@ func (r *replState) followClusterRole(id, ip string, port int) {
 		// follows the role nodes.conf gives once the server listens.
 		return
 	}
-	r.linkMu.Lock()
-	cur := r.link
-	r.linkMu.Unlock()
+	curID, following := r.rep.Following()
 	if id == "" {
-		if cur != nil {
+		if following {
 			r.unfollow()
 			r.s.log.Info("cluster: replication stopped, this node is a master")
 		}
 		return
 	}
-	if cur != nil && cur.nodeID == id {
+	if following && curID == id {
 		return
 	}
 	r.follow(ip, port, id, nil)

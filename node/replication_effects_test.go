@@ -69,7 +69,7 @@ func (sc *streamCapture) until() []string {
 		}
 		line := strings.Join(parts, " ")
 		switch strings.ToUpper(parts[0]) {
-		case imageCommand, "PING", "SELECT", "REPLCONF", "MULTI", "EXEC":
+		case replication.ImageCommand, "PING", "SELECT", "REPLCONF", "MULTI", "EXEC":
 			continue
 		}
 		if line == "SET __end__ x" {

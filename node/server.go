@@ -47,14 +47,14 @@ type Server struct {
 	pid   int
 
 	limits       serverLimits
-	feeds        effectFeeds      // consumers of the write-effect feed (node/effects.go)
-	repl         *replState       // replication, both sides (node/replication*.go)
-	tx           serverTx         // WATCH registry, execution gate, scripts (node/multi.go)
-	migrations   *migrate.Manager // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
-	migrateConns migrateConnCache // MIGRATE's cached target connections (node/migrate_conn.go)
-	rdbSave      rdbSaveState     // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
-	dirty        dirtyCounter     // changes to the dataset, Redis's server.dirty (node/persistence.go)
-	shutdown     shutdownState    // the SHUTDOWN / signal sequence (node/persistence.go)
+	feeds        effectFeeds       // consumers of the write-effect feed (node/effects.go)
+	repl         *replState        // replication, both sides (node/replication*.go)
+	tx           serverTx          // WATCH registry, execution gate, scripts (node/multi.go)
+	migrations   *migrate.Manager  // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
+	migrateConns migrate.ConnCache // MIGRATE's cached target connections
+	rdbSave      rdbSaveState      // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
+	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
+	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -548,7 +548,7 @@ func (s *Server) Shutdown() {
 	s.stopOnce.Do(func() {
 		s.stopServing() // node/persistence.go
 		close(s.stopCron)
-		s.migrateConns.closeAll()
+		s.migrateConns.CloseAll()
 		s.wg.Wait()
 		if s.migrations != nil {
 			s.migrations.Close()

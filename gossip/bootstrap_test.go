@@ -1,26 +1,25 @@
-package node
+package gossip
 
 import (
 	"fmt"
 	"net"
 	"testing"
 
-	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
 )
 
 func testID(i int) string { return fmt.Sprintf("%040x", i+1) }
 
 // freshView is n nodes that know each other, none serving slots.
-func freshView(n int) []gossip.NodeInfo {
-	out := make([]gossip.NodeInfo, n)
+func freshView(n int) []NodeInfo {
+	out := make([]NodeInfo, n)
 	for i := range out {
-		out[i] = gossip.NodeInfo{ID: testID(i), Flags: gossip.FlagMaster, PongReceived: 1}
+		out[i] = NodeInfo{ID: testID(i), Flags: FlagMaster, PongReceived: 1}
 	}
 	return out
 }
 
-func claim(v []gossip.NodeInfo, i, start, end int) {
+func claim(v []NodeInfo, i, start, end int) {
 	v[i].Slots.SetRange(start, end)
 	v[i].NumSlots = end - start + 1
 }
@@ -54,7 +53,7 @@ func TestFormationStepFreshCluster(t *testing.T) {
 	}
 	// Six nodes (ids sorted = index order): 0-2 claim thirds, 3-5 replicate 0-2.
 	v = freshView(6)
-	v[5].Flags |= gossip.FlagMyself
+	v[5].Flags |= FlagMyself
 	for i := range v {
 		a := formationStep(testID(i), v, 3, 1)
 		if i < 3 {
@@ -67,7 +66,7 @@ func TestFormationStepFreshCluster(t *testing.T) {
 		}
 	}
 	// A node in handshake does not count.
-	v[4].Flags |= gossip.FlagHandshake
+	v[4].Flags |= FlagHandshake
 	if a := formationStep(testID(0), v, 3, 1); a.Kind != formWait {
 		t.Fatalf("with a handshake node: %+v", a)
 	}
@@ -102,15 +101,15 @@ func TestFormationStepLateJoinerTakesFewestReplicas(t *testing.T) {
 	claim(v, 1, 0, 5461)
 	claim(v, 2, 5462, 10922)
 	claim(v, 3, 10923, 16383)
-	v[4].Master, v[4].Flags = testID(1), gossip.FlagSlave
-	v[5].Master, v[5].Flags = testID(3), gossip.FlagSlave
+	v[4].Master, v[4].Flags = testID(1), FlagSlave
+	v[5].Master, v[5].Flags = testID(3), FlagSlave
 	for _, late := range []int{6, 0} {
 		if a := formationStep(testID(late), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(2)}) {
 			t.Fatalf("late node %d: %+v", late, a)
 		}
 	}
 	// A failed master is never chosen.
-	v[2].Flags |= gossip.FlagFail
+	v[2].Flags |= FlagFail
 	if a := formationStep(testID(6), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
 		t.Fatalf("with master 2 failed: %+v", a)
 	}
@@ -138,7 +137,7 @@ func TestFormationStepSlowPlannedReplicaKeepsItsMaster(t *testing.T) {
 	claim(v, 0, 0, 5461)
 	claim(v, 1, 5462, 10922)
 	claim(v, 2, 10923, 16383)
-	v[3].Master, v[3].Flags = testID(0), gossip.FlagSlave
+	v[3].Master, v[3].Flags = testID(0), FlagSlave
 	if a := formationStep(testID(4), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
 		t.Fatalf("replica 4: %+v", a)
 	}
@@ -148,9 +147,9 @@ func TestFormationStepSlowPlannedReplicaKeepsItsMaster(t *testing.T) {
 	claim(v, 0, 0, 5461)
 	claim(v, 1, 5462, 10922)
 	claim(v, 2, 10923, 16383)
-	v[3].Master, v[3].Flags = testID(0), gossip.FlagSlave
-	v[5].Master, v[5].Flags = testID(1), gossip.FlagSlave
-	v[6].Master, v[6].Flags = testID(2), gossip.FlagSlave
+	v[3].Master, v[3].Flags = testID(0), FlagSlave
+	v[5].Master, v[5].Flags = testID(1), FlagSlave
+	v[6].Master, v[6].Flags = testID(2), FlagSlave
 	// Node 4 (planned replica of master 1, which has replica 5): fewest is
 	// master 0 or 2 with one replica each... all have one: the smallest id.
 	v[3].Master = testID(2) // now master 0 has none
@@ -171,7 +170,7 @@ func TestFormationStepWaitsForACompleteView(t *testing.T) {
 	if a := formationStep(testID(5), v, 3, 1); a.Kind == formWait {
 		t.Fatalf("the silent node itself waits for nobody: %+v", a)
 	}
-	v[5].Flags |= gossip.FlagPFail
+	v[5].Flags |= FlagPFail
 	if a := formationStep(testID(0), v, 3, 1); a.Kind != formClaim {
 		t.Fatalf("with the silent node failing: %+v", a)
 	}

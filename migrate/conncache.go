@@ -1,4 +1,4 @@
-package node
+package migrate
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 )
 
 // MIGRATE's cache of target connections (Redis's migrate_cached_sockets):
-// at most migrateCacheItems connections, keyed by the "host:port" text the
-// command named, each closed after migrateCacheTTL without use.
+// at most cacheItems connections, keyed by the "host:port" text the
+// command named, each closed after cacheTTL without use.
 //
 // Concurrency: MIGRATE commands run on their clients' goroutines and may
 // target the same instance at once, which Redis (single-threaded) never
@@ -23,21 +23,21 @@ import (
 // closed if the cache already holds one. Idle expiry runs from a timer per
 // connection, under the cache's mutex.
 const (
-	migrateCacheItems = 64
-	migrateCacheTTL   = 10 * time.Second
-	// migrateMaxReplyLine bounds one reply line read from the target.
-	migrateMaxReplyLine = 64 << 10
+	cacheItems = 64
+	cacheTTL   = 10 * time.Second
 )
 
-type migrateConnCache struct {
+// ConnCache is MIGRATE's cache of target connections; the zero value is
+// ready to use.
+type ConnCache struct {
 	mu     sync.Mutex
-	conns  map[string]*migrateConn // idle, checked-in connections
-	out    int                     // connections checked out right now
+	conns  map[string]*targetConn // idle, checked-in connections
+	out    int                    // connections checked out right now
 	closed bool
 }
 
-// migrateConn is one connection to a MIGRATE target.
-type migrateConn struct {
+// targetConn is one connection to a MIGRATE target.
+type targetConn struct {
 	name    string
 	conn    net.Conn
 	r       *bufio.Reader
@@ -46,17 +46,17 @@ type migrateConn struct {
 	idle    *time.Timer // closes the connection when idle too long
 }
 
-var errMigrateTimeout = errors.New("timeout")
+var errTimeout = errors.New("timeout")
 
-// errMigrateRefused is a connection the target refused. Redis connects
+// errRefused is a connection the target refused. Redis connects
 // without blocking and only waits for writability, so a refusal shows up
 // as a failed write ("writing to target instance"), not as a failed
 // connect; callers treat it as such.
-var errMigrateRefused = errors.New("connection refused")
+var errRefused = errors.New("connection refused")
 
 // get checks out the connection to name, dialling addr if none is cached.
-// It fails with errMigrateRefused or with the dial error.
-func (mc *migrateConnCache) get(name, addr string, timeout time.Duration) (*migrateConn, error) {
+// It fails with errRefused or with the dial error.
+func (mc *ConnCache) get(name, addr string, timeout time.Duration) (*targetConn, error) {
 	mc.mu.Lock()
 	if cn := mc.conns[name]; cn != nil {
 		delete(mc.conns, name)
@@ -66,7 +66,7 @@ func (mc *migrateConnCache) get(name, addr string, timeout time.Duration) (*migr
 		cn.lastUse = time.Now()
 		return cn, nil
 	}
-	if len(mc.conns) >= migrateCacheItems {
+	if len(mc.conns) >= cacheItems {
 		// Too many: drop one at random, as Redis does.
 		i := rand.IntN(len(mc.conns))
 		for k, cn := range mc.conns {
@@ -88,18 +88,18 @@ func (mc *migrateConnCache) get(name, addr string, timeout time.Duration) (*migr
 		mc.out--
 		mc.mu.Unlock()
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, errMigrateRefused
+			return nil, errRefused
 		}
 		return nil, err
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &migrateConn{name: name, conn: conn, r: bufio.NewReaderSize(conn, 4096), lastDB: -1, lastUse: time.Now()}, nil
+	return &targetConn{name: name, conn: conn, r: bufio.NewReaderSize(conn, 4096), lastDB: -1, lastUse: time.Now()}, nil
 }
 
 // put checks a healthy connection back in.
-func (mc *migrateConnCache) put(cn *migrateConn) {
+func (mc *ConnCache) put(cn *targetConn) {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	mc.out--
@@ -108,15 +108,15 @@ func (mc *migrateConnCache) put(cn *migrateConn) {
 		return
 	}
 	if mc.conns == nil {
-		mc.conns = map[string]*migrateConn{}
+		mc.conns = map[string]*targetConn{}
 	}
 	cn.lastUse = time.Now()
 	mc.conns[cn.name] = cn
-	cn.idle = time.AfterFunc(migrateCacheTTL, func() { mc.expire(cn) })
+	cn.idle = time.AfterFunc(cacheTTL, func() { mc.expire(cn) })
 }
 
 // discard closes a checked-out connection after an error.
-func (mc *migrateConnCache) discard(cn *migrateConn) {
+func (mc *ConnCache) discard(cn *targetConn) {
 	cn.conn.Close()
 	mc.mu.Lock()
 	mc.out--
@@ -124,7 +124,7 @@ func (mc *migrateConnCache) discard(cn *migrateConn) {
 }
 
 // expire closes cn if it is still cached (not checked out again since).
-func (mc *migrateConnCache) expire(cn *migrateConn) {
+func (mc *ConnCache) expire(cn *targetConn) {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	if mc.conns[cn.name] == cn {
@@ -133,16 +133,16 @@ func (mc *migrateConnCache) expire(cn *migrateConn) {
 	}
 }
 
-// size is INFO's migrate_cached_sockets: every open connection.
-func (mc *migrateConnCache) size() int {
+// Size is INFO's migrate_cached_sockets: every open connection.
+func (mc *ConnCache) Size() int {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	return len(mc.conns) + mc.out
 }
 
-// closeAll closes the cached connections at server shutdown; connections
+// CloseAll closes the cached connections at server shutdown; connections
 // checked out are closed when they come back.
-func (mc *migrateConnCache) closeAll() {
+func (mc *ConnCache) CloseAll() {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	mc.closed = true
@@ -153,14 +153,14 @@ func (mc *migrateConnCache) closeAll() {
 	}
 }
 
-// migrateWriteChunk is the size of one write to the target: as in Redis,
+// writeChunk is the size of one write to the target: as in Redis,
 // the timeout bounds each 64 KiB piece, not the whole transfer.
-const migrateWriteChunk = 64 << 10
+const writeChunk = 64 << 10
 
 // write sends b, each piece within timeout (connSyncWrite per 64 KiB).
-func (cn *migrateConn) write(b []byte, timeout time.Duration) error {
+func (cn *targetConn) write(b []byte, timeout time.Duration) error {
 	for len(b) > 0 {
-		n := min(len(b), migrateWriteChunk)
+		n := min(len(b), writeChunk)
 		cn.conn.SetWriteDeadline(time.Now().Add(timeout))
 		if _, err := cn.conn.Write(b[:n]); err != nil {
 			return classifyNetErr(err)
@@ -172,7 +172,7 @@ func (cn *migrateConn) write(b []byte, timeout time.Duration) error {
 
 // readLine reads one reply line (without CRLF) within timeout
 // (connSyncReadLine).
-func (cn *migrateConn) readLine(timeout time.Duration) (string, error) {
+func (cn *targetConn) readLine(timeout time.Duration) (string, error) {
 	cn.conn.SetReadDeadline(time.Now().Add(timeout))
 	var line []byte
 	for {
@@ -181,7 +181,7 @@ func (cn *migrateConn) readLine(timeout time.Duration) (string, error) {
 			return "", classifyNetErr(err)
 		}
 		line = append(line, chunk...)
-		if len(line) > migrateMaxReplyLine {
+		if len(line) > maxReplyLine { // the bound of stream.go
 			return "", errors.New("reply line too long")
 		}
 		if !isPrefix {
@@ -199,7 +199,7 @@ func classifyNetErr(err error) error {
 		return nil
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return errMigrateTimeout
+		return errTimeout
 	}
 	return err
 }

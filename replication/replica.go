@@ -1,0 +1,554 @@
+package replication
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-db/shoal/resp"
+	"github.com/shoal-db/shoal/slots"
+	"go.uber.org/zap"
+)
+
+// The replica side: one goroutine per followed master connects, hands
+// shakes (PING, AUTH, REPLCONF, PSYNC with the cached ID and offset), loads
+// a full sync's payload, and reads the stream, reconnecting with a partial
+// resync after a drop. What the stream changes is applied by the node
+// through FSM (hashicorp/raft's FSM is the model): this package owns the
+// link, the protocol, the offsets and the forwarding of the master's bytes
+// to this node's own backlog and sub-replicas (chained replication); the
+// node owns the data and the command execution.
+
+// FSM is what a replica applies its master's stream to. The node implements
+// it; its methods are called from the link's goroutine.
+type FSM interface {
+	// LinkConfig is the configuration the next connection uses.
+	LinkConfig() LinkConfig
+	// MasterAddr is the current address of the master with this cluster
+	// node ID, if known (a node's address may change).
+	MasterAddr(nodeID string) (addr string, ok bool)
+	// NumDBs is the number of databases.
+	NumDBs() int
+	// LoadPayload replaces the data with a full sync's RDB payload: it
+	// flushes every database, loads the payload's keys and function
+	// libraries, and hands each auxiliary field to aux. keys and libs count
+	// what it loaded.
+	LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error)
+	// ApplyImage replaces one slot of database db with a slot image's
+	// payload (ApplySlotImage), under the slot's lock.
+	ApplyImage(db int, slot uint16, payload []byte) error
+	// OpenStream starts applying one connection's stream, in database db.
+	OpenStream(conn net.Conn, db int) Stream
+}
+
+// Stream applies the commands of one connection to the master (the node's
+// master-link client).
+type Stream interface {
+	// Apply runs one command. It is called with the replica's apply lock
+	// held (LockApply); args are valid only during the call.
+	Apply(args [][]byte)
+	// InTransaction reports whether a MULTI is open (its commands queued).
+	InTransaction() bool
+	// DB is the database the stream is in now.
+	DB() int
+	// BeginBatch and EndBatch bracket what one read from the socket
+	// brought.
+	BeginBatch()
+	EndBatch()
+	// Close ends the stream: the connection is gone.
+	Close()
+}
+
+// LinkConfig is what a connection to the master reads from the node's
+// configuration, at every connect.
+type LinkConfig struct {
+	Timeout       time.Duration // repl-timeout
+	NoDelay       bool          // not repl-disable-tcp-nodelay
+	MaxBulkLen    int64         // proto-max-bulk-len
+	AuthUser      string        // masteruser
+	AuthPass      string        // masterauth
+	ListeningPort int64         // port, or replica-announce-port
+	AnnounceIP    string        // replica-announce-ip
+}
+
+// Replica is the replica side of a node: the link to the followed master
+// and its state, as INFO and ROLE report it. Its stream passes through the
+// node's Master (FeedRaw), so chained replicas share IDs and offsets.
+type Replica struct {
+	m   *Master
+	fsm FSM
+	log *zap.Logger
+
+	linkMu sync.Mutex
+	link   *masterLink
+
+	up      atomic.Bool  // master_link_status:up
+	syncing atomic.Bool  // master_sync_in_progress
+	lastIO  atomic.Int64 // unix seconds of the last read from the master
+	downAt  atomic.Int64 // unix seconds the link went down
+	bytesIn atomic.Int64 // read from the master (total_net_repl_input_bytes)
+
+	// applyMu orders the apply-then-forward of one command against a
+	// sub-replica's full-sync walker (the node's), which must not image a
+	// slot between the two.
+	applyMu sync.Mutex
+}
+
+// masterLink is one followed master.
+type masterLink struct {
+	host   string
+	port   int
+	nodeID string // cluster mode: the master's node ID (its address may change)
+
+	stop chan struct{}
+	done chan struct{}
+
+	mu    sync.Mutex // guards conn and writes to it
+	conn  net.Conn
+	state string // connect, connecting, handshake, sync, connected
+}
+
+// NewReplica returns the replica side of the node whose stream state is m.
+func NewReplica(m *Master, fsm FSM, log *zap.Logger) *Replica {
+	return &Replica{m: m, fsm: fsm, log: log}
+}
+
+// Master returns the followed master's address ("" when following none).
+func (r *Replica) Master() (string, int) {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if r.link == nil {
+		return "", 0
+	}
+	return r.link.host, r.link.port
+}
+
+// Following reports whether a master is followed, and its cluster node ID
+// ("" outside cluster mode).
+func (r *Replica) Following() (nodeID string, ok bool) {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if r.link == nil {
+		return "", false
+	}
+	return r.link.nodeID, true
+}
+
+// StateName is ROLE's replication state of a replica.
+func (r *Replica) StateName() string {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	if r.link == nil {
+		return "none"
+	}
+	r.link.mu.Lock()
+	defer r.link.mu.Unlock()
+	return r.link.state
+}
+
+// Up reports master_link_status:up.
+func (r *Replica) Up() bool { return r.up.Load() }
+
+// Syncing reports master_sync_in_progress: a full sync is loading.
+func (r *Replica) Syncing() bool { return r.syncing.Load() }
+
+// LastIO is the unix second of the master's last byte (while up).
+func (r *Replica) LastIO() int64 { return r.lastIO.Load() }
+
+// DownSince is the unix second the link went down, 0 when it never was up.
+func (r *Replica) DownSince() int64 { return r.downAt.Load() }
+
+// BytesIn is what was read from the master (total_net_repl_input_bytes).
+func (r *Replica) BytesIn() int64 { return r.bytesIn.Load() }
+
+// DataAge is the age of this replica's data, for
+// cluster-replica-validity-factor: since the master's last byte while the
+// link is up, else since it went down; false when never connected.
+func (r *Replica) DataAge() (time.Duration, bool) {
+	now := time.Now().Unix()
+	if r.up.Load() {
+		return time.Duration(now-r.lastIO.Load()) * time.Second, true
+	}
+	if d := r.downAt.Load(); d > 0 {
+		return time.Duration(now-d) * time.Second, true
+	}
+	return 0, false
+}
+
+// LockApply holds back the master link's next apply-then-forward (a
+// sub-replica's walker images a slot meanwhile); UnlockApply releases it.
+func (r *Replica) LockApply()   { r.applyMu.Lock() }
+func (r *Replica) UnlockApply() { r.applyMu.Unlock() }
+
+// Start follows host:port (nodeID in cluster mode, whose address is looked
+// up at every connect). The caller has stopped the previous link (Stop).
+func (r *Replica) Start(host string, port int, nodeID string) {
+	r.up.Store(false)
+	r.downAt.Store(0)
+	ml := &masterLink{host: host, port: port, nodeID: nodeID, stop: make(chan struct{}), done: make(chan struct{}), state: "connect"}
+	r.linkMu.Lock()
+	r.link = ml
+	r.linkMu.Unlock()
+	r.log.Info("Connecting to MASTER", zap.String("addr", net.JoinHostPort(host, strconv.Itoa(port))))
+	go r.runLink(ml)
+}
+
+// Stop ends the link goroutine, if any, and waits for it. The master stays
+// named (Master) until Forget or the next Start.
+func (r *Replica) Stop() {
+	r.linkMu.Lock()
+	ml := r.link
+	r.linkMu.Unlock()
+	if ml == nil {
+		return
+	}
+	select {
+	case <-ml.stop:
+	default:
+		close(ml.stop)
+	}
+	ml.mu.Lock()
+	if ml.conn != nil {
+		_ = ml.conn.Close()
+	}
+	ml.mu.Unlock()
+	<-ml.done
+}
+
+// Forget stops following: the link is stopped (Stop) and no master is
+// named any more.
+func (r *Replica) Forget() {
+	r.Stop()
+	r.linkMu.Lock()
+	r.link = nil
+	r.linkMu.Unlock()
+	r.up.Store(false)
+	r.syncing.Store(false)
+}
+
+// runLink connects and replicates until stopped, retrying every second.
+func (r *Replica) runLink(ml *masterLink) {
+	defer close(ml.done)
+	for {
+		err := r.replicateOnce(ml)
+		if r.up.Swap(false) {
+			r.downAt.Store(time.Now().Unix())
+		}
+		r.syncing.Store(false)
+		ml.setState("connect")
+		select {
+		case <-ml.stop:
+			return
+		default:
+		}
+		if err != nil {
+			r.log.Info("Replication link to MASTER lost or failed", zap.Error(err))
+		}
+		select {
+		case <-ml.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (ml *masterLink) setState(s string) {
+	ml.mu.Lock()
+	ml.state = s
+	ml.mu.Unlock()
+}
+
+// masterAddr is where to connect: in cluster mode the master's current
+// address from the bus.
+func (r *Replica) masterAddr(ml *masterLink) string {
+	if ml.nodeID != "" {
+		if addr, ok := r.fsm.MasterAddr(ml.nodeID); ok {
+			return addr
+		}
+	}
+	return net.JoinHostPort(ml.host, strconv.Itoa(ml.port))
+}
+
+var errStopped = errors.New("replication link stopped")
+
+// replicateOnce is one connection's life: handshake, sync, stream.
+func (r *Replica) replicateOnce(ml *masterLink) error {
+	cfg := r.fsm.LinkConfig()
+	timeout := cfg.Timeout
+	ml.setState("connecting")
+	// The dial ends early when the link is stopped (REPLICAOF, shutdown).
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	go func() {
+		select {
+		case <-ml.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", r.masterAddr(ml))
+	cancel()
+	if err != nil {
+		return err
+	}
+	ml.mu.Lock()
+	select {
+	case <-ml.stop:
+		ml.mu.Unlock()
+		_ = conn.Close()
+		return errStopped
+	default:
+	}
+	ml.conn = conn
+	ml.state = "handshake"
+	ml.mu.Unlock()
+	defer conn.Close()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(cfg.NoDelay)
+	}
+	rd := NewStreamReader(conn, Limits{MaxBulkLen: cfg.MaxBulkLen})
+	ask := func(argv ...string) (string, error) {
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+		if _, err := conn.Write(resp.AppendCommand(nil, argv...)); err != nil {
+			return "", err
+		}
+		return rd.ReadLine()
+	}
+	reply, err := ask("PING")
+	if err != nil {
+		return err
+	}
+	if reply[0] == '-' && !strings.HasPrefix(reply, "-NOAUTH") && !strings.HasPrefix(reply, "-NOPERM") &&
+		!strings.HasPrefix(reply, "-ERR operation not permitted") {
+		return fmt.Errorf("error reply to PING from master: %s", reply)
+	}
+	if pass := cfg.AuthPass; pass != "" {
+		argv := []string{"AUTH", pass}
+		if user := cfg.AuthUser; user != "" {
+			argv = []string{"AUTH", user, pass}
+		}
+		if reply, err = ask(argv...); err != nil {
+			return err
+		}
+		if reply[0] == '-' {
+			return fmt.Errorf("unable to AUTH to MASTER: %s", reply)
+		}
+	}
+	if _, err = ask("REPLCONF", "listening-port", strconv.FormatInt(cfg.ListeningPort, 10)); err != nil {
+		return err
+	}
+	if ip := cfg.AnnounceIP; ip != "" {
+		if _, err = ask("REPLCONF", "ip-address", ip); err != nil {
+			return err
+		}
+	}
+	if _, err = ask("REPLCONF", "capa", "psync2"); err != nil {
+		return err
+	}
+	id, off := r.m.IDs()
+	reply, err = ask("PSYNC", id, strconv.FormatInt(off+1, 10))
+	if err != nil {
+		return err
+	}
+	_ = conn.SetDeadline(time.Time{})
+	switch {
+	case strings.HasPrefix(reply, "+FULLRESYNC"):
+		if err := r.fullResync(ml, conn, rd, reply, timeout); err != nil {
+			return err
+		}
+	case strings.HasPrefix(reply, "+CONTINUE"):
+		newID := strings.TrimSpace(strings.TrimPrefix(reply, "+CONTINUE"))
+		r.m.ContinueWith(newID)
+		r.log.Info("Successful partial resynchronization with master")
+	default:
+		return fmt.Errorf("unexpected reply to PSYNC from master: %s", reply)
+	}
+	return r.stream(ml, conn, rd, timeout)
+}
+
+// fullResync reads and loads a full sync's RDB payload after the master's
+// "+FULLRESYNC <replid> <offset>" and takes the master's ID and offset.
+func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *StreamReader, reply string, timeout time.Duration) error {
+	f := strings.Fields(reply)
+	if len(f) != 3 {
+		return fmt.Errorf("bad FULLRESYNC reply: %q", reply)
+	}
+	newOff, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return fmt.Errorf("bad FULLRESYNC reply: %q", reply)
+	}
+	r.log.Info("Full resync from master", zap.String("replid", f[1]), zap.Int64("offset", newOff))
+	r.syncing.Store(true)
+	ml.setState("sync")
+	// A shoal master sends an empty RDB (the data follows as slot images);
+	// a redis-server master sends its dataset, loaded here.
+	var payload bytes.Buffer
+	_ = conn.SetReadDeadline(time.Now().Add(timeout))
+	if _, err := rd.ReadPayload(func(p []byte) error {
+		_ = conn.SetReadDeadline(time.Now().Add(timeout))
+		r.bytesIn.Add(int64(len(p)))
+		payload.Write(p)
+		return nil
+	}); err != nil {
+		return err
+	}
+	streamDB, images := 0, false
+	keys, libs, err := r.fsm.LoadPayload(payload.Bytes(), func(name, value []byte) {
+		switch string(name) {
+		case "repl-stream-db":
+			if n, ok := slots.ParseInt64(value); ok && n >= 0 && n < int64(r.fsm.NumDBs()) {
+				streamDB = int(n)
+			}
+		case AuxSlotImages:
+			images = true
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("loading the master's RDB payload: %w", err)
+	}
+	if bytes.Equal(payload.Bytes(), EmptyRDB()) {
+		images = true // a shoal master from before the preamble carried anything
+	}
+	r.log.Info("MASTER <-> REPLICA sync: loaded the RDB payload", zap.Int("keys", keys),
+		zap.Int("functions", libs), zap.Int("repl_stream_db", streamDB))
+	if !images {
+		r.syncing.Store(false) // a redis-server master: the payload was the data
+	}
+	r.m.ResetTo(f[1], newOff, streamDB)
+	return nil
+}
+
+// stream applies the master's stream until the link fails or stops.
+func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *StreamReader, timeout time.Duration) error {
+	// The stream goes on in the database it was in at our offset (Redis
+	// keeps it in its cached master client, or reads repl-stream-db from
+	// the full sync's RDB): a master does not repeat SELECT after a partial
+	// resync.
+	st := r.fsm.OpenStream(conn, r.m.StreamDB())
+	defer st.Close()
+	ml.mu.Lock()
+	if !r.syncing.Load() {
+		ml.state = "connected"
+	}
+	ml.mu.Unlock()
+	r.up.Store(true)
+	r.lastIO.Store(time.Now().Unix())
+	r.SendAck()
+	st.BeginBatch()
+	defer st.EndBatch()
+	var args [][]byte
+	var txRaw []byte // the stream bytes of an open transaction, from its MULTI
+	for {
+		waited := rd.Buffered() == 0
+		if waited {
+			st.EndBatch()
+			// About to wait for the socket: only then is the deadline
+			// (repl-timeout) and the last-I/O time worth a clock read.
+			now := time.Now()
+			r.lastIO.Store(now.Unix())
+			_ = conn.SetReadDeadline(now.Add(timeout))
+		}
+		var raw []byte
+		var err error
+		args, raw, err = rd.ReadCommand(args)
+		if err != nil {
+			return err
+		}
+		if waited {
+			st.BeginBatch() // what one socket read brought is one batch
+		}
+		r.bytesIn.Add(int64(len(raw)))
+		if argIs(args[0], ImageCommand) {
+			if err := r.applyImage(args); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(args) >= 2 && argIs(args[0], "replconf") && argIs(args[1], "getack") {
+			r.SendAck()
+			r.m.FeedRaw(raw, st.DB())
+			continue
+		}
+		r.applyMu.Lock()
+		st.Apply(args)
+		// A transaction enters this node's stream (its offset, its
+		// backlog, its sub-replicas) once it ran, as one unit, as in
+		// Redis: a link lost half-way through it must resume before its
+		// MULTI, since the queued commands are discarded with the link.
+		switch {
+		case st.InTransaction():
+			txRaw = append(txRaw, raw...)
+		case len(txRaw) > 0:
+			txRaw = append(txRaw, raw...)
+			r.m.FeedRaw(txRaw, st.DB())
+			txRaw = txRaw[:0]
+		default:
+			r.m.FeedRaw(raw, st.DB())
+		}
+		r.applyMu.Unlock()
+	}
+}
+
+// applyImage replaces one slot with its image ("REPLIMAGE db slot payload"),
+// or ends the full sync ("REPLIMAGE DONE").
+func (r *Replica) applyImage(args [][]byte) error {
+	if len(args) == 2 && argIs(args[1], "done") {
+		r.syncing.Store(false)
+		r.linkMu.Lock()
+		if ml := r.link; ml != nil {
+			ml.setState("connected")
+		}
+		r.linkMu.Unlock()
+		r.log.Info("MASTER <-> REPLICA sync: Finished with success")
+		return nil
+	}
+	if len(args) != 4 {
+		return ErrProtocol
+	}
+	dbID, ok1 := slots.ParseInt64(args[1])
+	slot, ok2 := slots.ParseInt64(args[2])
+	if !ok1 || !ok2 || dbID < 0 || dbID >= int64(r.fsm.NumDBs()) || slot < 0 || slot >= slots.Count {
+		return ErrProtocol
+	}
+	return r.fsm.ApplyImage(int(dbID), uint16(slot), args[3])
+}
+
+// SendAck sends REPLCONF ACK <offset> to the master (every second, and on
+// GETACK).
+func (r *Replica) SendAck() {
+	r.linkMu.Lock()
+	ml := r.link
+	r.linkMu.Unlock()
+	if ml == nil || !r.up.Load() {
+		return
+	}
+	off := r.m.Offset()
+	ml.mu.Lock()
+	defer ml.mu.Unlock()
+	if ml.conn == nil {
+		return
+	}
+	_ = ml.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = ml.conn.Write(resp.AppendCommand(nil, "REPLCONF", "ACK", strconv.FormatInt(off, 10)))
+}
+
+// argIs compares a stream argument with a lower-case keyword as Redis's
+// strcasecmp on the argument's C string does (a NUL byte ends it).
+func argIs(b []byte, kw string) bool {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return strings.EqualFold(string(b), kw)
+}
+
+// SetSyncing marks a full sync in progress or over, as the link does when
+// +FULLRESYNC arrives and when its images are done (tests hold a replica in
+// the loading state with it).
+func (r *Replica) SetSyncing(on bool) { r.syncing.Store(on) }
