@@ -53,13 +53,6 @@ func asciiLower(s string) string {
 	return s
 }
 
-func asciiLowerByte(b byte) byte {
-	if b >= 'A' && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
-}
-
 // SplitArgs splits a line into arguments exactly like Redis's sdssplitargs():
 // arguments are separated by blanks; "double quoted" arguments understand the
 // escapes \n \r \t \b \a \\ \" and \xHH; 'single quoted' arguments only
@@ -208,122 +201,6 @@ func splitBySpace(s string) []string {
 // trimSet removes leading and trailing bytes contained in cset (sdstrim).
 func trimSet(s, cset string) string {
 	return strings.Trim(s, cset)
-}
-
-// GlobMatch reports whether s matches the glob-style pattern exactly like
-// Redis's stringmatchlen(): '*', '?', '[...]' (with '^' negation and a-z
-// ranges) and '\' escapes. With nocase, ASCII letters match regardless of
-// case.
-func GlobMatch(pattern, s string, nocase bool) bool {
-	skip := false
-	return globMatch(pattern, s, nocase, &skip)
-}
-
-func globMatch(pattern, str string, nocase bool, skipLonger *bool) bool {
-	pi, si := 0, 0
-	plen, slen := len(pattern), len(str)
-	pat := func(i int) byte {
-		if i >= 0 && i < plen {
-			return pattern[i]
-		}
-		return 0
-	}
-	sat := func(i int) byte {
-		if i < slen {
-			return str[i]
-		}
-		return 0
-	}
-	lower := func(b byte) byte {
-		if nocase {
-			return asciiLowerByte(b)
-		}
-		return b
-	}
-	for pi < plen && si < slen {
-		switch pattern[pi] {
-		case '*':
-			for pi < plen && pat(pi+1) == '*' {
-				pi++
-			}
-			if plen-pi == 1 {
-				return true
-			}
-			for si < slen {
-				if globMatch(pattern[pi+1:], str[si:], nocase, skipLonger) {
-					return true
-				}
-				if *skipLonger {
-					return false
-				}
-				si++
-			}
-			*skipLonger = true
-			return false
-		case '?':
-			si++
-		case '[':
-			pi++
-			not := pat(pi) == '^'
-			if not {
-				pi++
-			}
-			match := false
-			for {
-				if pat(pi) == '\\' && plen-pi >= 2 {
-					pi++
-					if pat(pi) == sat(si) {
-						match = true
-					}
-				} else if pat(pi) == ']' {
-					break
-				} else if plen-pi <= 0 {
-					pi--
-					break
-				} else if plen-pi >= 3 && pat(pi+1) == '-' {
-					start, end, c := pat(pi), pat(pi+2), sat(si)
-					if start > end {
-						start, end = end, start
-					}
-					if nocase {
-						start, end, c = asciiLowerByte(start), asciiLowerByte(end), asciiLowerByte(c)
-					}
-					pi += 2
-					if c >= start && c <= end {
-						match = true
-					}
-				} else if lower(pat(pi)) == lower(sat(si)) {
-					match = true
-				}
-				pi++
-			}
-			if not {
-				match = !match
-			}
-			if !match {
-				return false
-			}
-			si++
-		case '\\':
-			if plen-pi >= 2 {
-				pi++
-			}
-			fallthrough
-		default:
-			if lower(pat(pi)) != lower(sat(si)) {
-				return false
-			}
-			si++
-		}
-		pi++
-		if si >= slen {
-			for pi < plen && pattern[pi] == '*' {
-				pi++
-			}
-			break
-		}
-	}
-	return pi >= plen && si >= slen
 }
 
 // string2ll parses a decimal integer exactly like Redis's string2ll(): no

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
@@ -449,7 +449,7 @@ func stringmatchFuzz() {
 		return string(b)
 	}
 	for i := 0; i < 100000; i++ {
-		config.GlobMatch(gen(), gen(), rnd.IntN(2) == 0)
+		glob.Match(gen(), gen(), rnd.IntN(2) == 0)
 	}
 }
 

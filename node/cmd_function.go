@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/rdb"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -508,7 +509,7 @@ func cmdFunctionList(c *Client, args [][]byte) {
 	}
 	var libs []*functionLib
 	for _, l := range c.srv.tx.functions.sortedLibs() {
-		if hasPattern && !(keyGlob{pat: string(pattern)}).match(l.name) {
+		if hasPattern && !glob.Match(string(pattern), l.name, false) {
 			continue
 		}
 		libs = append(libs, l)

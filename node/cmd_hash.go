@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -499,8 +500,9 @@ func cmdHScan(c *Client, args [][]byte) {
 // elemScanOpts are HSCAN / SSCAN's options (Redis's scanGenericCommand on a
 // collection: COUNT and MATCH; TYPE is a syntax error).
 type elemScanOpts struct {
-	count int64
-	pat   *keyGlob
+	count    int64
+	pat      string
+	matchAll bool // no MATCH, or MATCH *: every element, "" too
 }
 
 // elemScanMaxCount bounds COUNT so that the visit budget (COUNT * 2 * 10)
@@ -508,7 +510,7 @@ type elemScanOpts struct {
 const elemScanMaxCount = math.MaxInt32
 
 func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
-	o := elemScanOpts{count: 10}
+	o := elemScanOpts{count: 10, matchAll: true}
 	for i := 0; i < len(args); i += 2 {
 		more := len(args) - i
 		switch {
@@ -525,11 +527,7 @@ func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
 			o.count = min(n, elemScanMaxCount)
 		case argIs(args[i], "match") && more >= 2:
 			p := args[i+1]
-			if len(p) == 1 && p[0] == '*' {
-				o.pat = nil
-			} else {
-				o.pat = &keyGlob{pat: string(p)}
-			}
+			o.pat, o.matchAll = string(p), len(p) == 1 && p[0] == '*'
 		default:
 			c.ErrSyntax()
 			return o, false
@@ -554,7 +552,7 @@ func (r *elemScanResult) add(b []byte) {
 // addMember adds a set member that passes the pattern.
 func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
 	r.visited++
-	if o.pat == nil || o.pat.match(bstr(m)) {
+	if o.matchAll || glob.Match(o.pat, bstr(m), false) {
 		r.add(m)
 	}
 }
@@ -562,7 +560,7 @@ func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
 // addPair adds a field and its value when the field passes the pattern.
 func (r *elemScanResult) addPair(o *elemScanOpts, f, v []byte) {
 	r.visited += 2
-	if o.pat == nil || o.pat.match(bstr(f)) {
+	if o.matchAll || glob.Match(o.pat, bstr(f), false) {
 		r.add(f)
 		r.add(v)
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -949,7 +950,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		return
 	}
 	count := int64(10)
-	var pat *keyGlob
+	pat, matchAll := "", true
 	for i := 3; i < len(args); {
 		left := len(args) - i
 		switch {
@@ -965,11 +966,8 @@ func cmdZScan(c *Client, args [][]byte) {
 			count = n
 			i += 2
 		case argIs(args[i], "match") && left >= 2:
-			if p := args[i+1]; len(p) == 1 && p[0] == '*' {
-				pat = nil
-			} else {
-				pat = &keyGlob{pat: string(p)}
-			}
+			p := args[i+1]
+			pat, matchAll = string(p), len(p) == 1 && p[0] == '*'
 			i += 2
 		default:
 			c.ErrSyntax()
@@ -983,7 +981,7 @@ func cmdZScan(c *Client, args [][]byte) {
 	}
 	var found []pair
 	next := z.Scan(cursor, int(min(count, scanMaxCount)), func(m []byte, s float64) {
-		if pat != nil && !pat.match(bstr(m)) {
+		if !matchAll && !glob.Match(pat, bstr(m), false) {
 			return
 		}
 		found = append(found, pair{m, s})
