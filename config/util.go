@@ -203,55 +203,6 @@ func trimSet(s, cset string) string {
 	return strings.Trim(s, cset)
 }
 
-// string2ll parses a decimal integer exactly like Redis's string2ll(): no
-// spaces, no '+', no leading zeros, at most 20 bytes, no overflow.
-func string2ll(s string) (int64, bool) {
-	if len(s) == 0 || len(s) >= 21 {
-		return 0, false
-	}
-	if s == "0" {
-		return 0, true
-	}
-	p := 0
-	neg := false
-	if s[0] == '-' {
-		neg = true
-		p++
-		if p == len(s) {
-			return 0, false
-		}
-	}
-	if s[p] < '1' || s[p] > '9' {
-		return 0, false
-	}
-	v := uint64(s[p] - '0')
-	p++
-	for ; p < len(s) && s[p] >= '0' && s[p] <= '9'; p++ {
-		if v > math.MaxUint64/10 {
-			return 0, false
-		}
-		v *= 10
-		d := uint64(s[p] - '0')
-		if v > math.MaxUint64-d {
-			return 0, false
-		}
-		v += d
-	}
-	if p < len(s) {
-		return 0, false
-	}
-	if neg {
-		if v > uint64(math.MaxInt64)+1 {
-			return 0, false
-		}
-		return -int64(v), true // wraps correctly for MinInt64
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
-
 // cStrtoll emulates C's strtoll(s, &end, base) for base 8 or 10: leading
 // spaces and a sign are accepted; with no digits the value is 0 and end is 0;
 // overflow saturates and sets erange.

@@ -60,21 +60,6 @@ func TestRepr(t *testing.T) {
 	}
 }
 
-func TestString2ll(t *testing.T) {
-	ok := map[string]int64{"0": 0, "1": 1, "-1": -1, "123": 123, "9223372036854775807": math.MaxInt64,
-		"-9223372036854775808": math.MinInt64}
-	for s, want := range ok {
-		v, good := string2ll(s)
-		assert.True(t, good, s)
-		assert.Equal(t, want, v, s)
-	}
-	for _, s := range []string{"", "-", "+1", " 1", "1 ", "01", "-0", "1a", "9223372036854775808",
-		"-9223372036854775809", "99999999999999999999"} {
-		_, good := string2ll(s)
-		assert.False(t, good, s)
-	}
-}
-
 func TestMemtoull(t *testing.T) {
 	ok := map[string]uint64{"0": 0, "": 0, "1": 1, "5b": 5, "5B": 5, "1k": 1000, "1K": 1000, "1kb": 1024,
 		"1KB": 1024, "1m": 1000000, "1mb": 1 << 20, "1Mb": 1 << 20, "1g": 1000000000, "1gb": 1 << 30,

@@ -49,7 +49,6 @@ import (
 	"cmp"
 	"container/list"
 	"math"
-	"math/big"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -57,6 +56,7 @@ import (
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
@@ -609,22 +609,11 @@ func timeoutMillis(arg []byte) (int64, bool) {
 		}
 		return n * 1000, true
 	}
-	ld, ok := parseLongDouble(arg)
+	ld, ok := strconvx.ParseLongDouble(arg)
 	if !ok {
 		return 0, false
 	}
-	if ld.inf != 0 {
-		return math.MinInt64, true
-	}
-	f := new(big.Float).SetPrec(ldPrec).Mul(ld.float(), big.NewFloat(1000))
-	i, acc := f.Int(nil) // truncates toward zero
-	if acc == big.Below {
-		i.Add(i, big.NewInt(1)) // ceil for positive fractions
-	}
-	if !i.IsInt64() {
-		return math.MinInt64, true
-	}
-	return i.Int64(), true
+	return ld.CeilMulInt64(1000), true
 }
 
 // ---------------------------------------------------------------- the connection while blocked

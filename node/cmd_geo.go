@@ -1,13 +1,13 @@
 package node
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // geoHandlers: the geo commands (Redis 7.0's "geo" group). A geo index is a
@@ -133,34 +133,11 @@ func appendGeoDistance(dst []byte, d float64) []byte {
 	return append(dst, '.', byte('0'+frac/1000), byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
-// appendHumanDouble formats like Redis's ld2string(LD_STR_HUMAN) of a long
-// double holding f: "%.17Lf" with trailing zeros (and point) removed.
-func appendHumanDouble(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'f', 17, 64)
-	if bytes.IndexByte(dst[start:], '.') >= 0 {
-		for dst[len(dst)-1] == '0' {
-			dst = dst[:len(dst)-1]
-		}
-		dst = bytes.TrimSuffix(dst, []byte("."))
-	}
-	if string(dst[start:]) == "-0" {
-		dst = append(dst[:start], '0')
-	}
-	return dst
-}
-
 // replyHumanDouble is addReplyHumanLongDouble: a bulk string in RESP2, a
 // double in RESP3.
 func replyHumanDouble(c *Client, f float64) {
 	var buf [64]byte
-	s := appendHumanDouble(buf[:0], f)
+	s := strconvx.AppendHumanFloat(buf[:0], f)
 	if c.resp == 3 {
 		c.out = append(c.out, ',')
 		c.out = append(c.out, s...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // hashHandlers: the hash commands (Redis 7.0's "hash" group).
@@ -292,14 +293,14 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 }
 
 // HINCRBYFLOAT key field increment: long double arithmetic and formatting,
-// as INCRBYFLOAT (see longDouble).
+// as INCRBYFLOAT (see strconvx.LongDouble).
 func cmdHIncrByFloat(c *Client, args [][]byte) {
-	incr, ok := parseLongDouble(args[3])
+	incr, ok := strconvx.ParseLongDouble(args[3])
 	if !ok {
 		c.ErrNotFloat()
 		return
 	}
-	if incr.inf != 0 {
+	if incr.IsInf() {
 		c.Error("ERR value is NaN or Infinity")
 		return
 	}
@@ -307,22 +308,22 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	cur := ldZero
+	var cur strconvx.LongDouble // +0
 	if h != nil {
 		if v, found := h.Get(args[2]); found {
-			if cur, ok = parseLongDouble(v); !ok {
+			if cur, ok = strconvx.ParseLongDouble(v); !ok {
 				c.Error("ERR hash value is not a float")
 				return
 			}
 		}
 	}
-	sum, finite := cur.add(incr)
+	sum, finite := cur.Add(incr)
 	if !finite {
 		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
 	var buf [64]byte
-	out := sum.appendHuman(buf[:0])
+	out := sum.AppendHuman(buf[:0])
 	if h == nil {
 		h = createHash(c, args[1])
 	}

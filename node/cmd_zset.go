@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // zsetHandlers: the sorted set commands (Redis 7.0's "sorted-set" group).
@@ -995,7 +996,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		if listpack {
 			c.Bulk(store.ListpackScoreText(buf[:0], p.score))
 		} else {
-			c.Bulk(store.FormatScore(buf[:0], p.score))
+			c.Bulk(strconvx.AppendDouble(buf[:0], p.score))
 		}
 	}
 }

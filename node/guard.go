@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/config"
-	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // respGuard sits between a client socket and redcon's parser. It parses the
@@ -440,7 +440,7 @@ func (g *respGuard) inline() bool {
 
 // parseLL parses a decimal int64 exactly as Redis's string2ll (one
 // implementation, in package slots, serves the whole server).
-func parseLL(b []byte) (int64, bool) { return slots.ParseInt64(b) }
+func parseLL(b []byte) (int64, bool) { return strconvx.ParseInt(b) }
 
 // splitInline splits an inline command line with Redis's sdssplitargs
 // rules (config.SplitArgs implements them for redis.conf lines too).

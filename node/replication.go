@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-db/shoal/replication"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
@@ -186,13 +187,13 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []dbSlot) []dbSlot {
 	other := -1
 	switch spec.fullName {
 	case "move":
-		if n, ok := slots.ParseInt64(argv[2]); ok {
+		if n, ok := strconvx.ParseInt(argv[2]); ok {
 			other = int(n)
 		}
 	case "copy":
 		for j := 3; j+1 < len(argv); j++ {
 			if argIs(argv[j], "db") {
-				if n, ok := slots.ParseInt64(argv[j+1]); ok {
+				if n, ok := strconvx.ParseInt(argv[j+1]); ok {
 					other = int(n)
 				}
 			}
@@ -227,8 +228,8 @@ func (r *replState) beforeSyncLocked(db int, cmds [][][]byte, lockSlots bool) {
 	var pairs []dbSlot
 	for _, argv := range cmds {
 		if len(argv) > 0 && argIs(argv[0], "swapdb") && len(argv) == 3 {
-			a, okA := slots.ParseInt64(argv[1])
-			b, okB := slots.ParseInt64(argv[2])
+			a, okA := strconvx.ParseInt(argv[1])
+			b, okB := strconvx.ParseInt(argv[2])
 			if okA && okB {
 				for _, fs := range *syncs {
 					fs.swap(int(a), int(b))

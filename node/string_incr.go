@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 func cmdIncr(c *Client, args [][]byte) { incrDecr(c, args[1], 1) }
@@ -61,36 +62,36 @@ func incrDecr(c *Client, key []byte, by int64) {
 }
 
 // cmdIncrByFloat adds a float to the number at key in the precision Redis
-// uses (C long double, see longDouble) and stores the result formatted as
+// uses (C long double, see strconvx.LongDouble) and stores the result formatted as
 // Redis formats it; the key keeps its TTL.
 func cmdIncrByFloat(c *Client, args [][]byte) {
 	db := c.DB()
 	key := args[1]
 	e := lookupWrite(db, key)
-	cur := ldZero
+	var cur strconvx.LongDouble // +0
 	if e != nil {
 		if e.Type() != store.TypeString {
 			c.ErrWrongType()
 			return
 		}
 		var ok bool
-		if cur, ok = parseLongDouble(e.Bytes()); !ok {
+		if cur, ok = strconvx.ParseLongDouble(e.Bytes()); !ok {
 			c.ErrNotFloat()
 			return
 		}
 	}
-	incr, ok := parseLongDouble(args[2])
+	incr, ok := strconvx.ParseLongDouble(args[2])
 	if !ok {
 		c.ErrNotFloat()
 		return
 	}
-	sum, finite := cur.add(incr)
+	sum, finite := cur.Add(incr)
 	if !finite {
 		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
 	var buf [64]byte
-	out := sum.appendHuman(buf[:0])
+	out := sum.AppendHuman(buf[:0])
 	// Redis stores the result as a plain string, never int-encoded.
 	db.SetString(key, out, true).KeepStringEncoding()
 	c.Bulk(out)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Listpacks (listpack.c), the blob inside RDB_TYPE_*_LISTPACK objects,
@@ -38,7 +40,7 @@ func (b *lpBuilder) size() int { return len(b.buf) + 1 }
 // integer (lpAppend → lpEncodeGetType).
 func (b *lpBuilder) appendString(s []byte) {
 	if len(s) <= 20 {
-		if v, ok := parseCanonicalInt(s); ok {
+		if v, ok := strconvx.ParseInt(s); ok {
 			b.appendInt(v)
 			return
 		}
@@ -161,7 +163,7 @@ func (e lpEntry) int() (int64, bool) {
 	if e.isInt {
 		return e.v, true
 	}
-	return parseCanonicalInt(e.s)
+	return strconvx.ParseInt(e.s)
 }
 
 // parseListpack validates a whole listpack and returns its entries. It

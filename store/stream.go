@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"unsafe"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Stream is a stream value (Redis 5+ streams, with Redis 7.0's counters).
@@ -177,7 +179,7 @@ func lpIntSize(v int64) int64 {
 // lpStrSize is the size of a string element in a listpack: strings that
 // read as 64-bit integers are stored as integers (lpEncodeGetType).
 func lpStrSize(s []byte) int64 {
-	if v, ok := lpStringToInt64(s); ok {
+	if v, ok := strconvx.ParseInt(s); ok {
 		return lpIntSize(v)
 	}
 	var enc int64
@@ -204,52 +206,6 @@ func lpBacklenSize(l int64) int64 {
 		return 4
 	}
 	return 5
-}
-
-// lpStringToInt64 is listpack.c's lpStringToInt64: a canonical decimal
-// 64-bit integer (no sign but '-', no leading zeros, at most 20 bytes).
-func lpStringToInt64(s []byte) (int64, bool) {
-	if len(s) == 0 || len(s) >= 21 {
-		return 0, false
-	}
-	if len(s) == 1 && s[0] == '0' {
-		return 0, true
-	}
-	neg := s[0] == '-'
-	p := s
-	if neg {
-		p = p[1:]
-		if len(p) == 0 {
-			return 0, false
-		}
-	}
-	if p[0] < '1' || p[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, ch := range p {
-		if ch < '0' || ch > '9' {
-			return 0, false
-		}
-		if v > math.MaxUint64/10 {
-			return 0, false
-		}
-		v *= 10
-		if v > math.MaxUint64-uint64(ch-'0') {
-			return 0, false
-		}
-		v += uint64(ch - '0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
 }
 
 // ---------------------------------------------------------------- encoding helpers

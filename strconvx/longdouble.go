@@ -1,11 +1,14 @@
-package node
+package strconvx
 
 import (
 	"bytes"
+	"math"
 	"math/big"
+	"strconv"
 )
 
-// INCRBYFLOAT arithmetic. Redis computes it in C's long double, which on
+// Long double arithmetic, for INCRBYFLOAT, HINCRBYFLOAT and the blocking
+// commands' timeouts. Redis computes it in C's long double, which on
 // x86-64 is the x87 80-bit extended format: a 64-bit significand, a 15-bit
 // exponent (largest finite value just under 2^16384), round to nearest even.
 // It parses operands with strtold and formats the result with "%.17Lf"
@@ -33,49 +36,90 @@ const (
 	ldMaxChars = 5 * 1024
 )
 
-// longDouble is a finite or infinite long double value.
-type longDouble struct {
+// LongDouble is a finite or infinite long double value; the zero value is
+// +0.
+type LongDouble struct {
 	f   *big.Float // finite value (nil = +0); unused when inf != 0
 	inf int8       // +1 / -1 for ±infinity
 }
 
-var ldZero = longDouble{}
-
-func (x longDouble) float() *big.Float {
+func (x LongDouble) float() *big.Float {
 	if x.f == nil {
 		return new(big.Float).SetPrec(ldPrec)
 	}
 	return x.f
 }
 
-// add returns x + y rounded to long double; finite is false if the sum is
+// IsInf reports whether x is +inf or -inf.
+func (x LongDouble) IsInf() bool { return x.inf != 0 }
+
+// Add returns x + y rounded to long double; finite is false if the sum is
 // infinite or NaN (an infinite operand, or an overflow).
-func (x longDouble) add(y longDouble) (sum longDouble, finite bool) {
+func (x LongDouble) Add(y LongDouble) (sum LongDouble, finite bool) {
 	if x.inf != 0 || y.inf != 0 {
-		return longDouble{}, false
+		return LongDouble{}, false
 	}
 	z := new(big.Float).SetPrec(ldPrec).Add(x.float(), y.float())
 	if z.MantExp(nil) > ldMaxExp {
-		return longDouble{}, false
+		return LongDouble{}, false
 	}
-	return longDouble{f: z}, true
+	return LongDouble{f: z}, true
 }
 
-// appendHuman formats x as Redis's ld2string in LD_STR_HUMAN mode: "%.17Lf",
-// trailing zeros (and a trailing point) removed, and "-0" written as "0".
-// x must be finite.
-func (x longDouble) appendHuman(dst []byte) []byte {
+// AppendHuman appends x as Redis's ld2string in LD_STR_HUMAN mode writes
+// it: "%.17Lf", trailing zeros (and a trailing point) removed, and "-0"
+// written as "0". x must be finite.
+func (x LongDouble) AppendHuman(dst []byte) []byte {
 	start := len(dst)
-	dst = x.float().Append(dst, 'f', 17)
-	s := dst[start:]
-	if bytes.IndexByte(s, '.') >= 0 {
-		s = bytes.TrimRight(s, "0")
-		s = bytes.TrimSuffix(s, []byte("."))
+	return trimHuman(x.float().Append(dst, 'f', 17), start)
+}
+
+// AppendHumanFloat appends f as AppendHuman does the long double holding f
+// (exactly: a long double holds every double), with infinities written
+// "inf" and "-inf": addReplyHumanLongDouble of GEOPOS and WITHCOORD.
+func AppendHumanFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
 	}
-	if string(s) == "-0" {
-		return append(dst[:start], '0')
+	start := len(dst)
+	return trimHuman(strconv.AppendFloat(dst, f, 'f', 17, 64), start)
+}
+
+// trimHuman removes the trailing zeros (and then a trailing point) of the
+// "%.17Lf" text at dst[start:] and writes "-0" as "0".
+func trimHuman(dst []byte, start int) []byte {
+	if bytes.IndexByte(dst[start:], '.') >= 0 {
+		for dst[len(dst)-1] == '0' {
+			dst = dst[:len(dst)-1]
+		}
+		dst = bytes.TrimSuffix(dst, []byte("."))
 	}
-	return dst[:start+len(s)]
+	if string(dst[start:]) == "-0" {
+		dst = append(dst[:start], '0')
+	}
+	return dst
+}
+
+// CeilMulInt64 is (long long) ceill(x * m) on x86-64, the conversion Redis
+// applies to a timeout in seconds (m = 1000 for milliseconds): a product
+// out of the range of a long long, or infinite, converts to the minimum
+// int64 (which Redis then rejects as negative).
+func (x LongDouble) CeilMulInt64(m int64) int64 {
+	if x.inf != 0 {
+		return math.MinInt64
+	}
+	f := new(big.Float).SetPrec(ldPrec).Mul(x.float(), new(big.Float).SetInt64(m))
+	i, acc := f.Int(nil) // truncates toward zero
+	if acc == big.Below {
+		i.Add(i, big.NewInt(1)) // ceil for positive fractions
+	}
+	if !i.IsInt64() {
+		return math.MinInt64
+	}
+	return i.Int64()
 }
 
 // isCSpace is C's isspace in the C locale.
@@ -83,25 +127,39 @@ func isCSpace(b byte) bool {
 	return b == ' ' || b >= '\t' && b <= '\r'
 }
 
-// parseLongDouble parses b as Redis's string2ld does: all of b must be a
+// eqFoldASCII reports whether b equals the lower-case ASCII word w,
+// ignoring case.
+func eqFoldASCII(b []byte, w string) bool {
+	if len(b) != len(w) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseLongDouble parses b as Redis's string2ld does: all of b must be a
 // number strtold accepts (decimal or hexadecimal, "inf"/"infinity" in any
 // case, an optional sign; no leading space, no NUL, at most 5119 bytes),
 // and the value must not overflow, round to zero from a non-zero input, or
 // be NaN.
-func parseLongDouble(b []byte) (longDouble, bool) {
+func ParseLongDouble(b []byte) (LongDouble, bool) {
 	if len(b) == 0 || len(b) >= ldMaxChars || isCSpace(b[0]) {
-		return longDouble{}, false
+		return LongDouble{}, false
 	}
 	neg := false
 	if b[0] == '+' || b[0] == '-' {
 		neg = b[0] == '-'
 		b = b[1:]
 	}
-	if eqFold(b, "inf") || eqFold(b, "infinity") {
+	if eqFoldASCII(b, "inf") || eqFoldASCII(b, "infinity") {
 		if neg {
-			return longDouble{inf: -1}, true
+			return LongDouble{inf: -1}, true
 		}
-		return longDouble{inf: 1}, true
+		return LongDouble{inf: 1}, true
 	}
 	var f *big.Float
 	var ok bool
@@ -111,12 +169,12 @@ func parseLongDouble(b []byte) (longDouble, bool) {
 		f, ok = parseDecimalLD(b)
 	}
 	if !ok {
-		return longDouble{}, false
+		return LongDouble{}, false
 	}
 	if neg {
 		f.Neg(f)
 	}
-	return longDouble{f: f}, true
+	return LongDouble{f: f}, true
 }
 
 // scanDigits returns the length of the prefix of b made of digits (hex
