@@ -127,20 +127,6 @@ func isCSpace(b byte) bool {
 	return b == ' ' || b >= '\t' && b <= '\r'
 }
 
-// eqFoldASCII reports whether b equals the lower-case ASCII word w,
-// ignoring case.
-func eqFoldASCII(b []byte, w string) bool {
-	if len(b) != len(w) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		if b[i]|0x20 != w[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // ParseLongDouble parses b as Redis's string2ld does: all of b must be a
 // number strtold accepts (decimal or hexadecimal, "inf"/"infinity" in any
 // case, an optional sign; no leading space, no NUL, at most 5119 bytes),
@@ -155,7 +141,9 @@ func ParseLongDouble(b []byte) (LongDouble, bool) {
 		neg = b[0] == '-'
 		b = b[1:]
 	}
-	if eqFoldASCII(b, "inf") || eqFoldASCII(b, "infinity") {
+	// bytes.EqualFold is ASCII case folding for these words: no other rune
+	// folds to their letters.
+	if bytes.EqualFold(b, []byte("inf")) || bytes.EqualFold(b, []byte("infinity")) {
 		if neg {
 			return LongDouble{inf: -1}, true
 		}

@@ -24,7 +24,7 @@ func TestParseLongDouble(t *testing.T) {
 	}
 	for _, in := range []string{"", " 1", "1 ", "\t1", "abc", "1e", "1e+", "e5", ".", "-", "+", "0x", "0x1p", "0xg",
 		"nan", "NaN", "-nan", "nan(1)", "1e5000", "-1e5000", "1e-5000", "1e-4951", "1\x002", "infin", "--1", "1..2",
-		"0x1p-16446", "0x1p16384", strings.Repeat("1", 5120)} {
+		"0x1p-16446", "0x1p16384", strings.Repeat("1", 5120), "\u0131nf", "\u0130NF", "inf\x00"} {
 		_, good := ParseLongDouble([]byte(in))
 		require.False(t, good, "%q", in)
 	}
