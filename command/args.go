@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"math"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unsafe"
 
-	"github.com/shoal-db/shoal/longdouble"
-	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Helpers every command family shares: argument parsing with Redis's error
@@ -56,7 +54,7 @@ func EqualFoldASCII(b []byte, word string) bool {
 func Bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // ParseInt64 parses a command argument as Redis's string2ll does.
-func ParseInt64(b []byte) (int64, bool) { return slots.ParseInt64(b) }
+func ParseInt64(b []byte) (int64, bool) { return strconvx.ParseInt(b) }
 
 // IsRangeErr reports whether err is strconv's out-of-range error.
 func IsRangeErr(err error) bool {
@@ -195,22 +193,11 @@ func timeoutMillis(arg []byte) (int64, bool) {
 		}
 		return n * 1000, true
 	}
-	ld, ok := longdouble.Parse(arg)
+	ld, ok := strconvx.ParseLongDouble(arg)
 	if !ok {
 		return 0, false
 	}
-	if ld.Inf() != 0 {
-		return math.MinInt64, true
-	}
-	f := new(big.Float).SetPrec(longdouble.Prec).Mul(ld.Float(), big.NewFloat(1000))
-	i, acc := f.Int(nil) // truncates toward zero
-	if acc == big.Below {
-		i.Add(i, big.NewInt(1)) // ceil for positive fractions
-	}
-	if !i.IsInt64() {
-		return math.MinInt64, true
-	}
-	return i.Int64(), true
+	return ld.CeilMulInt64(1000), true
 }
 
 // ArgIs compares an option argument with a lower-case keyword as Redis's

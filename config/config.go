@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/shoal-db/shoal/glob"
 )
 
 // RedisVersion is the Redis version whose configuration this package mimics
@@ -439,7 +441,7 @@ func (c *Config) Get(patterns ...string) []string {
 			if seen[key] {
 				continue
 			}
-			if GlobMatch(p, e.name, true) {
+			if glob.Match(p, e.name, true) {
 				seen[key] = true
 				out = append(out, e.name, e.d.load().str)
 			}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Type is the value type of a directive.
@@ -228,7 +230,7 @@ func (d *directive) parseNumber(s string) (int64, string) {
 		}
 	}
 	if d.numFlags&numPercent != 0 && len(s) > 1 && s[len(s)-1] == '%' {
-		if v, ok := string2ll(s[:len(s)-1]); ok && v >= 0 {
+		if v, ok := strconvx.ParseInt(s[:len(s)-1]); ok && v >= 0 {
 			return -v, ""
 		}
 	}
@@ -238,7 +240,7 @@ func (d *directive) parseNumber(s string) (int64, string) {
 		}
 	}
 	if d.numFlags == 0 {
-		if v, ok := string2ll(s); ok {
+		if v, ok := strconvx.ParseInt(s); ok {
 			return v, ""
 		}
 	}

@@ -60,64 +60,6 @@ func TestRepr(t *testing.T) {
 	}
 }
 
-func TestGlobMatch(t *testing.T) {
-	tests := []struct {
-		pat, s string
-		nocase bool
-		want   bool
-	}{
-		{"*", "", false, false}, // like Redis: an empty string never enters the match loop
-		{"*", "anything", false, true},
-		{"a*", "abc", false, true},
-		{"a*c", "abbbc", false, true},
-		{"a*c", "abbbd", false, false},
-		{"a**c", "ac", false, true},
-		{"?", "a", false, true},
-		{"?", "", false, false},
-		{"??", "a", false, false},
-		{"a?c", "abc", false, true},
-		{"[abc]x", "bx", false, true},
-		{"[abc]x", "dx", false, false},
-		{"[^abc]x", "dx", false, true},
-		{"[^abc]x", "ax", false, false},
-		{"[a-c]*", "bz", false, true},
-		{"[c-a]*", "bz", false, true},
-		{"[a-c]*", "dz", false, false},
-		{`[\]]`, "]", false, true},
-		{`\*`, "*", false, true},
-		{`\*`, "a", false, false},
-		{`a\`, `a\`, false, true},
-		{"[abc", "a", false, true},
-		{"MAX*", "maxmemory", true, true},
-		{"MAX*", "maxmemory", false, false},
-		{"[A-C]*", "bind", true, true},
-		{"[M]axmemory", "maxmemory", true, true},
-		{"*-*-*", "a-b-c", false, true},
-		{"*-*-*", "a-b", false, false},
-		{"h?", "hz", false, true},
-		{"", "", false, true},
-		{"", "a", false, false},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, GlobMatch(tt.pat, tt.s, tt.nocase), "%q ~ %q", tt.pat, tt.s)
-	}
-}
-
-func TestString2ll(t *testing.T) {
-	ok := map[string]int64{"0": 0, "1": 1, "-1": -1, "123": 123, "9223372036854775807": math.MaxInt64,
-		"-9223372036854775808": math.MinInt64}
-	for s, want := range ok {
-		v, good := string2ll(s)
-		assert.True(t, good, s)
-		assert.Equal(t, want, v, s)
-	}
-	for _, s := range []string{"", "-", "+1", " 1", "1 ", "01", "-0", "1a", "9223372036854775808",
-		"-9223372036854775809", "99999999999999999999"} {
-		_, good := string2ll(s)
-		assert.False(t, good, s)
-	}
-}
-
 func TestMemtoull(t *testing.T) {
 	ok := map[string]uint64{"0": 0, "": 0, "1": 1, "5b": 5, "5B": 5, "1k": 1000, "1K": 1000, "1kb": 1024,
 		"1KB": 1024, "1m": 1000000, "1mb": 1 << 20, "1Mb": 1 << 20, "1g": 1000000000, "1gb": 1 << 30,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
@@ -29,13 +30,13 @@ func errorf(format string, args ...any) error {
 // a handshake: the node appears with the handshake flag and a made-up id
 // until its PONG reveals the real one.
 func (s *State) Meet(ipArg, portArg, cportArg []byte) error {
-	port, ok := slots.ParseInt64(portArg)
+	port, ok := strconvx.ParseInt(portArg)
 	if !ok {
 		return errorf("Invalid TCP base port specified: %s", portArg)
 	}
 	cport := port + 10000
 	if cportArg != nil {
-		if cport, ok = slots.ParseInt64(cportArg); !ok {
+		if cport, ok = strconvx.ParseInt(cportArg); !ok {
 			return errorf("Invalid TCP bus port specified: %s", cportArg)
 		}
 	}
@@ -350,7 +351,7 @@ func (s *State) Reset(hard bool, dbEmpty bool) error {
 // SetConfigEpoch is CLUSTER SET-CONFIG-EPOCH epoch: allowed only on a node
 // that knows no other node and has configEpoch 0.
 func (s *State) SetConfigEpoch(arg []byte) error {
-	epoch, ok := slots.ParseInt64(arg)
+	epoch, ok := strconvx.ParseInt(arg)
 	switch {
 	case !ok:
 		return errNotInteger

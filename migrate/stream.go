@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/shoal-db/shoal/resp"
 	"io"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 )
 
 // stream is the source's side of the connection to the target: a queue of

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/glob"
 )
 
 // COMMAND and its subcommands, in Redis 7.0's reply formats. Only
@@ -313,7 +313,7 @@ func (f *commandListFilter) keep(spec *CommandSpec) bool {
 	case "aclcat":
 		return f.cat != 0 && spec.ACL&f.cat != 0
 	case "pattern":
-		return config.GlobMatch(f.arg, spec.fullName, true)
+		return glob.Match(f.arg, spec.fullName, true)
 	}
 	return true
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
@@ -445,7 +446,7 @@ func stringmatchFuzz() {
 		return string(b)
 	}
 	for i := 0; i < 100000; i++ {
-		config.GlobMatch(gen(), gen(), rnd.IntN(2) == 0)
+		glob.Match(gen(), gen(), rnd.IntN(2) == 0)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/rdb"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -509,7 +510,7 @@ func cmdFunctionList(c *Client, args [][]byte) {
 	}
 	var libs []*functionLib
 	for _, l := range c.srv.tx.functions.sortedLibs() {
-		if hasPattern && !(keyGlob{pat: string(pattern)}).match(l.name) {
+		if hasPattern && !glob.Match(string(pattern), l.name, false) {
 			continue
 		}
 		libs = append(libs, l)

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -9,11 +8,13 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/zset"
+	"github.com/shoal-db/shoal/geohash"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // geoHandlers: the geo commands (Redis 7.0's "geo" group). A geo index is a
-// sorted set whose scores are 52-bit geohashes (geohash.go); argument
+// sorted set whose scores are 52-bit geohashes (package geohash); argument
 // checks, their order and the error texts follow geo.c.
 func geoHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
@@ -39,7 +40,7 @@ func parseLonLatOrReply(c *Client, lonArg, latArg []byte) (lon, lat float64, ok 
 	if lat, ok = zset.ParseDoubleOrReply(&c.Ctx, latArg, ""); !ok {
 		return 0, 0, false
 	}
-	if lon < geoLongMin || lon > geoLongMax || lat < geoLatMin || lat > geoLatMax {
+	if lon < geohash.LongMin || lon > geohash.LongMax || lat < geohash.LatMin || lat > geohash.LatMax {
 		c.Error("ERR invalid longitude,latitude pair " + cFormatF(lon) + "," + cFormatF(lat))
 		return 0, 0, false
 	}
@@ -135,34 +136,11 @@ func appendGeoDistance(dst []byte, d float64) []byte {
 	return append(dst, '.', byte('0'+frac/1000), byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
-// appendHumanDouble formats like Redis's ld2string(LD_STR_HUMAN) of a long
-// double holding f: "%.17Lf" with trailing zeros (and point) removed.
-func appendHumanDouble(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'f', 17, 64)
-	if bytes.IndexByte(dst[start:], '.') >= 0 {
-		for dst[len(dst)-1] == '0' {
-			dst = dst[:len(dst)-1]
-		}
-		dst = bytes.TrimSuffix(dst, []byte("."))
-	}
-	if string(dst[start:]) == "-0" {
-		dst = append(dst[:start], '0')
-	}
-	return dst
-}
-
 // replyHumanDouble is addReplyHumanLongDouble: a bulk string in RESP2, a
 // double in RESP3.
 func replyHumanDouble(c *Client, f float64) {
 	var buf [64]byte
-	s := appendHumanDouble(buf[:0], f)
+	s := strconvx.AppendHumanFloat(buf[:0], f)
 	if c.Proto == 3 {
 		c.Out = append(c.Out, ',')
 		c.Out = append(c.Out, s...)
@@ -205,7 +183,7 @@ options:
 		if !ok {
 			return
 		}
-		zargs = append(zargs, strconv.AppendUint(nil, geoScore(lon, lat), 10), args[at+2])
+		zargs = append(zargs, strconv.AppendUint(nil, geohash.Score(lon, lat), 10), args[at+2])
 	}
 	zset.AddGeneric(&c.Ctx, zargs, 0)
 }
@@ -218,7 +196,7 @@ func geoMemberPos(z *store.ZSet, member []byte) (lon, lat float64, ok bool) {
 	if !found {
 		return 0, 0, false
 	}
-	return decodeGeohashScore(score)
+	return geohash.DecodeScore(score)
 }
 
 // GEODIST key member1 member2 [unit]
@@ -247,17 +225,14 @@ func cmdGeoDist(c *Client, args [][]byte) {
 		c.Null()
 		return
 	}
-	lon1, lat1, ok1 := decodeGeohashScore(s1)
-	lon2, lat2, ok2 := decodeGeohashScore(s2)
+	lon1, lat1, ok1 := geohash.DecodeScore(s1)
+	lon2, lat2, ok2 := geohash.DecodeScore(s2)
 	if !ok1 || !ok2 {
 		c.Null()
 		return
 	}
-	replyGeoDistance(c, geoDistance(lon1, lat1, lon2, lat2)/toMeter)
+	replyGeoDistance(c, geohash.Distance(lon1, lat1, lon2, lat2)/toMeter)
 }
-
-// geoAlphabet is the standard geohash base32 alphabet.
-const geoAlphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
 
 // GEOHASH key member [...]: 11-character standard geohashes, re-encoded
 // over latitudes [-90, 90] from the cell centre.
@@ -277,21 +252,12 @@ func cmdGeoHash(c *Client, args [][]byte) {
 			c.Null()
 			continue
 		}
-		lon, lat, ok := decodeGeohashScore(score)
+		lon, lat, ok := geohash.DecodeScore(score)
 		if !ok {
 			c.Null()
 			continue
 		}
-		h, _ := geohashEncode(geoRange{-180, 180}, geoRange{-90, 90}, lon, lat, 26)
-		var buf [11]byte
-		for i := range buf {
-			idx := 0
-			// 52 bits make ten characters; the eleventh is taken as zero.
-			if i < 10 {
-				idx = int(h.bits>>(52-(uint(i)+1)*5)) & 0x1f
-			}
-			buf[i] = geoAlphabet[idx]
-		}
+		buf := geohash.Base32(lon, lat)
 		c.Bulk(buf[:])
 	}
 }
@@ -339,26 +305,22 @@ type geoPoint struct {
 
 // geoWithinShape decodes score and reports whether it lies in the shape,
 // with its distance from the centre.
-func geoWithinShape(s *geoShape, score float64) (p geoPoint, ok bool) {
-	lon, lat, ok := decodeGeohashScore(score)
+func geoWithinShape(s *geohash.Shape, score float64) (p geoPoint, ok bool) {
+	lon, lat, ok := geohash.DecodeScore(score)
 	if !ok {
 		return p, false
 	}
 	p = geoPoint{lon: lon, lat: lat, score: score}
-	if s.circle {
-		p.dist = geoDistance(s.lon, s.lat, lon, lat)
-		return p, p.dist <= s.radius*s.conversion
-	}
-	p.dist, ok = geoDistanceInRectangle(s.width*s.conversion, s.height*s.conversion, s.lon, s.lat, lon, lat)
+	p.dist, ok = s.Contains(lon, lat)
 	return p, ok
 }
 
 // geoPointsInBox appends the members of cell h that lie in the shape,
 // stopping once limit (0: none) points were found.
-func geoPointsInBox(z *store.ZSet, h geoHashBits, s *geoShape, points []geoPoint, limit int64) []geoPoint {
+func geoPointsInBox(z *store.ZSet, h geohash.Hash, s *geohash.Shape, points []geoPoint, limit int64) []geoPoint {
 	next := h
-	next.bits++
-	r := store.ScoreRange{Min: float64(geohashAlign52Bits(h)), Max: float64(geohashAlign52Bits(next)), MaxEx: true}
+	next.Bits++
+	r := store.ScoreRange{Min: float64(geohash.Align52Bits(h)), Max: float64(geohash.Align52Bits(next)), MaxEx: true}
 	z.RangeByScore(&r, 0, -1, false, func(m []byte, score float64) bool {
 		if p, ok := geoWithinShape(s, score); ok {
 			p.member = m
@@ -372,13 +334,13 @@ func geoPointsInBox(z *store.ZSet, h geoHashBits, s *geoShape, points []geoPoint
 // geoPointsAround is membersOfAllNeighbors: the centre cell, then north,
 // south, east, west, north-east, north-west, south-east, south-west,
 // skipping zeroed cells and a cell equal to the last one searched.
-func geoPointsAround(z *store.ZSet, a geoRadiusAreas, s *geoShape, limit int64) []geoPoint {
-	n := a.neighbors
-	cells := [9]geoHashBits{a.hash, n.north, n.south, n.east, n.west, n.northEast, n.northWest, n.southEast, n.southWest}
+func geoPointsAround(z *store.ZSet, a geohash.Areas, s *geohash.Shape, limit int64) []geoPoint {
+	n := a.Neighbors
+	cells := [9]geohash.Hash{a.Hash, n.North, n.South, n.East, n.West, n.NorthEast, n.NorthWest, n.SouthEast, n.SouthWest}
 	var points []geoPoint
 	last := -1
 	for i, h := range cells {
-		if h.isZero() {
+		if h.IsZero() {
 			continue
 		}
 		// With huge radii adjacent neighbours can be the same cell.
@@ -403,16 +365,16 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 	if !ok {
 		return
 	}
-	var shape geoShape
+	var shape geohash.Shape
 	var baseArgs int
 	switch {
 	case flags&geoRadiusCoords != 0:
 		baseArgs = 6
-		shape.circle = true
-		if shape.lon, shape.lat, ok = parseLonLatOrReply(c, args[2], args[3]); !ok {
+		shape.Circle = true
+		if shape.Lon, shape.Lat, ok = parseLonLatOrReply(c, args[2], args[3]); !ok {
 			return
 		}
-		if shape.radius, shape.conversion, ok = parseGeoDistanceOrReply(c, args[4], args[5]); !ok {
+		if shape.Radius, shape.Conversion, ok = parseGeoDistanceOrReply(c, args[4], args[5]); !ok {
 			return
 		}
 	case flags&geoRadiusMember != 0 && z == nil:
@@ -420,12 +382,12 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		baseArgs = 5
 	case flags&geoRadiusMember != 0:
 		baseArgs = 5
-		shape.circle = true
-		if shape.lon, shape.lat, ok = geoMemberPos(z, args[2]); !ok {
+		shape.Circle = true
+		if shape.Lon, shape.Lat, ok = geoMemberPos(z, args[2]); !ok {
 			c.Error("ERR could not decode requested zset member")
 			return
 		}
-		if shape.radius, shape.conversion, ok = parseGeoDistanceOrReply(c, args[3], args[4]); !ok {
+		if shape.Radius, shape.Conversion, ok = parseGeoDistanceOrReply(c, args[3], args[4]); !ok {
 			return
 		}
 	default: // geoSearch
@@ -478,7 +440,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 				storeDist = true
 			case command.ArgIs(arg, "frommember") && i+1 < remaining && flags&geoSearch != 0 && !fromLoc:
 				if z != nil {
-					if shape.lon, shape.lat, ok = geoMemberPos(z, args[baseArgs+i+1]); !ok {
+					if shape.Lon, shape.Lat, ok = geoMemberPos(z, args[baseArgs+i+1]); !ok {
 						c.Error("ERR could not decode requested zset member")
 						return
 					}
@@ -486,23 +448,23 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 				fromMember = true
 				i++
 			case command.ArgIs(arg, "fromlonlat") && i+2 < remaining && flags&geoSearch != 0 && !fromMember:
-				if shape.lon, shape.lat, ok = parseLonLatOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
+				if shape.Lon, shape.Lat, ok = parseLonLatOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
 					return
 				}
 				fromLoc = true
 				i += 2
 			case command.ArgIs(arg, "byradius") && i+2 < remaining && flags&geoSearch != 0 && !byBox:
-				if shape.radius, shape.conversion, ok = parseGeoDistanceOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
+				if shape.Radius, shape.Conversion, ok = parseGeoDistanceOrReply(c, args[baseArgs+i+1], args[baseArgs+i+2]); !ok {
 					return
 				}
-				shape.circle = true
+				shape.Circle = true
 				byRadius = true
 				i += 2
 			case command.ArgIs(arg, "bybox") && i+3 < remaining && flags&geoSearch != 0 && !byRadius:
-				if shape.width, shape.height, shape.conversion, ok = parseGeoBoxOrReply(c, args[baseArgs+i+1:baseArgs+i+4]); !ok {
+				if shape.Width, shape.Height, shape.Conversion, ok = parseGeoBoxOrReply(c, args[baseArgs+i+1:baseArgs+i+4]); !ok {
 					return
 				}
-				shape.circle = false
+				shape.Circle = false
 				byBox = true
 				i += 3
 			default:
@@ -549,7 +511,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 	if count != 0 && sort == 0 && !anyMatch {
 		sort = 1
 	}
-	areas := geohashCalculateAreasByShape(&shape)
+	areas := geohash.AreasByShape(&shape)
 	limit := int64(0)
 	if anyMatch {
 		limit = count
@@ -587,7 +549,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 			}
 			c.Bulk(p.member)
 			if withDist {
-				replyGeoDistance(c, p.dist/shape.conversion)
+				replyGeoDistance(c, p.dist/shape.Conversion)
 			}
 			if withHash {
 				c.Int(cDoubleToInt64(p.score))
@@ -607,7 +569,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		p := &points[i]
 		score := p.score
 		if storeDist {
-			score = p.dist / shape.conversion
+			score = p.dist / shape.Conversion
 		}
 		// The same member cannot come twice from disjoint cells; guard the
 		// set's invariant anyway.

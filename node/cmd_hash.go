@@ -7,8 +7,9 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
-	"github.com/shoal-db/shoal/longdouble"
+	"github.com/shoal-db/shoal/strconvx"
 
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -294,14 +295,14 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 }
 
 // HINCRBYFLOAT key field increment: long double arithmetic and formatting,
-// as INCRBYFLOAT (see longDouble).
+// as INCRBYFLOAT (see strconvx.LongDouble).
 func cmdHIncrByFloat(c *Client, args [][]byte) {
-	incr, ok := longdouble.Parse(args[3])
+	incr, ok := strconvx.ParseLongDouble(args[3])
 	if !ok {
 		c.ErrNotFloat()
 		return
 	}
-	if incr.Inf() != 0 {
+	if incr.IsInf() {
 		c.Error("ERR value is NaN or Infinity")
 		return
 	}
@@ -309,10 +310,10 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	cur := longdouble.Zero
+	var cur strconvx.LongDouble // +0
 	if h != nil {
 		if v, found := h.Get(args[2]); found {
-			if cur, ok = longdouble.Parse(v); !ok {
+			if cur, ok = strconvx.ParseLongDouble(v); !ok {
 				c.Error("ERR hash value is not a float")
 				return
 			}
@@ -502,8 +503,9 @@ func cmdHScan(c *Client, args [][]byte) {
 // elemScanOpts are HSCAN / SSCAN's options (Redis's scanGenericCommand on a
 // collection: COUNT and MATCH; TYPE is a syntax error).
 type elemScanOpts struct {
-	count int64
-	pat   *keyGlob
+	count    int64
+	pat      string
+	matchAll bool // no MATCH, or MATCH *: every element, "" too
 }
 
 // elemScanMaxCount bounds COUNT so that the visit budget (COUNT * 2 * 10)
@@ -511,7 +513,7 @@ type elemScanOpts struct {
 const elemScanMaxCount = math.MaxInt32
 
 func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
-	o := elemScanOpts{count: 10}
+	o := elemScanOpts{count: 10, matchAll: true}
 	for i := 0; i < len(args); i += 2 {
 		more := len(args) - i
 		switch {
@@ -528,11 +530,7 @@ func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
 			o.count = min(n, elemScanMaxCount)
 		case command.ArgIs(args[i], "match") && more >= 2:
 			p := args[i+1]
-			if len(p) == 1 && p[0] == '*' {
-				o.pat = nil
-			} else {
-				o.pat = &keyGlob{pat: string(p)}
-			}
+			o.pat, o.matchAll = string(p), len(p) == 1 && p[0] == '*'
 		default:
 			c.ErrSyntax()
 			return o, false
@@ -557,7 +555,7 @@ func (r *elemScanResult) add(b []byte) {
 // addMember adds a set member that passes the pattern.
 func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
 	r.visited++
-	if o.pat == nil || o.pat.match(command.Bstr(m)) {
+	if o.matchAll || glob.Match(o.pat, command.Bstr(m), false) {
 		r.add(m)
 	}
 }
@@ -565,7 +563,7 @@ func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
 // addPair adds a field and its value when the field passes the pattern.
 func (r *elemScanResult) addPair(o *elemScanOpts, f, v []byte) {
 	r.visited += 2
-	if o.pat == nil || o.pat.match(command.Bstr(f)) {
+	if o.matchAll || glob.Match(o.pat, command.Bstr(f), false) {
 		r.add(f)
 		r.add(v)
 	}

@@ -1,17 +1,13 @@
 package node
 
 import (
-	"math"
-	"math/rand/v2"
-	"strconv"
-	"strings"
-
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/hll"
 	"github.com/shoal-db/shoal/store"
 )
 
 // hllHandlers: the HyperLogLog commands (Redis 7.0's "hyperloglog" group).
-// HyperLogLogs are string values (see hll.go for the representation).
+// HyperLogLogs are string values (see package hll for the representation).
 func hllHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"pfadd":      cmdPFAdd,
@@ -21,6 +17,11 @@ func hllHandlers() map[string]HandlerFunc {
 		"pfselftest": cmdPFSelfTest,
 	}
 }
+
+const (
+	msgHLLWrongType = "WRONGTYPE Key is not a valid HyperLogLog string value."
+	msgHLLCorrupted = "INVALIDOBJ Corrupted HLL object detected"
+)
 
 // hllSparseMaxBytes is hll-sparse-max-bytes: the size past which a sparse
 // HyperLogLog turns dense.
@@ -36,7 +37,7 @@ func (c *Client) checkHLL(e *store.Entry) bool {
 		c.ErrWrongType()
 		return false
 	}
-	if !isHLL(e.Bytes()) {
+	if !hll.Valid(e.Bytes()) {
 		c.Error(msgHLLWrongType)
 		return false
 	}
@@ -53,7 +54,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	e := command.LookupWrite(db, key)
 	updated := 0
 	if e == nil {
-		e = db.SetRawString(key, newSparseHLL(), false)
+		e = db.SetRawString(key, hll.NewSparse(), false)
 		updated++
 	} else if !c.checkHLL(e) {
 		return
@@ -61,7 +62,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	p := e.MutableBytes()
 	maxBytes := c.hllSparseMaxBytes()
 	for _, ele := range args[2:] {
-		switch hllAdd(p, ele, maxBytes) {
+		switch hll.Add(p, ele, maxBytes) {
 		case 1:
 			updated++
 		case -1:
@@ -71,7 +72,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	}
 	c.Changed(int64(updated)) // the key created plus each register raised, as Redis
 	if updated > 0 {
-		hllInvalidateCache(*p)
+		hll.InvalidateCache(*p)
 		c.Int(1)
 		return
 	}
@@ -84,7 +85,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 func cmdPFCount(c *Client, args [][]byte) {
 	db := c.DB()
 	if len(args) > 2 {
-		var max [hllRegisters]uint8
+		var max hll.Registers
 		for _, key := range args[1:] {
 			e := db.Find(key)
 			if e == nil {
@@ -93,12 +94,12 @@ func cmdPFCount(c *Client, args [][]byte) {
 			if !c.checkHLL(e) {
 				return
 			}
-			if !hllMergeInto(&max, e.Bytes()) {
+			if !max.Merge(e.Bytes()) {
 				c.Error(msgHLLCorrupted)
 				return
 			}
 		}
-		c.Int(int64(hllCountRegisters(&max)))
+		c.Int(int64(max.Count()))
 		return
 	}
 	e := db.Find(args[1])
@@ -110,14 +111,14 @@ func cmdPFCount(c *Client, args [][]byte) {
 		return
 	}
 	b := *e.MutableBytes()
-	card, valid := hllCachedCard(b)
+	card, valid := hll.CachedCard(b)
 	if !valid {
 		var invalid bool
-		if card, invalid = hllCount(b); invalid {
+		if card, invalid = hll.Count(b); invalid {
 			c.Error(msgHLLCorrupted)
 			return
 		}
-		hllSetCachedCard(b, card)
+		hll.SetCachedCard(b, card)
 		c.Dirty(1) // the cached estimate was written, a change for Redis too
 	}
 	c.Int(int64(card))
@@ -127,7 +128,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 // too; it turns dense when any source is dense.
 func cmdPFMerge(c *Client, args [][]byte) {
 	db := c.DB()
-	var max [hllRegisters]uint8
+	var max hll.Registers
 	useDense := false
 	for _, key := range args[1:] {
 		e := db.Find(key)
@@ -138,41 +139,33 @@ func cmdPFMerge(c *Client, args [][]byte) {
 			return
 		}
 		b := e.Bytes()
-		if b[hllEncOffset] == hllEncDense {
+		if hll.IsDense(b) {
 			useDense = true
 		}
-		if !hllMergeInto(&max, b) {
+		if !max.Merge(b) {
 			c.Error(msgHLLCorrupted)
 			return
 		}
 	}
 	e := command.LookupWrite(db, args[1])
 	if e == nil {
-		e = db.SetRawString(args[1], newSparseHLL(), false)
+		e = db.SetRawString(args[1], hll.NewSparse(), false)
 	}
 	p := e.MutableBytes()
-	if useDense && (*p)[hllEncOffset] == hllEncSparse {
-		dense, ok := hllSparseToDense(*p)
-		if !ok {
-			c.Error(msgHLLCorrupted)
-			return
-		}
-		*p = dense
+	if useDense && !hll.ToDense(p) {
+		c.Error(msgHLLCorrupted)
+		return
 	}
 	maxBytes := c.hllSparseMaxBytes()
 	for i, v := range max {
 		if v == 0 {
 			continue
 		}
-		if (*p)[hllEncOffset] == hllEncDense {
-			hllDenseSet((*p)[hllHdrSize:], i, v)
-		} else {
-			// The destination was validated as a source, so this cannot
-			// find it corrupted.
-			hllSparseSet(p, i, v, maxBytes)
-		}
+		// The destination was validated as a source, so this cannot find
+		// it corrupted.
+		hll.Set(p, i, v, maxBytes)
 	}
-	hllInvalidateCache(*p)
+	hll.InvalidateCache(*p)
 	c.OK()
 }
 
@@ -193,25 +186,24 @@ func cmdPFDebug(c *Client, args [][]byte) {
 		if !hllMakeDense(c, p) {
 			return
 		}
-		regs := (*p)[hllHdrSize:]
-		c.Array(hllRegisters)
-		for i := 0; i < hllRegisters; i++ {
-			c.Int(int64(hllDenseGet(regs, i)))
+		c.Array(hll.NumRegisters)
+		for i := 0; i < hll.NumRegisters; i++ {
+			c.Int(int64(hll.Register(*p, i)))
 		}
 	case command.ArgIs(sub, "decode"):
-		if (*p)[hllEncOffset] != hllEncSparse {
+		if hll.IsDense(*p) {
 			c.Error("ERR HLL encoding is not sparse")
 			return
 		}
-		c.BulkString(hllDecodeSparse((*p)[hllHdrSize:]))
+		c.BulkString(hll.DecodeSparse(*p))
 	case command.ArgIs(sub, "encoding"):
-		if (*p)[hllEncOffset] == hllEncDense {
+		if hll.IsDense(*p) {
 			c.Status("dense")
 		} else {
 			c.Status("sparse")
 		}
 	case command.ArgIs(sub, "todense"):
-		wasSparse := (*p)[hllEncOffset] == hllEncSparse
+		wasSparse := !hll.IsDense(*p)
 		if !hllMakeDense(c, p) {
 			return
 		}
@@ -228,41 +220,11 @@ func cmdPFDebug(c *Client, args [][]byte) {
 // hllMakeDense converts the HLL *p to dense if it is sparse; on corrupted
 // opcodes it replies the error and returns false.
 func hllMakeDense(c *Client, p *[]byte) bool {
-	if (*p)[hllEncOffset] != hllEncSparse {
-		return true
-	}
-	dense, ok := hllSparseToDense(*p)
-	if !ok {
+	if !hll.ToDense(p) {
 		c.Error(msgHLLCorrupted)
 		return false
 	}
-	*p = dense
 	return true
-}
-
-// hllDecodeSparse renders sparse opcodes as PFDEBUG DECODE does:
-// "z:<len>" (ZERO), "Z:<len>" (XZERO), "v:<value>,<len>" (VAL).
-func hllDecodeSparse(data []byte) string {
-	var sb strings.Builder
-	for i := 0; i < len(data); {
-		run, val, size := sparseOp(data, i)
-		if sb.Len() > 0 {
-			sb.WriteByte(' ')
-		}
-		switch {
-		case val != 0:
-			sb.WriteString("v:")
-			sb.WriteString(strconv.Itoa(int(val)))
-			sb.WriteByte(',')
-		case size == 2:
-			sb.WriteString("Z:")
-		default:
-			sb.WriteString("z:")
-		}
-		sb.WriteString(strconv.Itoa(run))
-		i += size
-	}
-	return sb.String()
 }
 
 // cstr is b up to its first NUL byte: what Redis sees of an argument it
@@ -281,68 +243,9 @@ func cstr(b []byte) []byte {
 // unchanged, and ten million distinct elements added to a dense and a
 // sparse HLL must give equal estimates within six standard errors.
 func cmdPFSelfTest(c *Client, args [][]byte) {
-	if msg := hllSelfTest(c.hllSparseMaxBytes()); msg != "" {
+	if msg := hll.SelfTest(c.hllSparseMaxBytes()); msg != "" {
 		c.Error("ERR TESTFAILED " + msg)
 		return
 	}
 	c.OK()
-}
-
-func hllSelfTest(sparseMaxBytes int64) string {
-	dense := make([]byte, hllDenseSize)
-	copy(dense, "HYLL")
-	regs := dense[hllHdrSize:]
-	var want [hllRegisters]uint8
-	for range 1000 {
-		for i := range want {
-			want[i] = uint8(rand.IntN(hllRegisterMax + 1))
-			hllDenseSetReg(regs, i, want[i])
-		}
-		for i := range want {
-			if v := hllDenseGet(regs, i); v != want[i] {
-				return "Register " + strconv.Itoa(i) + " should be " + strconv.Itoa(int(want[i])) +
-					" but is " + strconv.Itoa(int(v))
-			}
-		}
-	}
-
-	clear(regs)
-	sparse := newSparseHLL()
-	relErr := 1.04 / 128 // 1.04/sqrt(registers)
-	seed := rand.Uint64()
-	var ele [8]byte
-	checkpoint := int64(1)
-	for j := int64(1); j <= 10_000_000; j++ {
-		v := uint64(j) ^ seed
-		for k := range ele {
-			ele[k] = byte(v >> (8 * k))
-		}
-		index, count := hllPatLen(ele[:])
-		hllDenseSet(regs, index, count)
-		hllAdd(&sparse, ele[:], sparseMaxBytes)
-		if j != checkpoint {
-			continue
-		}
-		if j < sparseMaxBytes/2 && sparse[hllEncOffset] != hllEncSparse {
-			return "sparse encoding not used"
-		}
-		dcard, _ := hllCount(dense)
-		if scard, _ := hllCount(sparse); dcard != scard {
-			return "dense/sparse disagree"
-		}
-		absErr := checkpoint - int64(dcard)
-		if absErr < 0 {
-			absErr = -absErr
-		}
-		maxErr := int64(math.Ceil(relErr * 6 * float64(checkpoint)))
-		if j == 10 {
-			maxErr = 1 // collisions make small cardinalities noisy
-		}
-		if absErr > maxErr {
-			return "Too big error. card:" + strconv.FormatInt(checkpoint, 10) +
-				" abserr:" + strconv.FormatInt(absErr, 10)
-		}
-		checkpoint *= 10
-	}
-	return ""
 }

@@ -3,6 +3,8 @@ package node
 import (
 	"fmt"
 	"sort"
+
+	"github.com/shoal-db/shoal/glob"
 )
 
 // pubsubHandlers: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE,
@@ -83,15 +85,15 @@ func cmdPubsubChannels(k pubsubKind) HandlerFunc {
 			c.ErrSubcommandSyntax(args)
 			return
 		}
-		var glob *keyGlob
+		var pattern string
 		if len(args) == 3 {
-			glob = &keyGlob{pat: string(args[2])}
+			pattern = string(args[2])
 		}
 		r := c.srv.pubsub
 		r.mu.RLock()
 		names := make([]string, 0, len(r.table(k)))
 		for name := range r.table(k) {
-			if glob == nil || glob.match(name) {
+			if len(args) < 3 || glob.Match(pattern, name, false) {
 				names = append(names, name)
 			}
 		}

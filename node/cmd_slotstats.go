@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // This file is CLUSTER SLOT-STATS as Valkey 8.0 defines it, and the per-slot
@@ -163,7 +164,7 @@ func cmdClusterSlotStats(c *Client, args [][]byte) {
 			word := strings.ToLower(string(args[i]))
 			switch {
 			case word == "limit" && i+1 < len(args):
-				n, ok := slots.ParseInt64(args[i+1])
+				n, ok := strconvx.ParseInt(args[i+1])
 				if !ok || n < 1 || n > slots.Count {
 					c.Error(msgSlotStatsLimit)
 					return
@@ -219,7 +220,7 @@ func cmdClusterSlotStats(c *Client, args [][]byte) {
 
 // slotArg parses a slot number as getSlotOrReply does.
 func slotArg(c *Client, arg []byte) (int, bool) {
-	n, ok := slots.ParseInt64(arg)
+	n, ok := strconvx.ParseInt(arg)
 	if !ok || n < 0 || n >= slots.Count {
 		c.Error("ERR Invalid or out of range slot")
 		return 0, false

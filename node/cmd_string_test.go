@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/longdouble"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
@@ -556,36 +555,6 @@ func TestStringOtherDB(t *testing.T) {
 	require.Equal(t, "embstr", enc)
 	enc, _ = strProbe(s, 0, "k")
 	require.Equal(t, "none", enc)
-}
-
-func TestParseLongDouble(t *testing.T) {
-	ok := map[string]string{
-		"1": "1", "-1.1": "-1.1", "+2.5": "2.5", ".5": "0.5", "5.": "5", "1e3": "1000", "1E+3": "1000",
-		"-0": "0", "0.0": "0", "0e999999999999": "0", "0x10": "16", "0X1P-2": "0.25", "0x.8": "0.5",
-		"1e-18": "0", "5e-18": "0", "6e-18": "0.00000000000000001", "123456789012345678901234567890": "123456789012345678899921813504",
-		"2e-4951":     "0",
-		"0.1":         "0.1",
-		"3.14159e-10": "0.000000000314159",
-	}
-	for in, want := range ok {
-		v, good := longdouble.Parse([]byte(in))
-		require.True(t, good, "%q", in)
-		require.Equal(t, want, string(v.AppendHuman(nil)), "%q", in)
-	}
-	for _, in := range []string{"", " 1", "1 ", "\t1", "abc", "1e", "1e+", "e5", ".", "-", "+", "0x", "0x1p", "0xg",
-		"nan", "NaN", "-nan", "nan(1)", "1e5000", "-1e5000", "1e-5000", "1e-4951", "1\x002", "infin", "--1", "1..2",
-		"0x1p-16446", "0x1p16384", strings.Repeat("1", 5120)} {
-		_, good := longdouble.Parse([]byte(in))
-		require.False(t, good, "%q", in)
-	}
-	for _, in := range []string{"inf", "-INF", "Infinity", "+infinity"} {
-		v, good := longdouble.Parse([]byte(in))
-		require.True(t, good, "%q", in)
-		require.NotZero(t, v.Inf())
-	}
-	v, good := longdouble.Parse([]byte("0x1p-16445")) // the smallest denormal
-	require.True(t, good)
-	require.Equal(t, "0", string(v.AppendHuman(nil)))
 }
 
 // strRandomFloat returns a random number in one of the forms clients send.

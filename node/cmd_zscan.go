@@ -5,7 +5,9 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/zset"
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // ZSCAN stays with the other SCAN commands until they move (issue 16).
@@ -32,7 +34,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		return
 	}
 	count := int64(10)
-	var pat *keyGlob
+	pat, matchAll := "", true
 	for i := 3; i < len(args); {
 		left := len(args) - i
 		switch {
@@ -48,11 +50,8 @@ func cmdZScan(c *Client, args [][]byte) {
 			count = n
 			i += 2
 		case command.ArgIs(args[i], "match") && left >= 2:
-			if p := args[i+1]; len(p) == 1 && p[0] == '*' {
-				pat = nil
-			} else {
-				pat = &keyGlob{pat: string(p)}
-			}
+			p := args[i+1]
+			pat, matchAll = string(p), len(p) == 1 && p[0] == '*'
 			i += 2
 		default:
 			c.ErrSyntax()
@@ -66,7 +65,7 @@ func cmdZScan(c *Client, args [][]byte) {
 	}
 	var found []pair
 	next := z.Scan(cursor, int(min(count, scanMaxCount)), func(m []byte, s float64) {
-		if pat != nil && !pat.match(command.Bstr(m)) {
+		if !matchAll && !glob.Match(pat, command.Bstr(m), false) {
 			return
 		}
 		found = append(found, pair{m, s})
@@ -80,7 +79,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		if listpack {
 			c.Bulk(store.ListpackScoreText(buf[:0], p.score))
 		} else {
-			c.Bulk(store.FormatScore(buf[:0], p.score))
+			c.Bulk(strconvx.AppendDouble(buf[:0], p.score))
 		}
 	}
 }

@@ -1,12 +1,12 @@
 package node
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/shoal-db/shoal/hll"
 )
 
 // HyperLogLog tests: exact replies (checked against Redis too), then
@@ -121,15 +121,6 @@ func TestHLLRepliesMatchRedis(t *testing.T) {
 	hllRunCases(t, nil, dialTestAddr(t, addr))
 }
 
-func TestHLLSelfTest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("ten million additions")
-	}
-	if msg := hllSelfTest(3000); msg != "" {
-		t.Fatal(msg)
-	}
-}
-
 // hllElement returns the i-th test element: mostly distinct strings, some
 // random binary ones of every length up to 20 (all MurmurHash tails).
 func hllElement(r *rand.Rand, i int) string {
@@ -220,14 +211,8 @@ func TestHLLMatchesRedis(t *testing.T) {
 
 // hllDenseValue returns a dense HLL string with the given registers and an
 // invalid cached cardinality.
-func hllDenseValue(regs []uint8) string {
-	b := make([]byte, hllDenseSize)
-	copy(b, "HYLL")
-	hllInvalidateCache(b)
-	for i, v := range regs {
-		hllDenseSetReg(b[hllHdrSize:], i, v)
-	}
-	return string(b)
+func hllDenseValue(regs *hll.Registers) string {
+	return string(hll.NewDense(regs))
 }
 
 // TestHLLEstimatorMatchesRedis counts dense HLLs with arbitrary register
@@ -237,12 +222,12 @@ func TestHLLEstimatorMatchesRedis(t *testing.T) {
 	p := newBMPair(t)
 	seed := bmSeed(t)
 	r := rand.New(rand.NewPCG(seed, 13))
-	regs := make([]uint8, hllRegisters)
+	var regs hll.Registers
 	fill := func(f func(i int) uint8) string {
 		for i := range regs {
 			regs[i] = f(i)
 		}
-		return hllDenseValue(regs)
+		return hllDenseValue(&regs)
 	}
 	values := []string{
 		fill(func(int) uint8 { return 0 }),
@@ -317,7 +302,7 @@ func TestHLLCorruptedMatchesRedis(t *testing.T) {
 		for i := 0; i < 5; i++ {
 			pos := r.IntN(size)
 			if r.IntN(3) == 0 {
-				pos = hllHdrSize + r.IntN(max(size-hllHdrSize, 1)) // the opcodes or registers
+				pos = hll.HdrSize + r.IntN(max(size-hll.HdrSize, 1)) // the opcodes or registers
 			}
 			cmds = append(cmds, []string{"SETRANGE", "hll", strconv.Itoa(pos), string([]byte{byte(r.IntN(256))})})
 			if r.IntN(2) == 0 {
@@ -345,95 +330,6 @@ func TestHLLCorruptedMatchesRedis(t *testing.T) {
 		p.run(cmds)
 		if p.mismatches != failures {
 			t.Fatalf("round %d: the corrupted value was %q", round, before)
-		}
-	}
-}
-
-// FuzzHLLDecode feeds arbitrary strings to every HLL decoder and updater:
-// none may panic, and a value isHLL rejects is never decoded.
-func FuzzHLLDecode(f *testing.F) {
-	f.Add([]byte(emptySparseHLL))
-	f.Add([]byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f"))
-	f.Add([]byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x80\xbf\xff\x00"))
-	f.Add([]byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x40\x00\x7f\xfe"))
-	dense := make([]byte, hllDenseSize)
-	copy(dense, "HYLL")
-	f.Add(dense)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if !isHLL(b) {
-			return
-		}
-		hllCount(b)
-		var max [hllRegisters]uint8
-		hllMergeInto(&max, b)
-		if b[hllEncOffset] == hllEncSparse {
-			hllSparseToDense(b)
-			hllDecodeSparse(b[hllHdrSize:])
-		}
-		for _, ele := range []string{"a", "b", "c", "", "x:17"} {
-			c := bytes.Clone(b)
-			res := hllAdd(&c, []byte(ele), 3000)
-			if res < -1 || res > 1 || len(c) < hllHdrSize || string(c[:4]) != "HYLL" {
-				t.Fatalf("hllAdd(%q) = %d, value %q", ele, res, c)
-			}
-			for _, idx := range []int{0, 1, 63, 64, 65, 8000, hllRegisters - 1} {
-				c := bytes.Clone(b)
-				if c[hllEncOffset] == hllEncSparse {
-					hllSparseSet(&c, idx, 33, 3000)
-					c = bytes.Clone(b)
-					hllSparseSet(&c, idx, 1, 20)
-				}
-			}
-		}
-	})
-}
-
-// TestHLLCorruptedNeverPanics runs the decoders over many random
-// corruptions of real HLLs (the fuzz test's job, bounded, on every run).
-func TestHLLCorruptedNeverPanics(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	deadline := time.Now().Add(5 * time.Second)
-	for i := 0; i < 3000 && time.Now().Before(deadline); i++ {
-		b := newSparseHLL()
-		for j := r.IntN(400); j > 0; j-- {
-			hllAdd(&b, []byte(strconv.Itoa(r.IntN(1e6))), 3000)
-		}
-		for j := 1 + r.IntN(5); j > 0; j-- {
-			b[r.IntN(len(b))] = byte(r.IntN(256))
-		}
-		if r.IntN(3) == 0 {
-			b = append(b, byte(r.IntN(256)))
-		}
-		if r.IntN(3) == 0 && len(b) > hllHdrSize+1 {
-			b = b[:hllHdrSize+r.IntN(len(b)-hllHdrSize)]
-		}
-		if !isHLL(b) {
-			continue
-		}
-		hllCount(b)
-		var max [hllRegisters]uint8
-		hllMergeInto(&max, b)
-		if b[hllEncOffset] == hllEncSparse {
-			hllSparseToDense(b)
-			hllDecodeSparse(b[hllHdrSize:])
-		}
-		c := bytes.Clone(b)
-		for j := 0; j < 50; j++ {
-			if hllAdd(&c, []byte(strconv.Itoa(j)), 3000) < 0 {
-				break
-			}
-		}
-	}
-}
-
-// TestHLLPatLenExtremes checks the register index and run length bounds
-// (the values themselves are pinned by TestHLLReplies' DECODE cases, which
-// are checked against Redis).
-func TestHLLPatLenExtremes(t *testing.T) {
-	for _, ele := range []string{"", "a", "abcdefgh", "abcdefghi", strings.Repeat("z", 100)} {
-		idx, count := hllPatLen([]byte(ele))
-		if idx < 0 || idx >= hllRegisters || count < 1 || count > hllQ+1 {
-			t.Fatalf("hllPatLen(%q) = %d, %d", ele, idx, count)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -16,14 +17,14 @@ import (
 // KEYS pattern
 func cmdKeys(c *Client, args [][]byte) {
 	db := c.DB()
-	pat := keyGlob{pat: string(args[1])}
+	pat := string(args[1])
 	all := len(args[1]) == 1 && args[1][0] == '*'
 	var keys []string
 	replyLen := 0 // the reply's size so far, for the output limit (as Redis, KEYS stops mid-run)
 	for slot := 0; slot < store.NumSlots; slot++ {
 		db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
 			k := e.Key()
-			if all || pat.match(k) {
+			if all || glob.Match(pat, k, false) {
 				keys = append(keys, k)
 				replyLen += len(k) + 16 // "$<len>\r\n" ... "\r\n"
 				if replyLen >= c.obufCheckAt && c.replyOverLimitWith(replyLen) {
@@ -86,7 +87,7 @@ func cmdScan(c *Client, args [][]byte) {
 		return
 	}
 	count := int64(10)
-	var pat *keyGlob
+	pat, matchAll := "", true
 	var typeName string
 	hasType := false
 	for i := 2; i < len(args); i += 2 {
@@ -105,11 +106,7 @@ func cmdScan(c *Client, args [][]byte) {
 			count = n
 		case command.ArgIs(args[i], "match") && more >= 2:
 			p := args[i+1]
-			if len(p) == 1 && p[0] == '*' {
-				pat = nil // matches everything
-			} else {
-				pat = &keyGlob{pat: string(p)}
-			}
+			pat, matchAll = string(p), len(p) == 1 && p[0] == '*' // "*" matches everything, "" too
 		case command.ArgIs(args[i], "type") && more >= 2:
 			typeName = command.CString(args[i+1])
 			hasType = true
@@ -121,7 +118,7 @@ func cmdScan(c *Client, args [][]byte) {
 	var keys []string
 	next := c.DB().Scan(cursor, int(min(count, scanMaxCount)), func(e *store.Entry) {
 		k := e.Key()
-		if pat != nil && !pat.match(k) {
+		if !matchAll && !glob.Match(pat, k, false) {
 			return
 		}
 		if hasType && !strings.EqualFold(typeName, e.Type().String()) {

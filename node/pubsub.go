@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
 )
@@ -353,7 +354,7 @@ func (s *Server) publish(channel, body []byte, shard bool) int64 {
 	ch := string(channel)
 	var enc [4][]byte
 	for _, pat := range r.patOrder {
-		if !(keyGlob{pat: pat}).match(ch) {
+		if !glob.Match(pat, ch, false) {
 			continue
 		}
 		enc[2], enc[3] = nil, nil

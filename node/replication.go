@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/replication"
 	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
@@ -128,13 +129,13 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []replication.DBSlot)
 	other := -1
 	switch spec.fullName {
 	case "move":
-		if n, ok := slots.ParseInt64(argv[2]); ok {
+		if n, ok := strconvx.ParseInt(argv[2]); ok {
 			other = int(n)
 		}
 	case "copy":
 		for j := 3; j+1 < len(argv); j++ {
 			if command.ArgIs(argv[j], "db") {
-				if n, ok := slots.ParseInt64(argv[j+1]); ok {
+				if n, ok := strconvx.ParseInt(argv[j+1]); ok {
 					other = int(n)
 				}
 			}

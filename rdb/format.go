@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"strconv"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Version is the RDB version Redis 7.0 writes (rdb.h RDB_VERSION) and
@@ -120,7 +122,7 @@ func appendIntEncoded(dst []byte, v int64) ([]byte, bool) {
 // 20 bytes that shrink by more than 4 bytes, else the raw bytes.
 func appendString(dst, s []byte) []byte {
 	if len(s) <= 11 {
-		if v, ok := parseCanonicalInt(s); ok {
+		if v, ok := strconvx.ParseInt(s); ok {
 			if out, ok := appendIntEncoded(dst, v); ok {
 				return out
 			}
@@ -147,49 +149,6 @@ func appendBinaryDouble(dst []byte, f float64) []byte {
 // appendMillis appends a little-endian int64 (rdbSaveMillisecondTime).
 func appendMillis(dst []byte, ms int64) []byte {
 	return binary.LittleEndian.AppendUint64(dst, uint64(ms))
-}
-
-// parseCanonicalInt parses b if it is exactly the decimal form Redis's
-// string2ll + ll2string round trip accepts (no sign on zero, no leading
-// zeros, no spaces, fits int64).
-func parseCanonicalInt(b []byte) (int64, bool) {
-	n := len(b)
-	if n == 0 || n > 20 {
-		return 0, false
-	}
-	i := 0
-	neg := false
-	if b[0] == '-' {
-		neg = true
-		i = 1
-		if n == 1 {
-			return 0, false
-		}
-	}
-	if b[i] == '0' {
-		return 0, n == 1
-	}
-	var v uint64
-	for ; i < n; i++ {
-		d := b[i] - '0'
-		if d > 9 {
-			return 0, false
-		}
-		if v > (math.MaxUint64-uint64(d))/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(d)
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
 }
 
 // ---------------------------------------------------------------- reading

@@ -2,8 +2,10 @@ package rdb
 
 import (
 	"encoding/binary"
-	"math"
 	"strconv"
+
+	"github.com/shoal-db/shoal/listpack"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Listpacks (listpack.c), the blob inside RDB_TYPE_*_LISTPACK objects,
@@ -11,8 +13,9 @@ import (
 //
 //	<total bytes u32 LE> <count u16 LE, 65535 = unknown> <entry>... 0xFF
 //
-// and each entry is <encoding + data> <backlen>, where backlen is the
-// length of <encoding + data> in 1-5 bytes of 7 bits, readable backwards.
+// and each entry is <encoding + data> <backlen> (package listpack encodes
+// them), where backlen is the length of <encoding + data> in 1-5 bytes of
+// 7 bits, readable backwards.
 
 const (
 	lpHeaderSize  = 6
@@ -37,50 +40,13 @@ func (b *lpBuilder) size() int { return len(b.buf) + 1 }
 // appendString appends s, as an integer entry when s is a canonical
 // integer (lpAppend → lpEncodeGetType).
 func (b *lpBuilder) appendString(s []byte) {
-	if len(s) <= 20 {
-		if v, ok := parseCanonicalInt(s); ok {
-			b.appendInt(v)
-			return
-		}
-	}
-	start := len(b.buf)
-	n := len(s)
-	switch {
-	case n < 64:
-		b.buf = append(b.buf, 0x80|byte(n))
-	case n < 4096:
-		b.buf = append(b.buf, 0xE0|byte(n>>8), byte(n))
-	default:
-		b.buf = binary.LittleEndian.AppendUint32(append(b.buf, 0xF0), uint32(n))
-	}
-	b.buf = append(b.buf, s...)
-	b.buf = appendBacklen(b.buf, len(b.buf)-start)
+	b.buf = listpack.AppendString(b.buf, s)
 	b.n++
 }
 
 // appendInt appends an integer entry in its smallest encoding.
 func (b *lpBuilder) appendInt(v int64) {
-	start := len(b.buf)
-	switch {
-	case v >= 0 && v <= 127:
-		b.buf = append(b.buf, byte(v))
-	case v >= -4096 && v <= 4095:
-		u := uint64(v)
-		if v < 0 {
-			u = uint64(1<<13 + v)
-		}
-		b.buf = append(b.buf, 0xC0|byte(u>>8), byte(u))
-	case v >= math.MinInt16 && v <= math.MaxInt16:
-		b.buf = binary.LittleEndian.AppendUint16(append(b.buf, 0xF1), uint16(v))
-	case v >= -(1<<23) && v <= 1<<23-1:
-		u := uint32(v)
-		b.buf = append(b.buf, 0xF2, byte(u), byte(u>>8), byte(u>>16))
-	case v >= math.MinInt32 && v <= math.MaxInt32:
-		b.buf = binary.LittleEndian.AppendUint32(append(b.buf, 0xF3), uint32(v))
-	default:
-		b.buf = binary.LittleEndian.AppendUint64(append(b.buf, 0xF4), uint64(v))
-	}
-	b.buf = appendBacklen(b.buf, len(b.buf)-start)
+	b.buf = listpack.AppendInt(b.buf, v)
 	b.n++
 }
 
@@ -94,38 +60,6 @@ func (b *lpBuilder) finish() []byte {
 	}
 	binary.LittleEndian.PutUint16(b.buf[4:], uint16(count))
 	return b.buf
-}
-
-// backlenSize is the size of the backlen of an entry of l bytes.
-func backlenSize(l int) int {
-	switch {
-	case l <= 127:
-		return 1
-	case l < 16383:
-		return 2
-	case l < 2097151:
-		return 3
-	case l < 268435455:
-		return 4
-	}
-	return 5
-}
-
-func appendBacklen(dst []byte, l int) []byte {
-	// Leftmost byte: the most significant bits, no continuation flag;
-	// each following byte: 7 more bits with 128 set.
-	n := backlenSize(l)
-	switch n {
-	case 1:
-		return append(dst, byte(l))
-	case 2:
-		return append(dst, byte(l>>7), byte(l&127)|128)
-	case 3:
-		return append(dst, byte(l>>14), byte((l>>7)&127)|128, byte(l&127)|128)
-	case 4:
-		return append(dst, byte(l>>21), byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
-	}
-	return append(dst, byte(l>>28), byte((l>>21)&127)|128, byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
 }
 
 // lpEntry is one decoded listpack or ziplist entry: a string (s, aliasing
@@ -161,7 +95,7 @@ func (e lpEntry) int() (int64, bool) {
 	if e.isInt {
 		return e.v, true
 	}
-	return parseCanonicalInt(e.s)
+	return strconvx.ParseInt(e.s)
 }
 
 // parseListpack validates a whole listpack and returns its entries. It
@@ -191,12 +125,12 @@ func parseListpack(lp []byte, maxEntries int) ([]lpEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		bl := backlenSize(size)
+		bl := listpack.BacklenSize(size)
 		if p+size+bl > end {
 			return nil, ErrBadData
 		}
 		// Verify the backlen reads back as the entry size.
-		if got, ok := readBacklen(lp[p+size : p+size+bl]); !ok || got != size {
+		if got, ok := listpack.ReadBacklen(lp[p+size : p+size+bl]); !ok || got != size {
 			return nil, ErrBadData
 		}
 		out = append(out, e)
@@ -209,23 +143,6 @@ func parseListpack(lp []byte, maxEntries int) ([]lpEntry, error) {
 		return nil, ErrBadData
 	}
 	return out, nil
-}
-
-// readBacklen decodes a backlen from its bytes (left to right).
-func readBacklen(b []byte) (int, bool) {
-	v := 0
-	for i, c := range b {
-		if i > 0 {
-			if c&128 == 0 {
-				return 0, false
-			}
-			c &= 127
-		} else if len(b) > 1 && c&128 != 0 {
-			return 0, false
-		}
-		v = v<<7 | int(c)
-	}
-	return v, true
 }
 
 // lpDecodeEntry decodes the entry at the start of b (which excludes the

@@ -2,11 +2,12 @@ package replication
 
 import (
 	"bytes"
-	"github.com/shoal-db/shoal/resp"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 )
 
 func TestBacklogRingKeepsTheNewestBytes(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/resp"
-	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
@@ -120,8 +120,8 @@ func (s *FullSyncs) BeforeEffectLocked(db int, cmds [][][]byte, lockSlots bool) 
 	var pairs []DBSlot
 	for _, argv := range cmds {
 		if len(argv) > 0 && argIs(argv[0], "swapdb") && len(argv) == 3 {
-			a, okA := slots.ParseInt64(argv[1])
-			b, okB := slots.ParseInt64(argv[2])
+			a, okA := strconvx.ParseInt(argv[1])
+			b, okB := strconvx.ParseInt(argv[2])
 			if okA && okB {
 				for _, fs := range *syncs {
 					fs.swap(int(a), int(b))

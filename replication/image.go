@@ -7,8 +7,8 @@ import (
 
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
-	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Slot images (DESIGN.md §5). A full sync sends, for each slot of each
@@ -119,7 +119,7 @@ func ApplySlotImage(db *store.DB, slot uint16, payload []byte, lim rdb.Limits) e
 		if val, p, ok = cutBulk(p); !ok || len(val) == 0 {
 			return ErrProtocol
 		}
-		expireAt, ok := slots.ParseInt64(at)
+		expireAt, ok := strconvx.ParseInt(at)
 		if !ok {
 			return ErrProtocol
 		}

@@ -3,12 +3,13 @@ package replication
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/shoal-db/shoal/resp"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 )
 
 // Master is a node's replication state and the fan-out of its stream: the

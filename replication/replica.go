@@ -14,6 +14,7 @@ import (
 
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
@@ -403,7 +404,7 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *StreamReader, re
 	keys, libs, err := r.fsm.LoadPayload(payload.Bytes(), func(name, value []byte) {
 		switch string(name) {
 		case "repl-stream-db":
-			if n, ok := slots.ParseInt64(value); ok && n >= 0 && n < int64(r.fsm.NumDBs()) {
+			if n, ok := strconvx.ParseInt(value); ok && n >= 0 && n < int64(r.fsm.NumDBs()) {
 				streamDB = int(n)
 			}
 		case AuxSlotImages:
@@ -512,8 +513,8 @@ func (r *Replica) applyImage(args [][]byte) error {
 	if len(args) != 4 {
 		return ErrProtocol
 	}
-	dbID, ok1 := slots.ParseInt64(args[1])
-	slot, ok2 := slots.ParseInt64(args[2])
+	dbID, ok1 := strconvx.ParseInt(args[1])
+	slot, ok2 := strconvx.ParseInt(args[2])
 	if !ok1 || !ok2 || dbID < 0 || dbID >= int64(r.fsm.NumDBs()) || slot < 0 || slot >= slots.Count {
 		return ErrProtocol
 	}

@@ -1,10 +1,11 @@
 package resp
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Writer builds replies. A command's reply is built in Out and handed to the
@@ -175,7 +176,7 @@ func (w *Writer) Bool(b bool) {
 // or in RESP2 a bulk string with %.17g formatting ("inf"/"-inf").
 func (w *Writer) Double(f float64) {
 	var buf [32]byte
-	s := FormatDouble(buf[:0], f)
+	s := strconvx.AppendDouble(buf[:0], f)
 	if w.Proto == 3 {
 		w.Out = append(w.Out, ',')
 		w.Out = append(w.Out, s...)
@@ -183,53 +184,6 @@ func (w *Writer) Double(f float64) {
 		return
 	}
 	w.Bulk(s)
-}
-
-// formatDouble formats like C's "%.17g", with inf/-inf/nan spelled as Redis does.
-func FormatDouble(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	}
-	return appendG17(dst, f)
-}
-
-// appendG17 mimics printf("%.17g"): 17 significant digits, trailing zeros
-// removed, exponent form when the exponent is < -4 or >= 17.
-func appendG17(dst []byte, f float64) []byte {
-	if f == 0 {
-		if math.Signbit(f) {
-			return append(dst, "-0"...)
-		}
-		return append(dst, '0')
-	}
-	e := strconv.AppendFloat(nil, f, 'e', 16, 64) // d.dddddddddddddddde±XX
-	mant, exp, _ := strings.Cut(string(e), "e")
-	x, _ := strconv.Atoi(exp)
-	if x < -4 || x >= 17 {
-		m := strings.TrimRight(strings.TrimRight(mant, "0"), ".")
-		dst = append(dst, m...)
-		dst = append(dst, 'e')
-		if x < 0 {
-			dst = append(dst, '-')
-			x = -x
-		} else {
-			dst = append(dst, '+')
-		}
-		if x < 10 {
-			dst = append(dst, '0')
-		}
-		return strconv.AppendInt(dst, int64(x), 10)
-	}
-	s := strconv.FormatFloat(f, 'f', 16-x, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return append(dst, s...)
 }
 
 // Verbatim writes a RESP3 verbatim string of the given 3-letter format

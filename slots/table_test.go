@@ -47,11 +47,6 @@ func TestParseSlot(t *testing.T) {
 		_, err := ParseSlot([]byte(in))
 		require.ErrorIs(t, err, ErrInvalidSlot, in)
 	}
-	v, ok := ParseInt64([]byte("-9223372036854775808"))
-	require.True(t, ok)
-	require.Equal(t, int64(-9223372036854775808), v)
-	_, ok = ParseInt64([]byte("9223372036854775808"))
-	require.False(t, ok)
 }
 
 func TestTableCopyOnWrite(t *testing.T) {

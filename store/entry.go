@@ -1,8 +1,9 @@
 package store
 
 import (
-	"strconv"
 	"unsafe"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Type is a value's Redis type.
@@ -152,27 +153,15 @@ func (e *Entry) Encoding() string {
 		return "raw"
 	}
 	b := e.Bytes()
-	if e.meta&metaNoIntEnc == 0 && len(b) <= 20 && isCanonicalInt(b) {
-		return "int"
+	if e.meta&metaNoIntEnc == 0 {
+		if _, isInt := strconvx.ParseInt(b); isInt { // what string2ll + ll2string round-trips
+			return "int"
+		}
 	}
 	if len(b) <= 44 {
 		return "embstr"
 	}
 	return "raw"
-}
-
-// isCanonicalInt reports whether b is the canonical decimal form of an
-// int64 (what Redis's string2ll + ll2string round trip accepts).
-func isCanonicalInt(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	v, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(b), len(b)), 10, 64)
-	if err != nil {
-		return false
-	}
-	var buf [24]byte
-	return string(strconv.AppendInt(buf[:0], v, 10)) == string(b)
 }
 
 // lru returns the entry's 24-bit access clock.

@@ -129,51 +129,5 @@ func (s *intset) clone() intset {
 	return intset{width: s.width, data: append([]byte(nil), s.data...)}
 }
 
-// parseSetInt parses b as Redis's string2ll does when it decides whether a
-// member is integer-encodable: the canonical decimal form of an int64 only
-// (no sign but a leading '-', no leading zeros, no spaces, not "-0").
-func parseSetInt(b []byte) (int64, bool) {
-	n := len(b)
-	if n == 0 || n > 20 {
-		return 0, false
-	}
-	if n == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	i := 0
-	if neg {
-		i = 1
-		if n == 1 {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	var u uint64
-	for ; i < n; i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if u > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		u = u*10 + d
-	}
-	if neg {
-		if u > 1<<63 {
-			return 0, false
-		}
-		return int64(-u), true
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
-}
-
 // appendInt formats v in decimal (what Redis replies for intset members).
 func appendInt(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }

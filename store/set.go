@@ -4,6 +4,8 @@ import (
 	"iter"
 	"math/rand/v2"
 	"unsafe"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Set is a set value in one of Redis 7.0's two encodings (7.0 has no
@@ -34,7 +36,7 @@ func init() {
 // NewSetFor returns an empty set in the encoding suited to its first member,
 // as Redis's setTypeCreate: an intset for an integer, else a hashtable.
 func NewSetFor(first []byte) *Set {
-	if _, ok := parseSetInt(first); ok {
+	if _, ok := strconvx.ParseInt(first); ok {
 		return &Set{}
 	}
 	return &Set{table: newFieldTable(false, 0)}
@@ -80,7 +82,7 @@ func (s *Set) Add(member []byte, maxIntset int64) bool {
 		s.table.insert(member, nil)
 		return true
 	}
-	v, ok := parseSetInt(member)
+	v, ok := strconvx.ParseInt(member)
 	if !ok {
 		s.convert()
 		s.table.insert(member, nil)
@@ -100,7 +102,7 @@ func (s *Set) Remove(member []byte) bool {
 	if s.table != nil {
 		return s.table.remove(member)
 	}
-	v, ok := parseSetInt(member)
+	v, ok := strconvx.ParseInt(member)
 	return ok && s.ints.remove(v)
 }
 
@@ -109,7 +111,7 @@ func (s *Set) Contains(member []byte) bool {
 	if s.table != nil {
 		return s.table.find(member) >= 0
 	}
-	v, ok := parseSetInt(member)
+	v, ok := strconvx.ParseInt(member)
 	return ok && s.ints.contains(v)
 }
 

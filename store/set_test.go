@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 func checkSet(t *testing.T, s *Set, model map[string]bool) {
@@ -71,7 +73,7 @@ func TestSetRandomOpsAgainstModel(t *testing.T) {
 			case 0, 1, 2:
 				if s == nil {
 					s = NewSetFor(m)
-					_, isInt := parseSetInt(m)
+					_, isInt := strconvx.ParseInt(m)
 					if s.IsIntset() != isInt {
 						t.Fatalf("NewSetFor(%q) is %s", m, s.Encoding())
 					}
@@ -81,7 +83,7 @@ func TestSetRandomOpsAgainstModel(t *testing.T) {
 					t.Fatalf("round %d op %d: Add(%q) disagrees with model", round, op, m)
 				}
 				model[string(m)] = true
-				_, isInt := parseSetInt(m)
+				_, isInt := strconvx.ParseInt(m)
 				want := wasIntset && isInt && int64(len(model)) <= maxIntset
 				if s.IsIntset() != want {
 					t.Fatalf("round %d op %d: after Add(%q) encoding %s (limit %d, len %d)", round, op, m, s.Encoding(), maxIntset, len(model))
@@ -168,23 +170,6 @@ func TestIntsetWidths(t *testing.T) {
 	}
 	if s.len() != 0 || s.width != 8 {
 		t.Fatalf("after removing all: len %d width %d", s.len(), s.width)
-	}
-}
-
-func TestParseSetInt(t *testing.T) {
-	for in, want := range map[string]bool{
-		"0": true, "-1": true, "123": true, "9223372036854775807": true, "-9223372036854775808": true,
-		"": false, "-": false, "-0": false, "01": false, "+1": false, " 1": false, "1 ": false,
-		"9223372036854775808": false, "-9223372036854775809": false, "1.0": false, "0x1": false,
-		"18446744073709551616": false, "123456789012345678901": false,
-	} {
-		v, ok := parseSetInt([]byte(in))
-		if ok != want {
-			t.Errorf("parseSetInt(%q) ok = %v, want %v", in, ok, want)
-		}
-		if ok && strconv.FormatInt(v, 10) != in {
-			t.Errorf("parseSetInt(%q) = %d", in, v)
-		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"unsafe"
+
+	"github.com/shoal-db/shoal/listpack"
 )
 
 // Stream is a stream value (Redis 5+ streams, with Redis 7.0's counters).
@@ -154,103 +156,12 @@ func (n *streamNode) lpBytes() int64 {
 }
 
 // lpIntSize is the size of an integer element in a listpack, backlen
-// included (lpEncodeIntegerGetType + lpEncodeBacklen).
-func lpIntSize(v int64) int64 {
-	var enc int64
-	switch {
-	case v >= 0 && v <= 127:
-		enc = 1
-	case v >= -4096 && v <= 4095:
-		enc = 2
-	case v >= -32768 && v <= 32767:
-		enc = 3
-	case v >= -8388608 && v <= 8388607:
-		enc = 4
-	case v >= math.MinInt32 && v <= math.MaxInt32:
-		enc = 5
-	default:
-		enc = 9
-	}
-	return enc + lpBacklenSize(enc)
-}
+// included.
+func lpIntSize(v int64) int64 { return int64(listpack.IntEntrySize(v)) }
 
 // lpStrSize is the size of a string element in a listpack: strings that
 // read as 64-bit integers are stored as integers (lpEncodeGetType).
-func lpStrSize(s []byte) int64 {
-	if v, ok := lpStringToInt64(s); ok {
-		return lpIntSize(v)
-	}
-	var enc int64
-	switch n := int64(len(s)); {
-	case n < 64:
-		enc = 1 + n
-	case n < 4096:
-		enc = 2 + n
-	default:
-		enc = 5 + n
-	}
-	return enc + lpBacklenSize(enc)
-}
-
-func lpBacklenSize(l int64) int64 {
-	switch {
-	case l <= 127:
-		return 1
-	case l < 16383:
-		return 2
-	case l < 2097151:
-		return 3
-	case l < 268435455:
-		return 4
-	}
-	return 5
-}
-
-// lpStringToInt64 is listpack.c's lpStringToInt64: a canonical decimal
-// 64-bit integer (no sign but '-', no leading zeros, at most 20 bytes).
-func lpStringToInt64(s []byte) (int64, bool) {
-	if len(s) == 0 || len(s) >= 21 {
-		return 0, false
-	}
-	if len(s) == 1 && s[0] == '0' {
-		return 0, true
-	}
-	neg := s[0] == '-'
-	p := s
-	if neg {
-		p = p[1:]
-		if len(p) == 0 {
-			return 0, false
-		}
-	}
-	if p[0] < '1' || p[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, ch := range p {
-		if ch < '0' || ch > '9' {
-			return 0, false
-		}
-		if v > math.MaxUint64/10 {
-			return 0, false
-		}
-		v *= 10
-		if v > math.MaxUint64-uint64(ch-'0') {
-			return 0, false
-		}
-		v += uint64(ch - '0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
+func lpStrSize(s []byte) int64 { return int64(listpack.StringEntrySize(s)) }
 
 // ---------------------------------------------------------------- encoding helpers
 

@@ -378,27 +378,6 @@ func TestStreamIDs(t *testing.T) {
 	}
 }
 
-func TestLpSizes(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		size int64
-	}{
-		{"0", 2}, {"127", 2}, {"128", 3}, {"-1", 3}, {"-4096", 3}, {"4096", 4}, {"32767", 4},
-		{"32768", 5}, {"9223372036854775807", 10}, {"-9223372036854775808", 10},
-		{"9223372036854775808", 21}, {"01", 4}, {"+1", 4}, {"-0", 4}, {"", 2}, {"abc", 5},
-	} {
-		if got := lpStrSize([]byte(c.s)); got != c.size {
-			t.Errorf("lpStrSize(%q) = %d, want %d", c.s, got, c.size)
-		}
-	}
-	if got := lpStrSize(bytes.Repeat([]byte("x"), 63)); got != 65 {
-		t.Errorf("63 bytes: %d", got)
-	}
-	if got := lpStrSize(bytes.Repeat([]byte("x"), 64)); got != 66+1 {
-		t.Errorf("64 bytes: %d", got)
-	}
-}
-
 // TestRaxNodes checks RaxNodes against a direct construction of the same
 // canonical radix tree (every distinct prefix is a trie position; rax keeps
 // a node at the root, at branches, right after branches and at key ends).

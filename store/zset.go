@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unsafe"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // ZSet is a sorted set, in one of Redis 7.0's two encodings:
@@ -124,7 +126,7 @@ func (z *ZSet) MemoryUsage(samples int) int64 {
 func (z *ZSet) Digest(d Digester) {
 	var buf [32]byte
 	z.Each(false, func(member []byte, score float64) bool {
-		DigestElement(d, member, FormatScore(buf[:0], score))
+		DigestElement(d, member, strconvx.AppendDouble(buf[:0], score))
 		return true
 	})
 }
@@ -956,54 +958,6 @@ func (r *LexRange) empty() bool {
 
 // ---------------------------------------------------------------- formatting
 
-// FormatScore appends score as "%.17g" does, with inf/-inf/nan spelled as
-// Redis prints them.
-func FormatScore(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	case f == 0:
-		if math.Signbit(f) {
-			return append(dst, "-0"...)
-		}
-		return append(dst, '0')
-	}
-	var tmp [32]byte
-	e := strconv.AppendFloat(tmp[:0], f, 'e', 16, 64) // d.dddddddddddddddde±XX
-	i := bytes.IndexByte(e, 'e')
-	mant, exp := e[:i], e[i+1:]
-	x, _ := strconv.Atoi(string(exp))
-	if x < -4 || x >= 17 {
-		mant = bytes.TrimRight(mant, "0")
-		mant = bytes.TrimSuffix(mant, []byte("."))
-		dst = append(dst, mant...)
-		dst = append(dst, 'e')
-		if x < 0 {
-			dst = append(dst, '-')
-			x = -x
-		} else {
-			dst = append(dst, '+')
-		}
-		if x < 10 {
-			dst = append(dst, '0')
-		}
-		return strconv.AppendInt(dst, int64(x), 10)
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'f', 16-x, 64)
-	if bytes.IndexByte(dst[start:], '.') >= 0 {
-		for dst[len(dst)-1] == '0' {
-			dst = dst[:len(dst)-1]
-		}
-		dst = bytes.TrimSuffix(dst, []byte("."))
-	}
-	return dst
-}
-
 // ListpackScoreText appends a listpack-encoded set's stored score text
 // (Redis's d2string): an integer when the score is integral and within
 // ±2^62, else "%.17g". ZSCAN shows a listpack's scores this way.
@@ -1011,7 +965,7 @@ func ListpackScoreText(dst []byte, f float64) []byte {
 	if f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f) {
 		return strconv.AppendInt(dst, int64(f), 10)
 	}
-	return FormatScore(dst, f)
+	return strconvx.AppendDouble(dst, f)
 }
 
 // bstring views b as a string for lookups (never retained).

@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/longdouble"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 func cmdIncr(c *command.Ctx, args [][]byte) { incrDecr(c, args[1], 1) }
@@ -63,25 +63,25 @@ func incrDecr(c *command.Ctx, key []byte, by int64) {
 }
 
 // cmdIncrByFloat adds a float to the number at key in the precision Redis
-// uses (C long double, package longdouble) and stores the result formatted as
+// uses (C long double, see strconvx.LongDouble) and stores the result formatted as
 // Redis formats it; the key keeps its TTL.
 func cmdIncrByFloat(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	key := args[1]
 	e := command.LookupWrite(db, key)
-	cur := longdouble.Zero
+	var cur strconvx.LongDouble // +0
 	if e != nil {
 		if e.Type() != store.TypeString {
 			c.ErrWrongType()
 			return
 		}
 		var ok bool
-		if cur, ok = longdouble.Parse(e.Bytes()); !ok {
+		if cur, ok = strconvx.ParseLongDouble(e.Bytes()); !ok {
 			c.ErrNotFloat()
 			return
 		}
 	}
-	incr, ok := longdouble.Parse(args[2])
+	incr, ok := strconvx.ParseLongDouble(args[2])
 	if !ok {
 		c.ErrNotFloat()
 		return

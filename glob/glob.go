@@ -1,28 +1,51 @@
-package node
+// Package glob is Redis's glob-style pattern matching (stringmatchlen in
+// util.c), the one matcher behind KEYS, SCAN/HSCAN/SSCAN/ZSCAN MATCH,
+// PSUBSCRIBE and PUBSUB CHANNELS, FUNCTION LIST LIBRARYNAME, CONFIG GET and
+// COMMAND LIST FILTERBY PATTERN.
+package glob
 
-// keyGlob is a KEYS / SCAN MATCH pattern with the semantics of Redis 7.0's
-// stringmatchlen() (util.c) for case-sensitive matching:
+// Match reports whether s matches pattern as Redis 7.0's stringmatchlen()
+// decides it (nocase: ASCII letters match regardless of case, as C's
+// tolower in the "C" locale):
 //
 //   - '*' matches any run of bytes, '?' any one byte;
 //   - '[...]' one byte from a set: '^' first negates it, "a-z" is a range
-//     (ends in either order, compared as signed chars like Redis on x86),
-//     '\x' is a literal x; a set left open runs to the end of the pattern;
+//     (ends in either order, compared as signed chars like Redis on x86-64;
+//     with nocase the ends are lowered after being put in order), '\x' is a
+//     literal x compared with its case even with nocase; a set left open
+//     runs to the end of the pattern;
 //   - '\x' outside a set is a literal x; a trailing '\' is a literal '\';
 //   - an empty string matches only the empty pattern (Redis's loop never
 //     runs, so even "*" does not match "").
 //
 // Every token but '*' consumes exactly one byte, so instead of recursing at
-// each '*' as Redis does, match remembers only the last '*' seen and, on a
+// each '*' as Redis does, Match remembers only the last '*' seen and, on a
 // mismatch, lets it absorb one more byte: the classic wildcard algorithm,
-// O(len(pattern) * len(key)) in the worst case, constant stack, whatever the
-// number of stars.
-type keyGlob struct {
-	pat string
+// O(len(pattern) * len(s)) in the worst case and constant stack, whatever
+// the number of stars. Redis 7.0.15's recursion (with its skipLongerMatches
+// cut) accepts exactly the same strings; it has no nesting limit, so none
+// is needed here.
+func Match(pattern, s string, nocase bool) bool {
+	g := matcher{pat: pattern, nocase: nocase}
+	return g.match(s)
+}
+
+type matcher struct {
+	pat    string
+	nocase bool
+}
+
+// lower is C's tolower in the "C" locale when matching without case.
+func (g matcher) lower(b byte) byte {
+	if g.nocase && b >= 'A' && b <= 'Z' {
+		return b + ('a' - 'A')
+	}
+	return b
 }
 
 // at returns pattern byte i, or 0 past the end: Redis reads the sds
 // terminator there, and several of its checks depend on that.
-func (g keyGlob) at(i int) byte {
+func (g matcher) at(i int) byte {
 	if i < len(g.pat) {
 		return g.pat[i]
 	}
@@ -31,7 +54,7 @@ func (g keyGlob) at(i int) byte {
 
 // matchOne matches the single-byte token at g.pat[i] (not '*') against c. It
 // returns the index just past the token and whether c matched.
-func (g keyGlob) matchOne(i int, c byte) (int, bool) {
+func (g matcher) matchOne(i int, c byte) (int, bool) {
 	switch g.pat[i] {
 	case '?':
 		return i + 1, true
@@ -39,17 +62,17 @@ func (g keyGlob) matchOne(i int, c byte) (int, bool) {
 		if len(g.pat)-i >= 2 {
 			i++
 		}
-		return i + 1, g.pat[i] == c
+		return i + 1, g.lower(g.pat[i]) == g.lower(c)
 	case '[':
 		return g.matchSet(i+1, c)
 	default:
-		return i + 1, g.pat[i] == c
+		return i + 1, g.lower(g.pat[i]) == g.lower(c)
 	}
 }
 
 // matchSet matches c against the set starting at g.pat[i] (just after '[').
 // It always scans to the set's end, whether c matched or not.
-func (g keyGlob) matchSet(i int, c byte) (int, bool) {
+func (g matcher) matchSet(i int, c byte) (int, bool) {
 	not := g.at(i) == '^'
 	if not {
 		i++
@@ -73,12 +96,14 @@ func (g keyGlob) matchSet(i int, c byte) (int, bool) {
 			if lo > hi {
 				lo, hi = hi, lo
 			}
-			if int8(c) >= lo && int8(c) <= hi {
+			// tolower leaves the negative (non-ASCII) chars as they are.
+			lo, hi, cc := int8(g.lower(byte(lo))), int8(g.lower(byte(hi))), int8(g.lower(c))
+			if cc >= lo && cc <= hi {
 				match = true
 			}
 			i += 2
 		default:
-			if g.pat[i] == c {
+			if g.lower(g.pat[i]) == g.lower(c) {
 				match = true
 			}
 		}
@@ -87,7 +112,7 @@ func (g keyGlob) matchSet(i int, c byte) (int, bool) {
 }
 
 // match reports whether key matches the pattern.
-func (g keyGlob) match(key string) bool {
+func (g matcher) match(key string) bool {
 	if len(key) == 0 {
 		return len(g.pat) == 0
 	}

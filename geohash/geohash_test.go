@@ -1,9 +1,10 @@
-package node
+package geohash
 
 import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -106,7 +107,7 @@ func TestGeoMathMatchesGlibc(t *testing.T) {
 		}
 	}
 	// Palermo-Catania, as Redis reports it.
-	if got := string(appendGeoDistance(nil, geoDistance(13.361389338970184, 38.115556395496299, 15.087267458438873, 37.50266842333162))); got != "166274.1516" {
+	if got := strconv.FormatFloat(Distance(13.361389338970184, 38.115556395496299, 15.087267458438873, 37.50266842333162), 'f', 4, 64); got != "166274.1516" {
 		t.Errorf("distance %s", got)
 	}
 }
@@ -116,11 +117,11 @@ func TestGeohashRoundTrip(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		lon := rng.Float64()*360 - 180
 		lat := rng.Float64()*(2*85.05112878) - 85.05112878
-		score := geoScore(lon, lat)
+		score := Score(lon, lat)
 		if score >= 1<<52 {
 			t.Fatalf("score %d has more than 52 bits", score)
 		}
-		dlon, dlat, ok := decodeGeohashScore(float64(score))
+		dlon, dlat, ok := DecodeScore(float64(score))
 		if !ok || math.Abs(dlon-lon) > 1e-5 || math.Abs(dlat-lat) > 1e-5 {
 			t.Fatalf("(%v,%v) -> %d -> (%v,%v)", lon, lat, score, dlon, dlat)
 		}
@@ -128,23 +129,40 @@ func TestGeohashRoundTrip(t *testing.T) {
 			t.Fatal("interleave round trip")
 		}
 	}
-	if _, ok := geohashEncodeWGS84(0, 86, 26); ok {
+	if _, ok := EncodeWGS84(0, 86, 26); ok {
 		t.Fatal("latitude 86 encoded")
 	}
 }
 
-func TestGeoFormatting(t *testing.T) {
-	for f, want := range map[float64]string{0: "0.0000", 0.00005: "0.0000", 0.00015: "0.0001", 1.23456: "1.2346", 123: "123.0000", -1.5: "-1.5000"} {
-		if got := string(appendGeoDistance(nil, f)); got != want {
-			t.Errorf("appendGeoDistance(%v) = %q, want %q", f, got, want)
+func TestBase32(t *testing.T) {
+	// Redis's GEOHASH of Palermo and Catania (geo.tcl's examples).
+	for _, c := range []struct {
+		lon, lat float64
+		want     string
+	}{{13.361389338970184, 38.115556395496299, "sqc8b49rny0"}, {15.087267458438873, 37.50266842333162, "sqdtr74hyu0"}} {
+		if got := Base32(c.lon, c.lat); string(got[:]) != c.want {
+			t.Errorf("Base32(%v, %v) = %q, want %q", c.lon, c.lat, got, c.want)
 		}
 	}
-	for f, want := range map[float64]string{13.361389338970184: "13.36138933897018433", 0: "0", -0.5: "-0.5", 180: "180", math.Copysign(0, -1): "0"} {
-		if got := string(appendHumanDouble(nil, f)); got != want {
-			t.Errorf("appendHumanDouble(%v) = %q, want %q", f, got, want)
-		}
+}
+
+func TestShapeContains(t *testing.T) {
+	palermo := [2]float64{13.361389338970184, 38.115556395496299}
+	catania := [2]float64{15.087267458438873, 37.50266842333162}
+	circle := Shape{Circle: true, Lon: palermo[0], Lat: palermo[1], Radius: 200, Conversion: 1000}
+	if d, ok := circle.Contains(catania[0], catania[1]); !ok || strconv.FormatFloat(d, 'f', 4, 64) != "166274.1516" {
+		t.Errorf("200 km circle: %v %v", d, ok)
 	}
-	if got := cFormatF(200); got != "200.000000" {
-		t.Errorf("cFormatF = %q", got)
+	circle.Radius = 100
+	if _, ok := circle.Contains(catania[0], catania[1]); ok {
+		t.Error("Catania within 100 km of Palermo")
+	}
+	box := Shape{Lon: palermo[0], Lat: palermo[1], Width: 400, Height: 400, Conversion: 1000}
+	if _, ok := box.Contains(catania[0], catania[1]); !ok {
+		t.Error("Catania outside a 400 km box around Palermo")
+	}
+	box.Height = 50
+	if _, ok := box.Contains(catania[0], catania[1]); ok {
+		t.Error("Catania inside a box 50 km high around Palermo")
 	}
 }

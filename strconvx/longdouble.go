@@ -1,14 +1,14 @@
-// Package longdouble does the arithmetic of C's long double on x86-64 (the
-// x87 80-bit extended format) with math/big, as Redis's INCRBYFLOAT,
-// HINCRBYFLOAT and blocking timeouts compute it.
-package longdouble
+package strconvx
 
 import (
 	"bytes"
+	"math"
 	"math/big"
+	"strconv"
 )
 
-// Redis computes it in C's long double, which on
+// Long double arithmetic, for INCRBYFLOAT, HINCRBYFLOAT and the blocking
+// commands' timeouts. Redis computes it in C's long double, which on
 // x86-64 is the x87 80-bit extended format: a 64-bit significand, a 15-bit
 // exponent (largest finite value just under 2^16384), round to nearest even.
 // It parses operands with strtold and formats the result with "%.17Lf"
@@ -19,7 +19,7 @@ import (
 // glibc does, so results match Redis digit for digit.
 
 const (
-	Prec = 64
+	ldPrec = 64
 	// ldMaxExp is the largest big.Float exponent (mantissa in [0.5, 1)) of
 	// a finite long double.
 	ldMaxExp = 16384
@@ -36,49 +36,90 @@ const (
 	ldMaxChars = 5 * 1024
 )
 
-// Value is a finite or infinite long double value.
-type Value struct {
+// LongDouble is a finite or infinite long double value; the zero value is
+// +0.
+type LongDouble struct {
 	f   *big.Float // finite value (nil = +0); unused when inf != 0
 	inf int8       // +1 / -1 for ±infinity
 }
 
-var Zero = Value{}
-
-func (x Value) Float() *big.Float {
+func (x LongDouble) float() *big.Float {
 	if x.f == nil {
-		return new(big.Float).SetPrec(Prec)
+		return new(big.Float).SetPrec(ldPrec)
 	}
 	return x.f
 }
 
+// IsInf reports whether x is +inf or -inf.
+func (x LongDouble) IsInf() bool { return x.inf != 0 }
+
 // Add returns x + y rounded to long double; finite is false if the sum is
 // infinite or NaN (an infinite operand, or an overflow).
-func (x Value) Add(y Value) (sum Value, finite bool) {
+func (x LongDouble) Add(y LongDouble) (sum LongDouble, finite bool) {
 	if x.inf != 0 || y.inf != 0 {
-		return Value{}, false
+		return LongDouble{}, false
 	}
-	z := new(big.Float).SetPrec(Prec).Add(x.Float(), y.Float())
+	z := new(big.Float).SetPrec(ldPrec).Add(x.float(), y.float())
 	if z.MantExp(nil) > ldMaxExp {
-		return Value{}, false
+		return LongDouble{}, false
 	}
-	return Value{f: z}, true
+	return LongDouble{f: z}, true
 }
 
-// AppendHuman formats x as Redis's ld2string in LD_STR_HUMAN mode: "%.17Lf",
-// trailing zeros (and a trailing point) removed, and "-0" written as "0".
-// x must be finite.
-func (x Value) AppendHuman(dst []byte) []byte {
+// AppendHuman appends x as Redis's ld2string in LD_STR_HUMAN mode writes
+// it: "%.17Lf", trailing zeros (and a trailing point) removed, and "-0"
+// written as "0". x must be finite.
+func (x LongDouble) AppendHuman(dst []byte) []byte {
 	start := len(dst)
-	dst = x.Float().Append(dst, 'f', 17)
-	s := dst[start:]
-	if bytes.IndexByte(s, '.') >= 0 {
-		s = bytes.TrimRight(s, "0")
-		s = bytes.TrimSuffix(s, []byte("."))
+	return trimHuman(x.float().Append(dst, 'f', 17), start)
+}
+
+// AppendHumanFloat appends f as AppendHuman does the long double holding f
+// (exactly: a long double holds every double), with infinities written
+// "inf" and "-inf": addReplyHumanLongDouble of GEOPOS and WITHCOORD.
+func AppendHumanFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
 	}
-	if string(s) == "-0" {
-		return append(dst[:start], '0')
+	start := len(dst)
+	return trimHuman(strconv.AppendFloat(dst, f, 'f', 17, 64), start)
+}
+
+// trimHuman removes the trailing zeros (and then a trailing point) of the
+// "%.17Lf" text at dst[start:] and writes "-0" as "0".
+func trimHuman(dst []byte, start int) []byte {
+	if bytes.IndexByte(dst[start:], '.') >= 0 {
+		for dst[len(dst)-1] == '0' {
+			dst = dst[:len(dst)-1]
+		}
+		dst = bytes.TrimSuffix(dst, []byte("."))
 	}
-	return dst[:start+len(s)]
+	if string(dst[start:]) == "-0" {
+		dst = append(dst[:start], '0')
+	}
+	return dst
+}
+
+// CeilMulInt64 is (long long) ceill(x * m) on x86-64, the conversion Redis
+// applies to a timeout in seconds (m = 1000 for milliseconds): a product
+// out of the range of a long long, or infinite, converts to the minimum
+// int64 (which Redis then rejects as negative).
+func (x LongDouble) CeilMulInt64(m int64) int64 {
+	if x.inf != 0 {
+		return math.MinInt64
+	}
+	f := new(big.Float).SetPrec(ldPrec).Mul(x.float(), new(big.Float).SetInt64(m))
+	i, acc := f.Int(nil) // truncates toward zero
+	if acc == big.Below {
+		i.Add(i, big.NewInt(1)) // ceil for positive fractions
+	}
+	if !i.IsInt64() {
+		return math.MinInt64
+	}
+	return i.Int64()
 }
 
 // isCSpace is C's isspace in the C locale.
@@ -86,25 +127,27 @@ func isCSpace(b byte) bool {
 	return b == ' ' || b >= '\t' && b <= '\r'
 }
 
-// Parse parses b as Redis's string2ld does: all of b must be a
+// ParseLongDouble parses b as Redis's string2ld does: all of b must be a
 // number strtold accepts (decimal or hexadecimal, "inf"/"infinity" in any
 // case, an optional sign; no leading space, no NUL, at most 5119 bytes),
 // and the value must not overflow, round to zero from a non-zero input, or
 // be NaN.
-func Parse(b []byte) (Value, bool) {
+func ParseLongDouble(b []byte) (LongDouble, bool) {
 	if len(b) == 0 || len(b) >= ldMaxChars || isCSpace(b[0]) {
-		return Value{}, false
+		return LongDouble{}, false
 	}
 	neg := false
 	if b[0] == '+' || b[0] == '-' {
 		neg = b[0] == '-'
 		b = b[1:]
 	}
+	// bytes.EqualFold is ASCII case folding for these words: no other rune
+	// folds to their letters.
 	if bytes.EqualFold(b, []byte("inf")) || bytes.EqualFold(b, []byte("infinity")) {
 		if neg {
-			return Value{inf: -1}, true
+			return LongDouble{inf: -1}, true
 		}
-		return Value{inf: 1}, true
+		return LongDouble{inf: 1}, true
 	}
 	var f *big.Float
 	var ok bool
@@ -114,12 +157,12 @@ func Parse(b []byte) (Value, bool) {
 		f, ok = parseDecimalLD(b)
 	}
 	if !ok {
-		return Value{}, false
+		return LongDouble{}, false
 	}
 	if neg {
 		f.Neg(f)
 	}
-	return Value{f: f}, true
+	return LongDouble{f: f}, true
 }
 
 // scanDigits returns the length of the prefix of b made of digits (hex
@@ -195,7 +238,7 @@ func parseDecimalLD(b []byte) (*big.Float, bool) {
 	exp10 += int64(len(digits) - len(trimmed))
 	digits = trimmed
 	if len(digits) == 0 {
-		return new(big.Float).SetPrec(Prec), true // a zero of any form is valid
+		return new(big.Float).SetPrec(ldPrec), true // a zero of any form is valid
 	}
 	order := exp10 + int64(len(digits)) - 1 // value in [10^order, 10^(order+1))
 	if order > ldMaxDecOrder || order < ldMinDecOrder {
@@ -205,10 +248,10 @@ func parseDecimalLD(b []byte) (*big.Float, bool) {
 	ten := big.NewInt(10)
 	if exp10 >= 0 {
 		m.Mul(m, new(big.Int).Exp(ten, big.NewInt(exp10), nil))
-		return ldCheck(new(big.Float).SetInt(m).SetPrec(Prec), nil, nil)
+		return ldCheck(new(big.Float).SetInt(m).SetPrec(ldPrec), nil, nil)
 	}
 	den := new(big.Int).Exp(ten, big.NewInt(-exp10), nil)
-	q := new(big.Float).SetPrec(Prec).Quo(new(big.Float).SetInt(m), new(big.Float).SetInt(den))
+	q := new(big.Float).SetPrec(ldPrec).Quo(new(big.Float).SetInt(m), new(big.Float).SetInt(den))
 	return ldCheck(q, m, den)
 }
 
@@ -244,7 +287,7 @@ func parseHexLD(b []byte) (*big.Float, bool) {
 	exp2 := exp - 4*int64(len(frac))
 	digits = bytes.TrimLeft(digits, "0")
 	if len(digits) == 0 {
-		return new(big.Float).SetPrec(Prec), true
+		return new(big.Float).SetPrec(ldPrec), true
 	}
 	m, _ := new(big.Int).SetString(string(digits), 16)
 	top := int64(m.BitLen()) + exp2 // value in [2^(top-1), 2^top)
@@ -257,12 +300,9 @@ func parseHexLD(b []byte) (*big.Float, bool) {
 	}
 	f := new(big.Float).SetInt(m)
 	f.SetMantExp(f, int(exp2))
-	f.SetPrec(Prec)
+	f.SetPrec(ldPrec)
 	if f.MantExp(nil) > ldMaxExp {
 		return nil, false
 	}
 	return f, true
 }
-
-// Inf is +1 or -1 for an infinite value, 0 for a finite one.
-func (x Value) Inf() int { return int(x.inf) }
