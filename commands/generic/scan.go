@@ -1,8 +1,6 @@
-package node
+package generic
 
 import (
-	"bytes"
-	"math"
 	"strconv"
 	"strings"
 
@@ -15,7 +13,7 @@ import (
 // more than one slot in a consistent state, as SCAN's guarantees allow.
 
 // KEYS pattern
-func cmdKeys(c *Client, args [][]byte) {
+func cmdKeys(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	pat := keyGlob{pat: string(args[1])}
 	all := len(args[1]) == 1 && args[1][0] == '*'
@@ -27,61 +25,22 @@ func cmdKeys(c *Client, args [][]byte) {
 			if all || pat.match(k) {
 				keys = append(keys, k)
 				replyLen += len(k) + 16 // "$<len>\r\n" ... "\r\n"
-				if replyLen >= c.obufCheckAt && c.replyOverLimitWith(replyLen) {
+				if replyLen >= c.Session().OutputCheckAt() && c.Session().ReplyOverLimitWith(replyLen) {
 					return false
 				}
 			}
 			return true
 		})
-		if c.obufClosing {
+		if c.Session().Closing() {
 			return
 		}
 	}
 	c.StringArray(keys)
 }
 
-// parseScanCursor parses a SCAN cursor as Redis's parseScanCursorOrReply
-// does with strtoul: the argument is read as a C string (up to a NUL), a
-// leading space is refused, an optional sign is accepted ("-1" is 2^64-1),
-// the empty string is 0, overflow is refused.
-func parseScanCursor(b []byte) (uint64, bool) {
-	s := cString(b)
-	if s == "" {
-		return 0, true
-	}
-	switch s[0] {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return 0, false
-	}
-	neg := false
-	switch s[0] {
-	case '-':
-		neg = true
-		s = s[1:]
-	case '+':
-		s = s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
-// scanMaxCount bounds the COUNT handed to the store, which multiplies it
-// (the visit budget is ten buckets per wanted key): a COUNT above the key
-// count already means "the whole database".
-const scanMaxCount = math.MaxInt32
-
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
-func cmdScan(c *Client, args [][]byte) {
-	cursor, ok := parseScanCursor(args[1])
+func cmdScan(c *command.Ctx, args [][]byte) {
+	cursor, ok := command.ParseScanCursor(args[1])
 	if !ok {
 		c.Error("ERR invalid cursor")
 		return
@@ -93,7 +52,7 @@ func cmdScan(c *Client, args [][]byte) {
 	for i := 2; i < len(args); i += 2 {
 		more := len(args) - i
 		switch {
-		case argIs(args[i], "count") && more >= 2:
+		case command.ArgIs(args[i], "count") && more >= 2:
 			n, ok := command.ParseInt64(args[i+1])
 			if !ok {
 				c.ErrNotInteger()
@@ -104,15 +63,15 @@ func cmdScan(c *Client, args [][]byte) {
 				return
 			}
 			count = n
-		case argIs(args[i], "match") && more >= 2:
+		case command.ArgIs(args[i], "match") && more >= 2:
 			p := args[i+1]
 			if len(p) == 1 && p[0] == '*' {
 				pat = nil // matches everything
 			} else {
 				pat = &keyGlob{pat: string(p)}
 			}
-		case argIs(args[i], "type") && more >= 2:
-			typeName = cString(args[i+1])
+		case command.ArgIs(args[i], "type") && more >= 2:
+			typeName = command.CString(args[i+1])
 			hasType = true
 		default:
 			c.ErrSyntax()
@@ -120,7 +79,7 @@ func cmdScan(c *Client, args [][]byte) {
 		}
 	}
 	var keys []string
-	next := c.DB().Scan(cursor, int(min(count, scanMaxCount)), func(e *store.Entry) {
+	next := c.DB().Scan(cursor, int(min(count, command.ScanMaxCount)), func(e *store.Entry) {
 		k := e.Key()
 		if pat != nil && !pat.match(k) {
 			return
@@ -134,13 +93,4 @@ func cmdScan(c *Client, args [][]byte) {
 	var buf [24]byte
 	c.Bulk(strconv.AppendUint(buf[:0], next, 10))
 	c.StringArray(keys)
-}
-
-// argIs compares an option argument with a lower-case keyword as Redis's
-// strcasecmp on the argument's C string does (a NUL byte ends it).
-func argIs(b []byte, kw string) bool {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return strings.EqualFold(command.Bstr(b), kw)
 }
