@@ -12,8 +12,9 @@ import (
 // keyHandlers: the generic key commands that stay in node (the rest of
 // Redis's "keyspace" group is in commands/generic). MOVE and COPY take a
 // second database's slot lock between the dispatcher's own (lockForeignSlot
-// needs the dispatcher's locked slot set); FLUSHALL saves the RDB file after
-// flushing, as Redis does when save points are configured.
+// needs the dispatcher's locked slot set, which command.Session does not
+// offer); FLUSHALL cancels a background save and, with save points
+// configured, saves the emptied RDB file (saveAfterFlushAll).
 func keyHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"copy":     cmdCopy,
