@@ -185,7 +185,7 @@ func cmdSelect(c *Client, args [][]byte) {
 		c.Error("ERR SELECT is not allowed in cluster mode")
 		return
 	}
-	if !c.validDB(n) {
+	if !c.ValidDB(n) {
 		c.Error("ERR DB index is out of range")
 		return
 	}

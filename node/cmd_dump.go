@@ -171,7 +171,7 @@ func cmdRestore(c *Client, args [][]byte) {
 	// objectSetLRUOrLFU: IDLETIME sets the LRU clock unless an LFU policy is
 	// in force. The keyspace keeps no LFU counter, so FREQ is validated and
 	// otherwise has no effect.
-	if o.idle >= 0 && c.maxmemoryPolicy()&config.MaxmemoryFlagLFU == 0 {
+	if o.idle >= 0 && c.srv.cfg.Int("maxmemory-policy")&config.MaxmemoryFlagLFU == 0 {
 		c.srv.ks.SetIdleMillis(e, o.idle*1000)
 	}
 	c.signalKeyReady(key)

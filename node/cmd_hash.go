@@ -462,7 +462,7 @@ func (c *Client) randomReplyFits(count int64, avgLen int, pairs bool) bool {
 
 // HSCAN key cursor [MATCH pattern] [COUNT count]
 func cmdHScan(c *Client, args [][]byte) {
-	cursor, ok := parseScanCursor(args[2])
+	cursor, ok := command.ParseScanCursor(args[2])
 	if !ok {
 		c.Error("ERR invalid cursor")
 		return

@@ -571,7 +571,7 @@ func setLen(s *store.Set) int {
 
 // SSCAN key cursor [MATCH pattern] [COUNT count]
 func cmdSScan(c *Client, args [][]byte) {
-	cursor, ok := parseScanCursor(args[2])
+	cursor, ok := command.ParseScanCursor(args[2])
 	if !ok {
 		c.Error("ERR invalid cursor")
 		return

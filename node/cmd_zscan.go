@@ -18,7 +18,7 @@ func zscanHandlers() map[string]HandlerFunc {
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]
 func cmdZScan(c *Client, args [][]byte) {
-	cursor, ok := parseScanCursor(args[2])
+	cursor, ok := command.ParseScanCursor(args[2])
 	if !ok {
 		c.Error("ERR invalid cursor")
 		return
@@ -64,7 +64,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		score  float64
 	}
 	var found []pair
-	next := z.Scan(cursor, int(min(count, scanMaxCount)), func(m []byte, s float64) {
+	next := z.Scan(cursor, int(min(count, command.ScanMaxCount)), func(m []byte, s float64) {
 		if !matchAll && !glob.Match(pat, command.Bstr(m), false) {
 			return
 		}

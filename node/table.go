@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/bitmap"
+	"github.com/shoal-db/shoal/commands/generic"
 	"github.com/shoal-db/shoal/commands/list"
 	"github.com/shoal-db/shoal/commands/str"
 	"github.com/shoal-db/shoal/commands/stream"
@@ -68,6 +69,7 @@ func handlerGroups() []map[string]command.Handler {
 		list.Handlers(),
 		zset.Handlers(),
 		stream.Handlers(),
+		generic.Handlers(),
 	)
 	return groups
 }

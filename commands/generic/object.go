@@ -1,9 +1,10 @@
-package node
+package generic
 
 import (
 	"math"
 	"strconv"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
@@ -14,7 +15,7 @@ import (
 // or miss.
 
 // objectLookup finds the key of OBJECT <sub> key, replying null if missing.
-func objectLookup(c *Client, args [][]byte) *store.Entry {
+func objectLookup(c *command.Ctx, args [][]byte) *store.Entry {
 	e := c.DB().Lookup(args[2], store.LookupNoTouch)
 	if e == nil {
 		c.Null()
@@ -22,10 +23,10 @@ func objectLookup(c *Client, args [][]byte) *store.Entry {
 	return e
 }
 
-func (c *Client) maxmemoryPolicy() int64 { return c.srv.cfg.Int("maxmemory-policy") }
+func maxmemoryPolicy(c *command.Ctx) int64 { return c.Config().Int("maxmemory-policy") }
 
 // OBJECT ENCODING key
-func cmdObjectEncoding(c *Client, args [][]byte) {
+func cmdObjectEncoding(c *command.Ctx, args [][]byte) {
 	if e := objectLookup(c, args); e != nil {
 		c.BulkString(store.EncodingOf(e))
 	}
@@ -41,12 +42,12 @@ const (
 // OBJECT REFCOUNT key. shoal shares nothing, but answers what Redis would:
 // Redis stores small integer strings as its shared integer objects unless a
 // maxmemory LRU / LFU policy needs per-key access clocks.
-func cmdObjectRefCount(c *Client, args [][]byte) {
+func cmdObjectRefCount(c *command.Ctx, args [][]byte) {
 	e := objectLookup(c, args)
 	if e == nil {
 		return
 	}
-	if e.Type() == store.TypeString && e.Encoding() == "int" && c.integersShared() {
+	if e.Type() == store.TypeString && e.Encoding() == "int" && integersShared(c) {
 		if v, err := strconv.ParseInt(string(e.Bytes()), 10, 64); err == nil && v >= 0 && v < sharedIntegers {
 			c.Int(sharedRefcount)
 			return
@@ -57,22 +58,22 @@ func cmdObjectRefCount(c *Client, args [][]byte) {
 
 // integersShared reports whether Redis would use its shared integers now
 // (object.c: maxmemory is 0 or the policy is neither LRU nor LFU).
-func (c *Client) integersShared() bool {
-	return c.srv.cfg.Uint("maxmemory") == 0 ||
-		c.maxmemoryPolicy()&(config.MaxmemoryFlagLRU|config.MaxmemoryFlagLFU) == 0
+func integersShared(c *command.Ctx) bool {
+	return c.Config().Uint("maxmemory") == 0 ||
+		maxmemoryPolicy(c)&(config.MaxmemoryFlagLRU|config.MaxmemoryFlagLFU) == 0
 }
 
 // OBJECT IDLETIME key
-func cmdObjectIdleTime(c *Client, args [][]byte) {
+func cmdObjectIdleTime(c *command.Ctx, args [][]byte) {
 	e := objectLookup(c, args)
 	if e == nil {
 		return
 	}
-	if c.maxmemoryPolicy()&config.MaxmemoryFlagLFU != 0 {
+	if maxmemoryPolicy(c)&config.MaxmemoryFlagLFU != 0 {
 		c.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 		return
 	}
-	c.Int(c.srv.ks.IdleMillis(e) / 1000)
+	c.Int(c.Keyspace().IdleMillis(e) / 1000)
 }
 
 // lfuInitVal is Redis's LFU_INIT_VAL, the counter of a new key.
@@ -81,18 +82,18 @@ const lfuInitVal = 5
 // OBJECT FREQ key. The keyspace keeps an LRU clock per key, not Redis's LFU
 // counter, so the answer is an estimate: a new key's counter (5) decayed by
 // one per lfu-decay-time minutes of idleness, as LFUDecrAndReturn does.
-func cmdObjectFreq(c *Client, args [][]byte) {
+func cmdObjectFreq(c *command.Ctx, args [][]byte) {
 	e := objectLookup(c, args)
 	if e == nil {
 		return
 	}
-	if c.maxmemoryPolicy()&config.MaxmemoryFlagLFU == 0 {
+	if maxmemoryPolicy(c)&config.MaxmemoryFlagLFU == 0 {
 		c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 		return
 	}
 	freq := int64(lfuInitVal)
-	if decay := c.srv.cfg.Int("lfu-decay-time"); decay > 0 {
-		freq -= c.srv.ks.IdleMillis(e) / 60000 / decay
+	if decay := c.Config().Int("lfu-decay-time"); decay > 0 {
+		freq -= c.Keyspace().IdleMillis(e) / 60000 / decay
 	}
 	c.Int(max(freq, 0))
 }
@@ -116,4 +117,4 @@ var objectHelpLines = []string{
 }
 
 // OBJECT HELP
-func cmdObjectHelp(c *Client, args [][]byte) { c.StatusArray(objectHelpLines) }
+func cmdObjectHelp(c *command.Ctx, args [][]byte) { c.StatusArray(objectHelpLines) }

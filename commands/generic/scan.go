@@ -1,7 +1,6 @@
-package node
+package generic
 
 import (
-	"math"
 	"strconv"
 	"strings"
 
@@ -15,7 +14,7 @@ import (
 // more than one slot in a consistent state, as SCAN's guarantees allow.
 
 // KEYS pattern
-func cmdKeys(c *Client, args [][]byte) {
+func cmdKeys(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	pat := string(args[1])
 	all := len(args[1]) == 1 && args[1][0] == '*'
@@ -27,61 +26,22 @@ func cmdKeys(c *Client, args [][]byte) {
 			if all || glob.Match(pat, k, false) {
 				keys = append(keys, k)
 				replyLen += len(k) + 16 // "$<len>\r\n" ... "\r\n"
-				if replyLen >= c.obufCheckAt && c.replyOverLimitWith(replyLen) {
+				if replyLen >= c.Session().OutputCheckAt() && c.Session().ReplyOverLimitWith(replyLen) {
 					return false
 				}
 			}
 			return true
 		})
-		if c.obufClosing {
+		if c.Session().Closing() {
 			return
 		}
 	}
 	c.StringArray(keys)
 }
 
-// parseScanCursor parses a SCAN cursor as Redis's parseScanCursorOrReply
-// does with strtoul: the argument is read as a C string (up to a NUL), a
-// leading space is refused, an optional sign is accepted ("-1" is 2^64-1),
-// the empty string is 0, overflow is refused.
-func parseScanCursor(b []byte) (uint64, bool) {
-	s := command.CString(b)
-	if s == "" {
-		return 0, true
-	}
-	switch s[0] {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return 0, false
-	}
-	neg := false
-	switch s[0] {
-	case '-':
-		neg = true
-		s = s[1:]
-	case '+':
-		s = s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
-// scanMaxCount bounds the COUNT handed to the store, which multiplies it
-// (the visit budget is ten buckets per wanted key): a COUNT above the key
-// count already means "the whole database".
-const scanMaxCount = math.MaxInt32
-
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
-func cmdScan(c *Client, args [][]byte) {
-	cursor, ok := parseScanCursor(args[1])
+func cmdScan(c *command.Ctx, args [][]byte) {
+	cursor, ok := command.ParseScanCursor(args[1])
 	if !ok {
 		c.Error("ERR invalid cursor")
 		return
@@ -116,7 +76,7 @@ func cmdScan(c *Client, args [][]byte) {
 		}
 	}
 	var keys []string
-	next := c.DB().Scan(cursor, int(min(count, scanMaxCount)), func(e *store.Entry) {
+	next := c.DB().Scan(cursor, int(min(count, command.ScanMaxCount)), func(e *store.Entry) {
 		k := e.Key()
 		if !matchAll && !glob.Match(pat, k, false) {
 			return

@@ -1,4 +1,4 @@
-package node
+package generic
 
 import (
 	"math"
@@ -9,6 +9,13 @@ import (
 )
 
 // The expiry commands (Redis 7.0's expire.c).
+
+// The words of the rewritten effects (Redis's shared objects, as in
+// node/replication_effects.go). Read-only.
+var (
+	argDEL       = []byte("DEL")
+	argPEXPIREAT = []byte("PEXPIREAT")
+)
 
 // expireCond is EXPIRE's NX / XX / GT / LT.
 type expireCond uint8
@@ -22,7 +29,7 @@ const (
 
 // parseExpireConds parses the options after the time and replies the error
 // itself when they are invalid or incompatible.
-func parseExpireConds(c *Client, opts [][]byte) (expireCond, bool) {
+func parseExpireConds(c *command.Ctx, opts [][]byte) (expireCond, bool) {
 	var f expireCond
 	for _, o := range opts {
 		switch {
@@ -51,21 +58,21 @@ func parseExpireConds(c *Client, opts [][]byte) (expireCond, bool) {
 }
 
 // EXPIRE key seconds [NX | XX | GT | LT]
-func cmdExpire(c *Client, args [][]byte) { expireGeneric(c, args, "expire", true, true) }
+func cmdExpire(c *command.Ctx, args [][]byte) { expireGeneric(c, args, "expire", true, true) }
 
 // PEXPIRE key milliseconds [NX | XX | GT | LT]
-func cmdPExpire(c *Client, args [][]byte) { expireGeneric(c, args, "pexpire", true, false) }
+func cmdPExpire(c *command.Ctx, args [][]byte) { expireGeneric(c, args, "pexpire", true, false) }
 
 // EXPIREAT key unix-time-seconds [NX | XX | GT | LT]
-func cmdExpireAt(c *Client, args [][]byte) { expireGeneric(c, args, "expireat", false, true) }
+func cmdExpireAt(c *command.Ctx, args [][]byte) { expireGeneric(c, args, "expireat", false, true) }
 
 // PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]
-func cmdPExpireAt(c *Client, args [][]byte) { expireGeneric(c, args, "pexpireat", false, false) }
+func cmdPExpireAt(c *command.Ctx, args [][]byte) { expireGeneric(c, args, "pexpireat", false, false) }
 
 // expireGeneric sets key's expiry from args[2]: relative to now or absolute,
 // in seconds or milliseconds. A deadline that has already passed deletes the
 // key (and still answers 1), as Redis does on a master.
-func expireGeneric(c *Client, args [][]byte, name string, relative, seconds bool) {
+func expireGeneric(c *command.Ctx, args [][]byte, name string, relative, seconds bool) {
 	conds, ok := parseExpireConds(c, args[3:])
 	if !ok {
 		return
@@ -129,21 +136,21 @@ func expireGeneric(c *Client, args [][]byte, name string, relative, seconds bool
 }
 
 // TTL key
-func cmdTTL(c *Client, args [][]byte) { ttlGeneric(c, args, false, false) }
+func cmdTTL(c *command.Ctx, args [][]byte) { ttlGeneric(c, args, false, false) }
 
 // PTTL key
-func cmdPTTL(c *Client, args [][]byte) { ttlGeneric(c, args, true, false) }
+func cmdPTTL(c *command.Ctx, args [][]byte) { ttlGeneric(c, args, true, false) }
 
 // EXPIRETIME key
-func cmdExpireTime(c *Client, args [][]byte) { ttlGeneric(c, args, false, true) }
+func cmdExpireTime(c *command.Ctx, args [][]byte) { ttlGeneric(c, args, false, true) }
 
 // PEXPIRETIME key
-func cmdPExpireTime(c *Client, args [][]byte) { ttlGeneric(c, args, true, true) }
+func cmdPExpireTime(c *command.Ctx, args [][]byte) { ttlGeneric(c, args, true, true) }
 
 // ttlGeneric answers -2 for a missing key, -1 for a key without expiry,
 // else the remaining time (or the deadline), never below 0; seconds are
 // rounded to the nearest one.
-func ttlGeneric(c *Client, args [][]byte, millis, absolute bool) {
+func ttlGeneric(c *command.Ctx, args [][]byte, millis, absolute bool) {
 	db := c.DB()
 	e := db.Lookup(args[1], store.LookupNoTouch)
 	if e == nil {
@@ -171,7 +178,7 @@ func ttlGeneric(c *Client, args [][]byte, millis, absolute bool) {
 }
 
 // PERSIST key
-func cmdPersist(c *Client, args [][]byte) {
+func cmdPersist(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	e := db.Lookup(args[1], store.LookupNoStats)
 	if e == nil || e.ExpireAt() == 0 {
