@@ -28,7 +28,6 @@ func setHandlers() map[string]HandlerFunc {
 		"sunionstore": cmdSUnionStore,
 		"sdiff":       cmdSDiff,
 		"sdiffstore":  cmdSDiffStore,
-		"sscan":       cmdSScan,
 	}
 }
 
@@ -309,7 +308,7 @@ func setRandMemberCount(c *Client, args [][]byte) {
 		if l < 0 {
 			count = -l
 		}
-		if !c.randomReplyFits(count, s.DataBytes()/size, false) {
+		if !command.RandomReplyFits(&c.Ctx, count, s.DataBytes()/size, false) {
 			return
 		}
 		c.Array(int(count))
@@ -567,42 +566,4 @@ func setLen(s *store.Set) int {
 		return 0
 	}
 	return s.Len()
-}
-
-// SSCAN key cursor [MATCH pattern] [COUNT count]
-func cmdSScan(c *Client, args [][]byte) {
-	cursor, ok := parseScanCursor(args[2])
-	if !ok {
-		c.Error("ERR invalid cursor")
-		return
-	}
-	s, ok := readSet(c, args[1])
-	if !ok {
-		return
-	}
-	if s == nil {
-		replyEmptyScan(c)
-		return
-	}
-	opts, ok := parseElemScanOpts(c, args[3:])
-	if !ok {
-		return
-	}
-	var res elemScanResult
-	if s.IsIntset() {
-		for m := range s.All() {
-			res.addMember(&opts, m)
-		}
-		res.reply(c, 0)
-		return
-	}
-	budget := opts.count * 10
-	for {
-		cursor = s.ScanTable(cursor, func(m []byte) { res.addMember(&opts, m) })
-		if cursor == 0 || budget == 0 || res.visited >= opts.count {
-			break
-		}
-		budget--
-	}
-	res.reply(c, cursor)
 }

@@ -17,7 +17,6 @@ var (
 	argPEXPIREAT   = []byte("PEXPIREAT")
 	argPERSIST     = []byte("PERSIST")
 	argSREM        = []byte("SREM")
-	argHSET        = []byte("HSET")
 	argLPOP        = []byte("LPOP")
 	argRPOP        = []byte("RPOP")
 	argLMOVE       = []byte("LMOVE")

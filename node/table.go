@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/hash"
 )
 
 // commandTable is the immutable command table built at start-up from the
@@ -47,7 +48,7 @@ func handlerGroups() []map[string]command.Handler {
 		failoverHandlers(),
 		bitmapHandlers(),
 		hllHandlers(),
-		hashHandlers(),
+		collectionScanHandlers(),
 		setHandlers(),
 		sortHandlers(),
 		zsetHandlers(),
@@ -61,6 +62,7 @@ func handlerGroups() []map[string]command.Handler {
 	} {
 		groups = append(groups, nodeHandlers(g))
 	}
+	groups = append(groups, hash.Handlers())
 	return groups
 }
 
