@@ -16,7 +16,6 @@ var (
 	argDEL         = []byte("DEL")
 	argPEXPIREAT   = []byte("PEXPIREAT")
 	argPERSIST     = []byte("PERSIST")
-	argSREM        = []byte("SREM")
 	argLPOP        = []byte("LPOP")
 	argRPOP        = []byte("RPOP")
 	argLMOVE       = []byte("LMOVE")

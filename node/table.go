@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/hash"
+	"github.com/shoal-db/shoal/commands/set"
 )
 
 // commandTable is the immutable command table built at start-up from the
@@ -49,7 +50,6 @@ func handlerGroups() []map[string]command.Handler {
 		bitmapHandlers(),
 		hllHandlers(),
 		collectionScanHandlers(),
-		setHandlers(),
 		sortHandlers(),
 		zsetHandlers(),
 		geoHandlers(),
@@ -63,6 +63,7 @@ func handlerGroups() []map[string]command.Handler {
 		groups = append(groups, nodeHandlers(g))
 	}
 	groups = append(groups, hash.Handlers())
+	groups = append(groups, set.Handlers())
 	return groups
 }
 
