@@ -8,6 +8,7 @@ import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/hash"
 	"github.com/shoal-db/shoal/commands/set"
+	"github.com/shoal-db/shoal/commands/sorting"
 )
 
 // commandTable is the immutable command table built at start-up from the
@@ -50,7 +51,6 @@ func handlerGroups() []map[string]command.Handler {
 		bitmapHandlers(),
 		hllHandlers(),
 		collectionScanHandlers(),
-		sortHandlers(),
 		zsetHandlers(),
 		geoHandlers(),
 		listHandlers(),
@@ -64,6 +64,7 @@ func handlerGroups() []map[string]command.Handler {
 	}
 	groups = append(groups, hash.Handlers())
 	groups = append(groups, set.Handlers())
+	groups = append(groups, sorting.Handlers())
 	return groups
 }
 
