@@ -5,13 +5,41 @@ import (
 	"strconv"
 )
 
-// CStrtod parses the longest prefix of s that C's strtod (glibc, "C" locale)
+// C's strtod (glibc, "C" locale), which SORT's scores, the sorted set
+// commands' ranges and Redis's string2d all parse with.
+
+// IsCSpace is C's isspace in the "C" locale.
+func IsCSpace(b byte) bool {
+	return b == ' ' || b >= '\t' && b <= '\r'
+}
+
+func isHexDigit(b byte) bool {
+	return b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'f'
+}
+
+func isDecDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// hasPrefixFold reports whether b starts with the lower-case word w,
+// ignoring ASCII case.
+func hasPrefixFold(b []byte, w string) bool {
+	if len(b) < len(w) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Strtod parses the longest prefix of s that C's strtod (glibc, "C" locale)
 // accepts: leading white space, a sign, then a decimal or hexadecimal
 // number, "inf"/"infinity" or "nan"/"nan(chars)". It returns the value and
 // the length consumed (0 when nothing was converted, as strtod then leaves
 // its end pointer at the start), and whether strtod would set ERANGE
 // (overflow to ±inf, or a non-zero number rounding to zero).
-func CStrtod(s []byte) (val float64, n int, erange bool) {
+func Strtod(s []byte) (val float64, n int, erange bool) {
 	i := 0
 	for i < len(s) && IsCSpace(s[i]) {
 		i++
@@ -96,27 +124,6 @@ func CStrtod(s []byte) (val float64, n int, erange bool) {
 	return sign(v), j, v == 0 && nonZero
 }
 
-// IsCSpace is C's isspace in the "C" locale.
-func IsCSpace(b byte) bool {
-	return b == ' ' || b >= '\t' && b <= '\r'
-}
-
-func isDecDigit(b byte) bool { return b >= '0' && b <= '9' }
-
-// hasPrefixFold reports whether b starts with the lower-case word w,
-// ignoring ASCII case.
-func hasPrefixFold(b []byte, w string) bool {
-	if len(b) < len(w) {
-		return false
-	}
-	for i := 0; i < len(w); i++ {
-		if b[i]|0x20 != w[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // scanHexFloat parses the hexadecimal float after "0x" at s[i:]; ok is
 // false when there is no hex digit.
 func scanHexFloat(s []byte, i int, neg bool) (val float64, end int, erange, ok bool) {
@@ -168,8 +175,4 @@ func scanHexFloat(s []byte, i int, neg bool) (val float64, end int, erange, ok b
 		return v, j, true, true
 	}
 	return v, j, v == 0 && nonZero, true
-}
-
-func isHexDigit(b byte) bool {
-	return b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'f'
 }

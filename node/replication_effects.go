@@ -6,6 +6,4 @@ package node
 var (
 	argDEL       = []byte("DEL")
 	argPEXPIREAT = []byte("PEXPIREAT")
-	argSREM      = []byte("SREM")
-	argHSET      = []byte("HSET")
 )

@@ -8,7 +8,10 @@ import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/bitmap"
 	"github.com/shoal-db/shoal/commands/generic"
+	"github.com/shoal-db/shoal/commands/hash"
 	"github.com/shoal-db/shoal/commands/list"
+	"github.com/shoal-db/shoal/commands/set"
+	"github.com/shoal-db/shoal/commands/sorting"
 	"github.com/shoal-db/shoal/commands/str"
 	"github.com/shoal-db/shoal/commands/stream"
 	"github.com/shoal-db/shoal/commands/zset"
@@ -51,10 +54,8 @@ func handlerGroups() []map[string]command.Handler {
 		clusterMigrateHandlers(),
 		failoverHandlers(),
 		hllHandlers(),
-		hashHandlers(),
-		setHandlers(),
-		sortHandlers(),
 		zscanHandlers(), // node/cmd_zscan.go
+		collectionScanHandlers(),
 		geoHandlers(),
 		replicationHandlers(),
 		dumpHandlers(),
@@ -70,6 +71,9 @@ func handlerGroups() []map[string]command.Handler {
 		zset.Handlers(),
 		stream.Handlers(),
 		generic.Handlers(),
+		hash.Handlers(),
+		set.Handlers(),
+		sorting.Handlers(),
 	)
 	return groups
 }

@@ -20,7 +20,7 @@ func parseDouble(b []byte) (float64, bool) {
 	if len(b) == 0 || command.IsCSpace(b[0]) {
 		return 0, false
 	}
-	v, n, erange := command.CStrtod(b)
+	v, n, erange := command.Strtod(b)
 	if n != len(b) || math.IsNaN(v) {
 		return 0, false
 	}
@@ -54,7 +54,7 @@ func parseRangeBound(b []byte) (v float64, ex, ok bool) {
 		ex = true
 		s = s[1:]
 	}
-	v, n, _ := command.CStrtod(s)
+	v, n, _ := command.Strtod(s)
 	if n != len(s) || math.IsNaN(v) {
 		return 0, false, false
 	}

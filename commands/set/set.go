@@ -1,4 +1,6 @@
-package node
+// Package set holds the set commands (Redis 7.0's "set" group) but SSCAN,
+// which stays in node with the scan helpers SCAN shares.
+package set
 
 import (
 	"bytes"
@@ -9,9 +11,9 @@ import (
 	"github.com/shoal-db/shoal/store"
 )
 
-// setHandlers: the set commands (Redis 7.0's "set" group).
-func setHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+// Handlers returns the set commands' handlers by command name.
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"sadd":        cmdSAdd,
 		"srem":        cmdSRem,
 		"scard":       cmdSCard,
@@ -28,31 +30,30 @@ func setHandlers() map[string]HandlerFunc {
 		"sunionstore": cmdSUnionStore,
 		"sdiff":       cmdSDiff,
 		"sdiffstore":  cmdSDiffStore,
-		"sscan":       cmdSScan,
 	}
 }
 
 // maxIntsetEntries returns set-max-intset-entries, read at every write.
-func maxIntsetEntries(c *Client) int64 {
-	return c.Server().Config().Int("set-max-intset-entries")
+func maxIntsetEntries(c *command.Ctx) int64 {
+	return c.Config().Int("set-max-intset-entries")
 }
 
 // readSet is lookupKeyRead + checkType for sets: the set at key (nil when
 // missing, counting a keyspace miss), or ok == false after WRONGTYPE.
-func readSet(c *Client, key []byte) (*store.Set, bool) {
-	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeSet, (*store.Entry).Set)
+func readSet(c *command.Ctx, key []byte) (*store.Set, bool) {
+	return command.LookupTyped(c, c.DB(), key, false, store.TypeSet, (*store.Entry).Set)
 }
 
 // writeSet is lookupKeyWrite + checkType: no keyspace hit/miss counted.
-func writeSet(c *Client, key []byte) (*store.Set, bool) {
-	return command.LookupTyped(&c.Ctx, c.DB(), key, true, store.TypeSet, (*store.Entry).Set)
+func writeSet(c *command.Ctx, key []byte) (*store.Set, bool) {
+	return command.LookupTyped(c, c.DB(), key, true, store.TypeSet, (*store.Entry).Set)
 }
 
 // replyEmptySet is Redis's shared.emptyset: *0 in RESP2, ~0 in RESP3.
-func replyEmptySet(c *Client) { c.Set(0) }
+func replyEmptySet(c *command.Ctx) { c.Set(0) }
 
 // SADD key member [member ...]
-func cmdSAdd(c *Client, args [][]byte) {
+func cmdSAdd(c *command.Ctx, args [][]byte) {
 	s, ok := writeSet(c, args[1])
 	if !ok {
 		return
@@ -73,7 +74,7 @@ func cmdSAdd(c *Client, args [][]byte) {
 }
 
 // SREM key member [member ...]
-func cmdSRem(c *Client, args [][]byte) {
+func cmdSRem(c *command.Ctx, args [][]byte) {
 	s, ok := writeSet(c, args[1])
 	if !ok {
 		return
@@ -95,7 +96,7 @@ func cmdSRem(c *Client, args [][]byte) {
 }
 
 // SCARD key
-func cmdSCard(c *Client, args [][]byte) {
+func cmdSCard(c *command.Ctx, args [][]byte) {
 	s, ok := readSet(c, args[1])
 	if !ok {
 		return
@@ -108,7 +109,7 @@ func cmdSCard(c *Client, args [][]byte) {
 }
 
 // SISMEMBER key member
-func cmdSIsMember(c *Client, args [][]byte) {
+func cmdSIsMember(c *command.Ctx, args [][]byte) {
 	s, ok := readSet(c, args[1])
 	if !ok {
 		return
@@ -121,7 +122,7 @@ func cmdSIsMember(c *Client, args [][]byte) {
 }
 
 // SMISMEMBER key member [member ...]: a missing key is an empty set.
-func cmdSMIsMember(c *Client, args [][]byte) {
+func cmdSMIsMember(c *command.Ctx, args [][]byte) {
 	s, ok := readSet(c, args[1])
 	if !ok {
 		return
@@ -137,7 +138,7 @@ func cmdSMIsMember(c *Client, args [][]byte) {
 }
 
 // SMOVE source destination member
-func cmdSMove(c *Client, args [][]byte) {
+func cmdSMove(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	srcKey, dstKey, member := args[1], args[2], args[3]
 	srcEntry := command.LookupWrite(db, srcKey)
@@ -187,7 +188,7 @@ func cmdSMove(c *Client, args [][]byte) {
 }
 
 // SPOP key [count]
-func cmdSPop(c *Client, args [][]byte) {
+func cmdSPop(c *command.Ctx, args [][]byte) {
 	if len(args) == 3 {
 		setPopCount(c, args)
 		return
@@ -216,7 +217,7 @@ func cmdSPop(c *Client, args [][]byte) {
 // parsePositiveLong is Redis's getPositiveLongFromObjectOrReply: every
 // failure, not a number included, answers msg ("value is out of range,
 // must be positive" when none is given).
-func parsePositiveLong(c *Client, b []byte, msg string) (int64, bool) {
+func parsePositiveLong(c *command.Ctx, b []byte, msg string) (int64, bool) {
 	if msg == "" {
 		msg = "ERR value is out of range, must be positive"
 	}
@@ -229,7 +230,7 @@ func parsePositiveLong(c *Client, b []byte, msg string) (int64, bool) {
 }
 
 // setPopCount is Redis's spopWithCountCommand.
-func setPopCount(c *Client, args [][]byte) {
+func setPopCount(c *command.Ctx, args [][]byte) {
 	count, ok := parsePositiveLong(c, args[2], "")
 	if !ok {
 		return
@@ -262,7 +263,7 @@ func setPopCount(c *Client, args [][]byte) {
 }
 
 // SRANDMEMBER key [count]
-func cmdSRandMember(c *Client, args [][]byte) {
+func cmdSRandMember(c *command.Ctx, args [][]byte) {
 	if len(args) == 3 {
 		setRandMemberCount(c, args)
 		return
@@ -285,7 +286,7 @@ func cmdSRandMember(c *Client, args [][]byte) {
 // setRandMemberCount is Redis's srandmemberWithCountCommand: a negative
 // count samples with repetition, a positive one returns distinct members
 // (the whole set when count >= SCARD).
-func setRandMemberCount(c *Client, args [][]byte) {
+func setRandMemberCount(c *command.Ctx, args [][]byte) {
 	l, ok := command.ParseInt64(args[2])
 	if !ok {
 		c.ErrNotInteger()
@@ -309,13 +310,13 @@ func setRandMemberCount(c *Client, args [][]byte) {
 		if l < 0 {
 			count = -l
 		}
-		if !c.randomReplyFits(count, s.DataBytes()/size, false) {
+		if !command.RandomReplyFits(c, count, s.DataBytes()/size, false) {
 			return
 		}
 		c.Array(int(count))
 		s.RandomMembers(int(count), func(m []byte) bool {
 			c.Bulk(m)
-			return !c.replyOverLimit()
+			return !c.ReplyOverLimit()
 		})
 		return
 	}
@@ -331,16 +332,16 @@ func setRandMemberCount(c *Client, args [][]byte) {
 }
 
 // SMEMBERS key is SINTER of one key in Redis.
-func cmdSMembers(c *Client, args [][]byte) { setInter(c, args[1:2], nil, false, 0) }
+func cmdSMembers(c *command.Ctx, args [][]byte) { setInter(c, args[1:2], nil, false, 0) }
 
 // SINTER key [key ...]
-func cmdSInter(c *Client, args [][]byte) { setInter(c, args[1:], nil, false, 0) }
+func cmdSInter(c *command.Ctx, args [][]byte) { setInter(c, args[1:], nil, false, 0) }
 
 // SINTERSTORE destination key [key ...]
-func cmdSInterStore(c *Client, args [][]byte) { setInter(c, args[2:], args[1], false, 0) }
+func cmdSInterStore(c *command.Ctx, args [][]byte) { setInter(c, args[2:], args[1], false, 0) }
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
-func cmdSInterCard(c *Client, args [][]byte) {
+func cmdSInterCard(c *command.Ctx, args [][]byte) {
 	numKeys, ok := command.ParseInt64(args[1])
 	if !ok || numKeys < 1 {
 		c.Error("ERR numkeys should be greater than 0")
@@ -368,7 +369,7 @@ func cmdSInterCard(c *Client, args [][]byte) {
 // lookupSets looks up keys for reading (counting hits and misses) in order,
 // stopping at the first key of another type, which is answered WRONGTYPE.
 // A missing key gives a nil set.
-func lookupSets(c *Client, keys [][]byte) ([]*store.Set, bool) {
+func lookupSets(c *command.Ctx, keys [][]byte) ([]*store.Set, bool) {
 	sets := make([]*store.Set, len(keys))
 	for i, k := range keys {
 		s, ok := readSet(c, k)
@@ -382,7 +383,7 @@ func lookupSets(c *Client, keys [][]byte) ([]*store.Set, bool) {
 
 // storeSetResult stores result under dst (replacing whatever was there and
 // its TTL) and replies its size, or deletes dst and replies 0 when empty.
-func storeSetResult(c *Client, dst []byte, result *store.Set) {
+func storeSetResult(c *command.Ctx, dst []byte, result *store.Set) {
 	if result.Len() > 0 {
 		c.DB().SetValue(dst, result)
 		c.Int(int64(result.Len()))
@@ -397,7 +398,7 @@ func storeSetResult(c *Client, dst []byte, result *store.Set) {
 // setInter is Redis's sinterGenericCommand: the members of the smallest
 // set found in every other set, replied (a set), stored under dst, or
 // counted (SINTERCARD, stopping at limit when non-zero).
-func setInter(c *Client, keys [][]byte, dst []byte, cardOnly bool, limit int64) {
+func setInter(c *command.Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int64) {
 	sets, ok := lookupSets(c, keys)
 	if !ok {
 		return
@@ -421,7 +422,7 @@ func setInter(c *Client, keys [][]byte, dst []byte, cardOnly bool, limit int64) 
 	sort.SliceStable(sets, func(i, j int) bool { return sets[i].Len() < sets[j].Len() })
 	var (
 		result *store.Set
-		found  elemScanResult
+		found  memberList
 		card   int64
 		limit2 = maxIntsetEntries(c)
 	)
@@ -468,22 +469,22 @@ func setInter(c *Client, keys [][]byte, dst []byte, cardOnly bool, limit int64) 
 }
 
 // SUNION key [key ...]
-func cmdSUnion(c *Client, args [][]byte) { setUnionDiff(c, args[1:], nil, false) }
+func cmdSUnion(c *command.Ctx, args [][]byte) { setUnionDiff(c, args[1:], nil, false) }
 
 // SUNIONSTORE destination key [key ...]
-func cmdSUnionStore(c *Client, args [][]byte) { setUnionDiff(c, args[2:], args[1], false) }
+func cmdSUnionStore(c *command.Ctx, args [][]byte) { setUnionDiff(c, args[2:], args[1], false) }
 
 // SDIFF key [key ...]
-func cmdSDiff(c *Client, args [][]byte) { setUnionDiff(c, args[1:], nil, true) }
+func cmdSDiff(c *command.Ctx, args [][]byte) { setUnionDiff(c, args[1:], nil, true) }
 
 // SDIFFSTORE destination key [key ...]
-func cmdSDiffStore(c *Client, args [][]byte) { setUnionDiff(c, args[2:], args[1], true) }
+func cmdSDiffStore(c *command.Ctx, args [][]byte) { setUnionDiff(c, args[2:], args[1], true) }
 
 // setUnionDiff is Redis's sunionDiffGenericCommand. The result is built as
 // Redis builds it, into a set that starts as an intset, with the same
 // choice between its two difference algorithms, so that the stored
 // result's encoding (and an intset result's order) match.
-func setUnionDiff(c *Client, keys [][]byte, dst []byte, diff bool) {
+func setUnionDiff(c *command.Ctx, keys [][]byte, dst []byte, diff bool) {
 	sets, ok := lookupSets(c, keys)
 	if !ok {
 		return
@@ -569,40 +570,21 @@ func setLen(s *store.Set) int {
 	return s.Len()
 }
 
-// SSCAN key cursor [MATCH pattern] [COUNT count]
-func cmdSScan(c *Client, args [][]byte) {
-	cursor, ok := command.ParseScanCursor(args[2])
-	if !ok {
-		c.Error("ERR invalid cursor")
-		return
-	}
-	s, ok := readSet(c, args[1])
-	if !ok {
-		return
-	}
-	if s == nil {
-		replyEmptyScan(c)
-		return
-	}
-	opts, ok := parseElemScanOpts(c, args[3:])
-	if !ok {
-		return
-	}
-	var res elemScanResult
-	if s.IsIntset() {
-		for m := range s.All() {
-			res.addMember(&opts, m)
-		}
-		res.reply(c, 0)
-		return
-	}
-	budget := opts.count * 10
-	for {
-		cursor = s.ScanTable(cursor, func(m []byte) { res.addMember(&opts, m) })
-		if cursor == 0 || budget == 0 || res.visited >= opts.count {
-			break
-		}
-		budget--
-	}
-	res.reply(c, cursor)
+// memberList collects the members of an SINTER reply, copied into one
+// buffer (intset members are formatted into a reused buffer).
+type memberList struct {
+	buf  []byte
+	ends []int
 }
+
+func (l *memberList) add(b []byte) {
+	l.buf = append(l.buf, b...)
+	l.ends = append(l.ends, len(l.buf))
+}
+
+// The command words of the set commands' rewritten effects (Redis's shared
+// objects). Read-only.
+var (
+	argSREM = []byte("SREM")
+	argDEL  = []byte("DEL")
+)

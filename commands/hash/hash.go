@@ -1,4 +1,6 @@
-package node
+// Package hash holds the hash commands (Redis 7.0's "hash" group) but
+// HSCAN, which stays in node with the scan helpers SCAN shares.
+package hash
 
 import (
 	"bytes"
@@ -6,16 +8,13 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/config"
-	"github.com/shoal-db/shoal/strconvx"
-
-	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
-// hashHandlers: the hash commands (Redis 7.0's "hash" group).
-func hashHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+// Handlers returns the hash commands' handlers by command name.
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"hset":         cmdHSet,
 		"hmset":        cmdHSet,
 		"hsetnx":       cmdHSetNX,
@@ -31,34 +30,33 @@ func hashHandlers() map[string]HandlerFunc {
 		"hincrby":      cmdHIncrBy,
 		"hincrbyfloat": cmdHIncrByFloat,
 		"hrandfield":   cmdHRandField,
-		"hscan":        cmdHScan,
 	}
 }
 
 // hashLimits returns hash-max-listpack-entries and hash-max-listpack-value,
 // read at every write as Redis reads them.
-func hashLimits(c *Client) (maxEntries, maxValue int64) {
-	cfg := c.Server().Config()
+func hashLimits(c *command.Ctx) (maxEntries, maxValue int64) {
+	cfg := c.Config()
 	return cfg.Int("hash-max-listpack-entries"), cfg.Int("hash-max-listpack-value")
 }
 
 // readHash is Redis's lookupKeyRead + checkType for hashes: it returns the
 // hash at key (nil when missing, counting a keyspace miss), or replies
 // WRONGTYPE and returns ok == false.
-func readHash(c *Client, key []byte) (*store.Hash, bool) {
-	return command.LookupTyped(&c.Ctx, c.DB(), key, false, store.TypeHash, (*store.Entry).Hash)
+func readHash(c *command.Ctx, key []byte) (*store.Hash, bool) {
+	return command.LookupTyped(c, c.DB(), key, false, store.TypeHash, (*store.Entry).Hash)
 }
 
 // writeHash is lookupKeyWrite + checkType: no keyspace hit/miss counted.
-func writeHash(c *Client, key []byte) (*store.Hash, bool) {
-	return command.LookupTyped(&c.Ctx, c.DB(), key, true, store.TypeHash, (*store.Entry).Hash)
+func writeHash(c *command.Ctx, key []byte) (*store.Hash, bool) {
+	return command.LookupTyped(c, c.DB(), key, true, store.TypeHash, (*store.Entry).Hash)
 }
 
 // writeHashOrCreate is Redis's hashTypeLookupWriteOrCreate: the hash at key,
 // a new empty one stored under key when missing, or nil after replying
 // WRONGTYPE. Callers create only when they are sure to add a field, so an
 // empty hash never stays in the keyspace.
-func writeHashOrCreate(c *Client, key []byte) *store.Hash {
+func writeHashOrCreate(c *command.Ctx, key []byte) *store.Hash {
 	h, ok := writeHash(c, key)
 	if !ok {
 		return nil
@@ -70,14 +68,14 @@ func writeHashOrCreate(c *Client, key []byte) *store.Hash {
 }
 
 // createHash stores a new empty hash under key (which is missing).
-func createHash(c *Client, key []byte) *store.Hash {
+func createHash(c *command.Ctx, key []byte) *store.Hash {
 	h := store.NewHash()
 	c.DB().SetValue(key, h)
 	return h
 }
 
 // HSET key field value [field value ...] / HMSET (same, replies OK).
-func cmdHSet(c *Client, args [][]byte) {
+func cmdHSet(c *command.Ctx, args [][]byte) {
 	isHSet := len(args[0]) > 1 && (args[0][1] == 's' || args[0][1] == 'S')
 	if len(args)%2 == 1 {
 		if isHSet {
@@ -111,7 +109,7 @@ func cmdHSet(c *Client, args [][]byte) {
 }
 
 // HSETNX key field value
-func cmdHSetNX(c *Client, args [][]byte) {
+func cmdHSetNX(c *command.Ctx, args [][]byte) {
 	h, ok := writeHash(c, args[1])
 	if !ok {
 		return
@@ -131,7 +129,7 @@ func cmdHSetNX(c *Client, args [][]byte) {
 }
 
 // HGET key field
-func cmdHGet(c *Client, args [][]byte) {
+func cmdHGet(c *command.Ctx, args [][]byte) {
 	h, ok := readHash(c, args[1])
 	if !ok {
 		return
@@ -143,7 +141,7 @@ func cmdHGet(c *Client, args [][]byte) {
 	replyHashField(c, h, args[2])
 }
 
-func replyHashField(c *Client, h *store.Hash, field []byte) {
+func replyHashField(c *command.Ctx, h *store.Hash, field []byte) {
 	if h != nil {
 		if v, found := h.Get(field); found {
 			c.Bulk(v)
@@ -154,7 +152,7 @@ func replyHashField(c *Client, h *store.Hash, field []byte) {
 }
 
 // HMGET key field [field ...]: a missing key is an empty hash.
-func cmdHMGet(c *Client, args [][]byte) {
+func cmdHMGet(c *command.Ctx, args [][]byte) {
 	h, ok := readHash(c, args[1])
 	if !ok {
 		return
@@ -166,7 +164,7 @@ func cmdHMGet(c *Client, args [][]byte) {
 }
 
 // HDEL key field [field ...]
-func cmdHDel(c *Client, args [][]byte) {
+func cmdHDel(c *command.Ctx, args [][]byte) {
 	h, ok := writeHash(c, args[1])
 	if !ok {
 		return
@@ -188,7 +186,7 @@ func cmdHDel(c *Client, args [][]byte) {
 }
 
 // HLEN key
-func cmdHLen(c *Client, args [][]byte) {
+func cmdHLen(c *command.Ctx, args [][]byte) {
 	h, ok := readHash(c, args[1])
 	if !ok {
 		return
@@ -201,7 +199,7 @@ func cmdHLen(c *Client, args [][]byte) {
 }
 
 // HSTRLEN key field
-func cmdHStrlen(c *Client, args [][]byte) {
+func cmdHStrlen(c *command.Ctx, args [][]byte) {
 	h, ok := readHash(c, args[1])
 	if !ok {
 		return
@@ -215,7 +213,7 @@ func cmdHStrlen(c *Client, args [][]byte) {
 }
 
 // HEXISTS key field
-func cmdHExists(c *Client, args [][]byte) {
+func cmdHExists(c *command.Ctx, args [][]byte) {
 	h, ok := readHash(c, args[1])
 	if !ok {
 		return
@@ -227,13 +225,13 @@ func cmdHExists(c *Client, args [][]byte) {
 	}
 }
 
-func cmdHKeys(c *Client, args [][]byte)   { hashGetAll(c, args[1], true, false) }
-func cmdHVals(c *Client, args [][]byte)   { hashGetAll(c, args[1], false, true) }
-func cmdHGetAll(c *Client, args [][]byte) { hashGetAll(c, args[1], true, true) }
+func cmdHKeys(c *command.Ctx, args [][]byte)   { hashGetAll(c, args[1], true, false) }
+func cmdHVals(c *command.Ctx, args [][]byte)   { hashGetAll(c, args[1], false, true) }
+func cmdHGetAll(c *command.Ctx, args [][]byte) { hashGetAll(c, args[1], true, true) }
 
 // hashGetAll is Redis's genericHgetallCommand: HGETALL replies a map,
 // HKEYS and HVALS flat arrays; a missing key is an empty map or array.
-func hashGetAll(c *Client, key []byte, fields, values bool) {
+func hashGetAll(c *command.Ctx, key []byte, fields, values bool) {
 	h, ok := readHash(c, key)
 	if !ok {
 		return
@@ -261,7 +259,7 @@ func hashGetAll(c *Client, key []byte, fields, values bool) {
 }
 
 // HINCRBY key field increment
-func cmdHIncrBy(c *Client, args [][]byte) {
+func cmdHIncrBy(c *command.Ctx, args [][]byte) {
 	incr, ok := command.ParseInt64(args[3])
 	if !ok {
 		c.ErrNotInteger()
@@ -295,8 +293,8 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 }
 
 // HINCRBYFLOAT key field increment: long double arithmetic and formatting,
-// as INCRBYFLOAT (see strconvx.LongDouble).
-func cmdHIncrByFloat(c *Client, args [][]byte) {
+// as INCRBYFLOAT (see longDouble).
+func cmdHIncrByFloat(c *command.Ctx, args [][]byte) {
 	incr, ok := strconvx.ParseLongDouble(args[3])
 	if !ok {
 		c.ErrNotFloat()
@@ -341,7 +339,7 @@ func cmdHIncrByFloat(c *Client, args [][]byte) {
 const hrandfieldMaxWithValues = math.MaxInt64 / 2
 
 // HRANDFIELD key [count [WITHVALUES]]
-func cmdHRandField(c *Client, args [][]byte) {
+func cmdHRandField(c *command.Ctx, args [][]byte) {
 	if len(args) >= 3 {
 		l, ok := command.ParseInt64(args[2])
 		if !ok {
@@ -381,7 +379,7 @@ func cmdHRandField(c *Client, args [][]byte) {
 // hashRandFieldCount is Redis's hrandfieldWithCountCommand: a negative
 // count samples with repetition, a positive one returns distinct fields
 // (everything when count >= HLEN).
-func hashRandFieldCount(c *Client, key []byte, l int64, withValues bool) {
+func hashRandFieldCount(c *command.Ctx, key []byte, l int64, withValues bool) {
 	h, ok := readHash(c, key)
 	if !ok {
 		return
@@ -397,14 +395,14 @@ func hashRandFieldCount(c *Client, key []byte, l int64, withValues bool) {
 		count = -l
 	}
 	replyLen := func(n int) {
-		if withValues && c.RESP() == 2 {
+		if withValues && c.Proto == 2 {
 			c.Array(2 * n)
 		} else {
 			c.Array(n)
 		}
 	}
 	pair := func(f, v []byte) {
-		if withValues && c.RESP() > 2 {
+		if withValues && c.Proto > 2 {
 			c.Array(2)
 		}
 		c.Bulk(f)
@@ -413,13 +411,13 @@ func hashRandFieldCount(c *Client, key []byte, l int64, withValues bool) {
 		}
 	}
 	if !uniq || count == 1 {
-		if !c.randomReplyFits(count, h.DataBytes()/size, withValues) {
+		if !command.RandomReplyFits(c, count, h.DataBytes()/size, withValues) {
 			return
 		}
 		replyLen(int(count))
 		h.RandomPairs(int(count), func(f, v []byte) bool {
 			pair(f, v)
-			return !c.replyOverLimit()
+			return !c.ReplyOverLimit()
 		})
 		return
 	}
@@ -434,154 +432,6 @@ func hashRandFieldCount(c *Client, key []byte, l int64, withValues bool) {
 	h.RandomDistinctPairs(int(count), pair)
 }
 
-// randomReplyFits refuses (replying an error) a sampling-with-repetition
-// reply that could not be built in memory. Redis grows its output buffer
-// until the client passes its output buffer limit and is closed, or the
-// process runs out of memory. shoal does the first when the client's hard
-// limit will stop the sampling (replyOverLimit, node/output.go), and
-// otherwise answers "value is out of range" when the reply would pass
-// proto-max-bulk-len (512 MiB by default), the largest single value it
-// accepts. avgLen is the average element size (field plus value for a hash).
-func (c *Client) randomReplyFits(count int64, avgLen int, pairs bool) bool {
-	per := int64(avgLen) + 16 // "$<len>\r\n...\r\n" and an array header
-	if pairs {
-		per += 16
-	}
-	limit := c.Server().Config().Int("proto-max-bulk-len")
-	if count <= limit/per {
-		return true
-	}
-	if c.guard != nil && c.ps.push == nil && c.kind() == clientNormal {
-		if hard := c.srv.cfg.ClientOutputBufferLimits()[config.ClientNormal].HardBytes; hard > 0 && hard <= uint64(limit) {
-			return true
-		}
-	}
-	c.Error("ERR value is out of range")
-	return false
-}
-
-// HSCAN key cursor [MATCH pattern] [COUNT count]
-func cmdHScan(c *Client, args [][]byte) {
-	cursor, ok := command.ParseScanCursor(args[2])
-	if !ok {
-		c.Error("ERR invalid cursor")
-		return
-	}
-	h, ok := readHash(c, args[1])
-	if !ok {
-		return
-	}
-	if h == nil {
-		replyEmptyScan(c)
-		return
-	}
-	opts, ok := parseElemScanOpts(c, args[3:])
-	if !ok {
-		return
-	}
-	var res elemScanResult
-	if h.IsListpack() {
-		for f, v := range h.All() {
-			res.addPair(&opts, f, v)
-		}
-		res.reply(c, 0)
-		return
-	}
-	// Fields and values both count, as in Redis (COUNT is doubled).
-	want := 2 * opts.count
-	budget := want * 10
-	for {
-		cursor = h.ScanTable(cursor, func(f, v []byte) { res.addPair(&opts, f, v) })
-		if cursor == 0 || budget == 0 || res.visited >= want {
-			break
-		}
-		budget--
-	}
-	res.reply(c, cursor)
-}
-
-// elemScanOpts are HSCAN / SSCAN's options (Redis's scanGenericCommand on a
-// collection: COUNT and MATCH; TYPE is a syntax error).
-type elemScanOpts struct {
-	count    int64
-	pat      string
-	matchAll bool // no MATCH, or MATCH *: every element, "" too
-}
-
-// elemScanMaxCount bounds COUNT so that the visit budget (COUNT * 2 * 10)
-// cannot overflow: anything larger already means the whole collection.
-const elemScanMaxCount = math.MaxInt32
-
-func parseElemScanOpts(c *Client, args [][]byte) (elemScanOpts, bool) {
-	o := elemScanOpts{count: 10, matchAll: true}
-	for i := 0; i < len(args); i += 2 {
-		more := len(args) - i
-		switch {
-		case command.ArgIs(args[i], "count") && more >= 2:
-			n, ok := command.ParseInt64(args[i+1])
-			if !ok {
-				c.ErrNotInteger()
-				return o, false
-			}
-			if n < 1 {
-				c.ErrSyntax()
-				return o, false
-			}
-			o.count = min(n, elemScanMaxCount)
-		case command.ArgIs(args[i], "match") && more >= 2:
-			p := args[i+1]
-			o.pat, o.matchAll = string(p), len(p) == 1 && p[0] == '*'
-		default:
-			c.ErrSyntax()
-			return o, false
-		}
-	}
-	return o, true
-}
-
-// elemScanResult collects the elements a collection scan returns, copied
-// into one buffer (intset members are formatted into a reused buffer).
-type elemScanResult struct {
-	buf     []byte
-	ends    []int
-	visited int64 // elements visited before filtering (what COUNT counts)
-}
-
-func (r *elemScanResult) add(b []byte) {
-	r.buf = append(r.buf, b...)
-	r.ends = append(r.ends, len(r.buf))
-}
-
-// addMember adds a set member that passes the pattern.
-func (r *elemScanResult) addMember(o *elemScanOpts, m []byte) {
-	r.visited++
-	if o.matchAll || glob.Match(o.pat, command.Bstr(m), false) {
-		r.add(m)
-	}
-}
-
-// addPair adds a field and its value when the field passes the pattern.
-func (r *elemScanResult) addPair(o *elemScanOpts, f, v []byte) {
-	r.visited += 2
-	if o.matchAll || glob.Match(o.pat, command.Bstr(f), false) {
-		r.add(f)
-		r.add(v)
-	}
-}
-
-func (r *elemScanResult) reply(c *Client, cursor uint64) {
-	c.Array(2)
-	var nb [24]byte
-	c.Bulk(strconv.AppendUint(nb[:0], cursor, 10))
-	c.Array(len(r.ends))
-	start := 0
-	for _, end := range r.ends {
-		c.Bulk(r.buf[start:end])
-		start = end
-	}
-}
-
-// replyEmptyScan is Redis's shared.emptyscan: cursor 0, no elements.
-func replyEmptyScan(c *Client) {
-	c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
-}
+// argHSET is the command word of HINCRBYFLOAT's effect (Redis's
+// shared.hset). Read-only.
+var argHSET = []byte("HSET")
