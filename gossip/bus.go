@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
@@ -41,7 +42,7 @@ type Config struct {
 	Logger     *zap.Logger
 	// Clock defaults to the system clock; Seed (0 = random) seeds ids and
 	// gossip choices.
-	Clock Clock
+	Clock clock.Clock
 	Seed  uint64
 	// Transport replaces memberlist's UDP/TCP transport (tests use
 	// memberlist.MockNetwork).
@@ -157,7 +158,7 @@ func New(cfg Config) (*Bus, error) {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.TickInterval <= 0 {
 		cfg.TickInterval = 100 * time.Millisecond
