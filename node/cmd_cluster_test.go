@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -23,27 +24,6 @@ import (
 // replies against a real redis-server 7.0 cluster node (RESP2 and RESP3,
 // one node and a master with a replica), and the parts only shoal can show
 // (keys in slots, the SETSLOT key check, persistence of SAVECONFIG).
-
-// freeLoopbackPort returns a port that was free on 127.0.0.1 (TCP and UDP:
-// the cluster bus uses both) a moment ago.
-func freeLoopbackPort(t testing.TB) int {
-	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = l.Close()
-		if err == nil {
-			_ = u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free TCP+UDP port on 127.0.0.1")
-	return 0
-}
 
 // clusterTestNode is an in-process cluster-enabled server.
 type clusterTestNode struct {
@@ -64,7 +44,7 @@ func startClusterTestServer(t testing.TB, dir string, opts ...string) *clusterTe
 	}
 	var lastErr error
 	for range 5 {
-		port, cport := freeLoopbackPort(t), freeLoopbackPort(t)
+		port, cport := testharness.BusPort(t), testharness.BusPort(t)
 		if port == cport {
 			continue
 		}
@@ -97,7 +77,7 @@ func startClusterTestServer(t testing.TB, dir string, opts ...string) *clusterTe
 // (a fresh Redis node learns its IP only from a peer).
 func startRealClusterRedis(t *testing.T, opts ...string) (addr string, port, cport int) {
 	t.Helper()
-	cport = freeLoopbackPort(t)
+	cport = testharness.BusPort(t)
 	addr = startRealRedis(t, append([]string{"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
 		"--cluster-announce-ip", "127.0.0.1", "--cluster-config-file", "nodes.conf"}, opts...)...)
 	_, p, _ := net.SplitHostPort(addr)
@@ -405,18 +385,6 @@ func TestClusterEndpointTypesMatchRedis(t *testing.T) {
 	}
 }
 
-// waitFor polls cond every 50 ms for at most d.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // pairScript is sent after a master (A, owning slots 0-100) and its replica
 // (B) have formed a cluster; <a>/<b> are their ids. The first connection is
 // to A, the second to B.
@@ -459,7 +427,7 @@ func formPair(t *testing.T, ac, bc *testConn, aPort, aCPort int, aID, bID string
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "SET-CONFIG-EPOCH", "2"))
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "ADDSLOTSRANGE", "0", "100"))
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(aPort), strconv.Itoa(aCPort)))
-	waitFor(t, 10*time.Second, "the handshake", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the handshake", func() bool {
 		an := bulkBody(t, ac.do("CLUSTER", "NODES"))
 		bn := bulkBody(t, bc.do("CLUSTER", "NODES"))
 		return strings.Contains(an, bID) && strings.Contains(bn, aID) &&
@@ -467,7 +435,7 @@ func formPair(t *testing.T, ac, bc *testConn, aPort, aCPort int, aID, bID string
 			strings.Contains(bn, "0-100")
 	})
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "REPLICATE", aID))
-	waitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
 		return strings.Contains(bulkBody(t, ac.do("CLUSTER", "NODES")), "slave "+aID)
 	})
 }
@@ -573,7 +541,7 @@ func TestClusterKeysInSlots(t *testing.T) {
 	bID := bulkBody(t, bc.do("CLUSTER", "MYID"))
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(a.port), strconv.Itoa(a.cport)))
-	waitFor(t, 10*time.Second, "the handshake", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the handshake", func() bool {
 		an := bulkBody(t, ac.do("CLUSTER", "NODES"))
 		return strings.Contains(an, bID) && !strings.Contains(an, "handshake")
 	})
@@ -608,7 +576,7 @@ func TestClusterKeysInSlots(t *testing.T) {
 	require.Equal(t, "-ERR To set a master the node must be empty and without assigned slots.\r\n", bc.do("CLUSTER", "REPLICATE", aID))
 	delKeyDirect(b.srv, "x")
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "REPLICATE", aID))
-	waitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
 		return strings.Contains(bulkBody(t, ac.do("CLUSTER", "NODES")), "slave "+aID)
 	})
 
