@@ -67,7 +67,7 @@ func compareHostnameClusters(t *testing.T, real, ours *hostnameCluster, i int) {
 				if cmd[0] == "HELLO" {
 					continue
 				}
-				require.Equal(t, parseClusterReply(t, want).render(real.norm), parseClusterReply(t, got).render(ours.norm),
+				require.Equal(t, renderReply(testharness.ParseReply(t, want), real.norm), renderReply(testharness.ParseReply(t, got), ours.norm),
 					"node %d %s %q\nredis: %q\nshoal: %q", i, kind, cmd, want, got)
 			}
 		}

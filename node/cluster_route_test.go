@@ -157,7 +157,7 @@ func TestClusterMigrationRoutingMatchesRedis(t *testing.T) {
 	}
 	for i, st := range script {
 		want, got := run(real, st), run(ours, st)
-		require.Equal(t, parseClusterReply(t, want).render(real.norm), parseClusterReply(t, got).render(ours.norm),
+		require.Equal(t, renderReply(testharness.ParseReply(t, want), real.norm), renderReply(testharness.ParseReply(t, got), ours.norm),
 			"step %d on %s %q\nredis: %q\nshoal: %q", i, st.on, st.cmd, want, got)
 		require.True(t, strings.HasPrefix(got, st.want), "step %d %q: %q does not start with %q", i, st.cmd, got, st.want)
 		if strings.Contains(st.cmd[len(st.cmd)-1], "<b>") && st.cmd[3] == "MIGRATING" {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // maxDepth bounds the nesting ReadRaw and ReadValue follow: a reply from a
@@ -135,4 +136,80 @@ func readValue(r *bufio.Reader, depth int) (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("unexpected reply %q", line)
+}
+
+// Reply is a parsed RESP2/RESP3 reply, for comparisons that normalize or
+// reorder parts of it.
+type Reply struct {
+	Kind byte   // the RESP type byte
+	Str  string // a bulk's payload (also of '=' and '!'), else the line after the type byte
+	// Null marks a null bulk ($-1); a null aggregate (*-1) is an
+	// aggregate with no elements.
+	Null  bool
+	Elems []Reply // an aggregate's elements; a map's ('%') keys and values in turn
+}
+
+// ReadReply reads one reply.
+func ReadReply(r *bufio.Reader) (Reply, error) {
+	return readReply(r, 0)
+}
+
+// ParseReply parses the reply held in raw, failing the test when it is
+// not one.
+func ParseReply(t testing.TB, raw string) Reply {
+	t.Helper()
+	v, err := ReadReply(bufio.NewReader(strings.NewReader(raw)))
+	if err != nil {
+		t.Fatalf("parse %q: %v", raw, err)
+	}
+	return v
+}
+
+func readReply(r *bufio.Reader, depth int) (Reply, error) {
+	if depth > maxDepth {
+		return Reply{}, errors.New("RESP reply nested too deep")
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return Reply{}, err
+	}
+	if len(line) < 3 {
+		return Reply{}, fmt.Errorf("short line %q", line)
+	}
+	v := Reply{Kind: line[0]}
+	body := line[1 : len(line)-2]
+	switch v.Kind {
+	case '$', '=', '!':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return v, err
+		}
+		if n < 0 {
+			v.Null = true
+			return v, nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return v, err
+		}
+		v.Str = string(buf[:n])
+	case '*', '%', '~', '>':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return v, err
+		}
+		if v.Kind == '%' {
+			n *= 2
+		}
+		for range max(n, 0) {
+			e, err := readReply(r, depth+1)
+			if err != nil {
+				return v, err
+			}
+			v.Elems = append(v.Elems, e)
+		}
+	default:
+		v.Str = body
+	}
+	return v, nil
 }

@@ -61,3 +61,13 @@ func TestPortsAreFree(t *testing.T) {
 	require.NoError(t, u.Close())
 	require.NoError(t, l.Close())
 }
+
+func TestParseReplyTree(t *testing.T) {
+	v := ParseReply(t, "%2\r\n+a\r\n*2\r\n:1\r\n$-1\r\n=8\r\ntxt:abcd\r\n*-1\r\n")
+	require.Equal(t, Reply{Kind: '%', Elems: []Reply{
+		{Kind: '+', Str: "a"},
+		{Kind: '*', Elems: []Reply{{Kind: ':', Str: "1"}, {Kind: '$', Null: true}}},
+		{Kind: '=', Str: "txt:abcd"},
+		{Kind: '*'},
+	}}, v)
+}
