@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,14 +34,6 @@ func redisServerPath(t *testing.T) string {
 	return p
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 type liveRedis struct {
 	t    *testing.T
 	cmd  *exec.Cmd
@@ -55,7 +48,7 @@ type liveRedis struct {
 func startRedis(t *testing.T, dir string, args ...string) *liveRedis {
 	t.Helper()
 	bin := redisServerPath(t)
-	port := freePort(t)
+	port := testharness.TCPPort(t)
 	var full []string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		full = append(full, args[0]) // config file first
@@ -111,7 +104,7 @@ func (r *liveRedis) stop() {
 }
 
 // do sends a command and returns the reply: string, int64, []any, nil, or
-// an error value (redisErr) for error replies.
+// an error value (testharness.ErrorReply) for error replies.
 func (r *liveRedis) do(args ...string) any {
 	r.t.Helper()
 	var b strings.Builder
@@ -122,55 +115,9 @@ func (r *liveRedis) do(args ...string) any {
 	require.NoError(r.t, r.conn.SetDeadline(time.Now().Add(10*time.Second)))
 	_, err := io.WriteString(r.conn, b.String())
 	require.NoError(r.t, err)
-	v, err := readReply(r.rd)
+	v, err := testharness.ReadValue(r.rd)
 	require.NoError(r.t, err)
 	return v
-}
-
-type redisErr string
-
-func (e redisErr) Error() string { return string(e) }
-
-func readReply(rd *bufio.Reader) (any, error) {
-	line, err := rd.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	line = strings.TrimSuffix(line, "\r\n")
-	if line == "" {
-		return nil, errors.New("empty reply line")
-	}
-	switch line[0] {
-	case '+':
-		return line[1:], nil
-	case '-':
-		return redisErr(line[1:]), nil
-	case ':':
-		return strconv.ParseInt(line[1:], 10, 64)
-	case '$':
-		n, _ := strconv.Atoi(line[1:])
-		if n < 0 {
-			return nil, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return nil, err
-		}
-		return string(buf[:n]), nil
-	case '*':
-		n, _ := strconv.Atoi(line[1:])
-		if n < 0 {
-			return nil, nil
-		}
-		out := make([]any, n)
-		for i := range out {
-			if out[i], err = readReply(rd); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("unexpected reply %q", line)
 }
 
 // configGet returns CONFIG GET's reply as a map.
@@ -205,7 +152,7 @@ func pairsToMap(t *testing.T, pairs []string) map[string]string {
 // replyText turns a reply into "OK"-like text or the error text.
 func replyText(v any) string {
 	switch x := v.(type) {
-	case redisErr:
+	case testharness.ErrorReply:
 		return string(x)
 	case string:
 		return x

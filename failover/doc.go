@@ -8,7 +8,7 @@
 // (cluster-migration-barrier).
 //
 // Machine is a deterministic state machine in the style of etcd-io/raft: no
-// I/O, no goroutines, time from a Clock and randomness from a seeded
+// I/O, no goroutines, time from a clock.Clock and randomness from a seeded
 // source. It reads the cluster through a View and answers each event (Tick,
 // Step, ManualFailover) with Actions — set currentEpoch, record a vote,
 // send an ACK, request votes, promote, pause writes, replicate — that the

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"go.uber.org/zap"
 )
 
@@ -131,7 +132,7 @@ var (
 // under the Bus lock) serializes every call.
 type Machine struct {
 	cfg   Config
-	clock Clock
+	clock clock.Clock
 	rng   *rand.Rand
 	log   *zap.Logger
 
@@ -167,12 +168,12 @@ type Machine struct {
 
 // New returns a machine with no election or manual failover in progress.
 // seed (0 is allowed) seeds the random part of the election delay.
-func New(cfg Config, clock Clock, seed uint64, log *zap.Logger) *Machine {
+func New(cfg Config, clk clock.Clock, seed uint64, log *zap.Logger) *Machine {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	m := &Machine{
-		clock:          clock,
+		clock:          clk,
 		rng:            rand.New(rand.NewPCG(seed, seed^0xa0761d6478bd642f)),
 		log:            log.Named("failover"),
 		authVoters:     map[string]bool{},

@@ -2,25 +2,13 @@ package failover
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // fakeView is a hand-built cluster: myself plus nodes by id.
 type fakeView struct {
@@ -91,10 +79,10 @@ func threeShards(me string, now time.Time) *fakeView {
 	return v
 }
 
-func newTestMachine(clock Clock) *Machine {
+func newTestMachine(clk clock.Clock) *Machine {
 	cfg := DefaultConfig()
 	cfg.NodeTimeout = time.Second
-	return New(cfg, clock, 1, nil)
+	return New(cfg, clk, 1, nil)
 }
 
 func kinds(acts []Action) []ActionKind {
@@ -113,9 +101,9 @@ func authRequest(from string, epoch, cfgEpoch uint64, force bool) Message {
 
 // The vote rules of clusterSendFailoverAuthIfNeeded, one refusal at a time.
 func TestVoteRules(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
-	v := threeShards(id('c'), clock.Now())
-	m := newTestMachine(clock)
+	clk := clock.NewFake(time.Unix(1000, 0))
+	v := threeShards(id('c'), clk.Now())
+	m := newTestMachine(clk)
 
 	// A node that just restarted from nodes.conf does not vote: its view
 	// of who serves which slots may be stale.
@@ -123,7 +111,7 @@ func TestVoteRules(t *testing.T) {
 	v.nodes[id('a')].Fail = true
 	v.current = 4
 	require.Empty(t, m.Step(v, authRequest(id('x'), 4, 1, false)))
-	clock.Advance(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	v.nodes[id('a')].Fail = false
 
 	// Master a is up: no vote without FORCEACK.
@@ -144,7 +132,7 @@ func TestVoteRules(t *testing.T) {
 	v.current = 5
 	require.Empty(t, m.Step(v, authRequest(id('y'), 5, 1, false)))
 	// After 2 × node-timeout, y may have it.
-	clock.Advance(2001 * time.Millisecond)
+	clk.Advance(2001 * time.Millisecond)
 	require.Equal(t, []ActionKind{ActRecordVote, ActSendAuthAck}, kinds(m.Step(v, authRequest(id('y'), 5, 1, false))))
 	v.lastVote = 5
 
@@ -152,7 +140,7 @@ func TestVoteRules(t *testing.T) {
 	v.current = 6
 	require.Empty(t, m.Step(v, authRequest(id('z'), 5, 2, true)))
 	// A claimed slot whose owner has a newer configEpoch.
-	clock.Advance(3 * time.Second)
+	clk.Advance(3 * time.Second)
 	v.slotEpoch[50] = 9
 	require.Empty(t, m.Step(v, authRequest(id('x'), 6, 1, true)))
 	delete(v.slotEpoch, 50)
@@ -165,20 +153,20 @@ func TestVoteRules(t *testing.T) {
 	require.Equal(t, []ActionKind{ActRecordVote, ActSendAuthAck}, kinds(m.Step(v, authRequest(id('z'), 6, 2, true))))
 
 	// Replicas and slot-less masters never vote.
-	rv := threeShards(id('z'), clock.Now())
+	rv := threeShards(id('z'), clk.Now())
 	rv.nodes[id('a')].Fail = true
 	rv.current = 7
-	require.Empty(t, newTestMachine(clock).Step(rv, authRequest(id('x'), 7, 1, false)))
+	require.Empty(t, newTestMachine(clk).Step(rv, authRequest(id('x'), 7, 1, false)))
 }
 
 // A replica's election: it waits the delay for its rank, bumps the epoch,
 // asks every master, and promotes itself with a majority of ACKs.
 func TestElection(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
-	v := threeShards(id('x'), clock.Now())
+	clk := clock.NewFake(time.Unix(1000, 0))
+	v := threeShards(id('x'), clk.Now())
 	v.nodes[id('x')].ReplOffset = 500
 	v.nodes[id('y')].ReplOffset = 400
-	m := newTestMachine(clock)
+	m := newTestMachine(clk)
 	require.Empty(t, m.Tick(v), "nothing while the master is fine")
 
 	v.nodes[id('a')].Fail = true
@@ -186,12 +174,12 @@ func TestElection(t *testing.T) {
 	require.Equal(t, []ActionKind{ActPongSiblings}, kinds(acts))
 	el := m.Election()
 	require.Equal(t, 0, el.Rank)
-	d := el.Time.Sub(clock.Now())
+	d := el.Time.Sub(clk.Now())
 	require.GreaterOrEqual(t, d, 50*time.Millisecond)
 	require.Less(t, d, 100*time.Millisecond)
 	require.Equal(t, el.Time, m.Wakeup())
 
-	clock.Advance(100 * time.Millisecond)
+	clk.Advance(100 * time.Millisecond)
 	require.True(t, m.Wakeup().IsZero(), "a passed deadline is not reported (no wake loop)")
 	acts = m.Tick(v)
 	require.Equal(t, []ActionKind{ActSetCurrentEpoch, ActRequestVotes}, kinds(acts))
@@ -214,29 +202,29 @@ func TestElection(t *testing.T) {
 // Rank: the replica with less data waits PerRank more, and is re-ranked
 // when a sibling's fresher offset arrives before its request.
 func TestRankAndReRank(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
-	v := threeShards(id('y'), clock.Now())
+	clk := clock.NewFake(time.Unix(1000, 0))
+	v := threeShards(id('y'), clk.Now())
 	v.nodes[id('x')].ReplOffset = 500
 	v.nodes[id('y')].ReplOffset = 500
 	v.nodes[id('a')].Fail = true
-	m := newTestMachine(clock)
+	m := newTestMachine(clk)
 	m.Tick(v)
 	// Equal offsets: x has the smaller id, so y is rank 1.
 	require.Equal(t, 1, m.Election().Rank)
 	v.nodes[id('y')].ReplOffset = 600
-	m2 := newTestMachine(clock)
+	m2 := newTestMachine(clk)
 	m2.Tick(v)
 	require.Equal(t, 0, m2.Election().Rank)
 	before := m2.Election().Time
 	// x announces more data before y's request: y moves back a rank.
 	v.nodes[id('x')].ReplOffset = 700
-	clock.Advance(10 * time.Millisecond)
+	clk.Advance(10 * time.Millisecond)
 	require.Empty(t, m2.Tick(v))
 	require.Equal(t, 1, m2.Election().Rank)
 	require.Equal(t, before.Add(200*time.Millisecond), m2.Election().Time)
 	// A nofailover sibling does not count.
 	v.nodes[id('x')].NoFailover = true
-	m3 := newTestMachine(clock)
+	m3 := newTestMachine(clk)
 	m3.Tick(v)
 	require.Equal(t, 0, m3.Election().Rank)
 }
@@ -245,20 +233,20 @@ func TestRankAndReRank(t *testing.T) {
 // the validity factor allows; an expired election is retried after twice
 // the auth timeout.
 func TestElectionEligibility(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
-	v := threeShards(id('z'), clock.Now())
+	clk := clock.NewFake(time.Unix(1000, 0))
+	v := threeShards(id('z'), clk.Now())
 	v.nodes[id('b')].Fail = true
 	cfg := DefaultConfig()
 	cfg.NodeTimeout = time.Second
 	cfg.NoFailover = true
-	m := New(cfg, clock, 1, nil)
+	m := New(cfg, clk, 1, nil)
 	require.Empty(t, m.Tick(v))
 	require.False(t, m.Election().Scheduled)
 
 	// Data age: last heard 1 s (NT) + 10 s (ping period) + 10 × 1 s + 1 ms ago.
 	cfg.NoFailover = false
 	m.SetConfig(cfg)
-	v.nodes[id('b')].LastSeen = clock.Now().Add(-21*time.Second - time.Millisecond)
+	v.nodes[id('b')].LastSeen = clk.Now().Add(-21*time.Second - time.Millisecond)
 	require.Empty(t, m.Tick(v))
 	require.False(t, m.Election().Scheduled)
 	// The replication link's data age, when known, is what counts: fresh
@@ -267,8 +255,8 @@ func TestElectionEligibility(t *testing.T) {
 	require.Equal(t, []ActionKind{ActPongSiblings}, kinds(m.Tick(v)))
 	// ... and a link down for too long makes it ineligible though the bus
 	// heard the master a moment ago.
-	m = New(cfg, clock, 1, nil)
-	v.nodes[id('b')].LastSeen = clock.Now()
+	m = New(cfg, clk, 1, nil)
+	v.nodes[id('b')].LastSeen = clk.Now()
 	v.nodes[id('z')].ReplDataAge = 21*time.Second + time.Millisecond
 	require.Empty(t, m.Tick(v))
 	require.False(t, m.Election().Scheduled)
@@ -277,43 +265,43 @@ func TestElectionEligibility(t *testing.T) {
 	require.Equal(t, []ActionKind{ActPongSiblings}, kinds(m.Tick(v)))
 
 	// Request, no answers: expired after 2 s, retried after 4 s.
-	clock.Advance(200 * time.Millisecond)
+	clk.Advance(200 * time.Millisecond)
 	require.Equal(t, []ActionKind{ActSetCurrentEpoch, ActRequestVotes}, kinds(m.Tick(v)))
 	v.current = 4
-	clock.Advance(3 * time.Second)
+	clk.Advance(3 * time.Second)
 	require.Empty(t, m.Tick(v))
-	clock.Advance(1100 * time.Millisecond)
+	clk.Advance(1100 * time.Millisecond)
 	require.Equal(t, []ActionKind{ActPongSiblings}, kinds(m.Tick(v)), "a new election is scheduled")
 }
 
 // CLUSTER FAILOVER: errors, the MFSTART handshake, FORCE and TAKEOVER.
 func TestManualFailover(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
-	master := threeShards(id('a'), clock.Now())
-	_, err := newTestMachine(clock).ManualFailover(master, ModeDefault)
+	clk := clock.NewFake(time.Unix(1000, 0))
+	master := threeShards(id('a'), clk.Now())
+	_, err := newTestMachine(clk).ManualFailover(master, ModeDefault)
 	require.Equal(t, ErrFailoverOnMaster, err)
 
-	v := threeShards(id('x'), clock.Now())
+	v := threeShards(id('x'), clk.Now())
 	v.nodes[id('x')].MasterID = id('q')
-	_, err = newTestMachine(clock).ManualFailover(v, ModeDefault)
+	_, err = newTestMachine(clk).ManualFailover(v, ModeDefault)
 	require.Equal(t, ErrFailoverNoMaster, err)
 	v.nodes[id('x')].MasterID = id('a')
 	v.nodes[id('a')].Fail = true
-	_, err = newTestMachine(clock).ManualFailover(v, ModeDefault)
+	_, err = newTestMachine(clk).ManualFailover(v, ModeDefault)
 	require.Equal(t, ErrFailoverMasterFailed, err)
 	v.nodes[id('a')].Fail = false
 
 	// The handshake: replica → MFSTART; master pauses, then flags PAUSED.
-	rep := newTestMachine(clock)
+	rep := newTestMachine(clk)
 	acts, err := rep.ManualFailover(v, ModeDefault)
 	require.NoError(t, err)
 	require.Equal(t, []ActionKind{ActSendMFStart}, kinds(acts))
-	mst := newTestMachine(clock)
+	mst := newTestMachine(clk)
 	acts = mst.Step(master, Message{Kind: MsgMFStart, From: id('x')})
 	require.Equal(t, []ActionKind{ActPauseWrites}, kinds(acts))
 	require.Equal(t, 10*time.Second, acts[0].Duration)
 	require.False(t, mst.MasterPaused(), "the offset is not final until the pause took effect")
-	clock.Advance(200 * time.Millisecond)
+	clk.Advance(200 * time.Millisecond)
 	require.True(t, mst.MasterPaused())
 	require.Equal(t, []ActionKind{ActPingPaused}, kinds(mst.Tick(master)))
 
@@ -332,25 +320,25 @@ func TestManualFailover(t *testing.T) {
 	require.Equal(t, []ActionKind{ActResumeWrites}, kinds(mst.Tick(master)))
 
 	// FORCE: an election at once, without the master.
-	v2 := threeShards(id('x'), clock.Now())
-	acts, err = newTestMachine(clock).ManualFailover(v2, ModeForce)
+	v2 := threeShards(id('x'), clk.Now())
+	acts, err = newTestMachine(clk).ManualFailover(v2, ModeForce)
 	require.NoError(t, err)
 	require.Equal(t, []ActionKind{ActPongSiblings, ActSetCurrentEpoch, ActRequestVotes}, kinds(acts))
 
 	// TAKEOVER: a new configEpoch without votes, then promotion.
-	acts, err = newTestMachine(clock).ManualFailover(v2, ModeTakeover)
+	acts, err = newTestMachine(clk).ManualFailover(v2, ModeTakeover)
 	require.NoError(t, err)
 	require.Equal(t, []ActionKind{ActSetCurrentEpoch, ActPromote}, kinds(acts))
 	require.Equal(t, uint64(4), acts[0].Epoch)
 	require.Equal(t, uint64(4), acts[1].Epoch)
 
 	// A manual failover that does not complete is reset after 5 s.
-	rep2 := newTestMachine(clock)
-	_, err = rep2.ManualFailover(threeShards(id('x'), clock.Now()), ModeDefault)
+	rep2 := newTestMachine(clk)
+	_, err = rep2.ManualFailover(threeShards(id('x'), clk.Now()), ModeDefault)
 	require.NoError(t, err)
 	require.True(t, rep2.ManualFailoverInProgress())
-	clock.Advance(5100 * time.Millisecond)
-	rep2.Tick(threeShards(id('x'), clock.Now()))
+	clk.Advance(5100 * time.Millisecond)
+	rep2.Tick(threeShards(id('x'), clk.Now()))
 	require.False(t, rep2.ManualFailoverInProgress())
 }
 
@@ -358,7 +346,7 @@ func TestManualFailover(t *testing.T) {
 // masters with the most working replicas moves to a master orphaned for
 // more than 5 s, and only if its own master keeps more than the barrier.
 func TestReplicaMigration(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
+	clk := clock.NewFake(time.Unix(1000, 0))
 	for _, tc := range []struct {
 		me      byte
 		barrier int
@@ -368,14 +356,14 @@ func TestReplicaMigration(t *testing.T) {
 		{'y', 1, false}, // not the candidate
 		{'x', 2, false}, // a would keep only one replica
 	} {
-		v := threeShards(id(tc.me), clock.Now())
+		v := threeShards(id(tc.me), clk.Now())
 		v.nodes[id('z')].Fail = true // b is orphaned
 		cfg := DefaultConfig()
 		cfg.NodeTimeout = time.Second
 		cfg.MigrationBarrier = tc.barrier
-		m := New(cfg, clock, 1, nil)
+		m := New(cfg, clk, 1, nil)
 		require.Empty(t, m.Tick(v))
-		clock.Advance(5100 * time.Millisecond)
+		clk.Advance(5100 * time.Millisecond)
 		acts := m.Tick(v)
 		if tc.moves {
 			require.Equal(t, []Action{{Kind: ActReplicate, Node: id('b')}}, acts)

@@ -6,12 +6,6 @@ import (
 	"github.com/shoal-db/shoal/slots"
 )
 
-// Clock is the machine's only source of time. Timeouts are differences of
-// Now() values (monotonic in production, a fake clock in tests).
-type Clock interface {
-	Now() time.Time
-}
-
 // Node is what the machine needs to know about one cluster node, as the
 // cluster state (package gossip) sees it right now.
 type Node struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,7 +60,7 @@ func TestBusAdvertisesMetAddress(t *testing.T) {
 		return b
 	}
 	for i := range buses {
-		buses[i] = start(i, freePort(t), fmt.Sprintf("host-%d.example.com", i))
+		buses[i] = start(i, testharness.BusPort(t), fmt.Sprintf("host-%d.example.com", i))
 	}
 	defer func() { stopAll(buses[:]) }()
 	// Before anyone met it, a node does not know its address (Redis shows
@@ -92,7 +93,7 @@ func TestBusAdvertisesMetAddress(t *testing.T) {
 		}
 	}
 	host := func(i int) string { return fmt.Sprintf("host-%d.example.com", i) }
-	if !waitUntil(20*time.Second, want(host)) {
+	if !testharness.WaitUntil(20*time.Second, want(host)) {
 		for _, b := range buses {
 			t.Log("\n" + b.NodesText())
 		}
@@ -108,7 +109,7 @@ func TestBusAdvertisesMetAddress(t *testing.T) {
 		}
 		return host(i)
 	}
-	waitFor(t, 20*time.Second, "the new hostname on every node", want(renamed))
+	testharness.WaitFor(t, 20*time.Second, "the new hostname on every node", want(renamed))
 
 	// A restarted node knows the others' addresses and hostnames from its
 	// nodes.conf before any message arrives, and its own learned IP.
@@ -125,17 +126,7 @@ func TestBusAdvertisesMetAddress(t *testing.T) {
 	require.Equal(t, "127.0.0.1", restarted.Myself().IP)
 	require.NoError(t, restarted.Start())
 	buses[2] = restarted
-	waitFor(t, 20*time.Second, "the restarted node back", want(renamed))
-}
-
-// waitUntil polls cond every 50 ms until it holds (true) or d passes.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
+	testharness.WaitFor(t, 20*time.Second, "the restarted node back", want(renamed))
 }
 
 // TestBusFreesLinkOverSendBufLimit: with cluster-link-sendbuf-limit set,
@@ -161,7 +152,7 @@ func TestBusFreesLinkOverSendBufLimit(t *testing.T) {
 	a, b := buses[0], buses[1]
 	bm := b.Myself()
 	require.NoError(t, a.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(bm.Port)), []byte(strconv.Itoa(bm.CPort))))
-	waitFor(t, 20*time.Second, "the handshake", func() bool {
+	testharness.WaitFor(t, 20*time.Second, "the handshake", func() bool {
 		n, ok := a.Node(b.MyID())
 		return ok && n.Flags&FlagHandshake == 0 && n.LinkCreated != 0
 	})
@@ -183,7 +174,7 @@ func TestBusFreesLinkOverSendBufLimit(t *testing.T) {
 	network.Stall(trs[1].Addr(), true)
 	payload := make([]byte, 128<<10) // over the UDP budget: the stream transport
 	queued := int64(0)
-	if !waitUntil(30*time.Second, func() bool {
+	if !testharness.WaitUntil(30*time.Second, func() bool {
 		a.Publish([]byte("channel"), payload)
 		for _, l := range a.Links() {
 			if l.Direction == "to" && l.Node == b.MyID() && l.SendBufferUsed > queued {
@@ -196,7 +187,7 @@ func TestBusFreesLinkOverSendBufLimit(t *testing.T) {
 	}
 	require.Greater(t, queued, int64(0), "CLUSTER LINKS showed no queued bytes")
 	network.Stall(trs[1].Addr(), false)
-	waitFor(t, 20*time.Second, "a new link to the peer", func() bool {
+	testharness.WaitFor(t, 20*time.Second, "a new link to the peer", func() bool {
 		n, _ := a.Node(b.MyID())
 		return n.LinkCreated > before.LinkCreated
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
@@ -41,7 +42,7 @@ type Config struct {
 	Logger     *zap.Logger
 	// Clock defaults to the system clock; Seed (0 = random) seeds ids and
 	// gossip choices.
-	Clock Clock
+	Clock clock.Clock
 	Seed  uint64
 	// Transport replaces memberlist's UDP/TCP transport (tests use
 	// memberlist.MockNetwork).
@@ -140,6 +141,9 @@ type Bus struct {
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
 	wakeAt     time.Time                                    // State.NextWakeup; loop goroutine only
+	// streamTimeout is memberlist's stream timeout for the current
+	// cluster-node-timeout, in ns (SetOptions; gossip/bus_timing.go).
+	streamTimeout atomic.Int64
 
 	secretMu sync.Mutex          // guards keyring and cfg.Secrets
 	keyring  *memberlist.Keyring // nil: no secret (gossip/secret.go)
@@ -157,7 +161,7 @@ func New(cfg Config) (*Bus, error) {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.TickInterval <= 0 {
 		cfg.TickInterval = 100 * time.Millisecond
@@ -253,18 +257,14 @@ func (b *Bus) Start() error {
 	// Compression is off: every node runs the same version, and an LZW
 	// payload would be a decompression bomb the guard cannot bound.
 	mc.EnableCompression = false
-	// memberlist's verdicts are hints only: keep its timers well below
-	// cluster-node-timeout so that they are fresh when the cron reads them.
-	nt := b.cfg.NodeTimeout
-	probe := clampDur(nt/10, 100*time.Millisecond, time.Second)
-	mc.ProbeInterval = probe
-	mc.ProbeTimeout = probe / 2
+	// memberlist's timers follow cluster-node-timeout (gossip/bus_timing.go).
+	b.mu.Lock()
+	timingFor(b.st.opts.NodeTimeout).apply(mc)
+	b.mu.Unlock()
 	mc.SuspicionMult = 3
 	mc.SuspicionMaxTimeoutMult = 2
 	mc.GossipInterval = 200 * time.Millisecond
 	mc.PushPullInterval = 30 * time.Second
-	mc.TCPTimeout = clampDur(nt/2, 500*time.Millisecond, 5*time.Second)
-	mc.DeadNodeReclaimTime = nt
 	mc.Delegate = (*busDelegate)(b)
 	mc.Events = (*busEvents)(b)
 	if ce := b.log.Core(); ce.Enabled(zap.DebugLevel) {
@@ -317,16 +317,6 @@ func (b *Bus) Start() error {
 	}
 	b.rejoin()
 	return nil
-}
-
-func clampDur(d, lo, hi time.Duration) time.Duration {
-	if d < lo {
-		return lo
-	}
-	if d > hi {
-		return hi
-	}
-	return d
 }
 
 // Stop saves nodes.conf, leaves memberlist and stops every goroutine.
@@ -844,6 +834,9 @@ func (b *Bus) restartMemberlist() *memberlist.Memberlist {
 	b.aliveAddr = make(map[string]bool)
 	b.hintMu.Unlock()
 	mc := *b.mlCfg
+	b.mu.Lock()
+	timingFor(b.st.opts.NodeTimeout).apply(&mc) // CONFIG SET may have changed it
+	b.mu.Unlock()
 	ml, err := b.createMemberlist(&mc)
 	if err != nil {
 		b.log.Error("restarting the cluster bus membership", zap.Error(err))
@@ -880,7 +873,7 @@ func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, e
 		}
 		return mc.Keyring.GetKeys(), mc.GossipVerifyIncoming
 	}
-	gt := newGuardTransport(inner, b.guard, enc)
+	gt := newGuardTransport(inner, b.guard, enc, streamTimeout{created: mc.TCPTimeout, current: &b.streamTimeout})
 	mc.Transport = gt
 	ml, err := memberlist.Create(mc)
 	if err != nil {

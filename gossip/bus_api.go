@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/shoal-db/shoal/slots"
 )
@@ -206,7 +207,15 @@ func (b *Bus) SetReplOffset(off int64) {
 // cluster-require-full-coverage, cluster-allow-replica-migration,
 // cluster-replica-no-failover.
 func (b *Bus) SetOptions(o Options) {
-	_ = b.do(func(s *State) error { s.SetOptions(o); return nil })
+	var nodeTimeout time.Duration
+	_ = b.do(func(s *State) error {
+		s.SetOptions(o)
+		nodeTimeout = s.opts.NodeTimeout
+		return nil
+	})
+	// memberlist's Config is fixed at Create: its stream timeout is
+	// re-tuned under it (gossip/bus_timing.go).
+	b.streamTimeout.Store(int64(timingFor(nodeTimeout).stream))
 }
 
 // SetAnnounced changes what this node announces (CONFIG SET of

@@ -2,7 +2,6 @@ package gossip
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,23 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
-
-// waitFor polls cond every 50 ms until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for time.Since(start) < d {
-		if cond() {
-			return time.Since(start)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", d, what)
-	return 0
-}
 
 func stopAll(buses []*Bus) {
 	var wg sync.WaitGroup
@@ -112,7 +98,7 @@ func TestBusFiftyNodesConverge(t *testing.T) {
 		return true
 	}
 	lastLog := time.Now()
-	waitFor(t, 90*time.Second, "50 nodes to converge", func() bool {
+	testharness.WaitFor(t, 90*time.Second, "50 nodes to converge", func() bool {
 		if time.Since(lastLog) > 5*time.Second {
 			lastLog = time.Now()
 			t.Log(clusterSummary(buses, want))
@@ -157,23 +143,6 @@ func slotSignature(b *Bus) string {
 	return fmt.Sprint(m)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 100; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err == nil {
-			_ = u.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
-
 func loopbackBus(t *testing.T, conf string, seed uint64, cport int) *Bus {
 	t.Helper()
 	opts := DefaultOptions()
@@ -212,7 +181,7 @@ func TestBusRestartFromNodesConf(t *testing.T) {
 	confs := []string{filepath.Join(dir, "a.conf"), filepath.Join(dir, "b.conf"), filepath.Join(dir, "c.conf")}
 	var buses [3]*Bus
 	for i := range buses {
-		buses[i] = loopbackBus(t, confs[i], uint64(i+1), freePort(t))
+		buses[i] = loopbackBus(t, confs[i], uint64(i+1), testharness.BusPort(t))
 	}
 	defer func() { stopAll(buses[:]) }()
 	ranges := [][2]string{{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}}
@@ -225,7 +194,7 @@ func TestBusRestartFromNodesConf(t *testing.T) {
 		require.NoError(t, b.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(a.Port)), []byte(strconv.Itoa(a.CPort))))
 	}
 	allOK := func() bool { return allConnectedOK(buses[:]) }
-	waitFor(t, 20*time.Second, "3 nodes ok", allOK)
+	testharness.WaitFor(t, 20*time.Second, "3 nodes ok", allOK)
 
 	// The nodes.conf on disk is CLUSTER NODES plus the vars line.
 	data, err := os.ReadFile(confs[0])
@@ -243,14 +212,14 @@ func TestBusRestartFromNodesConf(t *testing.T) {
 	require.Equal(t, c.Slots, me.Slots)
 	cur, _ := buses[2].Epochs()
 	require.Equal(t, uint64(3), cur)
-	waitFor(t, 20*time.Second, "c back", allOK)
+	testharness.WaitFor(t, 20*time.Second, "c back", allOK)
 
 	// Restart c at a new address with the same nodes.conf.
 	require.NoError(t, buses[2].Stop())
-	newPort := freePort(t)
+	newPort := testharness.BusPort(t)
 	buses[2] = loopbackBus(t, confs[2], 100, newPort)
 	require.Equal(t, c.ID, buses[2].MyID())
-	waitFor(t, 20*time.Second, "a and b to learn c's new address", func() bool {
+	testharness.WaitFor(t, 20*time.Second, "a and b to learn c's new address", func() bool {
 		for _, b := range buses[:2] {
 			n, ok := b.Node(c.ID)
 			if !ok || n.CPort != newPort || !n.Connected || n.Flags&(FlagPFail|FlagFail) != 0 {
@@ -317,9 +286,9 @@ func TestBusNotifiesServer(t *testing.T) {
 	require.NoError(t, a.AddSlotsRange(args("0 16383")))
 	me := a.Myself()
 	require.NoError(t, b.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(me.Port)), []byte(strconv.Itoa(me.CPort))))
-	waitFor(t, 20*time.Second, "b to see a's slots", func() bool { return b.Slots().Load().OwnerID(0) == a.MyID() })
+	testharness.WaitFor(t, 20*time.Second, "b to see a's slots", func() bool { return b.Slots().Load().OwnerID(0) == a.MyID() })
 	require.NoError(t, b.Replicate(a.MyID(), true))
-	waitFor(t, 10*time.Second, "role change notification", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "role change notification", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range changes {
@@ -332,13 +301,13 @@ func TestBusNotifiesServer(t *testing.T) {
 		return false
 	})
 	require.Equal(t, a.MyID(), b.Slots().Load().MyMaster)
-	waitFor(t, 10*time.Second, "a to see b as its replica", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "a to see b as its replica", func() bool {
 		n, ok := a.Node(b.MyID())
 		return ok && n.IsReplica() && n.Master == a.MyID()
 	})
 	// RESET of the replica: master again, data to be flushed, alone.
 	require.NoError(t, b.Reset(false, false))
-	waitFor(t, 10*time.Second, "reset notification", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "reset notification", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		last := changes[len(changes)-1]

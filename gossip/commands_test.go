@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,8 +21,8 @@ func args(s string) [][]byte {
 // TestCommandErrorsMatchRedis replays a session whose replies were taken
 // from redis-server 7.0.15 (cluster-enabled, one fresh node on port 7391).
 func TestCommandErrorsMatchRedis(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
-	s := NewState(DefaultOptions(), clock, 7, nil, "", "127.0.0.1", 7391, 17391, "")
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	s := NewState(DefaultOptions(), clk, 7, nil, "", "127.0.0.1", 7391, 17391, "")
 	steps := []struct {
 		run  func() error
 		want string
@@ -66,7 +67,7 @@ func TestCommandErrorsMatchRedis(t *testing.T) {
 	require.Equal(t, "STILL 5", s.BumpEpoch())
 	// Redis computes cluster_size only once a master is past its 2 s
 	// writable delay; the reference session ran longer than that.
-	clock.Advance(3 * time.Second)
+	clk.Advance(3 * time.Second)
 	s.Tick()
 	require.Equal(t, s.MyID()+" 127.0.0.1:7391@17391 myself,master - 0 0 5 connected 1-10\n", s.NodesText())
 	require.Equal(t, "cluster_state:fail\r\n"+
@@ -76,7 +77,7 @@ func TestCommandErrorsMatchRedis(t *testing.T) {
 		"total_cluster_links_buffer_limit_exceeded:0\r\n", s.InfoText())
 
 	// Meeting someone makes SET-CONFIG-EPOCH refuse (handshake nodes count).
-	s2 := NewState(DefaultOptions(), clock, 8, nil, "", "127.0.0.1", 7392, 17392, "")
+	s2 := NewState(DefaultOptions(), clk, 8, nil, "", "127.0.0.1", 7392, 17392, "")
 	require.NoError(t, s2.Meet([]byte("127.0.0.1"), []byte("7391"), nil))
 	require.EqualError(t, s2.SetConfigEpoch([]byte("1")),
 		"ERR The user can assign a config epoch only when the node does not know any other node.")

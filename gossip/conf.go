@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
@@ -21,11 +22,11 @@ const maxConfigSize = 64 << 20
 // LoadState rebuilds a State from the content of nodes.conf (clusterLoadConfig):
 // the same id, epochs, flags, masters, slots, marks and peers. ping_sent and
 // pong_received that were non-zero are set to "now", as Redis does.
-func LoadState(opts Options, clock Clock, seed uint64, log *zap.Logger, data []byte) (*State, error) {
+func LoadState(opts Options, clk clock.Clock, seed uint64, log *zap.Logger, data []byte) (*State, error) {
 	if len(data) > maxConfigSize {
 		return nil, ErrCorruptConfig
 	}
-	s := newState(opts, clock, seed, log)
+	s := newState(opts, clk, seed, log)
 	now := s.clock.Now()
 	get := func(id string) *node {
 		n := s.nodes[id]

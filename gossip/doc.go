@@ -5,13 +5,13 @@
 // Two layers, in the style of etcd-raft and hashicorp/raft:
 //
 //   - State is Redis's cluster.c as a deterministic state machine: no I/O,
-//     time only from a Clock. Inputs: Step(msg) for a received message,
+//     time only from a clock.Clock. Inputs: Step(msg) for a received message,
 //     Tick() every 100 ms (clusterCron), and the CLUSTER command methods.
 //     Outputs: Ready(), which hands over the messages to send, whether
 //     nodes.conf must be written (and fsynced) first, the new routing table,
 //     a role change, slots lost with keys, a write pause for a manual
 //     failover, and messages for the pub/sub layer. Tests drive many States
-//     in one process with a FakeClock and in-memory delivery.
+//     in one process with a clock.Fake and in-memory delivery.
 //   - The failover layer (package failover, also I/O-free) runs inside the
 //     State: it sees the State as its View, gets the cron ticks and the
 //     FAILOVER_AUTH_REQUEST/ACK, MFSTART and PAUSED messages, and its

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -69,7 +70,7 @@ func TestBusFailover(t *testing.T) {
 	for _, b := range buses[1:] {
 		require.NoError(t, b.Meet([]byte(first.IP), []byte(strconv.Itoa(first.Port)), []byte(strconv.Itoa(first.CPort))))
 	}
-	waitFor(t, 20*time.Second, "every node knows every node", func() bool {
+	testharness.WaitFor(t, 20*time.Second, "every node knows every node", func() bool {
 		for _, b := range buses {
 			if len(b.Nodes()) != n {
 				return false
@@ -88,16 +89,16 @@ func TestBusFailover(t *testing.T) {
 		}
 		return true
 	}
-	waitFor(t, 20*time.Second, "cluster ok", func() bool { return allOK(-1) })
+	testharness.WaitFor(t, 20*time.Second, "cluster ok", func() bool { return allOK(-1) })
 
 	// The master of shard 0 dies.
 	victim := buses[0].MyID()
 	epoch, _ := buses[1].Epochs()
 	killed := time.Now()
 	require.NoError(t, buses[0].Stop())
-	took := waitFor(t, 10*time.Second, "replica promoted", func() bool { return buses[3].Myself().IsMaster() })
+	took := testharness.WaitFor(t, 10*time.Second, "replica promoted", func() bool { return buses[3].Myself().IsMaster() })
 	t.Logf("kill -> replica promoted: %s", took.Round(time.Millisecond))
-	waitFor(t, 5*time.Second, "cluster ok without the victim", func() bool { return allOK(0) })
+	testharness.WaitFor(t, 5*time.Second, "cluster ok without the victim", func() bool { return allOK(0) })
 	for _, b := range buses[1:] {
 		require.Equal(t, buses[3].MyID(), b.Slots().Load().OwnerID(0))
 		cur, _ := b.Epochs()
@@ -118,25 +119,25 @@ func TestBusFailover(t *testing.T) {
 	require.NoError(t, buses[0].Start())
 	me3 := buses[3].Myself()
 	require.NoError(t, buses[0].Meet([]byte(me3.IP), []byte(strconv.Itoa(me3.Port)), []byte(strconv.Itoa(me3.CPort))))
-	waitFor(t, 15*time.Second, "old master rejoins as a replica", func() bool {
+	testharness.WaitFor(t, 15*time.Second, "old master rejoins as a replica", func() bool {
 		me := buses[0].Myself()
 		return me.IsReplica() && me.Master == buses[3].MyID()
 	})
-	waitFor(t, 10*time.Second, "cluster ok everywhere", func() bool { return allOK(-1) })
+	testharness.WaitFor(t, 10*time.Second, "cluster ok everywhere", func() bool { return allOK(-1) })
 
 	// CLUSTER FAILOVER on the old master hands the shard back.
 	require.EqualError(t, buses[3].Failover(nil), "ERR You should send CLUSTER FAILOVER to a replica")
 	require.EqualError(t, buses[0].Failover([]byte("bogus")), "ERR syntax error")
-	waitFor(t, 5*time.Second, "the master is connected", func() bool { return buses[0].Failover(nil) == nil })
-	waitFor(t, 10*time.Second, "manual failover done", func() bool {
+	testharness.WaitFor(t, 5*time.Second, "the master is connected", func() bool { return buses[0].Failover(nil) == nil })
+	testharness.WaitFor(t, 10*time.Second, "manual failover done", func() bool {
 		return buses[0].Myself().IsMaster() && buses[3].Myself().IsReplica()
 	})
-	waitFor(t, 5*time.Second, "the paused master resumed", func() bool {
+	testharness.WaitFor(t, 5*time.Second, "the paused master resumed", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return pauses[3] >= 1 && resumes[3] >= 1
 	})
-	waitFor(t, 10*time.Second, "cluster ok after manual failover", func() bool { return allOK(-1) })
+	testharness.WaitFor(t, 10*time.Second, "cluster ok after manual failover", func() bool { return allOK(-1) })
 	require.Equal(t, buses[0].MyID(), buses[2].Slots().Load().OwnerID(100))
 }
 

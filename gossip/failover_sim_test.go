@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/failover"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ import (
 // phase. Everything random comes from one seeded source.
 type fsim struct {
 	t      testing.TB
-	clock  *FakeClock
+	clock  *clock.Fake
 	rng    *rand.Rand
 	nodes  []*fnode
 	byAddr map[string]*fnode
@@ -76,7 +77,7 @@ type flight struct {
 }
 
 func newFsim(t testing.TB, seed uint64, opts Options, n int) *fsim {
-	fs := &fsim{t: t, clock: NewFakeClock(time.Unix(1_700_000_000, 0)), rng: rand.New(rand.NewPCG(seed, seed*7+1)),
+	fs := &fsim{t: t, clock: clock.NewFake(time.Unix(1_700_000_000, 0)), rng: rand.New(rand.NewPCG(seed, seed*7+1)),
 		byAddr: map[string]*fnode{}, winners: map[uint64]string{}, slotEpoch: map[[2]uint64]string{}, codec: true}
 	for i := 0; i < n; i++ {
 		port := 7000 + i
@@ -753,7 +754,7 @@ func buildBase(t testing.TB, replicas int) *baseCluster {
 
 // fromBase makes a simulation of the base cluster with its own seed.
 func fromBase(t testing.TB, b *baseCluster, seed uint64, opts Options, log *zap.Logger) *fsim {
-	fs := &fsim{t: t, log: log, clock: NewFakeClock(time.Unix(1_700_000_000, 0)), rng: rand.New(rand.NewPCG(seed, seed*7+1)),
+	fs := &fsim{t: t, log: log, clock: clock.NewFake(time.Unix(1_700_000_000, 0)), rng: rand.New(rand.NewPCG(seed, seed*7+1)),
 		byAddr: map[string]*fnode{}, winners: map[uint64]string{}, slotEpoch: map[[2]uint64]string{}, checkSlot: b.check}
 	for i, conf := range b.confs {
 		port := 7000 + i

@@ -112,9 +112,10 @@ func noEncryption() ([][]byte, bool) { return nil, false }
 
 // guardTransport wraps a memberlist transport with the guard.
 type guardTransport struct {
-	inner memberlist.NodeAwareTransport
-	g     *busGuard
-	enc   encryptionState
+	inner   memberlist.NodeAwareTransport
+	g       *busGuard
+	enc     encryptionState
+	timeout streamTimeout // see gossip/bus_timing.go
 
 	packets   chan *memberlist.Packet
 	streams   chan net.Conn
@@ -126,7 +127,7 @@ type guardTransport struct {
 
 var _ memberlist.NodeAwareTransport = (*guardTransport)(nil)
 
-func newGuardTransport(inner memberlist.Transport, g *busGuard, enc encryptionState) *guardTransport {
+func newGuardTransport(inner memberlist.Transport, g *busGuard, enc encryptionState, timeout streamTimeout) *guardTransport {
 	na, ok := inner.(memberlist.NodeAwareTransport)
 	if !ok {
 		na = addressTransport{inner}
@@ -138,6 +139,7 @@ func newGuardTransport(inner memberlist.Transport, g *busGuard, enc encryptionSt
 		inner:     na,
 		g:         g,
 		enc:       enc,
+		timeout:   timeout,
 		packets:   make(chan *memberlist.Packet),
 		streams:   make(chan net.Conn),
 		closing:   make(chan struct{}),
@@ -190,7 +192,7 @@ func (t *guardTransport) forwardStreams() {
 		select {
 		case c := <-in:
 			select {
-			case t.streams <- t.g.wrap(c, t.enc):
+			case t.streams <- acceptedConn{Conn: t.g.wrap(c, t.enc), timeout: t.timeout}:
 			case <-t.closing:
 				_ = c.Close()
 			}
@@ -257,9 +259,10 @@ func (t *guardTransport) PacketCh() <-chan *memberlist.Packet { return t.packets
 func (t *guardTransport) StreamCh() <-chan net.Conn           { return t.streams }
 
 // DialTimeout and DialAddressTimeout guard the replies read from dialed
-// connections too (a push/pull answer comes back on them).
+// connections too (a push/pull answer comes back on them), and dial within
+// the current stream timeout (streamTimeout).
 func (t *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
-	c, err := t.inner.DialTimeout(addr, timeout)
+	c, err := t.inner.DialTimeout(addr, t.timeout.dial(timeout))
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +270,7 @@ func (t *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Co
 }
 
 func (t *guardTransport) DialAddressTimeout(addr memberlist.Address, timeout time.Duration) (net.Conn, error) {
-	c, err := t.inner.DialAddressTimeout(addr, timeout)
+	c, err := t.inner.DialAddressTimeout(addr, t.timeout.dial(timeout))
 	if err != nil {
 		return nil, err
 	}

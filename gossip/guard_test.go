@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -216,14 +217,14 @@ func TestBusSurvivesHostileInput(t *testing.T) {
 	}
 	var buses [2]*Bus
 	for i := range buses {
-		buses[i] = loopbackBus(t, "", uint64(i+1), freePort(t))
+		buses[i] = loopbackBus(t, "", uint64(i+1), testharness.BusPort(t))
 	}
 	defer func() { stopAll(buses[:]) }()
 	require.NoError(t, buses[0].AddSlotsRange([][]byte{[]byte("0"), []byte("16383")}))
 	a := buses[0].Myself()
 	require.NoError(t, buses[1].Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(a.Port)), []byte(strconv.Itoa(a.CPort))))
 	talking := func() bool { return allConnectedOK(buses[:]) }
-	waitFor(t, 20*time.Second, "2 nodes ok", talking)
+	testharness.WaitFor(t, 20*time.Second, "2 nodes ok", talking)
 	// Legitimate traffic (join push/pull, pings, acks, alive, user
 	// messages, compounds) passes the guard.
 	require.Zero(t, buses[0].Rejected()+buses[1].Rejected())
@@ -250,13 +251,13 @@ func TestBusSurvivesHostileInput(t *testing.T) {
 		sent++
 	}
 	_ = u.Close()
-	waitFor(t, 10*time.Second, "every hostile input counted", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "every hostile input counted", func() bool {
 		return buses[0].Rejected() >= uint64(sent)
 	})
 	// Still alive and talking: both keep receiving from each other.
 	_, r0, _ := buses[0].Traffic()
 	_, r1, _ := buses[1].Traffic()
-	waitFor(t, 10*time.Second, "bus traffic after the attack", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "bus traffic after the attack", func() bool {
 		_, n0, _ := buses[0].Traffic()
 		_, n1, _ := buses[1].Traffic()
 		return n0 > r0 && n1 > r1 && talking()

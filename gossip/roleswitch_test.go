@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -13,8 +14,8 @@ import (
 // as a replica: a replica left as "noflags" breaks CLUSTER NODES/SHARDS and
 // redis-cli --cluster check.
 func TestNoflagsReplicaGetsTheSlaveFlag(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
-	s := NewState(DefaultOptions(), clock, 5, nil, "", "127.0.0.1", 7000, 17000, "")
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	s := NewState(DefaultOptions(), clk, 5, nil, "", "127.0.0.1", 7000, 17000, "")
 	master := strings.Repeat("a", 40)
 	replica := strings.Repeat("b", 40)
 	for i, id := range []string{master, replica} {

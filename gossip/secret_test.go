@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,7 +70,7 @@ func formSecretCluster(t *testing.T, buses []*Bus) {
 	}
 	meet(t, buses[1], buses[0])
 	meet(t, buses[2], buses[0])
-	waitFor(t, 20*time.Second, "the 3 members to mesh", func() bool { return fullMesh(buses) })
+	testharness.WaitFor(t, 20*time.Second, "the 3 members to mesh", func() bool { return fullMesh(buses) })
 }
 
 func TestSecretKeyDerivation(t *testing.T) {
@@ -185,7 +186,7 @@ func TestBusSecretRotation(t *testing.T) {
 	late = append(late, old, fresh)
 	meet(t, old, buses[0])
 	meet(t, fresh, buses[0])
-	waitFor(t, 20*time.Second, "the node with the new secret to join", func() bool {
+	testharness.WaitFor(t, 20*time.Second, "the node with the new secret to join", func() bool {
 		return fullMesh(append(append([]*Bus{}, buses...), fresh))
 	})
 	for _, b := range buses {
@@ -224,7 +225,7 @@ func TestBusResetHardThenMeetChainConverges(t *testing.T) {
 	const n = 4
 	buses := make([]*Bus, n)
 	for i := range buses {
-		buses[i] = loopbackBus(t, "", uint64(i+1), freePort(t))
+		buses[i] = loopbackBus(t, "", uint64(i+1), testharness.BusPort(t))
 	}
 	defer func() { stopAll(buses) }()
 	chain := func() {
@@ -233,7 +234,7 @@ func TestBusResetHardThenMeetChainConverges(t *testing.T) {
 		}
 	}
 	chain()
-	waitFor(t, 30*time.Second, "the first mesh", func() bool { return fullMesh(buses) })
+	testharness.WaitFor(t, 30*time.Second, "the first mesh", func() bool { return fullMesh(buses) })
 	old := map[string]bool{}
 	for _, b := range buses {
 		old[b.MyID()] = true
@@ -252,7 +253,7 @@ func TestBusResetHardThenMeetChainConverges(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond) // pings and re-joins go on meanwhile
 	}
 	chain()
-	waitFor(t, 30*time.Second, "the new mesh", func() bool { return fullMesh(buses) })
+	testharness.WaitFor(t, 30*time.Second, "the new mesh", func() bool { return fullMesh(buses) })
 	time.Sleep(3 * time.Second) // gossip goes on: nothing old may come back
 	for _, b := range buses {
 		require.Len(t, b.Nodes(), n, "%s", b.NodesText())

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,7 +13,7 @@ import (
 // messages are delivered by address, in order, with no sockets.
 type sim struct {
 	t      *testing.T
-	clock  *FakeClock
+	clock  *clock.Fake
 	nodes  []*State
 	byAddr map[string]*State
 	queue  []Envelope
@@ -26,7 +27,7 @@ type sim struct {
 }
 
 func newSim(t *testing.T, n int, opts Options) *sim {
-	sm := &sim{t: t, clock: NewFakeClock(time.Unix(1_700_000_000, 0)), byAddr: map[string]*State{},
+	sm := &sim{t: t, clock: clock.NewFake(time.Unix(1_700_000_000, 0)), byAddr: map[string]*State{},
 		from: map[*Message]*State{}, lost: map[*State][]int{}}
 	for i := 0; i < n; i++ {
 		sm.add(opts, uint64(i+1))

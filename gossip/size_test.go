@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,11 +13,11 @@ import (
 // the writable delay, as Redis's clusterInit/clusterUpdateState do (checked
 // against redis-server 7.0.15: a fresh node shows cluster_size:1, then 0).
 func TestFreshNodeClusterSize(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_700_000_000, 0))
-	s := NewState(DefaultOptions(), clock, 3, nil, "", "127.0.0.1", 7391, 17391, "")
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	s := NewState(DefaultOptions(), clk, 3, nil, "", "127.0.0.1", 7391, 17391, "")
 	s.Tick()
 	require.True(t, strings.Contains(s.InfoText(), "\r\ncluster_size:1\r\n"), s.InfoText())
-	clock.Advance(3 * time.Second)
+	clk.Advance(3 * time.Second)
 	s.Tick()
 	require.True(t, strings.Contains(s.InfoText(), "\r\ncluster_size:0\r\n"), s.InfoText())
 }

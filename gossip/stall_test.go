@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,7 +87,7 @@ func allPinging(sm *sim) bool {
 func TestReceivedBatchesLoseNothing(t *testing.T) {
 	b, err := New(Config{Options: testOpts(), IP: "127.0.0.1", Port: 7000, Seed: 1})
 	require.NoError(t, err)
-	peer := NewState(testOpts(), NewFakeClock(time.Unix(1_700_000_000, 0)), 2, nil, "", "127.0.0.1", 7001, 17001, "")
+	peer := NewState(testOpts(), clock.NewFake(time.Unix(1_700_000_000, 0)), 2, nil, "", "127.0.0.1", 7001, 17001, "")
 	const total = 2*maxBatch + 10
 	for i := 0; i < total; i++ {
 		m := peer.header(MsgPing)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/failover"
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
@@ -165,7 +166,7 @@ type Ready struct {
 // call. Values returned by query methods are copies.
 type State struct {
 	opts  Options
-	clock Clock
+	clock clock.Clock
 	rng   *rand.Rand
 	log   *zap.Logger
 
@@ -226,8 +227,8 @@ type State struct {
 
 // NewState returns the state of a fresh node (no peers, epoch 0, no slots)
 // with the given id ("" = a new random id) and address.
-func NewState(opts Options, clock Clock, seed uint64, log *zap.Logger, id, ip string, port, cport int, hostname string) *State {
-	s := newState(opts, clock, seed, log)
+func NewState(opts Options, clk clock.Clock, seed uint64, log *zap.Logger, id, ip string, port, cport int, hostname string) *State {
+	s := newState(opts, clk, seed, log)
 	if !ValidID(id) {
 		id = s.randomID()
 	}
@@ -244,9 +245,9 @@ func NewState(opts Options, clock Clock, seed uint64, log *zap.Logger, id, ip st
 	return s
 }
 
-func newState(opts Options, clock Clock, seed uint64, log *zap.Logger) *State {
-	if clock == nil {
-		clock = SystemClock{}
+func newState(opts Options, clk clock.Clock, seed uint64, log *zap.Logger) *State {
+	if clk == nil {
+		clk = clock.System{}
 	}
 	if log == nil {
 		log = zap.NewNop()
@@ -261,7 +262,7 @@ func newState(opts Options, clock Clock, seed uint64, log *zap.Logger) *State {
 	}
 	return &State{
 		opts:      opts,
-		clock:     clock,
+		clock:     clk,
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		log:       log,
 		nodes:     make(map[string]*node),
@@ -270,7 +271,7 @@ func newState(opts Options, clock Clock, seed uint64, log *zap.Logger) *State {
 		// until its first state update after the writable delay.
 		size:     1,
 		dropType: dropNone,
-		fo:       failover.New(failoverConfig(opts), clock, seed^0x5bd1e995, log),
+		fo:       failover.New(failoverConfig(opts), clk, seed^0x5bd1e995, log),
 	}
 }
 

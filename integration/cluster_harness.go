@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 // This file extends the harness to cluster nodes: shoal-server processes with
@@ -66,11 +68,11 @@ func StartClusterNode(t testing.TB, dir string, extra ...string) *ClusterNode {
 func (n *ClusterNode) startOnFreePorts(extra []string) error {
 	var lastErr error
 	for attempt := 1; attempt <= startAttempts; attempt++ {
-		port, err := freePort()
+		port, err := testharness.FreePort()
 		if err != nil {
 			return err
 		}
-		cport, err := freeBusPort()
+		cport, err := testharness.FreeBusPort()
 		if err != nil {
 			return err
 		}
@@ -90,22 +92,6 @@ func (n *ClusterNode) startOnFreePorts(extra []string) error {
 		}
 	}
 	return lastErr
-}
-
-// freeBusPort returns a port free for both TCP and UDP (memberlist uses both).
-func freeBusPort() (int, error) {
-	for range 50 {
-		port, err := freePort()
-		if err != nil {
-			return 0, err
-		}
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err == nil {
-			_ = u.Close()
-			return port, nil
-		}
-	}
-	return 0, fmt.Errorf("no port free for both TCP and UDP")
 }
 
 // RestartOnNewPorts stops the node and starts it again from the same
@@ -392,15 +378,5 @@ func WaitClusterSettled(t testing.TB, nodes []*ClusterNode, wantReplicas int, ti
 // 100 ms for at most timeout.
 func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, why)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testharness.WaitForReason(t, timeout, 100*time.Millisecond, what, cond)
 }

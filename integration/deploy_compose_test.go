@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
@@ -48,9 +49,9 @@ func TestComposeHostNetwork(t *testing.T) {
 			for {
 				var np int
 				if d == "cluster-port" {
-					np, err = freeBusPort()
+					np, err = testharness.FreeBusPort()
 				} else {
-					np, err = freePort()
+					np, err = testharness.FreePort()
 				}
 				require.NoError(t, err)
 				if !taken[np] {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -132,9 +133,9 @@ func startHostCompose(t *testing.T) []*deployNode {
 			var p int
 			var err error
 			if bus {
-				p, err = freeBusPort()
+				p, err = testharness.FreeBusPort()
 			} else {
-				p, err = freePort()
+				p, err = testharness.FreePort()
 			}
 			require.NoError(t, err)
 			if !taken[p] {
@@ -329,11 +330,11 @@ func restartOnNewPorts(t *testing.T, n *deployNode) {
 	t.Helper()
 	n.Stop()
 	for range startAttempts {
-		port, err := freePort()
+		port, err := testharness.FreePort()
 		require.NoError(t, err)
-		cport, err := freeBusPort()
+		cport, err := testharness.FreeBusPort()
 		require.NoError(t, err)
-		mport, err := freePort()
+		mport, err := testharness.FreePort()
 		require.NoError(t, err)
 		if port == n.Port || cport == n.CPort || port == cport || mport == port || mport == cport {
 			continue
@@ -485,9 +486,9 @@ func TestSelfFormedClusterSurvivesEveryNodeMoving(t *testing.T) {
 			var p int
 			var err error
 			if bus {
-				p, err = freeBusPort()
+				p, err = testharness.FreeBusPort()
 			} else {
-				p, err = freePort()
+				p, err = testharness.FreePort()
 			}
 			require.NoError(t, err)
 			if !taken[p] {

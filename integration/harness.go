@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 const (
@@ -181,7 +183,7 @@ func StartServer(t testing.TB, args ...string) *Server {
 	})
 	var lastErr error
 	for attempt := 1; attempt <= startAttempts; attempt++ {
-		port, err := freePort()
+		port, err := testharness.FreePort()
 		if err != nil {
 			t.Fatalf("no free port: %v", err)
 		}
@@ -199,15 +201,6 @@ func StartServer(t testing.TB, args ...string) *Server {
 	}
 	t.Fatalf("starting %s: %v (its log follows at cleanup)", s.Bin, lastErr)
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // start launches the process on s.Port and waits until it is ready. portBusy

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -510,7 +511,7 @@ func startStandaloneRedis(t *testing.T) string {
 	if err != nil {
 		t.Skip("redis-server is not installed")
 	}
-	port, err := freePort()
+	port, err := testharness.FreePort()
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", t.TempDir())

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestUnbuiltDirectiveLaterLineWins(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "aof.conf")
 	require.NoError(t, os.WriteFile(conf, []byte("appendonly yes\nsave \"\"\n"), 0o644))
-	port, err := freePort()
+	port, err := testharness.FreePort()
 	require.NoError(t, err)
 	cmd := exec.Command(bin, conf, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--dir", dir, "--appendonly", "no")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,7 @@ func (tc *testConn) readWithin(d time.Duration) string {
 	tc.t.Helper()
 	_ = tc.c.SetReadDeadline(time.Now().Add(d))
 	var out bytes.Buffer
-	if err := readRawReply(tc.r, &out); err != nil {
+	if err := testharness.ReadRaw(tc.r, &out); err != nil {
 		tc.t.Fatalf("no reply within %v (so far %q): %v", d, out.String(), err)
 	}
 	return out.String()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +40,7 @@ func formHostnameCluster(t *testing.T, conns []*testConn, ports, cports []int) *
 	for _, c := range conns[1:] {
 		require.Equal(t, "+OK\r\n", c.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(ports[0]), strconv.Itoa(cports[0])))
 	}
-	waitFor(t, 30*time.Second, "three nodes that know each other's hostnames", func() bool {
+	testharness.WaitFor(t, 30*time.Second, "three nodes that know each other's hostnames", func() bool {
 		for _, c := range conns {
 			nodes := bulkBody(t, c.do("CLUSTER", "NODES"))
 			if strings.Count(nodes, ",host-") != 3 || strings.Contains(nodes, "handshake") ||
@@ -66,7 +67,7 @@ func compareHostnameClusters(t *testing.T, real, ours *hostnameCluster, i int) {
 				if cmd[0] == "HELLO" {
 					continue
 				}
-				require.Equal(t, parseClusterReply(t, want).render(real.norm), parseClusterReply(t, got).render(ours.norm),
+				require.Equal(t, renderReply(testharness.ParseReply(t, want), real.norm), renderReply(testharness.ParseReply(t, got), ours.norm),
 					"node %d %s %q\nredis: %q\nshoal: %q", i, kind, cmd, want, got)
 			}
 		}
@@ -104,7 +105,7 @@ func TestClusterHostnamesMatchRedis(t *testing.T) {
 	// A new hostname at run time reaches the other nodes with the next pings.
 	for _, c := range []*hostnameCluster{real, ours} {
 		require.Equal(t, "+OK\r\n", c.conns[0].do("CONFIG", "SET", "cluster-announce-hostname", "host-renamed.example.com"))
-		waitFor(t, 30*time.Second, "the new hostname on node 2", func() bool {
+		testharness.WaitFor(t, 30*time.Second, "the new hostname on node 2", func() bool {
 			return strings.Contains(bulkBody(t, c.conns[2].do("CLUSTER", "NODES")), ",host-renamed.example.com ")
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -160,7 +161,7 @@ func TestAtomicSlotMigrationUnderLoad(t *testing.T) {
 	// A second job on the same slots is refused while the first runs.
 	require.Contains(t, ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "5", "5", "NODE", bID), "-ERR")
 	var job map[string]string
-	waitFor(t, 30*time.Second, "the migration to finish", func() bool {
+	testharness.WaitFor(t, 30*time.Second, "the migration to finish", func() bool {
 		jobs := migrationJobs(t, ctx, ra)
 		require.NotEmpty(t, jobs)
 		job = jobs[0]
@@ -190,7 +191,7 @@ func TestAtomicSlotMigrationUnderLoad(t *testing.T) {
 		require.Equal(t, int64(0), ra.ClusterCountKeysInSlot(ctx, s).Val())
 	}
 	require.Equal(t, fmt.Sprintf("-MOVED %d 127.0.0.1:%d\r\n", slots.KeySlot([]byte(strs[1])), b.port), ac.do("GET", strs[1]))
-	waitFor(t, 10*time.Second, "both nodes to agree on the new owner", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "both nodes to agree on the new owner", func() bool {
 		for _, c := range []*redis.Client{ra, rb} {
 			nodes := c.ClusterNodes(ctx).Val()
 			for _, l := range strings.Split(nodes, "\n") {
@@ -285,7 +286,7 @@ func TestAtomicSlotMigrationCancel(t *testing.T) {
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "3999", "NODE", bID))
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "CANCELSLOTMIGRATIONS"))
 	var job map[string]string
-	waitFor(t, 20*time.Second, "the job to end", func() bool {
+	testharness.WaitFor(t, 20*time.Second, "the job to end", func() bool {
 		job = migrationJobs(t, ctx, ra)[0]
 		return job["state"] != "snapshot" && job["state"] != "connecting" && job["state"] != "catch-up" && job["state"] != "paused"
 	})
@@ -297,7 +298,7 @@ func TestAtomicSlotMigrationCancel(t *testing.T) {
 		require.Equal(t, k, ra.Get(ctx, k).Val())
 	}
 	require.Equal(t, int64(len(keys)), ra.DBSize(ctx).Val())
-	waitFor(t, 10*time.Second, "the target to drop what it received", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the target to drop what it received", func() bool {
 		imports := migrationJobs(t, ctx, rb)
 		return len(imports) == 1 && imports[0]["state"] == "failed" && rb.DBSize(ctx).Val() == 0
 	})
@@ -305,7 +306,7 @@ func TestAtomicSlotMigrationCancel(t *testing.T) {
 
 	// Again, to the end.
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", "0", "3999", "NODE", bID))
-	waitFor(t, 30*time.Second, "the second migration", func() bool {
+	testharness.WaitFor(t, 30*time.Second, "the second migration", func() bool {
 		jobs := migrationJobs(t, ctx, ra)
 		return jobs[len(jobs)-1]["state"] == "success"
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +39,7 @@ func formMasters(t *testing.T, ac, bc *testConn, aPort, aCPort int, aID, bID str
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "ADDSLOTSRANGE", "0", "8191"))
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "ADDSLOTSRANGE", "8192", "16383"))
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(aPort), strconv.Itoa(aCPort)))
-	waitFor(t, 15*time.Second, "both masters to see the whole slot map", func() bool {
+	testharness.WaitFor(t, 15*time.Second, "both masters to see the whole slot map", func() bool {
 		for _, c := range []*testConn{ac, bc} {
 			info := bulkBody(t, c.do("CLUSTER", "INFO"))
 			if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:2") {
@@ -156,7 +157,7 @@ func TestClusterMigrationRoutingMatchesRedis(t *testing.T) {
 	}
 	for i, st := range script {
 		want, got := run(real, st), run(ours, st)
-		require.Equal(t, parseClusterReply(t, want).render(real.norm), parseClusterReply(t, got).render(ours.norm),
+		require.Equal(t, renderReply(testharness.ParseReply(t, want), real.norm), renderReply(testharness.ParseReply(t, got), ours.norm),
 			"step %d on %s %q\nredis: %q\nshoal: %q", i, st.on, st.cmd, want, got)
 		require.True(t, strings.HasPrefix(got, st.want), "step %d %q: %q does not start with %q", i, st.cmd, got, st.want)
 		if strings.Contains(st.cmd[len(st.cmd)-1], "<b>") && st.cmd[3] == "MIGRATING" {
@@ -195,7 +196,7 @@ func TestClusterBlockedClientMovedWhenSlotLeaves(t *testing.T) {
 		aID, bID := bulkBody(t, ac.do("CLUSTER", "MYID")), bulkBody(t, bc.do("CLUSTER", "MYID"))
 		formMasters(t, ac, bc, aPort, aCPort, aID, bID)
 		blocked.send("BLPOP", key, "10")
-		waitFor(t, 5*time.Second, "the client to block", func() bool {
+		testharness.WaitFor(t, 5*time.Second, "the client to block", func() bool {
 			return strings.Contains(bulkBody(t, ac.do("INFO", "clients")), "blocked_clients:1")
 		})
 		require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "SETSLOT", strconv.Itoa(slot), "NODE", bID))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,12 +50,12 @@ func TestClusterReadonlyScriptRoutingMatchesRedis(t *testing.T) {
 			require.Equal(t, "+OK\r\n", c.do("CONFIG", "SET", "cluster-require-full-coverage", "no"))
 		}
 		formPair(t, ac, bc, aPort, aCPort, aID, bID)
-		waitFor(t, 20*time.Second, "cluster_state:ok on the replica", func() bool {
+		testharness.WaitFor(t, 20*time.Second, "cluster_state:ok on the replica", func() bool {
 			return strings.Contains(bulkBody(t, bc.do("CLUSTER", "INFO")), "cluster_state:ok")
 		})
 		require.Equal(t, "$8\r\nroutelib\r\n", ac.do("FUNCTION", "LOAD", lib))
 		// The library reaches the replica through replication.
-		waitFor(t, 20*time.Second, "the library on the replica", func() bool {
+		testharness.WaitFor(t, 20*time.Second, "the library on the replica", func() bool {
 			return strings.Contains(bc.do("FUNCTION", "LIST"), "routelib")
 		})
 		return pair{a: ac, b: bc, norm: normalizer(strconv.Itoa(aPort), "<APORT>")}
@@ -129,18 +130,18 @@ func TestClusterSlotsOmitsLoadingReplica(t *testing.T) {
 		require.Equal(t, "+OK\r\n", c.do("CONFIG", "SET", "cluster-require-full-coverage", "no"))
 	}
 	formPair(t, ac, bc, a.port, a.cport, aID, bID)
-	waitFor(t, 20*time.Second, "cluster_state:ok", func() bool {
+	testharness.WaitFor(t, 20*time.Second, "cluster_state:ok", func() bool {
 		return strings.Contains(bulkBody(t, ac.do("CLUSTER", "INFO")), "cluster_state:ok")
 	})
 	require.Equal(t, "+OK\r\n", ac.do("SET", "k126", "v")) // slot 58: a non-zero offset to replicate
 	listed := func() bool { return strings.Contains(ac.do("CLUSTER", "SLOTS"), bID) }
-	waitFor(t, 20*time.Second, "the synced replica in the master's CLUSTER SLOTS", listed)
+	testharness.WaitFor(t, 20*time.Second, "the synced replica in the master's CLUSTER SLOTS", listed)
 
 	b.srv.repl.rep.SetSyncing(true) // a full sync in progress (loading)
-	waitFor(t, 20*time.Second, "the loading replica to leave CLUSTER SLOTS", func() bool { return !listed() })
+	testharness.WaitFor(t, 20*time.Second, "the loading replica to leave CLUSTER SLOTS", func() bool { return !listed() })
 	require.Contains(t, ac.do("CLUSTER", "SHARDS"), "loading")
 	b.srv.repl.rep.SetSyncing(false)
-	waitFor(t, 20*time.Second, "the replica back in CLUSTER SLOTS", listed)
+	testharness.WaitFor(t, 20*time.Second, "the replica back in CLUSTER SLOTS", listed)
 }
 
 // TestClusterReplicatePreconditionsMatchRedis: CLUSTER REPLICATE's refusals
@@ -161,13 +162,13 @@ func TestClusterReplicatePreconditionsMatchRedis(t *testing.T) {
 		sd.xID = bulkBody(t, xc.do("CLUSTER", "MYID"))
 		formPair(t, ac, bc, aPort, aCPort, sd.aID, sd.bID)
 		require.Equal(t, "+OK\r\n", xc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(aPort), strconv.Itoa(aCPort)))
-		waitFor(t, 20*time.Second, "the third node to know the pair's roles", func() bool {
+		testharness.WaitFor(t, 20*time.Second, "the third node to know the pair's roles", func() bool {
 			n := bulkBody(t, xc.do("CLUSTER", "NODES"))
 			return strings.Contains(n, "slave "+sd.aID) && strings.Contains(n, "0-100") && !strings.Contains(n, "handshake")
 		})
 		// The pair learns the third node through gossip (a replica moves to
 		// it below): wait until both list it, out of handshake.
-		waitFor(t, 20*time.Second, "the pair to know the third node", func() bool {
+		testharness.WaitFor(t, 20*time.Second, "the pair to know the third node", func() bool {
 			for _, c := range []*testConn{ac, bc} {
 				n := bulkBody(t, c.do("CLUSTER", "NODES"))
 				if !strings.Contains(n, sd.xID) || strings.Contains(n, "handshake") {

@@ -1,9 +1,7 @@
 package node
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -23,27 +22,6 @@ import (
 // replies against a real redis-server 7.0 cluster node (RESP2 and RESP3,
 // one node and a master with a replica), and the parts only shoal can show
 // (keys in slots, the SETSLOT key check, persistence of SAVECONFIG).
-
-// freeLoopbackPort returns a port that was free on 127.0.0.1 (TCP and UDP:
-// the cluster bus uses both) a moment ago.
-func freeLoopbackPort(t testing.TB) int {
-	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = l.Close()
-		if err == nil {
-			_ = u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free TCP+UDP port on 127.0.0.1")
-	return 0
-}
 
 // clusterTestNode is an in-process cluster-enabled server.
 type clusterTestNode struct {
@@ -64,7 +42,7 @@ func startClusterTestServer(t testing.TB, dir string, opts ...string) *clusterTe
 	}
 	var lastErr error
 	for range 5 {
-		port, cport := freeLoopbackPort(t), freeLoopbackPort(t)
+		port, cport := testharness.BusPort(t), testharness.BusPort(t)
 		if port == cport {
 			continue
 		}
@@ -97,7 +75,7 @@ func startClusterTestServer(t testing.TB, dir string, opts ...string) *clusterTe
 // (a fresh Redis node learns its IP only from a peer).
 func startRealClusterRedis(t *testing.T, opts ...string) (addr string, port, cport int) {
 	t.Helper()
-	cport = freeLoopbackPort(t)
+	cport = testharness.BusPort(t)
 	addr = startRealRedis(t, append([]string{"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(cport),
 		"--cluster-announce-ip", "127.0.0.1", "--cluster-config-file", "nodes.conf"}, opts...)...)
 	_, p, _ := net.SplitHostPort(addr)
@@ -105,92 +83,32 @@ func startRealClusterRedis(t *testing.T, opts ...string) (addr string, port, cpo
 	return addr, port, cport
 }
 
-// clusterReplyTree is a parsed RESP2/RESP3 reply, for comparisons that must ignore
-// ids, ports and times but nothing else.
-type clusterReplyTree struct {
-	kind  byte // the RESP type byte
-	str   string
-	elems []clusterReplyTree
-}
-
-func parseClusterReply(t testing.TB, raw string) clusterReplyTree {
-	t.Helper()
-	r := bufio.NewReader(strings.NewReader(raw))
-	v, err := readClusterReply(r)
-	if err != nil {
-		t.Fatalf("parse %q: %v", raw, err)
-	}
-	return v
-}
-
-func readClusterReply(r *bufio.Reader) (clusterReplyTree, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return clusterReplyTree{}, err
-	}
-	if len(line) < 3 {
-		return clusterReplyTree{}, fmt.Errorf("short line %q", line)
-	}
-	v := clusterReplyTree{kind: line[0]}
-	body := line[1 : len(line)-2]
-	switch v.kind {
-	case '$', '=':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return v, err
-		}
-		if n < 0 {
-			v.str = "<nil>"
-			return v, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return v, err
-		}
-		v.str = string(buf[:n])
-	case '*', '%', '~', '>':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return v, err
-		}
-		if v.kind == '%' {
-			n *= 2
-		}
-		for i := 0; i < n; i++ {
-			e, err := readClusterReply(r)
-			if err != nil {
-				return v, err
-			}
-			v.elems = append(v.elems, e)
-		}
-	default:
-		v.str = body
-	}
-	return v, nil
-}
-
-// render writes v back in a canonical text form, with every string leaf
-// passed through norm (lengths are recomputed, so replacements of different
-// lengths are fine).
-func (v clusterReplyTree) render(norm func(string) string) string {
+// renderReply writes v back in a canonical text form, with every string
+// leaf passed through norm (lengths are recomputed, so replacements of
+// different lengths are fine); a null bulk is "<nil>".
+func renderReply(v testharness.Reply, norm func(string) string) string {
 	var b strings.Builder
-	v.renderTo(&b, norm)
+	renderReplyTo(&b, v, norm)
 	return b.String()
 }
 
-func (v clusterReplyTree) renderTo(b *strings.Builder, norm func(string) string) {
-	switch v.kind {
+func renderReplyTo(b *strings.Builder, v testharness.Reply, norm func(string) string) {
+	switch v.Kind {
 	case '*', '%', '~', '>':
-		fmt.Fprintf(b, "%c%d[", v.kind, len(v.elems))
-		for i, e := range v.elems {
+		fmt.Fprintf(b, "%c%d[", v.Kind, len(v.Elems))
+		for i, e := range v.Elems {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			e.renderTo(b, norm)
+			renderReplyTo(b, e, norm)
 		}
 		b.WriteByte(']')
 	default:
-		fmt.Fprintf(b, "%c%q", v.kind, norm(v.str))
+		str := v.Str
+		if v.Null {
+			str = "<nil>"
+		}
+		fmt.Fprintf(b, "%c%q", v.Kind, norm(str))
 	}
 }
 
@@ -358,8 +276,8 @@ func TestClusterCommandsMatchRedis(t *testing.T) {
 			realID = bulkBody(t, rc.do("CLUSTER", "MYID"))
 			ourID = bulkBody(t, oc.do("CLUSTER", "MYID"))
 		}
-		wantN := parseClusterReply(t, want).render(normalizer(realID, "<ID>", strconv.Itoa(realCPort), "<CPORT>", strconv.Itoa(realPort), "<PORT>"))
-		gotN := parseClusterReply(t, got).render(normalizer(ourID, "<ID>", strconv.Itoa(ours.cport), "<CPORT>", strconv.Itoa(ours.port), "<PORT>"))
+		wantN := renderReply(testharness.ParseReply(t, want), normalizer(realID, "<ID>", strconv.Itoa(realCPort), "<CPORT>", strconv.Itoa(realPort), "<PORT>"))
+		gotN := renderReply(testharness.ParseReply(t, got), normalizer(ourID, "<ID>", strconv.Itoa(ours.cport), "<CPORT>", strconv.Itoa(ours.port), "<PORT>"))
 		require.Equal(t, wantN, gotN, "%q\nredis: %q\nshoal: %q", cmd, want, got)
 	}
 	require.Equal(t, rc.do("CLUSTER", "INFO"), oc.do("CLUSTER", "INFO"))
@@ -396,24 +314,12 @@ func TestClusterEndpointTypesMatchRedis(t *testing.T) {
 							require.Equal(t, want[:1], got[:1])
 							continue
 						}
-						require.Equal(t, parseClusterReply(t, want).render(realNorm), parseClusterReply(t, got).render(ourNorm),
+						require.Equal(t, renderReply(testharness.ParseReply(t, want), realNorm), renderReply(testharness.ParseReply(t, got), ourNorm),
 							"%s %q\nredis: %q\nshoal: %q", kind, cmd, want, got)
 					}
 				}
 			}
 		})
-	}
-}
-
-// waitFor polls cond every 50 ms for at most d.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -459,7 +365,7 @@ func formPair(t *testing.T, ac, bc *testConn, aPort, aCPort int, aID, bID string
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "SET-CONFIG-EPOCH", "2"))
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "ADDSLOTSRANGE", "0", "100"))
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(aPort), strconv.Itoa(aCPort)))
-	waitFor(t, 10*time.Second, "the handshake", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the handshake", func() bool {
 		an := bulkBody(t, ac.do("CLUSTER", "NODES"))
 		bn := bulkBody(t, bc.do("CLUSTER", "NODES"))
 		return strings.Contains(an, bID) && strings.Contains(bn, aID) &&
@@ -467,7 +373,7 @@ func formPair(t *testing.T, ac, bc *testConn, aPort, aCPort int, aID, bID string
 			strings.Contains(bn, "0-100")
 	})
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "REPLICATE", aID))
-	waitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
 		return strings.Contains(bulkBody(t, ac.do("CLUSTER", "NODES")), "slave "+aID)
 	})
 }
@@ -508,7 +414,7 @@ func TestClusterPairMatchesRedis(t *testing.T) {
 			return sd.a.do(args...)
 		}
 		want, got := run(real), run(ours)
-		require.Equal(t, parseClusterReply(t, want).render(real.norm), parseClusterReply(t, got).render(ours.norm),
+		require.Equal(t, renderReply(testharness.ParseReply(t, want), real.norm), renderReply(testharness.ParseReply(t, got), ours.norm),
 			"%v %q\nredis: %q\nshoal: %q", step.onB, step.cmd, want, got)
 	}
 
@@ -533,31 +439,31 @@ func TestClusterPairMatchesRedis(t *testing.T) {
 	// CLUSTER SHARDS: the same entries with the replication offsets masked
 	// (Redis's replica really replicates; shoal's does not yet, so its
 	// replica stays at offset 0, health "loading").
-	maskOffsets := func(v clusterReplyTree) string {
-		s := v.render(func(x string) string { return x })
+	maskOffsets := func(v testharness.Reply) string {
+		s := renderReply(v, func(x string) string { return x })
 		return regexp.MustCompile(`"replication-offset" :"\d+" \$"\w+"`).ReplaceAllString(s, `"replication-offset" :"<off>" $$"<health>"`)
 	}
 	for _, c := range [][2]*testConn{{real.a, ours.a}, {real.b, ours.b}} {
-		want := parseClusterReply(t, c[0].do("CLUSTER", "SHARDS"))
-		got := parseClusterReply(t, c[1].do("CLUSTER", "SHARDS"))
+		want := testharness.ParseReply(t, c[0].do("CLUSTER", "SHARDS"))
+		got := testharness.ParseReply(t, c[1].do("CLUSTER", "SHARDS"))
 		require.Equal(t, real.norm(maskOffsets(want)), ours.norm(maskOffsets(got)))
 	}
 
 	// CLUSTER SLOTS lists a replica only once it has replicated something
 	// (offset ≠ 0): shoal's replica has not.
-	got := parseClusterReply(t, ours.a.do("CLUSTER", "SLOTS")).render(ours.norm)
+	got := renderReply(testharness.ParseReply(t, ours.a.do("CLUSTER", "SLOTS")), ours.norm)
 	require.Equal(t, `*1[*3[:"0" :"100" *4[$"127.0.0.1" :"<APORT>" $"<A>" *0[]]]]`, got)
 
 	// CLUSTER LINKS: the same shape (two links per peer in Redis once both
 	// sides have connected).
 	for _, c := range []*testConn{ours.a, ours.b} {
-		v := parseClusterReply(t, c.do("CLUSTER", "LINKS"))
-		require.Equal(t, byte('*'), v.kind)
-		for _, l := range v.elems {
-			require.Len(t, l.elems, 12)
-			keys := []string{l.elems[0].str, l.elems[2].str, l.elems[4].str, l.elems[6].str, l.elems[8].str, l.elems[10].str}
+		v := testharness.ParseReply(t, c.do("CLUSTER", "LINKS"))
+		require.Equal(t, byte('*'), v.Kind)
+		for _, l := range v.Elems {
+			require.Len(t, l.Elems, 12)
+			keys := []string{l.Elems[0].Str, l.Elems[2].Str, l.Elems[4].Str, l.Elems[6].Str, l.Elems[8].Str, l.Elems[10].Str}
 			require.Equal(t, []string{"direction", "node", "create-time", "events", "send-buffer-allocated", "send-buffer-used"}, keys)
-			require.Equal(t, byte(':'), l.elems[5].kind)
+			require.Equal(t, byte(':'), l.Elems[5].Kind)
 		}
 	}
 }
@@ -573,7 +479,7 @@ func TestClusterKeysInSlots(t *testing.T) {
 	bID := bulkBody(t, bc.do("CLUSTER", "MYID"))
 	require.Equal(t, "+OK\r\n", ac.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(a.port), strconv.Itoa(a.cport)))
-	waitFor(t, 10*time.Second, "the handshake", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the handshake", func() bool {
 		an := bulkBody(t, ac.do("CLUSTER", "NODES"))
 		return strings.Contains(an, bID) && !strings.Contains(an, "handshake")
 	})
@@ -588,10 +494,10 @@ func TestClusterKeysInSlots(t *testing.T) {
 	require.Equal(t, ":3\r\n", ac.do("CLUSTER", "COUNTKEYSINSLOT", s))
 	require.Equal(t, ":0\r\n", ac.do("CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(int(slot)+1)))
 	for _, n := range []int{0, 2, 3, 100} {
-		v := parseClusterReply(t, ac.do("CLUSTER", "GETKEYSINSLOT", s, strconv.Itoa(n)))
-		require.Len(t, v.elems, min(n, 3))
-		for _, e := range v.elems {
-			require.True(t, strings.HasPrefix(e.str, "{t}"), e.str)
+		v := testharness.ParseReply(t, ac.do("CLUSTER", "GETKEYSINSLOT", s, strconv.Itoa(n)))
+		require.Len(t, v.Elems, min(n, 3))
+		for _, e := range v.Elems {
+			require.True(t, strings.HasPrefix(e.Str, "{t}"), e.Str)
 		}
 	}
 	require.Equal(t, "*0\r\n", ac.do("CLUSTER", "GETKEYSINSLOT", strconv.Itoa(int(slot)+1), "9223372036854775807"))
@@ -608,7 +514,7 @@ func TestClusterKeysInSlots(t *testing.T) {
 	require.Equal(t, "-ERR To set a master the node must be empty and without assigned slots.\r\n", bc.do("CLUSTER", "REPLICATE", aID))
 	delKeyDirect(b.srv, "x")
 	require.Equal(t, "+OK\r\n", bc.do("CLUSTER", "REPLICATE", aID))
-	waitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the replica to show on the master", func() bool {
 		return strings.Contains(bulkBody(t, ac.do("CLUSTER", "NODES")), "slave "+aID)
 	})
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 // DEBUG SLEEP stops the whole server as Redis's does (its event loop
@@ -20,7 +22,7 @@ func TestDebugSleepStopsTheServer(t *testing.T) {
 	// run before sent+1s (a lower bound, whatever the machine's load).
 	sent := time.Now()
 	sleeper.send("DEBUG", "SLEEP", "1")
-	waitFor(t, 5*time.Second, "DEBUG SLEEP to close the execution gate and hold the bus", func() bool {
+	testharness.WaitFor(t, 5*time.Second, "DEBUG SLEEP to close the execution gate and hold the bus", func() bool {
 		n.srv.mu.Lock()
 		defer n.srv.mu.Unlock()
 		for _, c := range n.srv.clients {
@@ -100,7 +102,7 @@ func TestDebugClusterSubcommands(t *testing.T) {
 	bID := bulkBody(t, bc.do("CLUSTER", "MYID"))
 	aID := bulkBody(t, ac.do("CLUSTER", "MYID"))
 	ac.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(b.port), strconv.Itoa(b.cport))
-	waitFor(t, 10*time.Second, "the handshake", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the handshake", func() bool {
 		an, bn := bulkBody(t, ac.do("CLUSTER", "NODES")), bulkBody(t, bc.do("CLUSTER", "NODES"))
 		return strings.Contains(an, bID) && strings.Contains(bn, aID) && !strings.Contains(an, "handshake") &&
 			!strings.Contains(bn, "handshake")
@@ -109,23 +111,23 @@ func TestDebugClusterSubcommands(t *testing.T) {
 	// each flags the other PFAIL; without the filter they recover.
 	ac.do("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "0")
 	bc.do("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "0")
-	waitFor(t, 15*time.Second, "PFAIL on both sides", func() bool {
+	testharness.WaitFor(t, 15*time.Second, "PFAIL on both sides", func() bool {
 		return strings.Contains(bulkBody(t, ac.do("CLUSTER", "NODES")), "fail?") &&
 			strings.Contains(bulkBody(t, bc.do("CLUSTER", "NODES")), "fail?")
 	})
 	ac.do("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "-1")
 	bc.do("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "-1")
-	waitFor(t, 15*time.Second, "PFAIL cleared", func() bool {
+	testharness.WaitFor(t, 15*time.Second, "PFAIL cleared", func() bool {
 		return !strings.Contains(bulkBody(t, ac.do("CLUSTER", "NODES")), "fail?") &&
 			!strings.Contains(bulkBody(t, bc.do("CLUSTER", "NODES")), "fail?")
 	})
-	waitFor(t, 10*time.Second, "two links with b", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "two links with b", func() bool {
 		return strings.Count(ac.do("CLUSTER", "LINKS"), bID) == 2
 	})
 	if got := ac.do("DEBUG", "CLUSTERLINK", "KILL", "to", bID); got != "+OK\r\n" {
 		t.Fatalf("CLUSTERLINK KILL = %q", got)
 	}
-	waitFor(t, 10*time.Second, "the link to b made again", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "the link to b made again", func() bool {
 		return strings.Count(ac.do("CLUSTER", "LINKS"), bID) == 2
 	})
 }

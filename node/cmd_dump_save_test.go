@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 	before := tc.do("LASTSAVE")
 	require.Equal(t, "+OK\r\n", tc.do("SAVE"))
 	require.Equal(t, "+Background saving started\r\n", tc.do("BGSAVE"))
-	waitFor(t, 10*time.Second, "BGSAVE to finish", func() bool {
+	testharness.WaitFor(t, 10*time.Second, "BGSAVE to finish", func() bool {
 		return strings.Contains(tc.do("INFO", "persistence"), "rdb_bgsave_in_progress:0")
 	})
 	require.Contains(t, tc.do("INFO", "persistence"), "rdb_last_bgsave_status:ok")

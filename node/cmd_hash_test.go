@@ -1,9 +1,7 @@
 package node
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -314,136 +313,77 @@ func hsShow(cmd []string) string {
 	return strings.Join(parts, " ")
 }
 
-// hsValue is a decoded RESP2/RESP3 reply.
-type hsValue struct {
-	kind  byte // the RESP type byte
-	str   string
-	elems []hsValue
-}
-
-func (v hsValue) raw() string {
-	switch v.kind {
+// hsRaw writes v back as RESP (the same bytes for the same reply, so that
+// reordered replies can be compared).
+func hsRaw(v testharness.Reply) string {
+	switch v.Kind {
 	case '*', '~', '%', '>':
-		n := len(v.elems)
-		if v.kind == '%' {
+		n := len(v.Elems)
+		if v.Kind == '%' {
 			n /= 2
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "%c%d\r\n", v.kind, n)
-		for _, e := range v.elems {
-			b.WriteString(e.raw())
+		fmt.Fprintf(&b, "%c%d\r\n", v.Kind, n)
+		for _, e := range v.Elems {
+			b.WriteString(hsRaw(e))
 		}
 		return b.String()
 	case '$':
-		if v.str == "\x00null" {
+		if v.Null {
 			return "$-1\r\n"
 		}
-		return bulk(v.str)
+		return bulk(v.Str)
 	}
-	return string(v.kind) + v.str + "\r\n"
-}
-
-func hsParse(t testing.TB, raw string) hsValue {
-	t.Helper()
-	r := bufio.NewReader(strings.NewReader(raw))
-	v, err := hsRead(r)
-	if err != nil {
-		t.Fatalf("parse %q: %v", raw, err)
-	}
-	return v
-}
-
-func hsRead(r *bufio.Reader) (hsValue, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return hsValue{}, err
-	}
-	if len(line) < 3 {
-		return hsValue{}, fmt.Errorf("short line %q", line)
-	}
-	kind, body := line[0], line[1:len(line)-2]
-	switch kind {
-	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return hsValue{}, err
-		}
-		if n < 0 {
-			return hsValue{kind: '$', str: "\x00null"}, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return hsValue{}, err
-		}
-		return hsValue{kind: '$', str: string(buf[:n])}, nil
-	case '*', '~', '%', '>':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return hsValue{}, err
-		}
-		if kind == '%' {
-			n *= 2
-		}
-		v := hsValue{kind: kind}
-		for range max(n, 0) {
-			e, err := hsRead(r)
-			if err != nil {
-				return hsValue{}, err
-			}
-			v.elems = append(v.elems, e)
-		}
-		return v, nil
-	}
-	return hsValue{kind: kind, str: body}, nil
+	return string(v.Kind) + v.Str + "\r\n"
 }
 
 // hsCanonical sorts the top-level elements (or pairs) of an aggregate
 // reply, and the element array of a SCAN-style [cursor, elements] reply.
 func hsCanonical(t testing.TB, raw string, pairs bool) string {
-	v := hsParse(t, raw)
-	if len(v.elems) == 0 {
+	v := testharness.ParseReply(t, raw)
+	if len(v.Elems) == 0 {
 		return raw
 	}
 	type group struct {
 		key string
-		els []hsValue
+		els []testharness.Reply
 	}
 	step := 1
-	if pairs && v.kind != '%' && (len(v.elems) == 0 || v.elems[0].kind != '*') {
+	if pairs && v.Kind != '%' && (len(v.Elems) == 0 || v.Elems[0].Kind != '*') {
 		step = 2
 	}
-	if v.kind == '%' {
+	if v.Kind == '%' {
 		step = 2
 	}
 	var gs []group
-	for i := 0; i+step <= len(v.elems); i += step {
-		g := group{els: v.elems[i : i+step]}
+	for i := 0; i+step <= len(v.Elems); i += step {
+		g := group{els: v.Elems[i : i+step]}
 		for _, e := range g.els {
-			g.key += e.raw()
+			g.key += hsRaw(e)
 		}
 		gs = append(gs, g)
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].key < gs[j].key })
-	out := hsValue{kind: v.kind}
+	out := testharness.Reply{Kind: v.Kind}
 	for _, g := range gs {
-		out.elems = append(out.elems, g.els...)
+		out.Elems = append(out.Elems, g.els...)
 	}
-	return out.raw()
+	return hsRaw(out)
 }
 
 // hsStrings returns the bulk strings of a flat aggregate reply.
 func hsStrings(t testing.TB, raw string) []string {
 	t.Helper()
-	v := hsParse(t, raw)
+	v := testharness.ParseReply(t, raw)
 	var out []string
-	for _, e := range v.elems {
-		if e.kind == '*' { // RESP3 pairs
-			for _, x := range e.elems {
-				out = append(out, x.str)
+	for _, e := range v.Elems {
+		if e.Kind == '*' { // RESP3 pairs
+			for _, x := range e.Elems {
+				out = append(out, x.Str)
 			}
 			continue
 		}
-		out = append(out, e.str)
+		out = append(out, e.Str)
 	}
 	return out
 }
@@ -461,25 +401,25 @@ func hsScanAll(t *testing.T, tc *testConn, pairs bool, cmd string, key string, o
 		}
 		args := append([]string{cmd, key, cursor}, opts...)
 		raw := tc.do(args...)
-		v := hsParse(t, raw)
-		if v.kind != '*' || len(v.elems) != 2 {
+		v := testharness.ParseReply(t, raw)
+		if v.Kind != '*' || len(v.Elems) != 2 {
 			if calls == 0 {
 				return nil, 1, raw
 			}
 			t.Fatalf("%s reply %q", cmd, raw)
 		}
-		cursor = v.elems[0].str
-		els := v.elems[1].elems
+		cursor = v.Elems[0].Str
+		els := v.Elems[1].Elems
 		if pairs {
 			if len(els)%2 != 0 {
 				t.Fatalf("%s: odd element count", cmd)
 			}
 			for i := 0; i < len(els); i += 2 {
-				seen[els[i].str+"="+els[i+1].str] = true
+				seen[els[i].Str+"="+els[i+1].Str] = true
 			}
 		} else {
 			for _, e := range els {
-				seen[e.str] = true
+				seen[e.Str] = true
 			}
 		}
 		if cursor == "0" {
@@ -856,10 +796,10 @@ func TestHScanGuarantee(t *testing.T) {
 		seen := map[string]bool{}
 		cursor := "0"
 		for calls := 0; calls < 100000; calls++ {
-			v := hsParse(t, tc.do("HSCAN", "h", cursor, "COUNT", "20"))
-			cursor = v.elems[0].str
-			for i := 0; i < len(v.elems[1].elems); i += 2 {
-				seen[v.elems[1].elems[i].str] = true
+			v := testharness.ParseReply(t, tc.do("HSCAN", "h", cursor, "COUNT", "20"))
+			cursor = v.Elems[0].Str
+			for i := 0; i < len(v.Elems[1].Elems); i += 2 {
+				seen[v.Elems[1].Elems[i].Str] = true
 			}
 			if cursor == "0" {
 				break

@@ -1,9 +1,7 @@
 package node
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -274,8 +273,8 @@ func TestMoveConcurrentOppositeDirections(t *testing.T) {
 // parseRESPStrings parses a flat array of bulk strings.
 func parseRESPStrings(t *testing.T, raw string) []string {
 	t.Helper()
-	r := bufio.NewReader(strings.NewReader(raw))
-	v := readRESPValue(t, r)
+	v, err := testharness.ParseValue(raw)
+	require.NoError(t, err)
 	out, ok := v.([]any)
 	require.True(t, ok, "not an array: %q", raw)
 	ss := make([]string, len(out))
@@ -286,45 +285,6 @@ func parseRESPStrings(t *testing.T, raw string) []string {
 	return ss
 }
 
-// readRESPValue decodes one RESP2 reply into string / int64 / []any / nil.
-func readRESPValue(t *testing.T, r *bufio.Reader) any {
-	t.Helper()
-	line, err := r.ReadString('\n')
-	require.NoError(t, err)
-	body := strings.TrimSuffix(line[1:], "\r\n")
-	switch line[0] {
-	case '+', '-':
-		return body
-	case ':':
-		n, err := strconv.ParseInt(body, 10, 64)
-		require.NoError(t, err)
-		return n
-	case '$':
-		n, err := strconv.Atoi(body)
-		require.NoError(t, err)
-		if n < 0 {
-			return nil
-		}
-		buf := make([]byte, n+2)
-		_, err = io.ReadFull(r, buf)
-		require.NoError(t, err)
-		return string(buf[:n])
-	case '*':
-		n, err := strconv.Atoi(body)
-		require.NoError(t, err)
-		if n < 0 {
-			return nil
-		}
-		arr := make([]any, n)
-		for i := range arr {
-			arr[i] = readRESPValue(t, r)
-		}
-		return arr
-	}
-	t.Fatalf("unexpected reply line %q", line)
-	return nil
-}
-
 // scanAll runs SCAN (with opts) to the end and returns the sorted,
 // deduplicated keys.
 func scanAll(t *testing.T, tc *testConn, opts ...string) []string {
@@ -332,7 +292,8 @@ func scanAll(t *testing.T, tc *testConn, opts ...string) []string {
 	seen := map[string]bool{}
 	cursor := "0"
 	for i := 0; i < 100000; i++ {
-		v := readRESPValue(t, bufio.NewReader(strings.NewReader(tc.do(append([]string{"scan", cursor}, opts...)...))))
+		v, err := testharness.ParseValue(tc.do(append([]string{"scan", cursor}, opts...)...))
+		require.NoError(t, err)
 		arr, ok := v.([]any)
 		require.True(t, ok, "SCAN reply %v", v)
 		require.Len(t, arr, 2)

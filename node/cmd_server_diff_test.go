@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 // Differential tests of the server commands: the same requests go to shoal
@@ -561,7 +563,7 @@ func (r *rawReader) header() string {
 func (r *rawReader) value() string {
 	var buf bytes.Buffer
 	br := newBufReader(r.s)
-	if err := readRawReply(br, &buf); err != nil {
+	if err := testharness.ReadRaw(br, &buf); err != nil {
 		panic(err)
 	}
 	r.s = r.s[buf.Len():]

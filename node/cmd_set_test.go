@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -576,10 +577,10 @@ func TestSScanGuarantee(t *testing.T) {
 		seen := map[string]bool{}
 		cursor := "0"
 		for calls := 0; calls < 100000; calls++ {
-			v := hsParse(t, tc.do("SSCAN", "s", cursor, "COUNT", "20"))
-			cursor = v.elems[0].str
-			for _, e := range v.elems[1].elems {
-				seen[e.str] = true
+			v := testharness.ParseReply(t, tc.do("SSCAN", "s", cursor, "COUNT", "20"))
+			cursor = v.Elems[0].Str
+			for _, e := range v.Elems[1].Elems {
+				seen[e.Str] = true
 			}
 			if cursor == "0" {
 				break

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -287,7 +288,7 @@ func (p *hsPair) checkSortCommand(kind string, cmd []string, store bool) {
 			p.same("DEL", "dst") // the contents may differ in order
 		}
 	case has("LIMIT"):
-		require.Equal(p.t, len(hsParse(p.t, red).elems), len(hsParse(p.t, sho).elems), hsShow(cmd))
+		require.Equal(p.t, len(testharness.ParseReply(p.t, red).Elems), len(testharness.ParseReply(p.t, sho).Elems), hsShow(cmd))
 	default:
 		if hsCanonical(p.t, sho, false) != hsCanonical(p.t, red, false) {
 			p.t.Fatalf("%s:\n shoal %q\n redis %q", hsShow(cmd), hsShort(sho), hsShort(red))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 // Sorted set tests: byte-exact replies for fixed cases, and differential
@@ -501,7 +503,11 @@ func zscanAll(t *testing.T, tc *testConn, key string) (pairsText string, calls i
 			return raw, calls
 		}
 		calls++
-		v, _ := readRESPValue(t, newBufReader(raw)).([]any)
+		rv, err := testharness.ParseValue(raw)
+		if err != nil {
+			t.Fatalf("ZSCAN reply %q: %v", raw, err)
+		}
+		v, _ := rv.([]any)
 		if len(v) != 2 {
 			t.Fatalf("ZSCAN reply %q", raw)
 		}

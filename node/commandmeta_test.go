@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os/exec"
 	"reflect"
@@ -15,79 +14,32 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 // The tests in this file compare the command metadata table with what a real
 // redis-server reports through COMMAND INFO and COMMAND DOCS.
 
-// metaRV is one RESP2 value.
-type metaRV struct {
-	kind byte // '+', '-', ':', '$', '*'
-	str  string
-	num  int64
-	arr  []metaRV
-	null bool
-}
-
-func metaReadRESP(r *bufio.Reader) (metaRV, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return metaRV{}, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return metaRV{}, fmt.Errorf("malformed RESP line %q", line)
-	}
-	v := metaRV{kind: line[0]}
-	body := line[1 : len(line)-2]
-	switch v.kind {
-	case '+', '-':
-		v.str = body
-	case ':':
-		v.num, err = strconv.ParseInt(body, 10, 64)
-	case '$', '*':
-		n, perr := strconv.Atoi(body)
-		if perr != nil {
-			return v, perr
-		}
-		if n < 0 {
-			v.null = true
-			return v, nil
-		}
-		if v.kind == '$' {
-			buf := make([]byte, n+2)
-			if _, err = io.ReadFull(r, buf); err != nil {
-				return v, err
-			}
-			v.str = string(buf[:n])
-			return v, nil
-		}
-		v.arr = make([]metaRV, 0, n)
-		for range n {
-			e, err := metaReadRESP(r)
-			if err != nil {
-				return v, err
-			}
-			v.arr = append(v.arr, e)
-		}
-	default:
-		return v, fmt.Errorf("unknown RESP type %q", v.kind)
-	}
-	return v, err
+// metaInt is an integer reply's value.
+func metaInt(v testharness.Reply) int {
+	n, _ := strconv.Atoi(v.Str)
+	return n
 }
 
 // metaMap reads a RESP2 flattened map (k1, v1, k2, v2, ...).
-func metaMap(v metaRV) map[string]metaRV {
-	m := make(map[string]metaRV, len(v.arr)/2)
-	for i := 0; i+1 < len(v.arr); i += 2 {
-		m[v.arr[i].str] = v.arr[i+1]
+func metaMap(v testharness.Reply) map[string]testharness.Reply {
+	m := make(map[string]testharness.Reply, len(v.Elems)/2)
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		m[v.Elems[i].Str] = v.Elems[i+1]
 	}
 	return m
 }
 
-func metaStrings(v metaRV) []string {
+func metaStrings(v testharness.Reply) []string {
 	out := []string{}
-	for _, e := range v.arr {
-		out = append(out, e.str)
+	for _, e := range v.Elems {
+		out = append(out, e.Str)
 	}
 	return out
 }
@@ -106,18 +58,18 @@ func metaDial(addr string) (*metaConn, error) {
 }
 
 // do sends one command and waits at most d for its reply.
-func (m *metaConn) do(d time.Duration, args ...string) (metaRV, error) {
+func (m *metaConn) do(d time.Duration, args ...string) (testharness.Reply, error) {
 	if err := m.c.SetDeadline(time.Now().Add(d)); err != nil {
-		return metaRV{}, err
+		return testharness.Reply{}, err
 	}
 	b := fmt.Appendf(nil, "*%d\r\n", len(args))
 	for _, a := range args {
 		b = fmt.Appendf(b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	if _, err := m.c.Write(b); err != nil {
-		return metaRV{}, err
+		return testharness.Reply{}, err
 	}
-	return metaReadRESP(m.r)
+	return testharness.ReadReply(m.r)
 }
 
 // metaStartRedis starts a throw-away redis-server and returns its address.
@@ -165,7 +117,7 @@ func metaStartRedis(t *testing.T) string {
 		if c, err := metaDial(addr); err == nil {
 			v, err := c.do(2*time.Second, "PING")
 			c.c.Close()
-			if err == nil && v.str == "PONG" {
+			if err == nil && v.Str == "PONG" {
 				return addr
 			}
 		}
@@ -272,10 +224,10 @@ func metaSorted(s []string) []string {
 }
 
 // metaParseKeySpec converts one key spec of COMMAND INFO into our type.
-func metaParseKeySpec(v metaRV) (KeySpec, error) {
+func metaParseKeySpec(v testharness.Reply) (KeySpec, error) {
 	m := metaMap(v)
 	var ks KeySpec
-	ks.Notes = m["notes"].str
+	ks.Notes = m["notes"].Str
 	for _, f := range metaStrings(m["flags"]) {
 		found := false
 		for _, kn := range keySpecFlagNames {
@@ -290,29 +242,29 @@ func metaParseKeySpec(v metaRV) (KeySpec, error) {
 	}
 	bs := metaMap(m["begin_search"])
 	bspec := metaMap(bs["spec"])
-	switch bs["type"].str {
+	switch bs["type"].Str {
 	case "index":
-		ks.BeginSearch, ks.Index = BeginIndex, int(bspec["index"].num)
+		ks.BeginSearch, ks.Index = BeginIndex, metaInt(bspec["index"])
 	case "keyword":
-		ks.BeginSearch, ks.Keyword, ks.StartFrom = BeginKeyword, bspec["keyword"].str, int(bspec["startfrom"].num)
+		ks.BeginSearch, ks.Keyword, ks.StartFrom = BeginKeyword, bspec["keyword"].Str, metaInt(bspec["startfrom"])
 	case "unknown":
 		ks.BeginSearch = BeginUnknown
 	default:
-		return ks, fmt.Errorf("unknown begin_search type %q", bs["type"].str)
+		return ks, fmt.Errorf("unknown begin_search type %q", bs["type"].Str)
 	}
 	fk := metaMap(m["find_keys"])
 	fspec := metaMap(fk["spec"])
-	switch fk["type"].str {
+	switch fk["type"].Str {
 	case "range":
 		ks.FindKeys = FindRange
-		ks.LastKey, ks.KeyStep, ks.Limit = int(fspec["lastkey"].num), int(fspec["keystep"].num), int(fspec["limit"].num)
+		ks.LastKey, ks.KeyStep, ks.Limit = metaInt(fspec["lastkey"]), metaInt(fspec["keystep"]), metaInt(fspec["limit"])
 	case "keynum":
 		ks.FindKeys = FindKeynum
-		ks.KeynumIdx, ks.FirstKey, ks.KeyStep = int(fspec["keynumidx"].num), int(fspec["firstkey"].num), int(fspec["keystep"].num)
+		ks.KeynumIdx, ks.FirstKey, ks.KeyStep = metaInt(fspec["keynumidx"]), metaInt(fspec["firstkey"]), metaInt(fspec["keystep"])
 	case "unknown":
 		ks.FindKeys = FindUnknown
 	default:
-		return ks, fmt.Errorf("unknown find_keys type %q", fk["type"].str)
+		return ks, fmt.Errorf("unknown find_keys type %q", fk["type"].Str)
 	}
 	return ks, nil
 }
@@ -327,32 +279,32 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 	}
 	defer c.c.Close()
 	info, err := c.do(10*time.Second, "COMMAND", "INFO")
-	if err != nil || info.kind != '*' {
-		t.Fatalf("COMMAND INFO: %v %+v", err, info.str)
+	if err != nil || info.Kind != '*' {
+		t.Fatalf("COMMAND INFO: %v %+v", err, info.Str)
 	}
 	docsReply, err := c.do(10*time.Second, "COMMAND", "DOCS")
-	if err != nil || docsReply.kind != '*' {
-		t.Fatalf("COMMAND DOCS: %v %+v", err, docsReply.str)
+	if err != nil || docsReply.Kind != '*' {
+		t.Fatalf("COMMAND DOCS: %v %+v", err, docsReply.Str)
 	}
 
 	// Flatten Redis's view: full name → COMMAND INFO entry and doc map.
-	redisInfo := map[string]metaRV{}
-	redisDocs := map[string]map[string]metaRV{}
-	var addInfo func(v metaRV)
-	addInfo = func(v metaRV) {
-		if len(v.arr) < 10 {
+	redisInfo := map[string]testharness.Reply{}
+	redisDocs := map[string]map[string]testharness.Reply{}
+	var addInfo func(v testharness.Reply)
+	addInfo = func(v testharness.Reply) {
+		if len(v.Elems) < 10 {
 			t.Fatalf("COMMAND INFO entry too short: %+v", v)
 		}
-		redisInfo[v.arr[0].str] = v
-		for _, s := range v.arr[9].arr {
+		redisInfo[v.Elems[0].Str] = v
+		for _, s := range v.Elems[9].Elems {
 			addInfo(s)
 		}
 	}
-	for _, v := range info.arr {
+	for _, v := range info.Elems {
 		addInfo(v)
 	}
-	var addDocs func(m map[string]metaRV)
-	addDocs = func(m map[string]metaRV) {
+	var addDocs func(m map[string]testharness.Reply)
+	addDocs = func(m map[string]testharness.Reply) {
 		for name, d := range m {
 			dm := metaMap(d)
 			redisDocs[name] = dm
@@ -388,13 +340,13 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 			t.Errorf("%s: in the table, not listed by Redis", name)
 			continue
 		}
-		if got, want := spec.Arity, int(ri.arr[1].num); got != want {
+		if got, want := spec.Arity, metaInt(ri.Elems[1]); got != want {
 			t.Errorf("%s: arity %d, Redis %d", name, got, want)
 		}
 
 		// Flags: Redis hides may_replicate and protected, and movablekeys is derived.
 		var redisFlags []string
-		for _, f := range metaStrings(ri.arr[2]) {
+		for _, f := range metaStrings(ri.Elems[2]) {
 			if f != "movablekeys" {
 				redisFlags = append(redisFlags, f)
 			}
@@ -405,16 +357,16 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 		}
 
 		ourACL := metaCatNames(metaWithImplicitACL(spec.Flags, spec.ACL))
-		if got, want := metaSorted(ourACL), metaSorted(metaStrings(ri.arr[6])); !reflect.DeepEqual(got, want) {
+		if got, want := metaSorted(ourACL), metaSorted(metaStrings(ri.Elems[6])); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: ACL categories (with implicit) %v, Redis %v", name, got, want)
 		}
 
-		if got, want := spec.Tips, metaStrings(ri.arr[7]); !(len(got) == 0 && len(want) == 0) && !reflect.DeepEqual(got, want) {
+		if got, want := spec.Tips, metaStrings(ri.Elems[7]); !(len(got) == 0 && len(want) == 0) && !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: tips %q, Redis %q", name, got, want)
 		}
 
 		var redisKS []KeySpec
-		for i, kv := range ri.arr[8].arr {
+		for i, kv := range ri.Elems[8].Elems {
 			ks, err := metaParseKeySpec(kv)
 			if err != nil {
 				t.Errorf("%s: Redis key spec %d: %v", name, i, err)
@@ -434,9 +386,9 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 
 		rd := redisDocs[name]
 		want := CommandDoc{
-			Summary: rd["summary"].str, Since: rd["since"].str, Group: rd["group"].str,
-			Complexity: rd["complexity"].str, DeprecatedSince: rd["deprecated_since"].str,
-			ReplacedBy: rd["replaced_by"].str,
+			Summary: rd["summary"].Str, Since: rd["since"].Str, Group: rd["group"].Str,
+			Complexity: rd["complexity"].Str, DeprecatedSince: rd["deprecated_since"].Str,
+			ReplacedBy: rd["replaced_by"].Str,
 		}
 		if df, ok := rd["doc_flags"]; ok {
 			want.DocFlags = metaStrings(df)
@@ -449,7 +401,7 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 			t.Errorf("%s: doc\n  ours  %+v\n  Redis %+v", name, got, want)
 		}
 		if m, ok := rd["module"]; ok {
-			t.Errorf("%s: Redis reports module %q, which the table cannot express", name, m.str)
+			t.Errorf("%s: Redis reports module %q, which the table cannot express", name, m.Str)
 		}
 	}
 	t.Logf("%d commands, %d subcommands checked against Redis", len(names)-subs, subs)
@@ -472,8 +424,8 @@ func TestCommandMetaHiddenFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.c.Close()
-	if v, err := pc.do(5*time.Second, "CLIENT", "PAUSE", "600000", "WRITE"); err != nil || v.str != "OK" {
-		t.Fatalf("CLIENT PAUSE: %v %q", err, v.str)
+	if v, err := pc.do(5*time.Second, "CLIENT", "PAUSE", "600000", "WRITE"); err != nil || v.Str != "OK" {
+		t.Fatalf("CLIENT PAUSE: %v %q", err, v.Str)
 	}
 	skip := map[string]bool{
 		"shutdown": true, "client|pause": true, "client|unpause": true, // would end the server or the pause
@@ -535,15 +487,15 @@ func metaProbeHidden(addr, name string, spec *CommandSpec) string {
 	if err != nil && !timedOut {
 		return fmt.Sprintf("%s: %v", name, err)
 	}
-	refused := err == nil && v.kind == '-' && strings.Contains(v.str, "command not allowed")
+	refused := err == nil && v.Kind == '-' && strings.Contains(v.Str, "command not allowed")
 	switch {
 	case spec.Flags&FlagProtected != 0 && !refused:
-		return fmt.Sprintf("%s: marked protected, but Redis did not refuse it (reply %q, err %v)", name, v.str, err)
+		return fmt.Sprintf("%s: marked protected, but Redis did not refuse it (reply %q, err %v)", name, v.Str, err)
 	case spec.Flags&FlagProtected == 0 && refused:
-		return fmt.Sprintf("%s: Redis refuses it as protected (%q); FlagProtected missing", name, v.str)
+		return fmt.Sprintf("%s: Redis refuses it as protected (%q); FlagProtected missing", name, v.Str)
 	case refused:
 	case held && !timedOut:
-		return fmt.Sprintf("%s: marked write/may_replicate, but Redis answered during CLIENT PAUSE WRITE: %q", name, v.str)
+		return fmt.Sprintf("%s: marked write/may_replicate, but Redis answered during CLIENT PAUSE WRITE: %q", name, v.Str)
 	case !held && timedOut:
 		return fmt.Sprintf("%s: Redis held it during CLIENT PAUSE WRITE; FlagMayReplicate missing?", name)
 	}

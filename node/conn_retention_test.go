@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 // The connection loop hands a command arguments that alias the batch's read
@@ -42,7 +44,7 @@ func runRetentionSteps(t *testing.T, steps []retentionStep, chunk int) []string 
 	replies := make([]string, 0, len(steps))
 	for range steps {
 		var b bytes.Buffer
-		if err := readRawReply(r, &b); err != nil {
+		if err := testharness.ReadRaw(r, &b); err != nil {
 			t.Fatalf("chunk %d: reply %d of %d: %v (output %q)", chunk, len(replies)+1, len(steps), err, fc.out.String())
 		}
 		replies = append(replies, b.String())

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 )
 
@@ -80,7 +81,7 @@ func httpStatus(t *testing.T, url string) (int, string) {
 }
 
 func TestMetricsEndpointAndReadiness(t *testing.T) {
-	mport := freeLoopbackPort(t)
+	mport := testharness.BusPort(t)
 	n := startClusterTestServer(t, "", "--metrics-port", strconv.Itoa(mport), "--cluster-slot-stats-enabled", "yes")
 	ready := fmt.Sprintf("http://127.0.0.1:%d/ready", mport)
 	if code, body := httpStatus(t, ready); code != http.StatusServiceUnavailable {
@@ -153,7 +154,7 @@ func TestMetricsEndpointAndReadiness(t *testing.T) {
 }
 
 func TestMetricsWithoutSlots(t *testing.T) {
-	mport := freeLoopbackPort(t)
+	mport := testharness.BusPort(t)
 	n := startClusterTestServer(t, "", "--metrics-port", strconv.Itoa(mport))
 	tc := dialTest(t, n.srv)
 	if r := tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); r != "+OK\r\n" {

@@ -603,11 +603,14 @@ func (s *Server) scriptCounts() (scripts, libs, funcs int) {
 // keyspaceClock is the keyspace's clock: the wall clock, except that while
 // a script runs, time stands still at the script's start (Redis's
 // scriptTimeSnapshot): a key does not expire in the middle of a script.
-func (s *Server) keyspaceClock() int64 {
-	if run := s.tx.scripts.running.Load(); run != nil {
-		return run.startMs
+type keyspaceClock struct{ s *Server }
+
+// Now implements clock.Clock.
+func (k keyspaceClock) Now() time.Time {
+	if run := k.s.tx.scripts.running.Load(); run != nil {
+		return time.UnixMilli(run.startMs)
 	}
-	return time.Now().UnixMilli()
+	return time.Now()
 }
 
 // armBusyTimer makes the gate busy once the running script has run for

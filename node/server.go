@@ -154,7 +154,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if ndb < 1 {
 		ndb = 16
 	}
-	s.ks = store.New(ndb, s.keyspaceClock, (*expiryEvents)(s)) // keyspaceClock: node/script.go
+	s.ks = store.New(ndb, keyspaceClock{s}, (*expiryEvents)(s)) // keyspaceClock: node/script.go
 	s.activeExpire.Store(true)
 	s.cronHz.Store(s.cronFrequency())
 	s.rdbSave.lastBgDuration.Store(-1)

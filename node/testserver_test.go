@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 // This file is the shared helper for tests that talk to a real in-process
@@ -104,57 +103,10 @@ func (tc *testConn) read() string {
 	tc.t.Helper()
 	_ = tc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
 	var buf bytes.Buffer
-	if err := readRawReply(tc.r, &buf); err != nil {
+	if err := testharness.ReadRaw(tc.r, &buf); err != nil {
 		tc.t.Fatalf("read reply (so far %q): %v", buf.String(), err)
 	}
 	return buf.String()
-}
-
-// readRawReply copies one complete RESP2/RESP3 reply from r to w.
-func readRawReply(r *bufio.Reader, w *bytes.Buffer) error {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return fmt.Errorf("malformed RESP line %q", line)
-	}
-	w.WriteString(line)
-	body := line[1 : len(line)-2]
-	switch line[0] {
-	case '+', '-', ':', ',', '#', '_', '(':
-		return nil
-	case '$', '=', '!':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return err
-		}
-		if n < 0 {
-			return nil
-		}
-		if _, err := io.CopyN(w, r, int64(n)+2); err != nil {
-			return err
-		}
-		return nil
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return err
-		}
-		if line[0] == '%' || line[0] == '|' {
-			n *= 2
-		}
-		for i := 0; i < n; i++ {
-			if err := readRawReply(r, w); err != nil {
-				return err
-			}
-		}
-		if line[0] == '|' { // an attribute precedes the real reply
-			return readRawReply(r, w)
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown RESP type in %q", line)
 }
 
 // bulkBody returns the payload of a raw bulk or verbatim string reply.

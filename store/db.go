@@ -83,7 +83,7 @@ func (db *DB) Find(key []byte) *Entry { return db.Lookup(key, 0) }
 func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e != nil && e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+	if e != nil && e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if flags&LookupNoExpire == 0 && !db.ks.replicaMode.Load() {
 			db.expireEntry(s, h, e)
 		}
@@ -145,7 +145,7 @@ func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e != nil && e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+	if e != nil && e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if db.ks.replicaMode.Load() {
 			db.unlink(s, h, e) // replaced: a replica never expires keys itself
 		} else {
@@ -188,7 +188,7 @@ func (db *DB) Delete(key []byte) bool {
 	if e == nil {
 		return false
 	}
-	if e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+	if e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if !db.ks.replicaMode.Load() {
 			db.expireEntry(s, h, e)
 		}
@@ -221,7 +221,7 @@ func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
 
 // IsExpired reports whether a unix-ms deadline has passed on this
 // keyspace's clock (strictly, as Redis's keyIsExpired).
-func (db *DB) IsExpired(at int64) bool { return at != 0 && db.ks.clock() > at }
+func (db *DB) IsExpired(at int64) bool { return at != 0 && db.ks.Now() > at }
 
 // Size returns the number of keys, counting logically expired ones not yet
 // deleted, as DBSIZE does.
@@ -283,7 +283,7 @@ func (db *DB) Scan(cursor uint64, count int, fn func(e *Entry)) uint64 {
 			continue
 		}
 		s.mu.Lock()
-		now := db.ks.clock()
+		now := db.ks.Now()
 		for {
 			inner = s.dict.scan(inner, func(e *Entry) {
 				if e.expire != 0 && now > e.expire {
@@ -357,7 +357,7 @@ func (db *DB) RandomKey() (string, bool) {
 			s.mu.Unlock()
 			continue
 		}
-		if e.expire != 0 && db.ks.clock() > e.expire {
+		if e.expire != 0 && db.ks.Now() > e.expire {
 			db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
 			s.mu.Unlock()
 			total = db.Size()

@@ -81,7 +81,7 @@ func (ks *Keyspace) ActiveExpireCycle(budget time.Duration) int {
 func (db *DB) expireSample(s *Slot) (sampled, expired int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := db.ks.clock()
+	now := db.ks.Now()
 	var victims [expireSamplesPerLoop]*Entry
 	nv := 0
 	for e := range s.volatile {

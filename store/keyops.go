@@ -27,7 +27,7 @@ func LockOrderLess(a, b *DB) bool {
 func (db *DB) liveEntry(key []byte) (*Slot, uint64, *Entry) {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e != nil && e.expire != 0 && db.ks.clock() > e.expire && !db.keepExpired(s) {
+	if e != nil && e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if !db.ks.replicaMode.Load() {
 			db.expireEntry(s, h, e)
 		}

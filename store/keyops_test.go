@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
@@ -33,9 +34,8 @@ func lockKeys(db *DB, keys ...string) func() {
 }
 
 func TestRenameKeepsValueAndTTL(t *testing.T) {
-	clk := &fakeClock{}
-	clk.ms.Store(1_000_000)
-	ks := New(2, clk.now, nil)
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
+	ks := New(2, clk, nil)
 	db := ks.DB(0)
 	unlock := lockKeys(db, "src", "dst", "other")
 	defer unlock()
@@ -74,15 +74,14 @@ func TestRenameKeepsValueAndTTL(t *testing.T) {
 	// An expired source is missing (and deleted on the way).
 	e = db.SetString([]byte("src"), []byte("v"), false)
 	db.SetExpire([]byte("src"), e, 1_000_001)
-	clk.ms.Store(1_000_002)
+	clk.Set(time.UnixMilli(1_000_002))
 	require.False(t, db.Rename([]byte("src"), []byte("other")))
 	require.EqualValues(t, 1, db.Size())
 }
 
 func TestMoveTo(t *testing.T) {
-	clk := &fakeClock{}
-	clk.ms.Store(1_000)
-	ks := New(3, clk.now, nil)
+	clk := clock.NewFake(time.UnixMilli(1_000))
+	ks := New(3, clk, nil)
 	a, b := ks.DB(0), ks.DB(1)
 	slot := slots.KeySlot([]byte("k"))
 	lockPair := func() func() {
@@ -118,15 +117,14 @@ func TestMoveTo(t *testing.T) {
 
 	// A logically expired key in the target does not block the move.
 	a.SetString([]byte("k"), []byte("v2"), false)
-	clk.ms.Store(6_000)
+	clk.Set(time.UnixMilli(6_000))
 	require.True(t, a.MoveTo(b, []byte("k")))
 	require.Equal(t, "v2", string(b.Find([]byte("k")).Bytes()))
 }
 
 func TestCopyTo(t *testing.T) {
-	clk := &fakeClock{}
-	clk.ms.Store(1_000)
-	ks := New(2, clk.now, nil)
+	clk := clock.NewFake(time.UnixMilli(1_000))
+	ks := New(2, clk, nil)
 	db := ks.DB(0)
 	unlock := lockKeys(db, "a", "b", "c")
 	defer unlock()
@@ -169,15 +167,14 @@ func TestCopyTo(t *testing.T) {
 }
 
 func TestIdleMillis(t *testing.T) {
-	clk := &fakeClock{}
-	clk.ms.Store(100_000 * 1000)
-	ks := New(1, clk.now, nil)
+	clk := clock.NewFake(time.UnixMilli(100_000 * 1000))
+	ks := New(1, clk, nil)
 	db := ks.DB(0)
 	unlock := lockKeys(db, "k")
 	defer unlock()
 	e := db.SetString([]byte("k"), []byte("v"), false)
 	require.EqualValues(t, 0, ks.IdleMillis(e))
-	clk.ms.Add(7_500)
+	clk.Advance(7_500 * time.Millisecond)
 	ks.Tick()
 	require.EqualValues(t, 7_000, ks.IdleMillis(e))
 
@@ -186,10 +183,10 @@ func TestIdleMillis(t *testing.T) {
 
 	// Wrap-around of the 24-bit clock: stamped just before the wrap, read
 	// just after it.
-	clk.ms.Store((lruMax - 10) * 1000)
+	clk.Set(time.UnixMilli((lruMax - 10) * 1000))
 	ks.Tick()
 	e.setLRU(ks.lruClock.Load())
-	clk.ms.Store((lruMax + 1 + 5) * 1000)
+	clk.Set(time.UnixMilli((lruMax + 1 + 5) * 1000))
 	ks.Tick()
 	require.EqualValues(t, 15_000, ks.IdleMillis(e))
 

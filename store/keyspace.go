@@ -16,19 +16,13 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
 )
 
 // NumSlots is the number of hash slots per database.
 const NumSlots = slots.Count
-
-// Clock returns the current unix time in milliseconds.
-type Clock func() int64
-
-// WallClock is the real clock.
-func WallClock() int64 { return time.Now().UnixMilli() }
 
 // Events receives what the keyspace does on its own (not on behalf of a
 // command): keys deleted by expiry. It is called with the slot lock held
@@ -40,7 +34,7 @@ type Events interface {
 // Keyspace is the whole dataset: a fixed number of databases.
 type Keyspace struct {
 	seed  maphash.Seed
-	clock Clock
+	clock clock.Clock // expiry and LRU time, read in unix ms (Now)
 	dbs   []atomic.Pointer[DB]
 	newDB sync.Mutex // serialises lazy DB creation
 
@@ -55,12 +49,13 @@ type Keyspace struct {
 	replicaMode atomic.Bool // keys expire only by the master's DEL (store/replica.go)
 }
 
-// New returns an empty keyspace with n databases.
-func New(n int, clock Clock, events Events) *Keyspace {
-	if clock == nil {
-		clock = WallClock
+// New returns an empty keyspace with n databases. clk (nil: the system
+// clock) is the time keys expire by.
+func New(n int, clk clock.Clock, events Events) *Keyspace {
+	if clk == nil {
+		clk = clock.System{}
 	}
-	ks := &Keyspace{seed: maphash.MakeSeed(), clock: clock, dbs: make([]atomic.Pointer[DB], n), events: events}
+	ks := &Keyspace{seed: maphash.MakeSeed(), clock: clk, dbs: make([]atomic.Pointer[DB], n), events: events}
 	ks.Tick()
 	return ks
 }
@@ -69,11 +64,11 @@ func New(n int, clock Clock, events Events) *Keyspace {
 func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
 
 // Now returns the keyspace clock's time in unix ms.
-func (ks *Keyspace) Now() int64 { return ks.clock() }
+func (ks *Keyspace) Now() int64 { return ks.clock.Now().UnixMilli() }
 
 // Tick advances the LRU clock; the server calls it from its cron.
 func (ks *Keyspace) Tick() {
-	ks.lruClock.Store(uint32(ks.clock()/1000) & lruMax)
+	ks.lruClock.Store(uint32(ks.Now()/1000) & lruMax)
 }
 
 // DB returns database i (0 <= i < NumDBs), creating it on first use so that

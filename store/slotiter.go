@@ -9,7 +9,7 @@ func (db *DB) EachInSlot(slot uint16, fn func(e *Entry) bool) {
 	if s.keys.Load() == 0 {
 		return
 	}
-	now := db.ks.clock()
+	now := db.ks.Now()
 	var cur uint64
 	stop := false
 	for !stop {

@@ -2,17 +2,13 @@ package store
 
 import (
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
-
-type fakeClock struct{ ms atomic.Int64 }
-
-func (c *fakeClock) now() int64 { return c.ms.Load() }
 
 func withLock(db *DB, key string, fn func()) {
 	s := slots.KeySlot([]byte(key))
@@ -69,9 +65,8 @@ func TestEncodings(t *testing.T) {
 }
 
 func TestPassiveAndActiveExpiry(t *testing.T) {
-	var clk fakeClock
-	clk.ms.Store(1_000_000)
-	ks := New(1, clk.now, nil)
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
+	ks := New(1, clk, nil)
 	db := ks.DB(0)
 	for i := 0; i < 1000; i++ {
 		k := fmt.Sprintf("k%d", i)
@@ -84,9 +79,9 @@ func TestPassiveAndActiveExpiry(t *testing.T) {
 	}
 	dbs, _, _ := ks.Stats()
 	require.Equal(t, []DBStats{{ID: 0, Keys: 1000, Expires: 500}}, dbs)
-	clk.ms.Store(1_000_100)
+	clk.Set(time.UnixMilli(1_000_100))
 	withLock(db, "k0", func() { require.NotNil(t, db.Find([]byte("k0"))) }) // now == at: still alive
-	clk.ms.Store(1_000_101)
+	clk.Set(time.UnixMilli(1_000_101))
 	withLock(db, "k0", func() { require.Nil(t, db.Find([]byte("k0"))) })
 	require.EqualValues(t, 999, db.Size())
 	for i := 0; i < 100 && db.Size() > 500; i++ {

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/slots"
 )
 
@@ -56,14 +57,14 @@ type proc struct {
 	dir  string
 }
 
-func freePort() (int, error) {
+// freePortPair returns a free port p whose default cluster bus port
+// p+10000 is free too.
+func freePortPair() (int, error) {
 	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		p, err := testharness.FreePort()
 		if err != nil {
 			return 0, err
 		}
-		p := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
 		if p+10000 > 65535 {
 			continue
 		}
@@ -76,7 +77,7 @@ func freePort() (int, error) {
 }
 
 func start(bin, dir string) (*proc, error) {
-	port, err := freePort()
+	port, err := freePortPair()
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 )
 
 type options struct {
@@ -112,15 +114,6 @@ func main() {
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // runOne starts one server, runs the scenario, stops the server.
 func runOne(name, bin string, o options) (result, error) {
 	res := result{name: name}
@@ -129,7 +122,7 @@ func runOne(name, bin string, o options) (result, error) {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	port, err := freePort()
+	port, err := testharness.FreePort()
 	if err != nil {
 		return res, err
 	}
