@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shoal-db/shoal/resp"
 )
 
 // The connection loop hands a command arguments that alias the batch's read
@@ -32,7 +34,7 @@ func runRetentionSteps(t *testing.T, steps []retentionStep, chunk int) []string 
 	if chunk == 0 {
 		chunk = len(in)
 	}
-	if len(in) >= guardReadSize {
+	if len(in) >= resp.ReadSize {
 		t.Fatalf("input of %d bytes does not fit one read: the reference run would reuse buffers", len(in))
 	}
 	fc := &fakeConn{in: bytes.NewReader(in), chunk: chunk}
