@@ -2,45 +2,13 @@ package node
 
 import (
 	"bytes"
-	"net"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/resp/resptest"
 )
-
-// fakeConn is an in-memory net.Conn that serves a fixed input and records
-// what is written to it, so the fuzz target runs the real request path
-// (guard → redcon's parser → dispatcher → handlers → one write per batch)
-// without sockets.
-type fakeConn struct {
-	in    *bytes.Reader
-	out   bytes.Buffer
-	chunk int // bytes per Read; 0 means 7
-}
-
-func (f *fakeConn) Read(p []byte) (int, error) {
-	// Hand the input out in small pieces so that every partial-read state
-	// of the guard is exercised.
-	chunk := f.chunk
-	if chunk == 0 {
-		chunk = 7
-	}
-	if len(p) > chunk {
-		p = p[:chunk]
-	}
-	return f.in.Read(p)
-}
-func (f *fakeConn) Write(p []byte) (int, error) { return f.out.Write(p) }
-func (f *fakeConn) Close() error                { return nil }
-func (f *fakeConn) LocalAddr() net.Addr         { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6379} }
-func (f *fakeConn) RemoteAddr() net.Addr {
-	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
-}
-func (f *fakeConn) SetDeadline(time.Time) error      { return nil }
-func (f *fakeConn) SetReadDeadline(time.Time) error  { return nil }
-func (f *fakeConn) SetWriteDeadline(time.Time) error { return nil }
 
 // newFuzzServer builds a server that is never listening; commands run on
 // clients made by newFuzzClient.
@@ -60,7 +28,10 @@ func newFuzzServer(t testing.TB) *Server {
 	return s
 }
 
-func newFuzzClient(s *Server, fc *fakeConn) *Client {
+// newFuzzClient registers an authenticated client reading from fc, which
+// runs the real request path (guard → redcon's parser → dispatcher →
+// handlers → one write per batch) without sockets.
+func newFuzzClient(s *Server, fc *resptest.Conn) *Client {
 	g := s.newGuard(fc)
 	c := s.bindClient(&Client{srv: s, guard: g, id: s.nextClientID.Add(1), created: time.Now(),
 		addr: fc.RemoteAddr().String(), laddr: fc.LocalAddr().String(), authenticated: true})
@@ -96,7 +67,7 @@ func FuzzRequest(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		fc := &fakeConn{in: bytes.NewReader(data)}
+		fc := resptest.NewConn(data, 0)
 		c := newFuzzClient(srv, fc)
 		before := srv.stats.panics.Load()
 		_ = srv.serveRequests(c)
@@ -105,7 +76,7 @@ func FuzzRequest(f *testing.F) {
 		}
 		// Replies, well-formed RESP, then the guard's protocol error line if
 		// any, last (Redis's line may hold a raw '\r' or '\n': "got '\n'").
-		out := fc.out.Bytes()
+		out := fc.Out.Bytes()
 		if i := bytes.Index(out, []byte("-ERR Protocol error: ")); i >= 0 {
 			if bytes.Index(out[i:], []byte("\r\n")) != len(out)-i-2 {
 				t.Fatalf("bytes after the protocol error: %q", out[i:])

@@ -6,42 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/shoal-db/shoal/resp/resptest"
 	"github.com/tidwall/redcon"
 )
-
-// fakeConn is an in-memory net.Conn that serves a fixed input in pieces of
-// chunk bytes and records what is written to it.
-type fakeConn struct {
-	in    *bytes.Reader
-	out   bytes.Buffer
-	chunk int // bytes per Read; 0 means 7
-}
-
-func (f *fakeConn) Read(p []byte) (int, error) {
-	// Small pieces exercise every partial-read state of the parser.
-	chunk := f.chunk
-	if chunk == 0 {
-		chunk = 7
-	}
-	if len(p) > chunk {
-		p = p[:chunk]
-	}
-	return f.in.Read(p)
-}
-func (f *fakeConn) Write(p []byte) (int, error) { return f.out.Write(p) }
-func (f *fakeConn) Close() error                { return nil }
-func (f *fakeConn) LocalAddr() net.Addr         { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6379} }
-func (f *fakeConn) RemoteAddr() net.Addr {
-	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
-}
-func (f *fakeConn) SetDeadline(time.Time) error      { return nil }
-func (f *fakeConn) SetReadDeadline(time.Time) error  { return nil }
-func (f *fakeConn) SetWriteDeadline(time.Time) error { return nil }
 
 // testLimits are small bounds (proto-max-bulk-len 1mb,
 // client-query-buffer-limit 4mb) for an authenticated client.
@@ -52,8 +22,8 @@ func testLimits() *ConnLimits {
 	return lim
 }
 
-func newTestReader(in []byte, chunk int) (*RequestReader, *fakeConn) {
-	fc := &fakeConn{in: bytes.NewReader(in), chunk: chunk}
+func newTestReader(in []byte, chunk int) (*RequestReader, *resptest.Conn) {
+	fc := resptest.NewConn(in, chunk)
 	return NewRequestReader(fc, testLimits()), fc
 }
 
@@ -93,7 +63,7 @@ func TestRequestProtocolErrors(t *testing.T) {
 		if !errors.Is(err, ErrProtocolClosed) {
 			t.Fatalf("input %.40q: no protocol error (err=%v)", in, err)
 		}
-		if got := fc.out.String(); got != "-ERR Protocol error: "+want+"\r\n" {
+		if got := fc.Out.String(); got != "-ERR Protocol error: "+want+"\r\n" {
 			t.Fatalf("input %.40q: got %q, want %q", in, got, want)
 		}
 	}
@@ -116,14 +86,14 @@ func TestRequestUnauthenticatedAndQueryLimits(t *testing.T) {
 	} {
 		g, fc := newTestReader([]byte(in), len(in))
 		unauth(g)
-		if _, _, err := readAll(g); !errors.Is(err, ErrProtocolClosed) || fc.out.String() != "-ERR Protocol error: "+want+"\r\n" {
-			t.Fatalf("%.20q: err %v, wrote %q, want %q", in, err, fc.out.String(), want)
+		if _, _, err := readAll(g); !errors.Is(err, ErrProtocolClosed) || fc.Out.String() != "-ERR Protocol error: "+want+"\r\n" {
+			t.Fatalf("%.20q: err %v, wrote %q, want %q", in, err, fc.Out.String(), want)
 		}
 		// Authenticated, the same input is one command.
 		g, fc = newTestReader([]byte(in), len(in))
 		out, _, err := readAll(g)
-		if err != io.EOF || string(out) != in || fc.out.Len() != 0 {
-			t.Fatalf("%.20q authenticated: err %v, out %d bytes, wrote %q", in, err, len(out), fc.out.String())
+		if err != io.EOF || string(out) != in || fc.Out.Len() != 0 {
+			t.Fatalf("%.20q authenticated: err %v, out %d bytes, wrote %q", in, err, len(out), fc.Out.String())
 		}
 	}
 
@@ -135,8 +105,8 @@ func TestRequestUnauthenticatedAndQueryLimits(t *testing.T) {
 		g, fc := newTestReader(in, chunk)
 		g.lim.Shared.QueryBufLimit.Store(1 << 20)
 		out, _, err := readAll(g)
-		if !errors.Is(err, ErrQueryBufLimit) || len(out) != 0 || fc.out.Len() != 0 {
-			t.Fatalf("chunk %d: err %v, out %d bytes, wrote %q", chunk, err, len(out), fc.out.String())
+		if !errors.Is(err, ErrQueryBufLimit) || len(out) != 0 || fc.Out.Len() != 0 {
+			t.Fatalf("chunk %d: err %v, out %d bytes, wrote %q", chunk, err, len(out), fc.Out.String())
 		}
 	}
 }
@@ -262,7 +232,7 @@ func TestRequestCanonicalisesInline(t *testing.T) {
 
 // loopConn serves the same bytes on every Read (a steady pipeline).
 type loopConn struct {
-	fakeConn
+	resptest.Conn
 	payload []byte
 }
 
@@ -348,7 +318,7 @@ func FuzzRequestReader(f *testing.F) {
 				r.out, r.args = r.out+string(b), r.args+n
 				g.Recycle()
 			}
-			r.wrote = fc.out.String()
+			r.wrote = fc.Out.String()
 			return r
 		}
 		whole := run(len(data) + 1)
