@@ -75,7 +75,7 @@ func FuzzRequest(f *testing.F) {
 			t.Fatalf("a command of %q panicked", data)
 		}
 		// Replies, well-formed RESP, then the guard's protocol error line if
-		// any, last (Redis's line may hold a raw '\r' or '\n': "got '\n'").
+		// any, last.
 		out := fc.Out.Bytes()
 		if i := bytes.Index(out, []byte("-ERR Protocol error: ")); i >= 0 {
 			if bytes.Index(out[i:], []byte("\r\n")) != len(out)-i-2 {

@@ -172,7 +172,15 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 			return batch, args, nil
 		}
 		if g.protoErr != "" {
-			_, _ = g.Conn.Write([]byte("-ERR Protocol error: " + g.protoErr + "\r\n"))
+			// As addReplyErrorFormat, CR and LF in the text become spaces
+			// ("expected '$', got ' '" for an empty header line).
+			line := []byte("-ERR Protocol error: " + g.protoErr)
+			for i, c := range line {
+				if c == '\r' || c == '\n' {
+					line[i] = ' '
+				}
+			}
+			_, _ = g.Conn.Write(append(line, '\r', '\n'))
 			g.protoErr = ""
 			g.closeErr = ErrProtocolClosed
 		}
