@@ -343,3 +343,21 @@ func FuzzRequestReader(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRequestReaderPipeline: one read of 16 pipelined GETs, parsed
+// (fast path) and handed out as a batch.
+func BenchmarkRequestReaderPipeline(b *testing.B) {
+	var payload []byte
+	for range 16 {
+		payload = AppendCommand(payload, "GET", "key:000001")
+	}
+	g := NewRequestReader(&loopConn{payload: payload}, testLimits())
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := g.ReadBatch(); err != nil {
+			b.Fatal(err)
+		}
+		g.Recycle()
+	}
+}
