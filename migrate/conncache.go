@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bufio"
 	"errors"
 	"math/rand/v2"
 	"net"
@@ -9,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 )
 
 // MIGRATE's cache of target connections (Redis's migrate_cached_sockets):
@@ -40,7 +41,7 @@ type ConnCache struct {
 type targetConn struct {
 	name    string
 	conn    net.Conn
-	r       *bufio.Reader
+	r       *resp.ReplyReader
 	lastDB  int64 // database last SELECTed, -1 = unknown
 	lastUse time.Time
 	idle    *time.Timer // closes the connection when idle too long
@@ -95,7 +96,7 @@ func (mc *ConnCache) get(name, addr string, timeout time.Duration) (*targetConn,
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &targetConn{name: name, conn: conn, r: bufio.NewReaderSize(conn, 4096), lastDB: -1, lastUse: time.Now()}, nil
+	return &targetConn{name: name, conn: conn, r: resp.NewReplyReader(conn, 4096), lastDB: -1, lastUse: time.Now()}, nil
 }
 
 // put checks a healthy connection back in.
@@ -174,24 +175,8 @@ func (cn *targetConn) write(b []byte, timeout time.Duration) error {
 // (connSyncReadLine).
 func (cn *targetConn) readLine(timeout time.Duration) (string, error) {
 	cn.conn.SetReadDeadline(time.Now().Add(timeout))
-	var line []byte
-	for {
-		chunk, isPrefix, err := cn.r.ReadLine()
-		if err != nil {
-			return "", classifyNetErr(err)
-		}
-		line = append(line, chunk...)
-		if len(line) > maxReplyLine { // the bound of stream.go
-			return "", errors.New("reply line too long")
-		}
-		if !isPrefix {
-			break
-		}
-	}
-	if len(line) == 0 {
-		return "", errors.New("empty reply line")
-	}
-	return string(line), nil
+	line, err := cn.r.ReadLine()
+	return line, classifyNetErr(err)
 }
 
 func classifyNetErr(err error) error {

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bufio"
 	"strings"
 	"testing"
 
@@ -51,26 +50,5 @@ func TestParseImportRanges(t *testing.T) {
 	require.Equal(t, []int{0, 1, 5, 6, 7, 8}, list)
 	require.Equal(t, [][]byte{[]byte("0"), []byte("1"), []byte("5"), []byte("8")}, rangeArgs(list))
 	_, err = ParseImportRanges(args("1"))
-	require.Error(t, err)
-}
-
-// skipReply reads every RESP2/RESP3 reply shape and finds errors, nested
-// ones included (an EXEC reply).
-func TestSkipReply(t *testing.T) {
-	in := "+OK\r\n:12\r\n$3\r\nabc\r\n$-1\r\n*2\r\n+QUEUED\r\n*1\r\n$1\r\nx\r\n" +
-		"-ERR boom\r\n*2\r\n:1\r\n-WRONGTYPE inner\r\n%1\r\n+k\r\n+v\r\n!5\r\nblob!\r\n_\r\n"
-	r := bufio.NewReader(strings.NewReader(in))
-	want := []string{"", "", "", "", "", "ERR boom", "WRONGTYPE inner", "", "blob!", ""}
-	for i, w := range want {
-		isErr, msg, err := skipReply(r)
-		require.NoError(t, err, "reply %d", i)
-		require.Equal(t, w != "", isErr, "reply %d", i)
-		require.Equal(t, w, msg, "reply %d", i)
-	}
-	_, _, err := skipReply(r)
-	require.Error(t, err, "end of input")
-	_, _, err = skipReply(bufio.NewReader(strings.NewReader("?what\r\n")))
-	require.Error(t, err)
-	_, _, err = skipReply(bufio.NewReader(strings.NewReader("$abc\r\n")))
 	require.Error(t, err)
 }

@@ -1,12 +1,9 @@
 package migrate
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,9 +150,9 @@ func (st *stream) sender() {
 
 func (st *stream) receiver() {
 	defer st.wg.Done()
-	r := bufio.NewReaderSize(st.conn, 64<<10)
+	r := resp.NewReplyReader(st.conn, 64<<10)
 	for {
-		isErr, msg, err := skipReply(r)
+		isErr, msg, err := r.SkipReply()
 		if err != nil {
 			st.fail(fmt.Errorf("reading from the target: %w", err))
 			return
@@ -195,84 +192,4 @@ func (st *stream) waitAcked(n int64, deadline time.Time) error {
 		t.Stop()
 	}
 	return nil
-}
-
-// maxReplyLine bounds a reply line (type byte, length or status text).
-const maxReplyLine = 64 << 10
-
-// skipReply reads one RESP2/RESP3 reply and reports whether it is an error
-// (with its text). Bulk payloads are skipped without being kept.
-func skipReply(r *bufio.Reader) (isErr bool, msg string, err error) {
-	line, err := readLine(r)
-	if err != nil {
-		return false, "", err
-	}
-	if len(line) == 0 {
-		return false, "", errors.New("empty reply line")
-	}
-	switch line[0] {
-	case '-', '!':
-		if line[0] == '!' {
-			n, err := strconv.Atoi(string(line[1:]))
-			if err != nil || n < 0 {
-				return false, "", errors.New("bad blob error length")
-			}
-			b := make([]byte, min(n, maxReplyLine))
-			if _, err := io.ReadFull(r, b); err != nil {
-				return false, "", err
-			}
-			if _, err := r.Discard(n - len(b) + 2); err != nil {
-				return false, "", err
-			}
-			return true, string(b), nil
-		}
-		return true, string(line[1:]), nil
-	case '+', ':', ',', '#', '_', '(':
-		return false, "", nil
-	case '$', '=':
-		n, err := strconv.Atoi(string(line[1:]))
-		if err != nil {
-			return false, "", errors.New("bad bulk length")
-		}
-		if n >= 0 {
-			if _, err := r.Discard(n + 2); err != nil {
-				return false, "", err
-			}
-		}
-		return false, "", nil
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(string(line[1:]))
-		if err != nil {
-			return false, "", errors.New("bad aggregate length")
-		}
-		if line[0] == '%' || line[0] == '|' {
-			n *= 2
-		}
-		for i := 0; i < n; i++ {
-			// An error inside an aggregate (EXEC's) fails the job too.
-			e, m, err := skipReply(r)
-			if err != nil {
-				return false, "", err
-			}
-			if e && !isErr {
-				isErr, msg = true, m
-			}
-		}
-		return isErr, msg, nil
-	}
-	return false, "", fmt.Errorf("unknown reply type %q", line[0])
-}
-
-func readLine(r *bufio.Reader) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		return nil, errors.New("reply line too long")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(line) < 2 || line[len(line)-2] != '\r' {
-		return nil, errors.New("malformed reply line")
-	}
-	return line[:len(line)-2], nil
 }

@@ -531,10 +531,10 @@ func (c *Client) watchWhileBlocked(w *blockWaiter) func() {
 		return func() {}
 	}
 	// A blocked client is exempt from the idle timeout.
-	_ = g.Conn.SetReadDeadline(time.Time{})
-	g.deadlined = false
+	g.ClearReadDeadline()
 	reg := c.blockReg()
-	limit := c.srv.limits.queryBufLimit.Load()
+	limit := c.srv.limits.QueryBufLimit.Load()
+	unparsed := g.Unparsed() // the guard's input does not change during the wait
 	var stopping atomic.Bool
 	var kept []byte
 	done := make(chan struct{})
@@ -550,7 +550,7 @@ func (c *Client) watchWhileBlocked(w *blockWaiter) func() {
 				}
 				return
 			}
-			if limit > 0 && int64(len(g.in)+len(kept)) > limit {
+			if limit > 0 && int64(unparsed+len(kept)) > limit {
 				c.srv.log.Warn("Closing client that reached max query buffer length", zap.Int64("client", c.id))
 				reg.finish(w, outcomeDisconnected)
 				return
@@ -563,32 +563,8 @@ func (c *Client) watchWhileBlocked(w *blockWaiter) func() {
 		_ = g.Conn.SetReadDeadline(time.Unix(1, 0))
 		<-done
 		_ = g.Conn.SetReadDeadline(time.Time{})
-		g.injectInput(kept)
+		g.InjectInput(kept)
 	}
-}
-
-// injectInput appends bytes read on the guard's behalf (while the client was
-// blocked) to its unparsed input. The guard's goroutine (the caller) owns
-// the guard again.
-func (g *respGuard) injectInput(p []byte) {
-	if len(p) == 0 {
-		return
-	}
-	need := len(g.in) + len(p)
-	if need > len(g.inBuf) {
-		nb := make([]byte, max(need, 2*len(g.inBuf)))
-		n := copy(nb, g.in)
-		copy(nb[n:], p)
-		g.inBuf = nb
-		g.in = nb[:need]
-		g.bufSize.Store(int64(len(nb)))
-	} else {
-		n := copy(g.inBuf, g.in) // copy handles the overlap
-		copy(g.inBuf[n:], p)
-		g.in = g.inBuf[:need]
-	}
-	g.readBytes.Add(int64(len(p)))
-	g.qbuf.Store(int64(len(g.in)))
 }
 
 // redirectWaiters ends, with an error reply, the wait of every blocked

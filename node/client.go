@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/migrate"
+	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -27,7 +28,7 @@ type Client struct {
 	command.Ctx
 
 	srv   *Server
-	guard *respGuard
+	guard *resp.RequestReader
 	id    int64
 
 	// Session state owned by the connection goroutine.
@@ -194,7 +195,7 @@ func (c *Client) InfoLine() string {
 		flags = "N"
 	}
 	multi := int64(c.multiLen.Load())
-	qbuf := c.guard.qbuf.Load()
+	qbuf := c.guard.QueryBuffered()
 	var b strings.Builder
 	b.Grow(256)
 	field := func(k, v string) {
@@ -220,16 +221,16 @@ func (c *Client) InfoLine() string {
 	field("ssub", itoa(int64(c.ps.counts[kindShard].Load())))
 	field("multi", itoa(multi))
 	field("qbuf", itoa(qbuf))
-	field("qbuf-free", itoa(max(0, c.guard.bufSize.Load()-qbuf)))
+	field("qbuf-free", itoa(max(0, c.guard.BufferSize()-qbuf)))
 	field("argv-mem", "0")
 	field("multi-mem", "0")
-	field("rbs", itoa(c.guard.bufSize.Load()))
-	field("rbp", itoa(c.guard.bufSize.Load()))
+	field("rbs", itoa(c.guard.BufferSize()))
+	field("rbp", itoa(c.guard.BufferSize()))
 	field("obl", "0")
 	field("oll", "0")
 	omem := c.obuf.held.Load()
 	field("omem", itoa(omem))
-	field("tot-mem", itoa(c.guard.bufSize.Load()+omem+2048))
+	field("tot-mem", itoa(c.guard.BufferSize()+omem+2048))
 	field("events", "r")
 	field("cmd", cmd)
 	field("user", "default")

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
@@ -257,7 +256,7 @@ func (n *migrationNode) Dial(addr string) (net.Conn, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	line, err := resp.NewReplyReader(conn, 4096).ReadLine()
 	if err != nil || !strings.HasPrefix(line, "+OK") {
 		_ = conn.Close()
 		return nil, fmt.Errorf("AUTH with masterauth failed: %q %v", strings.TrimSpace(line), err)

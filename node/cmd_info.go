@@ -284,7 +284,7 @@ func (s *Server) infoClients(w *infoWriter) {
 		if cl.blocked.Load() {
 			blocked++
 		}
-		maxQbuf = max(maxQbuf, cl.guard.qbuf.Load())
+		maxQbuf = max(maxQbuf, cl.guard.QueryBuffered())
 	}
 	w.section("Clients")
 	w.int("connected_clients", connected)

@@ -6,13 +6,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-db/shoal/resp"
 	"github.com/tidwall/redcon"
 )
 
 // Serving connections.
 //
 // Each accepted socket gets one goroutine (serveClient) that loops: one
-// socket read through the connection's respGuard → every complete command of
+// socket read through the connection's request guard (resp.RequestReader) → every complete command of
 // that read split into arguments by redcon.ReadNextCommand, redcon's
 // allocation-free parser → each command run by the dispatcher → the replies
 // of the whole batch written with one redcon.Writer flush. The arguments
@@ -52,7 +53,7 @@ func (s *Server) serveListener(ln net.Listener) {
 			continue
 		}
 		backoff = 0
-		g, ok := nc.(*respGuard)
+		g, ok := nc.(*resp.RequestReader)
 		if !ok {
 			_ = nc.Close()
 			continue
@@ -92,7 +93,7 @@ var errConnDone = errors.New("connection done")
 func (s *Server) serveRequests(c *Client) error {
 	var spareArgs [][]byte
 	for {
-		batch, nargs, err := c.guard.readBatch()
+		batch, nargs, err := c.guard.ReadBatch()
 		if err != nil {
 			return err
 		}
@@ -133,7 +134,7 @@ func (s *Server) serveRequests(c *Client) error {
 			// next one (a steady pipeline allocates nothing per batch).
 			clear(all)
 			spareArgs = all[:0]
-			c.guard.recycle()
+			c.guard.Recycle()
 		}
 	}
 }

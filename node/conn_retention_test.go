@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/shoal-db/shoal/resp"
+	"github.com/shoal-db/shoal/resp/resptest"
 )
 
 // The connection loop hands a command arguments that alias the batch's read
@@ -34,18 +36,18 @@ func runRetentionSteps(t *testing.T, steps []retentionStep, chunk int) []string 
 	if chunk == 0 {
 		chunk = len(in)
 	}
-	if len(in) >= guardReadSize {
+	if len(in) >= resp.ReadSize {
 		t.Fatalf("input of %d bytes does not fit one read: the reference run would reuse buffers", len(in))
 	}
-	fc := &fakeConn{in: bytes.NewReader(in), chunk: chunk}
+	fc := resptest.NewConn(in, chunk)
 	c := newFuzzClient(srv, fc)
 	_ = srv.serveRequests(c)
-	r := bufio.NewReader(bytes.NewReader(fc.out.Bytes()))
+	r := bufio.NewReader(bytes.NewReader(fc.Out.Bytes()))
 	replies := make([]string, 0, len(steps))
 	for range steps {
 		var b bytes.Buffer
 		if err := testharness.ReadRaw(r, &b); err != nil {
-			t.Fatalf("chunk %d: reply %d of %d: %v (output %q)", chunk, len(replies)+1, len(steps), err, fc.out.String())
+			t.Fatalf("chunk %d: reply %d of %d: %v (output %q)", chunk, len(replies)+1, len(steps), err, fc.Out.String())
 		}
 		replies = append(replies, b.String())
 	}

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/shoal-db/shoal/resp/resptest"
 )
 
 // cmdstatCalls returns calls= of cmdstat_<name> in an INFO reply, or -1.
@@ -83,10 +85,10 @@ func TestQueuedArgumentsSurviveLaterBatches(t *testing.T) {
 	in = append(in, encodeCommand("MGET", "alpha", "beta", "gamma")...)
 	for _, chunk := range []int{7, 1, len(in)} {
 		srv.ks.FlushAll()
-		fc := &fakeConn{in: bytes.NewReader(in), chunk: chunk}
+		fc := resptest.NewConn(in, chunk)
 		c := newFuzzClient(srv, fc)
 		_ = srv.serveRequests(c)
-		out := fc.out.String()
+		out := fc.Out.String()
 		want := "*6\r\n+OK\r\n$12\r\nfiller-alpha\r\n+OK\r\n$11\r\nfiller-beta\r\n+OK\r\n$12\r\nfiller-gamma\r\n" +
 			"*3\r\n$3\r\none\r\n$3\r\ntwo\r\n$5\r\nthree\r\n"
 		if !strings.HasSuffix(out, want) {

@@ -122,4 +122,9 @@ func TestImportRules(t *testing.T) {
 			require(slices.Contains(leaves, strings.TrimPrefix(q, modulePath+"/")), "leaf package %s imports %s", p, q)
 		}
 	}
+	// resp is the protocol everything above it shares: it reaches none of
+	// its users.
+	for _, f := range []string{"node", "command", "store", "replication", "migrate", "gossip"} {
+		require(!reaches(graph, modulePath+"/resp", modulePath+"/"+f), "resp imports %s", f)
+	}
 }

@@ -19,7 +19,7 @@ import (
 type streamCapture struct {
 	t    *testing.T
 	conn net.Conn
-	rd   *replication.StreamReader
+	rd   *resp.StreamReader
 }
 
 func captureStream(t *testing.T, addr string) *streamCapture {
@@ -30,7 +30,7 @@ func captureStream(t *testing.T, addr string) *streamCapture {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(testIOTimeout))
-	rd := replication.NewStreamReader(bufio.NewReader(conn), replication.Limits{})
+	rd := resp.NewStreamReader(bufio.NewReader(conn), resp.StreamLimits{})
 	for _, cmd := range [][]string{{"REPLCONF", "capa", "psync2"}, {"PSYNC", "?", "-1"}} {
 		if _, err := conn.Write(resp.AppendCommand(nil, cmd...)); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/replication"
+	"github.com/shoal-db/shoal/resp"
 )
 
 // Regression tests for replication divergences found with Redis's own
@@ -401,7 +402,7 @@ func fakeMasterSession(t *testing.T, ln net.Listener) ([]string, net.Conn) {
 		t.Fatalf("accept: %v", err)
 	}
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-	rd := replication.NewStreamReader(conn, replication.Limits{MaxBulkLen: 1 << 20})
+	rd := resp.NewStreamReader(conn, resp.StreamLimits{MaxBulkLen: 1 << 20})
 	for range 10 {
 		args, _, err := rd.ReadCommand(nil)
 		if err != nil {

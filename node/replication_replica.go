@@ -151,7 +151,7 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 // commands, in database db.
 func (f replicaFSM) OpenStream(conn net.Conn, db int) replication.Stream {
 	s := f.r.s
-	c := s.bindClient(&Client{srv: s, guard: newRespGuard(conn, &guardLimits{shared: &s.limits}), id: s.nextClientID.Add(1),
+	c := s.bindClient(&Client{srv: s, guard: s.newGuard(conn), id: s.nextClientID.Add(1),
 		created: time.Now(), addr: redisAddr(conn.RemoteAddr()), laddr: redisAddr(conn.LocalAddr()),
 		authenticated: true, repl: &clientRepl{master: true}})
 	c.Proto = 2

@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/migrate"
+	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
@@ -209,9 +210,9 @@ func (e *expiryEvents) KeyExpired(db int, key string) {
 
 // applyLimits copies the directives the hot path reads into atomics.
 func (s *Server) applyLimits() {
-	s.limits.protoMaxBulkLen.Store(s.cfg.Int("proto-max-bulk-len"))
-	s.limits.queryBufLimit.Store(s.cfg.Int("client-query-buffer-limit"))
-	s.limits.idleTimeout.Store(s.cfg.Int("timeout"))
+	s.limits.ProtoMaxBulkLen.Store(s.cfg.Int("proto-max-bulk-len"))
+	s.limits.QueryBufLimit.Store(s.cfg.Int("client-query-buffer-limit"))
+	s.limits.IdleTimeout.Store(s.cfg.Int("timeout"))
 	s.applyOutputLimits()
 }
 
@@ -343,7 +344,8 @@ func (s *Server) Addr() net.Addr {
 	return s.listeners[0].Addr()
 }
 
-// guardListener wraps every accepted socket in a respGuard.
+// guardListener wraps every accepted socket in a request guard
+// (resp.RequestReader).
 type guardListener struct {
 	net.Listener
 	srv *Server
@@ -361,12 +363,12 @@ func (l *guardListener) Accept() (net.Conn, error) {
 			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 		}
 	}
-	return newRespGuard(c, &guardLimits{shared: &l.srv.limits}), nil
+	return l.srv.newGuard(c), nil
 }
 
 // accept registers a new client, or refuses it (maxclients, shutdown):
 // then it returns nil and the caller closes the socket.
-func (s *Server) accept(g *respGuard) *Client {
+func (s *Server) accept(g *resp.RequestReader) *Client {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -403,7 +405,7 @@ func (s *Server) accept(g *respGuard) *Client {
 	s.mu.Unlock()
 	// accept runs before the connection's goroutine starts, so the guard
 	// has not read anything yet.
-	g.lim = c.limitsView()
+	g.SetLimits(c.limitsView())
 	return c
 }
 
@@ -419,16 +421,6 @@ func redisAddr(a net.Addr) string {
 	return a.String()
 }
 
-// limitsView returns guard limits that share the server's live values but
-// answer the per-client questions for c.
-func (c *Client) limitsView() *guardLimits {
-	return &guardLimits{
-		authRequired: func() bool { return !c.authenticated },
-		blocked:      c.blocked.Load,
-		shared:       &c.srv.limits,
-	}
-}
-
 // closed unregisters a client whose connection ended (err says why; nil
 // for an orderly end).
 func (s *Server) closed(c *Client, err error) {
@@ -436,13 +428,13 @@ func (s *Server) closed(c *Client, err error) {
 	delete(s.clients, c.id)
 	defer c.detachReplica()
 	s.stats.closedCommands.Add(c.cmdsProcessed.Load())
-	s.stats.closedIn.Add(c.guard.readBytes.Load())
+	s.stats.closedIn.Add(c.guard.BytesRead())
 	s.stats.closedOut.Add(c.outBytes.Load())
 	s.mu.Unlock()
 	s.importConnClosed(c) // node/cmd_cluster_migrate.go
 	s.tx.watch.unwatchAll(c)
 	c.pubsubClosed() // node/pubsub.go
-	if errors.Is(err, errQueryBufLimit) {
+	if errors.Is(err, resp.ErrQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
 	}
 }

@@ -61,7 +61,7 @@ func (c *Client) MayBlock() bool { return c.mayBlock() }
 
 func (c *Client) CommandFullName(args [][]byte) string { return c.cmdFullName(args) }
 
-func (c *Client) ProtoMaxBulkLen() int64 { return c.srv.limits.protoMaxBulkLen.Load() }
+func (c *Client) ProtoMaxBulkLen() int64 { return c.srv.limits.ProtoMaxBulkLen.Load() }
 
 func (c *Client) SelectedDBIndex() int { return int(c.dbIndex.Load()) }
 

@@ -90,7 +90,7 @@ func (s *Server) trafficTotals() (commands, in, out int64) {
 	commands, in, out = s.stats.closedCommands.Load(), s.stats.closedIn.Load(), s.stats.closedOut.Load()
 	for _, c := range s.clients {
 		commands += c.cmdsProcessed.Load()
-		in += c.guard.readBytes.Load()
+		in += c.guard.BytesRead()
 		out += c.outBytes.Load()
 	}
 	s.mu.Unlock()

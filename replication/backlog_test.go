@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/shoal-db/shoal/resp"
 )
 
 func TestBacklogRingKeepsTheNewestBytes(t *testing.T) {
@@ -50,25 +48,6 @@ func TestCRC64MatchesRedis(t *testing.T) {
 	rdb := EmptyRDB()
 	if !bytes.HasPrefix(rdb, []byte("REDIS0010\xff")) || len(rdb) != 18 {
 		t.Fatalf("rdb %q", rdb)
-	}
-}
-
-func TestStreamReaderCountsBytes(t *testing.T) {
-	in := resp.AppendCommand(nil, "SET", "k", "v")
-	in = append(in, '\n')
-	in = resp.AppendCommand(in, "PING")
-	rd := NewStreamReader(bytes.NewReader(in), Limits{MaxBulkLen: 16})
-	args, raw, err := rd.ReadCommand(nil)
-	if err != nil || len(args) != 3 || string(args[2]) != "v" || len(raw) != 27 {
-		t.Fatalf("args %q raw %d err %v", args, len(raw), err)
-	}
-	args, raw, err = rd.ReadCommand(args)
-	if err != nil || len(args) != 1 || string(args[0]) != "PING" || len(raw) != 15 {
-		t.Fatalf("args %q raw %q err %v", args, raw, err)
-	}
-	big := resp.AppendCommand(nil, "SET", "k", "0123456789abcdefXYZ")
-	if _, _, err := NewStreamReader(bytes.NewReader(big), Limits{MaxBulkLen: 16}).ReadCommand(nil); err != ErrProtocol {
-		t.Fatalf("oversized bulk: %v", err)
 	}
 }
 

@@ -314,7 +314,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(cfg.NoDelay)
 	}
-	rd := NewStreamReader(conn, Limits{MaxBulkLen: cfg.MaxBulkLen})
+	rd := resp.NewStreamReader(conn, resp.StreamLimits{MaxBulkLen: cfg.MaxBulkLen})
 	ask := func(argv ...string) (string, error) {
 		_ = conn.SetDeadline(time.Now().Add(timeout))
 		if _, err := conn.Write(resp.AppendCommand(nil, argv...)); err != nil {
@@ -376,7 +376,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 
 // fullResync reads and loads a full sync's RDB payload after the master's
 // "+FULLRESYNC <replid> <offset>" and takes the master's ID and offset.
-func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *StreamReader, reply string, timeout time.Duration) error {
+func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReader, reply string, timeout time.Duration) error {
 	f := strings.Fields(reply)
 	if len(f) != 3 {
 		return fmt.Errorf("bad FULLRESYNC reply: %q", reply)
@@ -427,7 +427,7 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *StreamReader, re
 }
 
 // stream applies the master's stream until the link fails or stops.
-func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *StreamReader, timeout time.Duration) error {
+func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, timeout time.Duration) error {
 	// The stream goes on in the database it was in at our offset (Redis
 	// keeps it in its cached master client, or reads repl-stream-db from
 	// the full sync's RDB): a master does not repeat SELECT after a partial

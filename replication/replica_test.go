@@ -34,7 +34,7 @@ func TestSlotImageRoundTrip(t *testing.T) {
 	img, _ := AppendSlotImage(nil, src, 0, slot, nil)
 	src.Unlock(slot)
 
-	rd := NewStreamReader(bytes.NewReader(img), Limits{})
+	rd := resp.NewStreamReader(bytes.NewReader(img), resp.StreamLimits{})
 	args, _, err := rd.ReadCommand(nil)
 	if err != nil || len(args) != 4 || string(args[0]) != ImageCommand || string(args[1]) != "0" ||
 		string(args[2]) != strconv.Itoa(int(slot)) {
@@ -153,7 +153,7 @@ func TestReplicaFullSyncFromScriptedMaster(t *testing.T) {
 		}
 		defer conn.Close()
 		_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-		rd := NewStreamReader(conn, Limits{})
+		rd := resp.NewStreamReader(conn, resp.StreamLimits{})
 		var got []string
 		for {
 			args, _, err := rd.ReadCommand(nil)

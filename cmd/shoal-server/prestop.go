@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/resp"
 	"go.uber.org/zap"
 )
 
@@ -172,63 +171,19 @@ func roundTrip(addr, password string, args ...string) (string, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(prestopIOTimeout))
-	r := bufio.NewReader(c)
+	r := resp.NewReplyReader(c, 4096)
 	if password != "" {
-		if _, err := c.Write(encodeRequest("AUTH", password)); err != nil {
+		if _, err := c.Write(resp.AppendCommand(nil, "AUTH", password)); err != nil {
 			return "", err
 		}
-		if _, err := readSimpleReply(r); err != nil {
+		if _, err := r.ReadText(prestopMaxReply); err != nil {
 			return "", err
 		}
 	}
-	if _, err := c.Write(encodeRequest(args...)); err != nil {
+	if _, err := c.Write(resp.AppendCommand(nil, args...)); err != nil {
 		return "", err
 	}
-	return readSimpleReply(r)
-}
-
-func encodeRequest(args ...string) []byte {
-	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, "\r\n"...)
-		b = append(b, a...)
-		b = append(b, "\r\n"...)
-	}
-	return b
-}
-
-// readSimpleReply reads a +status, -error, :integer or $bulk reply.
-func readSimpleReply(r *bufio.Reader) (string, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	if line == "" {
-		return "", errors.New("empty reply")
-	}
-	switch line[0] {
-	case '+', ':':
-		return line[1:], nil
-	case '-':
-		return "", errors.New(line[1:])
-	case '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < -1 || n > prestopMaxReply {
-			return "", fmt.Errorf("bad bulk length %q", line)
-		}
-		if n < 0 {
-			return "", nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
-		}
-		return string(buf[:n]), nil
-	}
-	return "", fmt.Errorf("unexpected reply %q", line)
+	return r.ReadText(prestopMaxReply)
 }
 
 // handOverOnShutdown runs before a signalled shutdown when

@@ -1,39 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"strings"
 	"testing"
 )
-
-func TestPrestopRESP(t *testing.T) {
-	if got := string(encodeRequest("CLUSTER", "NODES")); got != "*2\r\n$7\r\nCLUSTER\r\n$5\r\nNODES\r\n" {
-		t.Fatalf("encodeRequest = %q", got)
-	}
-	for _, c := range []struct {
-		in, want, err string
-	}{
-		{"+OK\r\n", "OK", ""},
-		{":12\r\n", "12", ""},
-		{"$5\r\nhello\r\n", "hello", ""},
-		{"$-1\r\n", "", ""},
-		{"-ERR unknown subcommand 'FAILOVER'\r\n", "", "ERR unknown subcommand 'FAILOVER'"},
-		{"$99999999999\r\n", "", "bad bulk length"},
-		{"$-2\r\n", "", "bad bulk length"},
-		{"$x\r\n", "", "bad bulk length"},
-		{"$5\r\nhel", "", "EOF"},
-		{"*1\r\n", "", "unexpected reply"},
-		{"\r\n", "", "empty reply"},
-	} {
-		got, err := readSimpleReply(bufio.NewReader(strings.NewReader(c.in)))
-		if c.err == "" && (err != nil || got != c.want) {
-			t.Errorf("%q: %q %v, want %q", c.in, got, err, c.want)
-		}
-		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("%q: error %v, want %q", c.in, err, c.err)
-		}
-	}
-}
 
 func TestPrestopParsesClusterNodes(t *testing.T) {
 	// The address field with and without a hostname; a failing replica.
