@@ -26,7 +26,9 @@ const testIOTimeout = 10 * time.Second
 // style options (e.g. "--maxclients", "5") on a free loopback port.
 func startTestServer(t testing.TB, opts ...string) *Server {
 	t.Helper()
-	args := append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", ""}, opts...)
+	// Its own directory: a SAVE, BGSAVE or shutdown save must not write
+	// dump.rdb into the package directory (a later --dir in opts wins).
+	args := append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()}, opts...)
 	cfg, err := config.Load(args)
 	if err != nil {
 		t.Fatalf("config.Load(%q): %v", args, err)
