@@ -54,8 +54,6 @@ func handlerGroups() []map[string]command.Handler {
 		clusterMigrateHandlers(),
 		failoverHandlers(),
 		hllHandlers(),
-		zscanHandlers(), // node/cmd_zscan.go
-		collectionScanHandlers(),
 		geoHandlers(),
 		replicationHandlers(),
 		dumpHandlers(),
