@@ -8,7 +8,9 @@ import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/bitmap"
 	"github.com/shoal-db/shoal/commands/generic"
+	"github.com/shoal-db/shoal/commands/geo"
 	"github.com/shoal-db/shoal/commands/hash"
+	"github.com/shoal-db/shoal/commands/hyperloglog"
 	"github.com/shoal-db/shoal/commands/list"
 	"github.com/shoal-db/shoal/commands/set"
 	"github.com/shoal-db/shoal/commands/sorting"
@@ -53,8 +55,6 @@ func handlerGroups() []map[string]command.Handler {
 		clusterHandlers(),
 		clusterMigrateHandlers(),
 		failoverHandlers(),
-		hllHandlers(),
-		geoHandlers(),
 		replicationHandlers(),
 		dumpHandlers(),
 		pubsubHandlers(),
@@ -72,6 +72,8 @@ func handlerGroups() []map[string]command.Handler {
 		hash.Handlers(),
 		set.Handlers(),
 		sorting.Handlers(),
+		geo.Handlers(),
+		hyperloglog.Handlers(),
 	)
 	return groups
 }
