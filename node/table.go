@@ -48,7 +48,6 @@ func handlerGroups() []map[string]command.Handler {
 	for _, g := range []map[string]HandlerFunc{
 		connectionHandlers(),
 		serverHandlers(),
-		keyHandlers(),
 		scriptingHandlers(),
 		transactionHandlers(),
 		clusterRoutingHandlers(),
