@@ -135,6 +135,6 @@ func keyProcs() map[string]func([][]byte) ([]int, error) {
 		// does, so a consumer named "streams" is not taken for it.
 		"xread":      stream.KeyPositions,
 		"xreadgroup": stream.KeyPositions,
-		"migrate":    migrateGetKeys, // node/cmd_dump.go
+		"migrate":    migrateGetKeys, // node/cmd_migrate.go
 	}
 }

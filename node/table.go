@@ -55,7 +55,7 @@ func handlerGroups() []map[string]command.Handler {
 		clusterMigrateHandlers(),
 		failoverHandlers(),
 		replicationHandlers(),
-		dumpHandlers(),
+		migrateHandlers(),
 		pubsubHandlers(),
 		aclModuleHandlers(),
 	} {

@@ -1,7 +1,7 @@
 // Package generic holds Redis's generic key commands (the "keyspace" group
 // of Redis 7.0, plus DBSIZE, FLUSHDB and SWAPDB): DEL, EXISTS, TYPE, TOUCH,
 // RENAME, the expiry commands (expire.go), OBJECT (object.go), KEYS and SCAN
-// (scan.go), MOVE, COPY and FLUSHALL (move.go).
+// (scan.go), MOVE, COPY and FLUSHALL (move.go), DUMP and RESTORE (dump.go).
 //
 // Lookups follow Redis: a read lookup (lookupKeyRead) counts a keyspace hit
 // or miss, a write lookup (lookupKeyWrite) does not; both delete a logically
@@ -36,6 +36,10 @@ func Handlers() map[string]command.Handler {
 		"flushall":  cmdFlushAll,
 		"move":      cmdMove,
 		"copy":      cmdCopy,
+
+		"dump":           cmdDump,
+		"restore":        cmdRestore,
+		"restore-asking": cmdRestore,
 
 		"expire":      cmdExpire,
 		"pexpire":     cmdPExpire,
