@@ -22,9 +22,30 @@ type ElemScanOpts struct {
 // cannot overflow: anything larger already means the whole collection.
 const elemScanMaxCount = math.MaxInt32
 
-// ParseElemScanOpts parses HSCAN / SSCAN's options, replying the error
+// StartElemScan is the start HSCAN and SSCAN share, in Redis's order: the
+// cursor (args[2]), the collection at args[1] found by lookup, the options.
+// It replies the error, or the empty scan of a missing key, itself; ok is
+// false then.
+func StartElemScan[T comparable](c *Ctx, args [][]byte, lookup func(*Ctx, []byte) (T, bool)) (cursor uint64, coll T, opts ElemScanOpts, ok bool) {
+	var missing T
+	if cursor, ok = ParseScanCursor(args[2]); !ok {
+		c.Error("ERR invalid cursor")
+		return
+	}
+	if coll, ok = lookup(c, args[1]); !ok {
+		return
+	}
+	if coll == missing {
+		c.replyEmptyScan()
+		return cursor, coll, opts, false
+	}
+	opts, ok = parseElemScanOpts(c, args[3:])
+	return
+}
+
+// parseElemScanOpts parses HSCAN / SSCAN's options, replying the error
 // itself when they are wrong.
-func ParseElemScanOpts(c *Ctx, args [][]byte) (ElemScanOpts, bool) {
+func parseElemScanOpts(c *Ctx, args [][]byte) (ElemScanOpts, bool) {
 	o := ElemScanOpts{Count: 10, matchAll: true}
 	for i := 0; i < len(args); i += 2 {
 		more := len(args) - i
@@ -94,7 +115,7 @@ func (r *ElemScanResult) Reply(c *Ctx, cursor uint64) {
 	}
 }
 
-// ReplyEmptyScan is Redis's shared.emptyscan: cursor 0, no elements.
-func (c *Ctx) ReplyEmptyScan() {
+// replyEmptyScan is Redis's shared.emptyscan: cursor 0, no elements.
+func (c *Ctx) replyEmptyScan() {
 	c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
 }

@@ -141,14 +141,7 @@ func appendGeoDistance(dst []byte, d float64) []byte {
 // double in RESP3.
 func replyHumanDouble(c *command.Ctx, f float64) {
 	var buf [64]byte
-	s := strconvx.AppendHumanFloat(buf[:0], f)
-	if c.Proto == 3 {
-		c.Out = append(c.Out, ',')
-		c.Out = append(c.Out, s...)
-		c.Out = append(c.Out, '\r', '\n')
-		return
-	}
-	c.Bulk(s)
+	c.DoubleText(strconvx.AppendHumanFloat(buf[:0], f))
 }
 
 // ---------------------------------------------------------------- GEOADD

@@ -6,20 +6,7 @@ import (
 
 // HSCAN key cursor [MATCH pattern] [COUNT count]
 func cmdHScan(c *command.Ctx, args [][]byte) {
-	cursor, ok := command.ParseScanCursor(args[2])
-	if !ok {
-		c.Error("ERR invalid cursor")
-		return
-	}
-	h, ok := readHash(c, args[1])
-	if !ok {
-		return
-	}
-	if h == nil {
-		c.ReplyEmptyScan()
-		return
-	}
-	opts, ok := command.ParseElemScanOpts(c, args[3:])
+	cursor, h, opts, ok := command.StartElemScan(c, args, readHash)
 	if !ok {
 		return
 	}

@@ -6,20 +6,7 @@ import (
 
 // SSCAN key cursor [MATCH pattern] [COUNT count]
 func cmdSScan(c *command.Ctx, args [][]byte) {
-	cursor, ok := command.ParseScanCursor(args[2])
-	if !ok {
-		c.Error("ERR invalid cursor")
-		return
-	}
-	s, ok := readSet(c, args[1])
-	if !ok {
-		return
-	}
-	if s == nil {
-		c.ReplyEmptyScan()
-		return
-	}
-	opts, ok := command.ParseElemScanOpts(c, args[3:])
+	cursor, s, opts, ok := command.StartElemScan(c, args, readSet)
 	if !ok {
 		return
 	}
