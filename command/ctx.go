@@ -57,6 +57,17 @@ type Session interface {
 	// PropagateNow sends args to the write-effect feeds at once (commands
 	// that change the whole keyspace: SWAPDB, FLUSHALL, MOVE...).
 	PropagateNow(args [][]byte)
+	// LockForeignSlot takes the lock of slot in database other (not home,
+	// the running command's database, whose locks the dispatcher holds) and
+	// returns the function that releases it. To keep the lock order it may
+	// release and retake the dispatcher's locks first, so the caller looks
+	// its keys up only after it returns (MOVE, COPY ... DB).
+	LockForeignSlot(home, other *store.DB, slot uint16) (unlock func())
+	// SaveAfterFlushAll is what FLUSHALL does once the keyspace is empty
+	// (Redis's flushAllDataAndResetRDB): a background save in progress is
+	// discarded and, with save points configured, the empty snapshot is
+	// saved at once.
+	SaveAfterFlushAll()
 	// LockWholeDB takes every slot lock of the running command's database
 	// beyond the ones already held (SORT ... BY/GET reads any key), and
 	// returns the function that restores the previous locks.

@@ -177,7 +177,7 @@ func (c *Client) checkPassword(user, pass []byte) bool {
 }
 
 func cmdSelect(c *Client, args [][]byte) {
-	n, ok := parseDBIndex(c, args[1], "")
+	n, ok := command.ParseDBIndex(&c.Ctx, args[1], "")
 	if !ok {
 		return
 	}

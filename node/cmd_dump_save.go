@@ -333,7 +333,7 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		keys++
 		return nil
 	}
-	err = rdb.LoadFileWith(data, rdbLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
+	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
 	if err == nil && len(libs) > 0 {
 		// Libraries that exist already fail the load unless merging.
 		if errMsg := s.tx.functions.install(libs, merge, false); errMsg != "" {

@@ -210,7 +210,7 @@ func TestKeysHidesExpired(t *testing.T) {
 
 // TestMoveConcurrentOppositeDirections runs MOVE and COPY ... DB between
 // databases 0 and 1 in both directions at once on the same keys (hence the
-// same slots): the lock order of lockForeignSlot must not deadlock, and no
+// same slots): the lock order of Client.LockForeignSlot must not deadlock, and no
 // key may be lost or duplicated.
 func TestMoveConcurrentOppositeDirections(t *testing.T) {
 	s := startTestServer(t)

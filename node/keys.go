@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/commands/geo"
 	"github.com/shoal-db/shoal/commands/stream"
 )
 
@@ -126,15 +127,14 @@ func keyProcFlags() map[string]func([][]byte, int) KeySpecFlag {
 // cannot locate exactly (Redis's getkeys_proc), by full command name.
 func keyProcs() map[string]func([][]byte) ([]int, error) {
 	return map[string]func([][]byte) ([]int, error){
-		"sort":    sortGetKeys,
-		"sort_ro": sortROGetKeys,
-		// node/cmd_geo.go
-		"georadius":         georadiusGetKeys,
-		"georadiusbymember": georadiusbymemberGetKeys,
-		// node/cmd_stream_read.go: STREAMS found as Redis's xreadGetKeys
+		"sort":              sortGetKeys,
+		"sort_ro":           sortROGetKeys,
+		"georadius":         geo.RadiusKeys,
+		"georadiusbymember": geo.RadiusByMemberKeys,
+		// commands/stream: STREAMS found as Redis's xreadGetKeys
 		// does, so a consumer named "streams" is not taken for it.
 		"xread":      stream.KeyPositions,
 		"xreadgroup": stream.KeyPositions,
-		"migrate":    migrateGetKeys, // node/cmd_dump.go
+		"migrate":    migrateGetKeys, // node/cmd_migrate.go
 	}
 }

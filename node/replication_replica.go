@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
@@ -104,7 +105,7 @@ func (f replicaFSM) NumDBs() int { return f.r.s.ks.NumDBs() }
 
 // ApplyImage replaces one slot with a slot image's payload.
 func (f replicaFSM) ApplyImage(db int, slot uint16, payload []byte) error {
-	return replication.ApplySlotImage(f.r.s.ks.DB(db), slot, payload, rdbLimits(f.r.s.cfg))
+	return replication.ApplySlotImage(f.r.s.ks.DB(db), slot, payload, command.RDBLimits(f.r.s.cfg))
 }
 
 // LoadPayload flushes the keyspace and loads a full sync's RDB payload,
@@ -116,7 +117,7 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 	ks := f.r.s.ks
 	ks.FlushAll()
 	var codes [][]byte
-	err = rdb.LoadFileWith(data, rdbLimits(f.r.s.cfg), rdb.FileHandlers{
+	err = rdb.LoadFileWith(data, command.RDBLimits(f.r.s.cfg), rdb.FileHandlers{
 		Key: func(k *rdb.LoadedKey) error {
 			if k.DB < 0 || k.DB >= ks.NumDBs() {
 				return fmt.Errorf("database %d out of range", k.DB)

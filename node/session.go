@@ -44,6 +44,31 @@ func (c *Client) PropagateNow(args [][]byte) { c.propagateNow(args) }
 
 func (c *Client) LockWholeDB() (restore func()) { return c.lockWholeDB() }
 
+// LockForeignSlot takes the lock of slot in database other (≠ home) while
+// the dispatcher holds home's locks of c.slotBuf, and returns the function
+// that releases it; on return from both, exactly the dispatcher's locks are
+// held again, as the dispatcher expects.
+//
+// Lock order: a goroutine holding locks in two databases takes them in
+// store.LockOrderLess order of the databases, and within one database in
+// ascending slot order. Two clients MOVE-ing keys in opposite directions
+// therefore cannot deadlock. When other comes first, the dispatcher's locks
+// are released and retaken after other's: between the two, other commands
+// may change those keys, so the caller must look its keys up only after
+// this returns.
+func (c *Client) LockForeignSlot(home, other *store.DB, slot uint16) (unlock func()) {
+	if store.LockOrderLess(home, other) {
+		other.Lock(slot)
+	} else {
+		home.UnlockSlots(c.slotBuf)
+		other.Lock(slot)
+		home.LockSlots(c.slotBuf)
+	}
+	return func() { other.Unlock(slot) }
+}
+
+func (c *Client) SaveAfterFlushAll() { c.srv.saveAfterFlushAll() } // node/persistence.go
+
 // KeysLocked reports whether the slots of all keys are among the ones the
 // dispatcher locked for the running command.
 func (c *Client) KeysLocked(keys [][]byte) bool {

@@ -8,7 +8,9 @@ import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/bitmap"
 	"github.com/shoal-db/shoal/commands/generic"
+	"github.com/shoal-db/shoal/commands/geo"
 	"github.com/shoal-db/shoal/commands/hash"
+	"github.com/shoal-db/shoal/commands/hyperloglog"
 	"github.com/shoal-db/shoal/commands/list"
 	"github.com/shoal-db/shoal/commands/set"
 	"github.com/shoal-db/shoal/commands/sorting"
@@ -46,19 +48,14 @@ func handlerGroups() []map[string]command.Handler {
 	for _, g := range []map[string]HandlerFunc{
 		connectionHandlers(),
 		serverHandlers(),
-		keyHandlers(),
 		scriptingHandlers(),
 		transactionHandlers(),
 		clusterRoutingHandlers(),
 		clusterHandlers(),
 		clusterMigrateHandlers(),
 		failoverHandlers(),
-		hllHandlers(),
-		zscanHandlers(), // node/cmd_zscan.go
-		collectionScanHandlers(),
-		geoHandlers(),
 		replicationHandlers(),
-		dumpHandlers(),
+		migrateHandlers(),
 		pubsubHandlers(),
 		aclModuleHandlers(),
 	} {
@@ -74,6 +71,8 @@ func handlerGroups() []map[string]command.Handler {
 		hash.Handlers(),
 		set.Handlers(),
 		sorting.Handlers(),
+		geo.Handlers(),
+		hyperloglog.Handlers(),
 	)
 	return groups
 }

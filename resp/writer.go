@@ -176,7 +176,13 @@ func (w *Writer) Bool(b bool) {
 // or in RESP2 a bulk string with %.17g formatting ("inf"/"-inf").
 func (w *Writer) Double(f float64) {
 	var buf [32]byte
-	s := strconvx.AppendDouble(buf[:0], f)
+	w.DoubleText(strconvx.AppendDouble(buf[:0], f))
+}
+
+// DoubleText writes s, a double already formatted (by Double's rule or
+// another, e.g. GEOPOS's addReplyHumanLongDouble), as a RESP3 double, or
+// in RESP2 as a bulk string.
+func (w *Writer) DoubleText(s []byte) {
 	if w.Proto == 3 {
 		w.Out = append(w.Out, ',')
 		w.Out = append(w.Out, s...)

@@ -1,9 +1,7 @@
 // Package generic holds Redis's generic key commands (the "keyspace" group
 // of Redis 7.0, plus DBSIZE, FLUSHDB and SWAPDB): DEL, EXISTS, TYPE, TOUCH,
 // RENAME, the expiry commands (expire.go), OBJECT (object.go), KEYS and SCAN
-// (scan.go). MOVE, COPY and FLUSHALL stay in node: the first two take a
-// second database's slot lock between the dispatcher's own, FLUSHALL saves
-// the RDB file afterwards.
+// (scan.go), MOVE, COPY and FLUSHALL (move.go), DUMP and RESTORE (dump.go).
 //
 // Lookups follow Redis: a read lookup (lookupKeyRead) counts a keyspace hit
 // or miss, a write lookup (lookupKeyWrite) does not; both delete a logically
@@ -35,6 +33,13 @@ func Handlers() map[string]command.Handler {
 		"dbsize":    cmdDBSize,
 		"flushdb":   cmdFlushDB,
 		"swapdb":    cmdSwapDB,
+		"flushall":  cmdFlushAll,
+		"move":      cmdMove,
+		"copy":      cmdCopy,
+
+		"dump":           cmdDump,
+		"restore":        cmdRestore,
+		"restore-asking": cmdRestore,
 
 		"expire":      cmdExpire,
 		"pexpire":     cmdPExpire,
@@ -157,10 +162,10 @@ func cmdRandomKey(c *command.Ctx, args [][]byte) {
 // DBSIZE: like Redis, logically expired keys not yet deleted count.
 func cmdDBSize(c *command.Ctx, args [][]byte) { c.Int(c.DB().Size()) }
 
-// FlushArgsOK checks FLUSHDB / FLUSHALL's optional ASYNC | SYNC and replies
+// flushArgsOK checks FLUSHDB / FLUSHALL's optional ASYNC | SYNC and replies
 // the syntax error itself. Both modes do the same here: the slot tables are
 // dropped and the garbage collector frees the values in the background.
-func FlushArgsOK(c *command.Ctx, args [][]byte) bool {
+func flushArgsOK(c *command.Ctx, args [][]byte) bool {
 	if len(args) == 1 {
 		return true
 	}
@@ -173,7 +178,7 @@ func FlushArgsOK(c *command.Ctx, args [][]byte) bool {
 
 // FLUSHDB [ASYNC | SYNC]
 func cmdFlushDB(c *command.Ctx, args [][]byte) {
-	if !FlushArgsOK(c, args) {
+	if !flushArgsOK(c, args) {
 		return
 	}
 	// The flush and its effect happen under every slot lock of the

@@ -1,5 +1,4 @@
-// Package hash holds the hash commands (Redis 7.0's "hash" group) but
-// HSCAN, which stays in node with the scan helpers SCAN shares.
+// Package hash holds the hash commands (Redis 7.0's "hash" group).
 package hash
 
 import (
@@ -30,6 +29,7 @@ func Handlers() map[string]command.Handler {
 		"hincrby":      cmdHIncrBy,
 		"hincrbyfloat": cmdHIncrByFloat,
 		"hrandfield":   cmdHRandField,
+		"hscan":        cmdHScan,
 	}
 }
 

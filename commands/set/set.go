@@ -1,5 +1,4 @@
-// Package set holds the set commands (Redis 7.0's "set" group) but SSCAN,
-// which stays in node with the scan helpers SCAN shares.
+// Package set holds the set commands (Redis 7.0's "set" group).
 package set
 
 import (
@@ -30,6 +29,7 @@ func Handlers() map[string]command.Handler {
 		"sunionstore": cmdSUnionStore,
 		"sdiff":       cmdSDiff,
 		"sdiffstore":  cmdSDiffStore,
+		"sscan":       cmdSScan,
 	}
 }
 

@@ -52,6 +52,7 @@ func Handlers() map[string]command.Handler {
 		"zinterstore": func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopInter, false) },
 		"zdiffstore":  func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 2, true, zopDiff, false) },
 		"zintercard":  func(c *command.Ctx, args [][]byte) { zsetOpGeneric(c, args, 1, false, zopInter, true) },
+		"zscan":       cmdZScan,
 	}
 }
 
@@ -930,7 +931,7 @@ func zrandMemberWithCount(c *command.Ctx, key []byte, l int64, withScores bool) 
 	}
 }
 
-// ---------------------------------------------------------------- ZSCAN
+// ---------------------------------------------------------------- blocking
 
 // zsetSignalReady tells clients blocked on key (BZPOPMIN, BZPOPMAX,
 // BZMPOP) that elements arrived; they are served when the command is over.

@@ -1,4 +1,7 @@
-package node
+// Package hyperloglog holds the HyperLogLog commands (Redis 7.0's
+// "hyperloglog" group). HyperLogLogs are string values; the representation
+// and the algorithms are in package hll.
+package hyperloglog
 
 import (
 	"github.com/shoal-db/shoal/command"
@@ -6,10 +9,9 @@ import (
 	"github.com/shoal-db/shoal/store"
 )
 
-// hllHandlers: the HyperLogLog commands (Redis 7.0's "hyperloglog" group).
-// HyperLogLogs are string values (see package hll for the representation).
-func hllHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+// Handlers returns the HyperLogLog commands' handlers by command name.
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"pfadd":      cmdPFAdd,
 		"pfcount":    cmdPFCount,
 		"pfmerge":    cmdPFMerge,
@@ -25,14 +27,14 @@ const (
 
 // hllSparseMaxBytes is hll-sparse-max-bytes: the size past which a sparse
 // HyperLogLog turns dense.
-func (c *Client) hllSparseMaxBytes() int64 {
-	return c.srv.cfg.Int("hll-sparse-max-bytes")
+func hllSparseMaxBytes(c *command.Ctx) int64 {
+	return c.Config().Int("hll-sparse-max-bytes")
 }
 
 // checkHLL replies the error for an entry that is not a HyperLogLog (of
 // another type, or a string that is not one) and returns false; it returns
 // true for a HyperLogLog.
-func (c *Client) checkHLL(e *store.Entry) bool {
+func checkHLL(c *command.Ctx, e *store.Entry) bool {
 	if e.Type() != store.TypeString {
 		c.ErrWrongType()
 		return false
@@ -48,7 +50,7 @@ func (c *Client) checkHLL(e *store.Entry) bool {
 // elements); the reply is 1 if the key was created or a register changed.
 // Like Redis, elements added before one that finds the HLL corrupted stay
 // added.
-func cmdPFAdd(c *Client, args [][]byte) {
+func cmdPFAdd(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	key := args[1]
 	e := command.LookupWrite(db, key)
@@ -56,11 +58,11 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	if e == nil {
 		e = db.SetRawString(key, hll.NewSparse(), false)
 		updated++
-	} else if !c.checkHLL(e) {
+	} else if !checkHLL(c, e) {
 		return
 	}
 	p := e.MutableBytes()
-	maxBytes := c.hllSparseMaxBytes()
+	maxBytes := hllSparseMaxBytes(c)
 	for _, ele := range args[2:] {
 		switch hll.Add(p, ele, maxBytes) {
 		case 1:
@@ -82,7 +84,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 // cmdPFCount: PFCOUNT key [key ...]. With one key the estimate is cached in
 // the value's header (a write to the string, as in Redis); with several the
 // registers are merged and nothing is written.
-func cmdPFCount(c *Client, args [][]byte) {
+func cmdPFCount(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	if len(args) > 2 {
 		var max hll.Registers
@@ -91,7 +93,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 			if e == nil {
 				continue // a missing key is an empty HLL
 			}
-			if !c.checkHLL(e) {
+			if !checkHLL(c, e) {
 				return
 			}
 			if !max.Merge(e.Bytes()) {
@@ -107,7 +109,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 		c.Int(0)
 		return
 	}
-	if !c.checkHLL(e) {
+	if !checkHLL(c, e) {
 		return
 	}
 	b := *e.MutableBytes()
@@ -126,7 +128,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 
 // cmdPFMerge: PFMERGE destkey [sourcekey ...]. The destination is a source
 // too; it turns dense when any source is dense.
-func cmdPFMerge(c *Client, args [][]byte) {
+func cmdPFMerge(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	var max hll.Registers
 	useDense := false
@@ -135,7 +137,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 		if e == nil {
 			continue
 		}
-		if !c.checkHLL(e) {
+		if !checkHLL(c, e) {
 			return
 		}
 		b := e.Bytes()
@@ -156,7 +158,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 		c.Error(msgHLLCorrupted)
 		return
 	}
-	maxBytes := c.hllSparseMaxBytes()
+	maxBytes := hllSparseMaxBytes(c)
 	for i, v := range max {
 		if v == 0 {
 			continue
@@ -170,14 +172,14 @@ func cmdPFMerge(c *Client, args [][]byte) {
 }
 
 // cmdPFDebug: PFDEBUG GETREG|DECODE|ENCODING|TODENSE key.
-func cmdPFDebug(c *Client, args [][]byte) {
+func cmdPFDebug(c *command.Ctx, args [][]byte) {
 	sub, key := args[1], args[2]
 	e := command.LookupWrite(c.DB(), key)
 	if e == nil {
 		c.Error("ERR The specified key does not exist")
 		return
 	}
-	if !c.checkHLL(e) {
+	if !checkHLL(c, e) {
 		return
 	}
 	p := e.MutableBytes()
@@ -213,13 +215,13 @@ func cmdPFDebug(c *Client, args [][]byte) {
 			c.Int(0)
 		}
 	default:
-		c.Error("ERR Unknown PFDEBUG subcommand '" + string(cstr(sub)) + "'")
+		c.Error("ERR Unknown PFDEBUG subcommand '" + command.CString(sub) + "'")
 	}
 }
 
 // hllMakeDense converts the HLL *p to dense if it is sparse; on corrupted
 // opcodes it replies the error and returns false.
-func hllMakeDense(c *Client, p *[]byte) bool {
+func hllMakeDense(c *command.Ctx, p *[]byte) bool {
 	if !hll.ToDense(p) {
 		c.Error(msgHLLCorrupted)
 		return false
@@ -227,23 +229,12 @@ func hllMakeDense(c *Client, p *[]byte) bool {
 	return true
 }
 
-// cstr is b up to its first NUL byte: what Redis sees of an argument it
-// handles as a C string.
-func cstr(b []byte) []byte {
-	for i, x := range b {
-		if x == 0 {
-			return b[:i]
-		}
-	}
-	return b
-}
-
 // cmdPFSelfTest: PFSELFTEST checks the register packing and the estimator,
 // as Redis's self test does: random register values must read back
 // unchanged, and ten million distinct elements added to a dense and a
 // sparse HLL must give equal estimates within six standard errors.
-func cmdPFSelfTest(c *Client, args [][]byte) {
-	if msg := hll.SelfTest(c.hllSparseMaxBytes()); msg != "" {
+func cmdPFSelfTest(c *command.Ctx, args [][]byte) {
+	if msg := hll.SelfTest(hllSparseMaxBytes(c)); msg != "" {
 		c.Error("ERR TESTFAILED " + msg)
 		return
 	}

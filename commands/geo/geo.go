@@ -1,4 +1,7 @@
-package node
+// Package geo holds the geo commands (Redis 7.0's "geo" group). A geo index
+// is a sorted set whose scores are 52-bit geohashes (package geohash);
+// argument checks, their order and the error texts follow geo.c.
+package geo
 
 import (
 	"fmt"
@@ -13,31 +16,29 @@ import (
 	"github.com/shoal-db/shoal/strconvx"
 )
 
-// geoHandlers: the geo commands (Redis 7.0's "geo" group). A geo index is a
-// sorted set whose scores are 52-bit geohashes (package geohash); argument
-// checks, their order and the error texts follow geo.c.
-func geoHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
+// Handlers returns the geo commands' handlers by command name.
+func Handlers() map[string]command.Handler {
+	return map[string]command.Handler{
 		"geoadd":               cmdGeoAdd,
 		"geodist":              cmdGeoDist,
 		"geohash":              cmdGeoHash,
 		"geopos":               cmdGeoPos,
-		"georadius":            func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusCoords) },
-		"georadius_ro":         func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusCoords|geoNoStore) },
-		"georadiusbymember":    func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusMember) },
-		"georadiusbymember_ro": func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusMember|geoNoStore) },
-		"geosearch":            func(c *Client, args [][]byte) { georadiusGeneric(c, args, 1, geoSearch) },
-		"geosearchstore":       func(c *Client, args [][]byte) { georadiusGeneric(c, args, 2, geoSearch|geoSearchStore) },
+		"georadius":            func(c *command.Ctx, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusCoords) },
+		"georadius_ro":         func(c *command.Ctx, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusCoords|geoNoStore) },
+		"georadiusbymember":    func(c *command.Ctx, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusMember) },
+		"georadiusbymember_ro": func(c *command.Ctx, args [][]byte) { georadiusGeneric(c, args, 1, geoRadiusMember|geoNoStore) },
+		"geosearch":            func(c *command.Ctx, args [][]byte) { georadiusGeneric(c, args, 1, geoSearch) },
+		"geosearchstore":       func(c *command.Ctx, args [][]byte) { georadiusGeneric(c, args, 2, geoSearch|geoSearchStore) },
 	}
 }
 
 // parseLonLatOrReply is extractLongLatOrReply: two floats within the
 // geohash ranges.
-func parseLonLatOrReply(c *Client, lonArg, latArg []byte) (lon, lat float64, ok bool) {
-	if lon, ok = zset.ParseDoubleOrReply(&c.Ctx, lonArg, ""); !ok {
+func parseLonLatOrReply(c *command.Ctx, lonArg, latArg []byte) (lon, lat float64, ok bool) {
+	if lon, ok = zset.ParseDoubleOrReply(c, lonArg, ""); !ok {
 		return 0, 0, false
 	}
-	if lat, ok = zset.ParseDoubleOrReply(&c.Ctx, latArg, ""); !ok {
+	if lat, ok = zset.ParseDoubleOrReply(c, latArg, ""); !ok {
 		return 0, 0, false
 	}
 	if lon < geohash.LongMin || lon > geohash.LongMax || lat < geohash.LatMin || lat > geohash.LatMax {
@@ -61,7 +62,7 @@ func cFormatF(f float64) string {
 }
 
 // parseGeoUnitOrReply is extractUnitOrReply: meters per unit.
-func parseGeoUnitOrReply(c *Client, b []byte) (float64, bool) {
+func parseGeoUnitOrReply(c *command.Ctx, b []byte) (float64, bool) {
 	switch {
 	case command.ArgIs(b, "m"):
 		return 1, true
@@ -77,8 +78,8 @@ func parseGeoUnitOrReply(c *Client, b []byte) (float64, bool) {
 }
 
 // parseGeoDistanceOrReply is extractDistanceOrReply: radius and unit.
-func parseGeoDistanceOrReply(c *Client, radiusArg, unitArg []byte) (radius, conversion float64, ok bool) {
-	if radius, ok = zset.ParseDoubleOrReply(&c.Ctx, radiusArg, "need numeric radius"); !ok {
+func parseGeoDistanceOrReply(c *command.Ctx, radiusArg, unitArg []byte) (radius, conversion float64, ok bool) {
+	if radius, ok = zset.ParseDoubleOrReply(c, radiusArg, "need numeric radius"); !ok {
 		return 0, 0, false
 	}
 	if radius < 0 {
@@ -92,11 +93,11 @@ func parseGeoDistanceOrReply(c *Client, radiusArg, unitArg []byte) (radius, conv
 }
 
 // parseGeoBoxOrReply is extractBoxOrReply: width, height and unit.
-func parseGeoBoxOrReply(c *Client, args [][]byte) (width, height, conversion float64, ok bool) {
-	if width, ok = zset.ParseDoubleOrReply(&c.Ctx, args[0], "need numeric width"); !ok {
+func parseGeoBoxOrReply(c *command.Ctx, args [][]byte) (width, height, conversion float64, ok bool) {
+	if width, ok = zset.ParseDoubleOrReply(c, args[0], "need numeric width"); !ok {
 		return 0, 0, 0, false
 	}
-	if height, ok = zset.ParseDoubleOrReply(&c.Ctx, args[1], "need numeric height"); !ok {
+	if height, ok = zset.ParseDoubleOrReply(c, args[1], "need numeric height"); !ok {
 		return 0, 0, 0, false
 	}
 	if height < 0 || width < 0 {
@@ -112,7 +113,7 @@ func parseGeoBoxOrReply(c *Client, args [][]byte) (width, height, conversion flo
 // replyGeoDistance writes a distance with four decimals, rounded half to
 // even as Redis's fixedpoint_d2string (llrint) does; a bulk string in every
 // protocol.
-func replyGeoDistance(c *Client, d float64) {
+func replyGeoDistance(c *command.Ctx, d float64) {
 	c.Bulk(appendGeoDistance(nil, d))
 }
 
@@ -138,23 +139,16 @@ func appendGeoDistance(dst []byte, d float64) []byte {
 
 // replyHumanDouble is addReplyHumanLongDouble: a bulk string in RESP2, a
 // double in RESP3.
-func replyHumanDouble(c *Client, f float64) {
+func replyHumanDouble(c *command.Ctx, f float64) {
 	var buf [64]byte
-	s := strconvx.AppendHumanFloat(buf[:0], f)
-	if c.Proto == 3 {
-		c.Out = append(c.Out, ',')
-		c.Out = append(c.Out, s...)
-		c.Out = append(c.Out, '\r', '\n')
-		return
-	}
-	c.Bulk(s)
+	c.DoubleText(strconvx.AppendHumanFloat(buf[:0], f))
 }
 
 // ---------------------------------------------------------------- GEOADD
 
 // GEOADD key [NX|XX] [CH] longitude latitude member [...]: ZADD with the
 // positions turned into scores.
-func cmdGeoAdd(c *Client, args [][]byte) {
+func cmdGeoAdd(c *command.Ctx, args [][]byte) {
 	xx, nx := false, false
 	longIdx := 2
 options:
@@ -185,7 +179,7 @@ options:
 		}
 		zargs = append(zargs, strconv.AppendUint(nil, geohash.Score(lon, lat), 10), args[at+2])
 	}
-	zset.AddGeneric(&c.Ctx, zargs, 0)
+	zset.AddGeneric(c, zargs, 0)
 }
 
 // ---------------------------------------------------------------- lookups
@@ -200,7 +194,7 @@ func geoMemberPos(z *store.ZSet, member []byte) (lon, lat float64, ok bool) {
 }
 
 // GEODIST key member1 member2 [unit]
-func cmdGeoDist(c *Client, args [][]byte) {
+func cmdGeoDist(c *command.Ctx, args [][]byte) {
 	toMeter := 1.0
 	if len(args) == 5 {
 		var ok bool
@@ -211,7 +205,7 @@ func cmdGeoDist(c *Client, args [][]byte) {
 		c.ErrSyntax()
 		return
 	}
-	z, ok := zset.Read(&c.Ctx, args[1])
+	z, ok := zset.Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -236,8 +230,8 @@ func cmdGeoDist(c *Client, args [][]byte) {
 
 // GEOHASH key member [...]: 11-character standard geohashes, re-encoded
 // over latitudes [-90, 90] from the cell centre.
-func cmdGeoHash(c *Client, args [][]byte) {
-	z, ok := zset.Read(&c.Ctx, args[1])
+func cmdGeoHash(c *command.Ctx, args [][]byte) {
+	z, ok := zset.Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -263,8 +257,8 @@ func cmdGeoHash(c *Client, args [][]byte) {
 }
 
 // GEOPOS key member [...]
-func cmdGeoPos(c *Client, args [][]byte) {
-	z, ok := zset.Read(&c.Ctx, args[1])
+func cmdGeoPos(c *command.Ctx, args [][]byte) {
+	z, ok := zset.Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -358,10 +352,10 @@ func geoPointsAround(z *store.ZSet, a geohash.Areas, s *geohash.Shape, limit int
 
 // georadiusGeneric implements GEORADIUS[_RO], GEORADIUSBYMEMBER[_RO],
 // GEOSEARCH and GEOSEARCHSTORE; srcIdx is the searched key's position.
-func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
+func georadiusGeneric(c *command.Ctx, args [][]byte, srcIdx int, flags geoFlags) {
 	var storeKey []byte
 	storing, storeDist := false, false
-	z, ok := zset.Read(&c.Ctx, args[srcIdx])
+	z, ok := zset.Read(c, args[srcIdx])
 	if !ok {
 		return
 	}
@@ -587,7 +581,7 @@ func georadiusGeneric(c *Client, args [][]byte, srcIdx int, flags geoFlags) {
 		c.Int(0)
 		return
 	}
-	c.DB().SetValue(storeKey, store.BuildZSet(elems, zset.Limits(&c.Ctx)))
+	c.DB().SetValue(storeKey, store.BuildZSet(elems, zset.Limits(c)))
 	c.SignalKeyReady(storeKey)
 	c.Dirty(int64(returned)) // one change per element stored, as Redis
 	c.Int(int64(returned))
@@ -612,16 +606,17 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// georadiusGetKeys locates GEORADIUS's keys (georadiusbymemberGetKeys
-// GEORADIUSBYMEMBER's): what Redis 7.0's key specs report (COMMAND
-// GETKEYS uses them) -- the source, the key after the first STORE and the
-// key after the first STOREDIST, searched from the first optional argument
-// -- plus, when a later STORE/STOREDIST overrides those, the destination
-// the command actually writes (Redis's own georadiusGetKeys rule), so
-// that the dispatcher locks it.
-func georadiusGetKeys(args [][]byte) ([]int, error) { return geoStoreKeys(args, 6), nil }
+// RadiusKeys locates GEORADIUS's keys (the key procedure node registers
+// for it): what Redis 7.0's key specs report (COMMAND GETKEYS uses them) --
+// the source, the key after the first STORE and the key after the first
+// STOREDIST, searched from the first optional argument -- plus, when a later
+// STORE/STOREDIST overrides those, the destination the command actually
+// writes (Redis's own georadiusGetKeys rule), so that the dispatcher locks
+// it.
+func RadiusKeys(args [][]byte) ([]int, error) { return geoStoreKeys(args, 6), nil }
 
-func georadiusbymemberGetKeys(args [][]byte) ([]int, error) { return geoStoreKeys(args, 5), nil }
+// RadiusByMemberKeys is RadiusKeys for GEORADIUSBYMEMBER.
+func RadiusByMemberKeys(args [][]byte) ([]int, error) { return geoStoreKeys(args, 5), nil }
 
 func geoStoreKeys(args [][]byte, optStart int) []int {
 	keys := []int{1}

@@ -1,29 +1,22 @@
-package node
+package zset
 
 import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/commands/zset"
 	"github.com/shoal-db/shoal/glob"
 	"github.com/shoal-db/shoal/store"
 	"github.com/shoal-db/shoal/strconvx"
 )
 
-// ZSCAN stays with the other SCAN commands until they move (issue 16).
-
-func zscanHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{"zscan": cmdZScan}
-}
-
 // ZSCAN key cursor [MATCH pattern] [COUNT count]
-func cmdZScan(c *Client, args [][]byte) {
+func cmdZScan(c *command.Ctx, args [][]byte) {
 	cursor, ok := command.ParseScanCursor(args[2])
 	if !ok {
 		c.Error("ERR invalid cursor")
 		return
 	}
-	z, ok := zset.Read(&c.Ctx, args[1])
+	z, ok := Read(c, args[1])
 	if !ok {
 		return
 	}
@@ -39,7 +32,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		left := len(args) - i
 		switch {
 		case command.ArgIs(args[i], "count") && left >= 2:
-			n, ok := zset.ParseLongOrReply(&c.Ctx, args[i+1])
+			n, ok := ParseLongOrReply(c, args[i+1])
 			if !ok {
 				return
 			}
