@@ -510,7 +510,8 @@ func cmdFunctionList(c *Client, args [][]byte) {
 	}
 	var libs []*functionLib
 	for _, l := range c.srv.tx.functions.sortedLibs() {
-		if hasPattern && !glob.Match(string(pattern), l.name, false) {
+		// nocase: Redis matches library names without case (functions.c).
+		if hasPattern && !glob.Match(string(pattern), l.name, true) {
 			continue
 		}
 		libs = append(libs, l)

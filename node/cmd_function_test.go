@@ -58,3 +58,14 @@ func TestFunctionDumpRestoreWithRedis(t *testing.T) {
 	require.Equal(t, "+OK\r\n", rd.do("FUNCTION", "RESTORE", bulkBody(t, sh.do("FUNCTION", "DUMP"))))
 	require.Equal(t, "$1\r\ny\r\n", rd.do("FCALL", "setget", "1", "k", "y"))
 }
+
+// FUNCTION LIST LIBRARYNAME matches without case, as Redis's functions.c
+// (stringmatchlen with nocase=1).
+func TestFunctionListLibraryNameIgnoresCase(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	require.Equal(t, "$5\r\nMyLib\r\n", tc.do("FUNCTION", "LOAD", "#!lua name=MyLib\nredis.register_function('f1', function() return 1 end)"))
+	require.Contains(t, tc.do("FUNCTION", "LIST", "LIBRARYNAME", "mylib"), "MyLib")
+	require.Contains(t, tc.do("FUNCTION", "LIST", "LIBRARYNAME", "MY*"), "MyLib")
+	require.Equal(t, "*0\r\n", tc.do("FUNCTION", "LIST", "LIBRARYNAME", "other"))
+}

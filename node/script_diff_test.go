@@ -32,6 +32,8 @@ func TestScriptRepliesMatchRedis(t *testing.T) {
 		"redis.setresp(3) return redis.call('ZSCORE', 'nozset', 'm')",
 		"return redis.call('SET', 'k', 9007199254740991)", "return redis.call('GET', 'k')",
 		"return redis.call('SET', 'k', 0.1)", "return redis.call('GET', 'k')",
+		"redis.call('SET', 'k', 1/0) return redis.call('GET', 'k')", "redis.call('SET', 'k', -1/0) return redis.call('GET', 'k')",
+		"redis.call('SET', 'k', 1e300*1e10) return redis.call('GET', 'k')", "redis.call('SET', 'k', 2^63) return redis.call('GET', 'k')",
 		"return redis.sha1hex('')", "return redis.REDIS_VERSION",
 		// errors
 		"return redis.call('SET', 'x')", "return redis.call()", "return redis.call({})",

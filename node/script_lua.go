@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoal-db/shoal/script"
+	"github.com/shoal-db/shoal/strconvx"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -704,13 +705,14 @@ func luaNumberToInt(f float64) int64 {
 }
 
 // luaArgString converts a redis.call argument: strings as they are,
-// numbers with %.17g (Lua's own conversion would lose precision).
+// numbers with C's %.17g, as Redis's snprintf (Lua's own conversion would
+// lose precision; Go's 'g' would spell infinity "+Inf" where C writes "inf").
 func luaArgString(v lua.LValue) ([]byte, bool) {
 	switch x := v.(type) {
 	case lua.LString:
 		return []byte(x), true
 	case lua.LNumber:
-		return strconv.AppendFloat(nil, float64(x), 'g', 17, 64), true
+		return strconvx.AppendDouble(nil, float64(x)), true
 	}
 	return nil, false
 }

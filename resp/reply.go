@@ -91,6 +91,15 @@ func (rr *ReplyReader) ReadText(maxBulk int) (string, error) {
 // (with its text; inside an aggregate, the first one). Bulk payloads are
 // skipped without being kept. Reply lines must end in CRLF.
 func (rr *ReplyReader) SkipReply() (isErr bool, msg string, err error) {
+	return rr.skipReply(0)
+}
+
+// MaxReplyDepth bounds the nesting of aggregates SkipReply follows: the
+// servers shoal talks to answer shallow replies, and a hostile one must not
+// drive the recursion without bound.
+const MaxReplyDepth = 64
+
+func (rr *ReplyReader) skipReply(depth int) (isErr bool, msg string, err error) {
 	r := rr.r
 	line, err := readReplyLine(r)
 	if err != nil {
@@ -134,12 +143,15 @@ func (rr *ReplyReader) SkipReply() (isErr bool, msg string, err error) {
 		if err != nil {
 			return false, "", errors.New("bad aggregate length")
 		}
+		if n > 0 && depth >= MaxReplyDepth {
+			return false, "", errors.New("reply nested too deeply")
+		}
 		if line[0] == '%' || line[0] == '|' {
 			n *= 2
 		}
 		for i := 0; i < n; i++ {
 			// An error inside an aggregate (EXEC's) fails the job too.
-			e, m, err := rr.SkipReply()
+			e, m, err := rr.skipReply(depth + 1)
 			if err != nil {
 				return false, "", err
 			}

@@ -70,3 +70,16 @@ func TestReplyReaderReadText(t *testing.T) {
 		}
 	}
 }
+
+// A reply nested past MaxReplyDepth is refused, not followed.
+func TestReplyReaderSkipReplyDepth(t *testing.T) {
+	ok := strings.Repeat("*1\r\n", MaxReplyDepth) + ":1\r\n"
+	_, _, err := NewReplyReader(strings.NewReader(ok), 4096).SkipReply()
+	if err != nil {
+		t.Fatalf("depth %d: %v", MaxReplyDepth, err)
+	}
+	deep := strings.Repeat("*1\r\n", MaxReplyDepth+1) + ":1\r\n"
+	if _, _, err := NewReplyReader(strings.NewReader(deep), 4096).SkipReply(); err == nil {
+		t.Fatal("a reply nested past MaxReplyDepth was followed")
+	}
+}
