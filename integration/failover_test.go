@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -525,4 +527,75 @@ func TestManualFailoverUnderWrites(t *testing.T) {
 	t.Logf("manual failover took %s; %d acknowledged writes, %d checked, %d lost (replication %v)",
 		took.Round(time.Millisecond), len(acked), checked, lost, withRepl)
 	require.Zero(t, lost, "acknowledged writes lost in a manual failover")
+}
+
+// A write the old master holds during a manual failover's pause is judged
+// again once the node became a replica, in processCommand's order: the new
+// slot table redirects it (-MOVED to the new master), never -READONLY
+// (Redis's tests/cluster 10-manual-failover; shoal answered READONLY).
+func TestManualFailoverPausedWriteGetsMoved(t *testing.T) {
+	nodes := startFailoverCluster(t)
+	lines, err := ClusterNodes(nodes[0].Addr)
+	require.NoError(t, err)
+	var replica NodeLine
+	for _, l := range lines {
+		if l.HasFlag("slave") {
+			replica = l
+			break
+		}
+	}
+	var mnode *ClusterNode
+	for _, l := range lines {
+		if l.ID == replica.Master {
+			mnode = nodeByPort(t, nodes, l.Port())
+		}
+	}
+	require.NotNil(t, mnode)
+	rnode := nodeByPort(t, nodes, replica.Port())
+	// A key of the master's slots.
+	key := ""
+	for i := 0; i < 1000 && key == ""; i++ {
+		k := fmt.Sprintf("mf-paused:%d", i)
+		if r, err := Query(mnode.Addr, "SET", k, "0"); err == nil && r == "OK" {
+			key = k
+		}
+	}
+	require.NotEmpty(t, key, "no key of the master's slots found")
+
+	conn, err := net.DialTimeout("tcp", mnode.Addr, 5*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	var replies []string
+	done := make(chan error, 1)
+	go func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for i := 0; i < 100_000 && time.Now().Before(deadline); i++ {
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			v := strconv.Itoa(i)
+			if _, err := fmt.Fprintf(conn, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(key), key, len(v), v); err != nil {
+				done <- err
+				return
+			}
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				done <- err
+				return
+			}
+			replies = append(replies, strings.TrimRight(line, "\r\n"))
+			if strings.HasPrefix(line, "-") {
+				done <- nil // the role changed: the first refusal is the one judged
+				return
+			}
+		}
+		done <- fmt.Errorf("the writes were never refused in %d tries", len(replies))
+	}()
+	time.Sleep(200 * time.Millisecond) // the writer is under way
+	reply, err := Query(rnode.Addr, "CLUSTER", "FAILOVER")
+	require.NoError(t, err)
+	require.Equal(t, "OK", reply)
+	require.NoError(t, <-done)
+	last := replies[len(replies)-1]
+	require.True(t, strings.HasPrefix(last, "-MOVED "), "the old master answered %q to a write after the failover (want -MOVED)", last)
+	t.Logf("%d writes acknowledged before the failover, then %q", len(replies)-1, last)
 }
