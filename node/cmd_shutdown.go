@@ -53,11 +53,7 @@ func cmdShutdown(c *Client, args [][]byte) {
 		// A script past busy-reply-threshold: only SHUTDOWN NOSAVE stops
 		// the server (the script's changes are not saved).
 		if busy, eval := s.tx.gate.busyState(c); busy {
-			msg := "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
-			if eval {
-				msg = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-			}
-			c.Error(msg)
+			c.Error(busyScriptError(eval))
 			return
 		}
 	}

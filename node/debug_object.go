@@ -18,13 +18,22 @@ import (
 // clock nor the hit/miss counters change.
 const lookupPeek = store.LookupNoExpire | store.LookupNoTouch | store.LookupNoStats
 
+// peekDebugKey locks key's slot and finds the key as the debugging
+// commands do (lookupPeek). When the key is absent it answers "no such
+// key" and returns nil. The caller releases the lock with unlock.
+func peekDebugKey(c *Client, key []byte) (e *store.Entry, unlock func()) {
+	unlock = lockKeySlot(c, key)
+	if e = c.DB().Lookup(key, lookupPeek); e == nil {
+		c.Error("ERR no such key")
+	}
+	return e, unlock
+}
+
 // debugObject writes Redis's DEBUG OBJECT line for a key.
 func debugObject(c *Client, key []byte) {
-	unlock := lockKeySlot(c, key)
+	e, unlock := peekDebugKey(c, key)
 	defer unlock()
-	e := c.DB().Lookup(key, lookupPeek)
 	if e == nil {
-		c.Error("ERR no such key")
 		return
 	}
 	ks := c.srv.ks
@@ -42,11 +51,9 @@ func debugObject(c *Client, key []byte) {
 // (shoal strings have no sds header: "avail" is the spare capacity of a
 // mutable value, and the allocation sizes are Go size classes).
 func debugSdsLen(c *Client, key []byte) {
-	unlock := lockKeySlot(c, key)
+	e, unlock := peekDebugKey(c, key)
 	defer unlock()
-	e := c.DB().Lookup(key, lookupPeek)
 	if e == nil {
-		c.Error("ERR no such key")
 		return
 	}
 	if e.Type() != store.TypeString || e.Encoding() == "int" {
@@ -61,11 +68,9 @@ func debugSdsLen(c *Client, key []byte) {
 // debugEncodingDump answers DEBUG LISTPACK / QUICKLIST for a key whose
 // encoding matches (shoal prints no structure dump).
 func debugEncodingDump(c *Client, sub string, key []byte) {
-	unlock := lockKeySlot(c, key)
+	e, unlock := peekDebugKey(c, key)
 	defer unlock()
-	e := c.DB().Lookup(key, lookupPeek)
 	if e == nil {
-		c.Error("ERR no such key")
 		return
 	}
 	if store.EncodingOf(e) != sub {

@@ -2,24 +2,10 @@ package node
 
 import (
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
 )
-
-// strtod parses the longest prefix of b that is a number, like C's strtod
-// (0 when there is none).
-func strtod(b []byte) float64 {
-	s := strings.TrimLeft(string(b), " \t\n\v\f\r")
-	for end := len(s); end > 0; end-- {
-		if f, err := strconv.ParseFloat(s[:end], 64); err == nil || command.IsRangeErr(err) {
-			return f
-		}
-	}
-	return 0
-}
 
 // debugSleep stops the whole server for the given time, as Redis's DEBUG
 // SLEEP does by sleeping in its event loop: every other client waits before
@@ -31,7 +17,7 @@ func strtod(b []byte) float64 {
 // What arrives meanwhile waits in the socket and bus buffers, as in Redis.
 // The sleep ends early if the server shuts down.
 func debugSleep(c *Client, arg []byte) {
-	secs := strtod(arg)
+	secs, _, _ := command.Strtod(arg) // as Redis: the number arg begins with, 0 if none
 	if secs > 0 {
 		release := c.closeGate()
 		defer release()

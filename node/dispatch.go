@@ -184,7 +184,7 @@ func (c *Client) enterExecution(spec *CommandSpec, args [][]byte, roleGen uint64
 		c.leaveRun()
 		return nil, false
 	}
-	db := s.ks.DB(int(c.dbIndex.Load()))
+	db := c.SelectedDB()
 	c.SetDB(db)
 	c.errored = false
 	db.LockSlots(c.slotBuf)
