@@ -79,7 +79,7 @@ func (c *Client) run(args [][]byte) {
 	start := c.cmdStart
 	spec := c.resolveCommand(args)
 	if spec == nil {
-		c.flagTransaction()
+		c.flagTransaction() // no command to count the refusal against
 		return
 	}
 	if c.lastCmd.Load() != spec {
@@ -98,7 +98,7 @@ func (c *Client) run(args [][]byte) {
 	}
 	db, ok := c.enterExecution(spec, args, roleGen)
 	if !ok {
-		acc.rejected++
+		acc.rejected++ // past queueing: the transaction is not flagged
 		return
 	}
 	c.execute(spec, args, db)
