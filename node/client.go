@@ -38,7 +38,7 @@ type Client struct {
 	batchAt       time.Time     // wall clock at the start of the current read batch (startBatch)
 	batchStart    time.Duration // the same instant, as monotonic time since the server started
 	cmdStart      time.Duration // monotonic start of the running command (since the server started)
-	stats         cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch.go)
+	stats         cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch_stats.go)
 	connDone      bool          // the socket is closed: the serving loop stops
 	wbuf          []byte        // the batch's small replies not yet written, after wblocks (node/output.go)
 	wblocks       [][]byte      // the batch's earlier output: large replies as built, and the wbuf before each

@@ -30,6 +30,14 @@ import (
 // spans slots may be half in a file. At start-up dir/dbfilename is loaded
 // if it exists.
 
+func saveHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"save":     cmdSave,
+		"bgsave":   cmdBgsave,
+		"lastsave": cmdLastsave,
+	}
+}
+
 // rdbSaveState is the server's persistence state (Redis's lastsave,
 // lastbgsave_status, lastbgsave_try, rdb_save_time_*, stat_rdb_saves).
 type rdbSaveState struct {

@@ -677,7 +677,7 @@ func cmdFunctionRestore(c *Client, args [][]byte) {
 func cmdFunctionStats(c *Client, args [][]byte) {
 	run := c.srv.tx.scripts.running.Load()
 	if run != nil && run.eval {
-		c.Error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+		c.Error(busyScriptError(true))
 		return
 	}
 	fe := &c.srv.tx.functions

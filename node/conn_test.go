@@ -20,7 +20,7 @@ func cmdstatCalls(t *testing.T, info, name string) string {
 }
 
 // TestPipelinedStatsAreCountedBeforeReplies pins what the per-connection
-// statistics accumulator (node/dispatch.go) must keep from Redis: a command
+// statistics accumulator (node/dispatch_stats.go) must keep from Redis: a command
 // whose reply a client has seen is counted in INFO on any connection; INFO
 // later in the same pipeline counts the commands before it; INFO after INFO
 // counts the first; rejected calls are counted too.

@@ -3,15 +3,12 @@ package node
 import (
 	"bytes"
 	"fmt"
-	"math/bits"
-	"net"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
 
@@ -65,116 +62,152 @@ func (s *Server) handle(c *Client, args [][]byte) {
 	}
 }
 
-// run executes one request: lookup, arity, protection and auth checks, key
-// extraction, slot locking, the handler, statistics. A panic inside the
-// handler is recovered, logged with the command name and answered -ERR.
+// run executes one request in the order of Redis's processCommand: the
+// lookup, the checks that refuse a command before it is queued or run
+// (admit), MULTI's queue, the execution gate and the slot locks
+// (enterExecution), the handler (execute), then the statistics and the
+// clients the command made ready (finishCall). A panic inside the handler
+// is recovered, logged with the command name and answered -ERR.
+//
+// A refused command is answered by the check that refused it and counted
+// in rejected_calls; one refused before it could be queued also makes an
+// open transaction answer EXECABORT.
 func (c *Client) run(args [][]byte) {
 	if len(args) == 0 {
 		return
 	}
-	s := c.srv
 	start := c.cmdStart
-
-	// Pipelines repeat one command: reuse the last lookup when the name's
-	// bytes are the same (containers resolve their subcommand every time).
-	var spec *CommandSpec
-	unknownSub := false
-	if c.lastSpec != nil && bytes.Equal(args[0], c.lastName) {
-		spec = c.lastSpec
-	} else {
-		spec, unknownSub = s.table.lookup(args)
-		if spec != nil && !unknownSub && spec.Parent == nil && !spec.isContainer() {
-			c.lastSpec = spec
-			c.lastName = append(c.lastName[:0], args[0]...)
-		}
-	}
+	spec := c.resolveCommand(args)
 	if spec == nil {
-		c.rejectUnknown(args)
-		c.flagTransaction()
-		return
-	}
-	if unknownSub {
-		c.Error(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0]))))
-		c.flagTransaction()
+		c.flagTransaction() // no command to count the refusal against
 		return
 	}
 	if c.lastCmd.Load() != spec {
 		c.lastCmd.Store(spec)
 	}
 	acc := c.statsFor(spec)
-	if !spec.arityOK(len(args)) {
-		acc.rejected++
-		c.ErrArity(spec.fullName)
-		c.flagTransaction()
-		return
-	}
-	if spec.Flags&FlagProtected != 0 && !c.protectedAllowed(spec) {
-		acc.rejected++
-		c.flagTransaction()
-		return
-	}
-	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
-		acc.rejected++
-		c.Error("NOAUTH Authentication required.")
-		c.flagTransaction()
-		return
-	}
-	// Keys → slots, ascending (the lock order).
-	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
-	if c.srv.cluster != nil && !c.isMasterLink() {
-		if !c.routeCommand(spec, args) {
-			acc.rejected++
-			c.flagTransaction()
-			return
-		}
-	}
-	roleGen := s.repl.roleGen.Load()
-	if !c.replicationAllows(spec) { // replica / min-replicas (node/replication.go)
-		acc.rejected++
-		c.flagTransaction()
-		return
-	}
-	if !c.pubsubContextAllows(spec) { // RESP2 subscribe context (node/cmd_pubsub.go)
+	roleGen, ok := c.admit(spec, args)
+	if !ok {
 		acc.rejected++
 		c.flagTransaction()
 		return
 	}
 	if c.multi != nil && !spec.runsInMulti() {
-		if c.busyRejects(spec) { // a script is busy (node/multi.go)
-			acc.rejected++
-			c.flagTransaction()
-			return
-		}
 		c.queue(spec, args)
 		return
 	}
+	db, ok := c.enterExecution(spec, args, roleGen)
+	if !ok {
+		acc.rejected++ // past queueing: the transaction is not flagged
+		return
+	}
+	c.execute(spec, args, db)
+	c.leaveExecution(db)
+	c.finishCall(acc, spec, args, start)
+}
+
+// resolveCommand finds the command args name. Pipelines repeat one
+// command: the last lookup is reused when the name's bytes are the same
+// (containers resolve their subcommand every time). It returns nil, having
+// written Redis's error, for an unknown command or subcommand.
+func (c *Client) resolveCommand(args [][]byte) *CommandSpec {
+	if c.lastSpec != nil && bytes.Equal(args[0], c.lastName) {
+		return c.lastSpec
+	}
+	spec, unknownSub := c.srv.table.lookup(args)
+	switch {
+	case spec == nil:
+		c.rejectUnknown(args)
+		return nil
+	case unknownSub:
+		c.Error(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0]))))
+		return nil
+	}
+	if spec.Parent == nil && !spec.isContainer() {
+		c.lastSpec = spec
+		c.lastName = append(c.lastName[:0], args[0]...)
+	}
+	return spec
+}
+
+// admit applies the checks that refuse a command before it is queued in a
+// transaction or run, in processCommand's order: arity, the protected
+// commands, authentication, cluster routing, the replica and min-replicas
+// rules, the RESP2 subscribe context, and — for a command about to be
+// queued — a busy script. Each check writes its own refusal. On the way it
+// computes the command's keys and their slots (c.keyBuf, c.slotBuf), and it
+// returns the replication role generation the replica rules saw:
+// enterExecution judges the command again if the role changed since.
+func (c *Client) admit(spec *CommandSpec, args [][]byte) (roleGen uint64, ok bool) {
+	if !spec.arityOK(len(args)) {
+		c.ErrArity(spec.fullName)
+		return 0, false
+	}
+	if spec.Flags&FlagProtected != 0 && !c.protectedAllowed(spec) {
+		return 0, false
+	}
+	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
+		c.Error("NOAUTH Authentication required.")
+		return 0, false
+	}
+	// Keys → slots, ascending (the lock order).
+	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
+	if c.srv.cluster != nil && !c.isMasterLink() && !c.routeCommand(spec, args) { // node/cluster_route.go
+		return 0, false
+	}
+	roleGen = c.srv.repl.roleGen.Load()
+	switch {
+	case !c.replicationAllows(spec): // replica / min-replicas (node/replication.go)
+	case !c.pubsubContextAllows(spec): // RESP2 subscribe context (node/cmd_pubsub.go)
+	case c.multi != nil && !spec.runsInMulti() && c.busyRejects(spec): // a script is busy (node/multi.go)
+	default:
+		return roleGen, true
+	}
+	return roleGen, false
+}
+
+// enterExecution waits out CLIENT PAUSE and the execution gate, judges the
+// command again if the replication role changed since admit, and locks its
+// slots on the client's database, where a cluster node checks its routing
+// again. It returns false when the command is refused on the way, having
+// answered it and released what it took; otherwise leaveExecution releases
+// it after execute.
+func (c *Client) enterExecution(spec *CommandSpec, args [][]byte, roleGen uint64) (*store.DB, bool) {
+	s := c.srv
 	s.pause.wait(spec)
 	// The execution gate: wait while an exclusive EXEC or a script runs,
 	// or answer -BUSY (node/multi.go).
 	if !c.enterRun(spec) {
-		acc.rejected++
-		return
+		return nil, false
 	}
 	if s.repl.roleGen.Load() != roleGen && !c.rejudgedAfterRoleChange(spec, args) {
 		c.leaveRun()
-		acc.rejected++
-		return
+		return nil, false
 	}
-
-	db := c.srv.ks.DB(int(c.dbIndex.Load()))
+	db := c.SelectedDB()
 	c.SetDB(db)
 	c.errored = false
 	db.LockSlots(c.slotBuf)
-	if c.srv.cluster != nil && len(c.slotBuf) > 0 && !c.isMasterLink() && (c.routeRecheck || c.srv.cluster.Slots().Load() != c.routeTable) &&
+	if s.cluster != nil && len(c.slotBuf) > 0 && !c.isMasterLink() && (c.routeRecheck || s.cluster.Slots().Load() != c.routeTable) &&
 		!c.routeCommandLocked(spec, args) {
 		// An open slot, or a slot table that changed since routing: the
 		// check under the lock decided against running here.
-		db.UnlockSlots(c.slotBuf)
-		c.SetDB(nil)
-		c.leaveRun()
-		acc.rejected++
-		return
+		c.leaveExecution(db)
+		return nil, false
 	}
+	return db, true
+}
+
+// leaveExecution releases what enterExecution took: the slot locks, the
+// database and the execution gate.
+func (c *Client) leaveExecution(db *store.DB) {
+	db.UnlockSlots(c.slotBuf)
+	c.SetDB(nil)
+	c.leaveRun()
+}
+
+// execute runs the handler and propagates the command's effects.
+func (c *Client) execute(spec *CommandSpec, args [][]byte, db *store.DB) {
 	masterLink := c.isMasterLink()
 	if masterLink {
 		// The master link acts on keys its master still has, expired here
@@ -186,11 +219,16 @@ func (c *Client) run(args [][]byte) {
 	if masterLink {
 		db.SeeExpired(c.slotBuf, false)
 	}
-	db.UnlockSlots(c.slotBuf)
-	c.SetDB(nil)
-	c.leaveRun()
-	// A blocking command that found nothing to serve waits here, holding no
-	// lock; the wait is not execution time (node/blocking.go).
+}
+
+// finishCall completes a command that ran: a blocking command that found
+// nothing to serve waits, then the call is counted (commandstats, latency,
+// slot stats, failed_calls, the slow log), and the clients blocked on keys
+// it made ready are served. start is the command's start (c.cmdStart when
+// run began).
+func (c *Client) finishCall(acc *cmdStatAcc, spec *CommandSpec, args [][]byte, start time.Duration) {
+	s := c.srv
+	// The wait holds no lock and is not execution time (node/blocking.go).
 	var blockedFor time.Duration
 	if c.bs.pending != nil {
 		c.flushStats() // counted before the client's earlier replies go out
@@ -216,90 +254,6 @@ func (c *Client) run(args [][]byte) {
 		c.serveReadyKeys()
 		c.leaveRun()
 	}
-}
-
-// cmdStatAcc gathers the statistics of a run of one command on one
-// connection (pipelines repeat a command). They reach the command's shared
-// counters when the connection runs another command, before it blocks and
-// before its replies are written: every reply a client can have seen has
-// its command counted (and INFO, another command, sees the counts of the
-// commands before it), at a fraction of the atomic operations — four per
-// command were a tenth of a pipelined GET.
-type cmdStatAcc struct {
-	spec                          *CommandSpec
-	calls, usec, rejected, failed int64
-	lat                           [latencyBucketCount]int64
-	latUsed                       uint32 // the buckets of lat that are not zero
-	outBytes                      int64  // reply bytes queued since the last flush (any command)
-}
-
-// observe counts one call of duration d in its latency bucket (the
-// buckets of latencyBuckets.observe).
-func (a *cmdStatAcc) observe(d time.Duration) {
-	i := latencyBucket(d)
-	a.lat[i]++
-	a.latUsed |= 1 << i
-}
-
-// statsFor returns the accumulator for spec, first publishing the one of
-// the previous command if it was another — or if this one is not a "fast"
-// command: INFO, LATENCY, CONFIG RESETSTAT and the like read or reset the
-// counters, and INFO after INFO counts the first one, as in Redis.
-func (c *Client) statsFor(spec *CommandSpec) *cmdStatAcc {
-	if c.stats.spec != spec || spec.Flags&FlagFast == 0 {
-		c.flushStats()
-		c.stats.spec = spec
-	}
-	return &c.stats
-}
-
-// flushStats adds the accumulated statistics to the command's shared
-// counters and the client's processed-commands total. Called by the
-// connection's goroutine.
-func (c *Client) flushStats() {
-	a := &c.stats
-	if a.outBytes != 0 {
-		c.outBytes.Add(a.outBytes)
-		a.outBytes = 0
-	}
-	if a.spec == nil {
-		return
-	}
-	sh := &a.spec.stats[c.id%statShards]
-	if a.calls != 0 {
-		sh.calls.Add(a.calls)
-		sh.usec.Add(a.usec)
-	}
-	if a.rejected != 0 {
-		sh.rejected.Add(a.rejected)
-	}
-	if a.failed != 0 {
-		sh.failed.Add(a.failed)
-	}
-	if n := a.calls + a.rejected; n != 0 {
-		c.cmdsProcessed.Add(n)
-	}
-	for m := a.latUsed; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros32(m)
-		sh.lat[i].Add(a.lat[i])
-		a.lat[i] = 0
-	}
-	// The spec stays: a command that flushes mid-run (before blocking)
-	// goes on counting into the same accumulator.
-	a.calls, a.usec, a.rejected, a.failed, a.latUsed = 0, 0, 0, 0, 0
-}
-
-// startBatch reads the clock for a batch of requests read together: the
-// time of the client's last interaction (Redis too stamps it once per
-// read) and the start of the batch's first command. Each later command of
-// the batch starts where the one before it ended, so a command costs one
-// clock read, not two (a clock read was a tenth of a pipelined GET's CPU).
-func (c *Client) startBatch() {
-	now := time.Now()
-	c.batchAt = now
-	c.batchStart = now.Sub(c.srv.start)
-	c.cmdStart = c.batchStart
-	c.lastInteraction.Store(now.UnixMilli())
 }
 
 // commandSlots returns the positions of the command's keys and their slots,
@@ -338,155 +292,4 @@ func (c *Client) callHandler(spec *CommandSpec, args [][]byte) {
 		}
 	}()
 	spec.Handler(&c.Ctx, args)
-}
-
-// rejectUnknown writes Redis 7.0's unknown-command error.
-func (c *Client) rejectUnknown(args [][]byte) {
-	var b strings.Builder
-	for _, a := range args[1:] {
-		if b.Len() >= 128 {
-			break
-		}
-		fmt.Fprintf(&b, "'%.*s' ", 128-b.Len(), a)
-	}
-	c.Error(fmt.Sprintf("ERR unknown command '%.128s', with args beginning with: %s", args[0], b.String()))
-}
-
-// protectedAllowed applies enable-debug-command / enable-module-command
-// (no | yes | local) and writes Redis's refusal when not allowed.
-func (c *Client) protectedAllowed(spec *CommandSpec) bool {
-	top := spec
-	if spec.Parent != nil {
-		top = spec.Parent
-	}
-	what, directive := "DEBUG", "enable-debug-command"
-	if top.Name == "module" {
-		what, directive = "MODULE", "enable-module-command"
-	}
-	switch c.srv.cfg.String(directive) {
-	case "yes":
-		return true
-	case "local":
-		if c.isLocal() {
-			return true
-		}
-	}
-	c.Error(fmt.Sprintf("ERR %s command not allowed. If the %s option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", what, directive))
-	return false
-}
-
-func (c *Client) isLocal() bool {
-	ta, ok := c.guard.Conn.RemoteAddr().(*net.TCPAddr)
-	return !ok || ta.IP.IsLoopback()
-}
-
-// noteError counts an error reply in INFO errorstats.
-func (c *Client) noteError(msg string) {
-	c.errored = true
-	s := c.srv
-	s.stats.totalErrorReplies.Add(1)
-	code := msg
-	if i := strings.IndexByte(msg[:min(len(msg), 32)], ' '); i > 0 {
-		code = msg[:i]
-	} else {
-		code = "ERR"
-	}
-	s.stats.countError(code)
-}
-
-// clientPause implements CLIENT PAUSE: while active, commands of the paused
-// class wait (WRITE: commands that may write; ALL: every command except
-// the ones clients need to unpause).
-type clientPause struct {
-	// active is set while a pause may be in force, so that every command
-	// does not take mu (one mutex shared by all connections) to learn that
-	// nothing is paused. It is set under mu before until; a command that
-	// reads it false started before the pause did, as in Redis.
-	active atomic.Bool
-	mu     sync.Mutex
-	until  time.Time
-	all    bool
-	wake   chan struct{} // closed when the pause ends or changes
-}
-
-// Pause starts or extends a pause.
-func (p *clientPause) Pause(d time.Duration, all bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	until := time.Now().Add(d)
-	p.active.Store(true)
-	if until.After(p.until) {
-		p.until = until
-	}
-	p.all = p.all || all
-	if p.wake == nil {
-		p.wake = make(chan struct{})
-	}
-}
-
-// Unpause ends the pause.
-func (p *clientPause) Unpause() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.endLocked()
-}
-
-// endLocked ends the pause and wakes the waiting clients; p.mu is held.
-func (p *clientPause) endLocked() {
-	p.until = time.Time{}
-	p.all = false
-	p.active.Store(false)
-	if p.wake != nil {
-		close(p.wake)
-		p.wake = nil
-	}
-}
-
-// wait blocks while spec is paused.
-func (p *clientPause) wait(spec *CommandSpec) {
-	if !p.active.Load() {
-		return
-	}
-	for {
-		p.mu.Lock()
-		if p.until.IsZero() {
-			p.mu.Unlock()
-			return
-		}
-		left := time.Until(p.until)
-		affected := p.all || spec.Flags&(FlagWrite|FlagMayReplicate) != 0
-		if spec.fullName == "client|unpause" || spec.fullName == "client|pause" {
-			affected = false
-		}
-		if left <= 0 {
-			p.endLocked() // expired: the first command to notice ends it
-			p.mu.Unlock()
-			return
-		}
-		wake := p.wake
-		p.mu.Unlock()
-		if !affected {
-			return
-		}
-		t := time.NewTimer(left)
-		select {
-		case <-wake:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-}
-
-// rejudgedAfterRoleChange judges again a command that passed the checks
-// before this node became a replica (it changes role with the gate closed,
-// so a running command finished first), in processCommand's order: in
-// cluster mode the new slot table redirects it first (a write paused by a
-// manual failover gets MOVED to the new master, as in Redis, not
-// READONLY), then the replica rules. It has answered the client when it
-// returns false.
-func (c *Client) rejudgedAfterRoleChange(spec *CommandSpec, args [][]byte) bool {
-	if c.srv.cluster != nil && !c.isMasterLink() && !c.routeCommand(spec, args) {
-		return false
-	}
-	return c.replicationAllows(spec)
 }

@@ -175,7 +175,7 @@ func cmdExec(c *Client, args [][]byte) {
 		defer release()
 	}
 	defer c.srv.tx.watch.unwatchAll(c)
-	db := c.srv.ks.DB(int(c.dbIndex.Load()))
+	db := c.SelectedDB()
 	locked, ok := c.transactionSlots(m.queue, db.ID())
 	if !ok || c.tx.exclusive {
 		c.execExclusive(m.queue)
@@ -269,7 +269,7 @@ func (c *Client) execExclusive(queue []queuedCommand) {
 // execUnlocked runs one command the way the dispatcher does — its slots
 // locked around the handler — for a client that holds the gate.
 func (c *Client) execUnlocked(qc queuedCommand) {
-	db := c.srv.ks.DB(int(c.dbIndex.Load()))
+	db := c.SelectedDB()
 	saved := c.slotBuf
 	_, sl := c.commandSlots(qc.spec, qc.args)
 	sl = slices.Clone(sl)
@@ -487,11 +487,17 @@ func (c *Client) rejectBusy(g *execGate, spec *CommandSpec) {
 	g.mu.Lock()
 	evl := g.busyEvl
 	g.mu.Unlock()
-	msg := "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
-	if evl {
-		msg = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	c.rejectCommand(spec, busyScriptError(evl))
+}
+
+// busyScriptError is Redis's -BUSY refusal while a script runs past
+// busy-reply-threshold: it names the command that can kill the script,
+// SCRIPT KILL for one run by EVAL, FUNCTION KILL for a function.
+func busyScriptError(eval bool) string {
+	if eval {
+		return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	}
-	c.rejectCommand(spec, msg)
+	return "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 }
 
 // rejectCommand answers a command refused before it runs. A refused EXEC

@@ -196,7 +196,7 @@ func (m masterStream) Apply(args [][]byte) {
 
 func (m masterStream) InTransaction() bool { return m.c.multi != nil }
 func (m masterStream) DB() int             { return int(m.c.dbIndex.Load()) }
-func (m masterStream) BeginBatch()         { m.c.startBatch() } // node/dispatch.go
+func (m masterStream) BeginBatch()         { m.c.startBatch() } // node/dispatch_stats.go
 func (m masterStream) EndBatch()           { m.c.flushStats() }
 
 // Close unregisters the master-link client.

@@ -896,7 +896,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		// Redis's xreadCommand refuses to block in a script.
 		return nil, "ERR " + spec.fullName + " command is not allowed with BLOCK option from scripts"
 	}
-	db := s.ks.DB(int(lc.dbIndex.Load()))
+	db := lc.SelectedDB()
 	keys, sl := lc.commandSlots(spec, argv)
 	if s.cluster != nil {
 		if msg := run.checkClusterKeys(spec, argv, keys); msg != "" {
@@ -1019,12 +1019,8 @@ func (c *Client) killScript(eval bool) {
 		c.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
 		return
 	}
-	if eval && !run.eval {
-		c.Error("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
-		return
-	}
-	if !eval && run.eval {
-		c.Error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
+	if eval != run.eval { // the other kind's KILL: the error names the right one
+		c.Error(busyScriptError(run.eval))
 		return
 	}
 	run.killed.Store(true)
