@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,12 @@ func startTestServer(t testing.TB, opts ...string) *Server {
 	// Its own directory: a SAVE, BGSAVE or shutdown save must not write
 	// dump.rdb into the package directory (a later --dir in opts wins).
 	args := append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()}, opts...)
+	// A cluster node on port 0 would put its bus on 0+10000: every such
+	// test server in the process would take port 10000. Give it a free one.
+	if slices.ContainsFunc(opts, func(o string) bool { return strings.EqualFold(o, "--cluster-enabled") }) &&
+		!slices.Contains(opts, "--cluster-port") {
+		args = append(args, "--cluster-port", strconv.Itoa(testharness.TCPPort(t)))
+	}
 	cfg, err := config.Load(args)
 	if err != nil {
 		t.Fatalf("config.Load(%q): %v", args, err)
