@@ -244,6 +244,7 @@ func (c *Client) execLocked(queue []queuedCommand, db *store.DB, locked []uint16
 		c.execQueued(qc, db)
 	}
 	c.inExec = false
+	c.errored = false // a queued command's error is its own failed call, not EXEC's (as Redis)
 	c.finishCapture(capture)
 }
 
@@ -263,6 +264,7 @@ func (c *Client) execExclusive(queue []queuedCommand) {
 		c.execUnlocked(qc)
 	}
 	c.inExec = false
+	c.errored = false // as in execLocked
 	c.finishCapture(capture)
 }
 

@@ -117,3 +117,21 @@ func splitBulkArray(reply string) []string {
 	}
 	return out
 }
+
+// A queued command that fails inside EXEC counts as a failed call of its
+// own; EXEC itself did not fail (Redis's "errorstats: failed call within
+// MULTI/EXEC").
+func TestExecQueuedErrorIsNotExecFailure(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	tc.do("CONFIG", "RESETSTAT")
+	tc.do("SET", "foo", "bar")
+	require.Equal(t, "+OK\r\n", tc.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", tc.do("SET", "foo", "bar"))
+	require.Equal(t, "+QUEUED\r\n", tc.do("INCR", "foo"))
+	require.Equal(t, "*2\r\n+OK\r\n-ERR value is not an integer or out of range\r\n", tc.do("EXEC"))
+	stats := tc.do("INFO", "commandstats")
+	require.Regexp(t, `cmdstat_exec:calls=1,[^\r]*,rejected_calls=0,failed_calls=0`, stats)
+	require.Regexp(t, `cmdstat_incr:calls=1,[^\r]*,rejected_calls=0,failed_calls=1`, stats)
+	require.Contains(t, tc.do("INFO", "errorstats"), "errorstat_ERR:count=1")
+}
