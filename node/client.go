@@ -47,7 +47,7 @@ type Client struct {
 	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
 	keyBuf        []int
-	lastSpec      *CommandSpec // the last top-level command looked up, and its name as sent
+	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
 	lastName      []byte
 	errored       bool            // the current command replied with an error
 	multi         *multiState     // open transaction (MULTI ... EXEC), nil if none
@@ -76,7 +76,7 @@ type Client struct {
 	// Read by other goroutines.
 	dbIndex         atomic.Int32
 	lastInteraction atomic.Int64 // unix ms
-	lastCmd         atomic.Pointer[CommandSpec]
+	lastCmd         atomic.Pointer[command.Spec]
 	blocked         atomic.Bool
 	noEvict         atomic.Bool
 	killed          atomic.Bool
@@ -167,7 +167,7 @@ func (c *Client) InfoLine() string {
 	now := time.Now()
 	cmd := "NULL"
 	if sp := c.lastCmd.Load(); sp != nil {
-		cmd = sp.fullName
+		cmd = sp.FullName()
 	}
 	flags := ""
 	switch c.kind() { // replicas and the master link, first as in Redis

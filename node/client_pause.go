@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // clientPause implements CLIENT PAUSE: while active, commands of the paused
@@ -55,7 +57,7 @@ func (p *clientPause) endLocked() {
 }
 
 // wait blocks while spec is paused.
-func (p *clientPause) wait(spec *CommandSpec) {
+func (p *clientPause) wait(spec *command.Spec) {
 	if !p.active.Load() {
 		return
 	}
@@ -66,8 +68,8 @@ func (p *clientPause) wait(spec *CommandSpec) {
 			return
 		}
 		left := time.Until(p.until)
-		affected := p.all || spec.Flags&(FlagWrite|FlagMayReplicate) != 0
-		if spec.fullName == "client|unpause" || spec.fullName == "client|pause" {
+		affected := p.all || spec.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0
+		if spec.FullName() == "client|unpause" || spec.FullName() == "client|pause" {
 			affected = false
 		}
 		if left <= 0 {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -58,13 +59,13 @@ type routeRequest struct {
 }
 
 // commandRoute describes one command for routing.
-func (c *Client) commandRoute(spec *CommandSpec, args [][]byte) routeRequest {
+func (c *Client) commandRoute(spec *command.Spec, args [][]byte) routeRequest {
 	return routeRequest{
 		write:   c.srv.commandWrites(spec, args),
-		asking:  c.asking || spec.Flags&FlagAsking != 0,
-		migrate: spec.fullName == "migrate",
+		asking:  c.asking || spec.Flags&command.FlagAsking != 0,
+		migrate: spec.FullName() == "migrate",
 		// the only pubsub commands with (not_key) key specs
-		pubsubShard: spec.Flags&FlagPubsub != 0 && len(spec.KeySpecs) > 0,
+		pubsubShard: spec.Flags&command.FlagPubsub != 0 && len(spec.KeySpecs) > 0,
 	}
 }
 
@@ -75,13 +76,13 @@ func (c *Client) commandRoute(spec *CommandSpec, args [][]byte) routeRequest {
 // redirects such a script to its master instead of refusing it; an EVAL
 // script without a shebang, an unknown script or function keep the
 // command's own flags.
-func (s *Server) commandWrites(spec *CommandSpec, args [][]byte) bool {
-	write := spec.Flags&FlagWrite != 0
+func (s *Server) commandWrites(spec *command.Spec, args [][]byte) bool {
+	write := spec.Flags&command.FlagWrite != 0
 	if len(args) < 2 {
 		return write
 	}
 	var flags scriptFlags
-	switch spec.fullName {
+	switch spec.FullName() {
 	case "eval", "eval_ro":
 		if sc := s.tx.scripts.lookup(sha1Hex(args[1])); sc != nil {
 			flags = sc.flags
@@ -274,7 +275,7 @@ func (s *Server) redirectText(r clusterRedirect, slot uint16, to *slots.Node) st
 // once it holds the slot's lock. A command being queued in MULTI is
 // checked completely here, under a lock of its own (Redis routes queued
 // commands too).
-func (c *Client) routeCommand(spec *CommandSpec, args [][]byte) bool {
+func (c *Client) routeCommand(spec *command.Spec, args [][]byte) bool {
 	c.routeRecheck = false
 	if len(c.slotBuf) == 0 {
 		return true
@@ -285,7 +286,7 @@ func (c *Client) routeCommand(spec *CommandSpec, args [][]byte) bool {
 	case routeHere:
 		return true
 	case routeCheckKeys:
-		if c.multi != nil && !spec.runsInMulti() {
+		if c.multi != nil && !runsInMulti(spec) {
 			db := c.srv.ks.DB(0)
 			db.Lock(slot)
 			r, slot, to = c.routeLocked(req, c.commandKeyArgs(args))
@@ -303,7 +304,7 @@ func (c *Client) routeCommand(spec *CommandSpec, args [][]byte) bool {
 }
 
 // routeCommandLocked is the second phase, with the command's slot locked.
-func (c *Client) routeCommandLocked(spec *CommandSpec, args [][]byte) bool {
+func (c *Client) routeCommandLocked(spec *command.Spec, args [][]byte) bool {
 	c.routeRecheck = false
 	r, slot, to := c.routeLocked(c.commandRoute(spec, args), c.commandKeyArgs(args))
 	if r == routeHere {
@@ -428,7 +429,7 @@ func (s *Server) redirectBlockedClients(t *slots.Table) {
 			return ""
 		}
 		if w.c.readonly && t.MyMaster != "" && owner.ID == t.MyMaster {
-			if spec := w.c.lastCmd.Load(); spec != nil && spec.Flags&FlagWrite == 0 {
+			if spec := w.c.lastCmd.Load(); spec != nil && spec.Flags&command.FlagWrite == 0 {
 				return ""
 			}
 		}

@@ -30,7 +30,7 @@ func TestEveryHelpListsOnlyAcceptedSubcommands(t *testing.T) {
 	tc := dialTest(t, s)
 	checked := 0
 	for _, spec := range s.table.all {
-		if !spec.isContainer() {
+		if !spec.IsContainer() {
 			continue
 		}
 		name := strings.ToUpper(spec.Name)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/gossip"
@@ -36,23 +37,23 @@ func clusterMigrateHandlers() map[string]HandlerFunc {
 
 // clusterExtensionMeta is the metadata of the CLUSTER subcommands shoal
 // adds to Redis 7.0's (newCommandTable attaches them to the container).
-func clusterExtensionMeta() []*CommandSpec {
-	return []*CommandSpec{
-		{Name: "migrateslots", Arity: -6, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading,
+func clusterExtensionMeta() []*command.Spec {
+	return []*command.Spec{
+		{Name: "migrateslots", Arity: -6, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
 			Doc: cmdDoc("Migrate slots to another node by atomic slot migration", "9.0.0", "cluster", "O(N) where N is the total number of slots given")},
-		{Name: "getslotmigrations", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading,
+		{Name: "getslotmigrations", Arity: 2, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
 			Tips: []string{"nondeterministic_output"},
 			Doc:  cmdDoc("Get the in-progress and recent atomic slot migrations", "9.0.0", "cluster", "O(N) where N is the number of jobs listed")},
-		{Name: "cancelslotmigrations", Arity: 2, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading,
+		{Name: "cancelslotmigrations", Arity: 2, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
 			Doc: cmdDoc("Cancel the atomic slot migrations started on this node", "9.0.0", "cluster", "O(N) where N is the number of jobs cancelled")},
-		{Name: "importslots", Arity: -4, Flags: FlagAdmin | FlagStale | FlagNoAsyncLoading,
+		{Name: "importslots", Arity: -4, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
 			Doc: cmdDoc("Internal command of atomic slot migration, sent by the source node", "9.0.0", "cluster", "Depends on the action")},
 	}
 }
 
 // withClusterExtensions adds shoal's CLUSTER subcommands to the metadata
 // (the command-table test compares only allCommandMeta with Redis 7.0).
-func withClusterExtensions(all []*CommandSpec) []*CommandSpec {
+func withClusterExtensions(all []*command.Spec) []*command.Spec {
 	for _, spec := range all {
 		if spec.Name == "cluster" {
 			for _, sub := range clusterExtensionMeta() {
@@ -278,7 +279,7 @@ func (n *migrationNode) EffectSlot(argv [][]byte) (int, bool) {
 	if spec == nil || unknownSub {
 		return -1, false
 	}
-	switch spec.fullName {
+	switch spec.FullName() {
 	case "flushall", "flushdb":
 		return -1, true
 	}

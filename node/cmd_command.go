@@ -71,7 +71,7 @@ func cmdCommandInfo(c *Client, args [][]byte) {
 
 // implementedSubcommands returns a container's subcommands that have a
 // handler, in name order.
-func implementedSubcommands(spec *CommandSpec) []*CommandSpec {
+func implementedSubcommands(spec *command.Spec) []*command.Spec {
 	subs := sortedSubcommands(spec)
 	out := subs[:0]
 	for _, sub := range subs {
@@ -84,24 +84,25 @@ func implementedSubcommands(spec *CommandSpec) []*CommandSpec {
 
 // commandInfo writes one COMMAND INFO entry: name, arity, flags, first key,
 // last key, key step, ACL categories, tips, key specs, subcommands.
-func (c *Client) commandInfo(spec *CommandSpec) {
+func (c *Client) commandInfo(spec *command.Spec) {
 	c.Array(10)
-	c.BulkString(spec.fullName)
+	c.BulkString(spec.FullName())
 	c.Int(int64(spec.Arity))
 	c.commandFlags(spec.Flags)
-	c.Int(int64(spec.firstKey))
-	c.Int(int64(spec.lastKey))
-	c.Int(int64(spec.keyStep))
+	first, last, step := spec.LegacyRange()
+	c.Int(int64(first))
+	c.Int(int64(last))
+	c.Int(int64(step))
 	n := 0
-	for _, cat := range aclCatNames {
-		if spec.ACL&cat.cat != 0 {
+	for _, cat := range command.ACLCatNames {
+		if spec.ACL&cat.Cat != 0 {
 			n++
 		}
 	}
 	c.Set(n)
-	for _, cat := range aclCatNames {
-		if spec.ACL&cat.cat != 0 {
-			c.Status("@" + cat.name)
+	for _, cat := range command.ACLCatNames {
+		if spec.ACL&cat.Cat != 0 {
+			c.Status("@" + cat.Name)
 		}
 	}
 	c.Set(len(spec.Tips))
@@ -112,7 +113,7 @@ func (c *Client) commandInfo(spec *CommandSpec) {
 	for i := range spec.KeySpecs {
 		c.keySpec(&spec.KeySpecs[i])
 	}
-	if !spec.isContainer() {
+	if !spec.IsContainer() {
 		c.Set(0)
 		return
 	}
@@ -124,39 +125,39 @@ func (c *Client) commandInfo(spec *CommandSpec) {
 }
 
 // commandFlags writes the flags COMMAND shows, in Redis's order.
-func (c *Client) commandFlags(f CmdFlag) {
+func (c *Client) commandFlags(f command.CmdFlag) {
 	n := 0
-	for _, fl := range cmdFlagNames {
-		if f&fl.flag != 0 {
+	for _, fl := range command.CmdFlagNames {
+		if f&fl.Flag != 0 {
 			n++
 		}
 	}
 	c.Set(n)
-	for _, fl := range cmdFlagNames {
-		if f&fl.flag != 0 {
-			c.Status(fl.name)
+	for _, fl := range command.CmdFlagNames {
+		if f&fl.Flag != 0 {
+			c.Status(fl.Name)
 		}
 	}
 }
 
 // keySpecFlags writes a key spec's flags, in Redis's order.
-func (c *Client) keySpecFlags(f KeySpecFlag) {
+func (c *Client) keySpecFlags(f command.KeySpecFlag) {
 	n := 0
-	for _, fl := range keySpecFlagNames {
-		if f&fl.flag != 0 {
+	for _, fl := range command.KeySpecFlagNames {
+		if f&fl.Flag != 0 {
 			n++
 		}
 	}
 	c.Set(n)
-	for _, fl := range keySpecFlagNames {
-		if f&fl.flag != 0 {
-			c.Status(fl.name)
+	for _, fl := range command.KeySpecFlagNames {
+		if f&fl.Flag != 0 {
+			c.Status(fl.Name)
 		}
 	}
 }
 
 // keySpec writes one key specification map (addReplyCommandKeySpecs).
-func (c *Client) keySpec(ks *KeySpec) {
+func (c *Client) keySpec(ks *command.KeySpec) {
 	n := 3
 	if ks.Notes != "" {
 		n++
@@ -173,13 +174,13 @@ func (c *Client) keySpec(ks *KeySpec) {
 	c.Map(2)
 	c.BulkString("type")
 	switch ks.BeginSearch {
-	case BeginIndex:
+	case command.BeginIndex:
 		c.BulkString("index")
 		c.BulkString("spec")
 		c.Map(1)
 		c.BulkString("index")
 		c.Int(int64(ks.Index))
-	case BeginKeyword:
+	case command.BeginKeyword:
 		c.BulkString("keyword")
 		c.BulkString("spec")
 		c.Map(2)
@@ -197,7 +198,7 @@ func (c *Client) keySpec(ks *KeySpec) {
 	c.Map(2)
 	c.BulkString("type")
 	switch ks.FindKeys {
-	case FindRange:
+	case command.FindRange:
 		c.BulkString("range")
 		c.BulkString("spec")
 		c.Map(3)
@@ -207,7 +208,7 @@ func (c *Client) keySpec(ks *KeySpec) {
 		c.Int(int64(ks.KeyStep))
 		c.BulkString("limit")
 		c.Int(int64(ks.Limit))
-	case FindKeynum:
+	case command.FindKeynum:
 		c.BulkString("keynum")
 		c.BulkString("spec")
 		c.Map(3)
@@ -229,12 +230,12 @@ func cmdCommandDocs(c *Client, args [][]byte) {
 		all := c.srv.table.all
 		c.Map(len(all))
 		for _, spec := range all {
-			c.BulkString(spec.fullName)
+			c.BulkString(spec.FullName())
 			c.commandDocs(spec)
 		}
 		return
 	}
-	var found []*CommandSpec
+	var found []*command.Spec
 	for _, name := range args[2:] {
 		if spec := c.srv.table.lookupName(string(name)); spec != nil {
 			found = append(found, spec)
@@ -242,18 +243,18 @@ func cmdCommandDocs(c *Client, args [][]byte) {
 	}
 	c.Map(len(found))
 	for _, spec := range found {
-		c.BulkString(spec.fullName)
+		c.BulkString(spec.FullName())
 		c.commandDocs(spec)
 	}
 }
 
 // commandDocs writes one COMMAND DOCS map. shoal's metadata has no argument
 // descriptions or history, so those fields are absent.
-func (c *Client) commandDocs(spec *CommandSpec) {
+func (c *Client) commandDocs(spec *command.Spec) {
 	d := &spec.Doc
 	n := 1 // group
 	for _, present := range []bool{d.Summary != "", d.Since != "", d.Complexity != "",
-		len(d.DocFlags) > 0, d.DeprecatedSince != "", d.ReplacedBy != "", spec.isContainer()} {
+		len(d.DocFlags) > 0, d.DeprecatedSince != "", d.ReplacedBy != "", spec.IsContainer()} {
 		if present {
 			n++
 		}
@@ -288,12 +289,12 @@ func (c *Client) commandDocs(spec *CommandSpec) {
 		c.BulkString("replaced_by")
 		c.BulkString(d.ReplacedBy)
 	}
-	if spec.isContainer() {
+	if spec.IsContainer() {
 		subs := implementedSubcommands(spec)
 		c.BulkString("subcommands")
 		c.Map(len(subs))
 		for _, sub := range subs {
-			c.BulkString(sub.fullName)
+			c.BulkString(sub.FullName())
 			c.commandDocs(sub)
 		}
 	}
@@ -303,17 +304,17 @@ func (c *Client) commandDocs(spec *CommandSpec) {
 type commandListFilter struct {
 	kind string // "", "module", "aclcat", "pattern"
 	arg  string
-	cat  ACLCat
+	cat  command.ACLCat
 }
 
-func (f *commandListFilter) keep(spec *CommandSpec) bool {
+func (f *commandListFilter) keep(spec *command.Spec) bool {
 	switch f.kind {
 	case "module":
 		return false // no module commands exist
 	case "aclcat":
 		return f.cat != 0 && spec.ACL&f.cat != 0
 	case "pattern":
-		return glob.Match(f.arg, spec.fullName, true)
+		return glob.Match(f.arg, spec.FullName(), true)
 	}
 	return true
 }
@@ -334,9 +335,9 @@ func cmdCommandList(c *Client, args [][]byte) {
 		}
 		f.kind, f.arg = kind, string(args[i+2])
 		if kind == "aclcat" {
-			for _, cat := range aclCatNames {
-				if strings.EqualFold(cat.name, f.arg) {
-					f.cat = cat.cat
+			for _, cat := range command.ACLCatNames {
+				if strings.EqualFold(cat.Name, f.arg) {
+					f.cat = cat.Cat
 				}
 			}
 		}
@@ -345,31 +346,17 @@ func cmdCommandList(c *Client, args [][]byte) {
 	var names []string
 	for _, spec := range c.srv.table.all {
 		if f.keep(spec) {
-			names = append(names, spec.fullName)
+			names = append(names, spec.FullName())
 		}
-		if spec.isContainer() {
+		if spec.IsContainer() {
 			for _, sub := range implementedSubcommands(spec) {
 				if f.keep(sub) {
-					names = append(names, sub.fullName)
+					names = append(names, sub.FullName())
 				}
 			}
 		}
 	}
 	c.StringArray(names)
-}
-
-// hasKeyArguments mirrors doesCommandHaveKeys: a key procedure, or a key
-// spec that is not marked not_key.
-func (spec *CommandSpec) hasKeyArguments() bool {
-	if spec.GetKeys != nil {
-		return true
-	}
-	for _, ks := range spec.KeySpecs {
-		if ks.Flags&KeyNotKey == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // cmdCommandGetKeys implements COMMAND GETKEYS and GETKEYSANDFLAGS with the
@@ -381,23 +368,23 @@ func cmdCommandGetKeys(c *Client, args [][]byte, withFlags bool) {
 	case spec == nil || unknownSub:
 		c.Error("ERR Invalid command specified")
 		return
-	case !spec.hasKeyArguments():
+	case !spec.HasKeyArguments():
 		c.Error("ERR The command has no key arguments")
 		return
-	case !spec.arityOK(len(cmdArgs)):
+	case !spec.ArityOK(len(cmdArgs)):
 		c.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
 	keys, err := commandKeys(spec, cmdArgs, nil)
 	if err != nil || len(keys) == 0 {
-		if spec.Flags&FlagNoMandatoryKeys != 0 {
+		if spec.Flags&command.FlagNoMandatoryKeys != 0 {
 			c.Array(0)
 		} else {
 			c.Error("ERR Invalid arguments specified for command")
 		}
 		return
 	}
-	var flags []KeySpecFlag
+	var flags []command.KeySpecFlag
 	if withFlags {
 		flags = keyFlags(spec, cmdArgs, keys)
 	}
@@ -418,15 +405,15 @@ func cmdCommandGetKeys(c *Client, args [][]byte, withFlags bool) {
 // finds (a key procedure's) takes the flags the procedure gives it
 // (GetKeyFlags: SORT's STORE destination is OW update), else the first
 // spec's.
-func keyFlags(spec *CommandSpec, args [][]byte, keys []int) []KeySpecFlag {
+func keyFlags(spec *command.Spec, args [][]byte, keys []int) []command.KeySpecFlag {
 	if f, ok := variableKeyFlags(spec, args); ok {
-		out := make([]KeySpecFlag, len(keys))
+		out := make([]command.KeySpecFlag, len(keys))
 		for i := range out {
 			out[i] = f
 		}
 		return out
 	}
-	byPos := map[int]KeySpecFlag{}
+	byPos := map[int]command.KeySpecFlag{}
 	for i := range spec.KeySpecs {
 		one := *spec
 		one.GetKeys = nil
@@ -441,7 +428,7 @@ func keyFlags(spec *CommandSpec, args [][]byte, keys []int) []KeySpecFlag {
 			}
 		}
 	}
-	out := make([]KeySpecFlag, len(keys))
+	out := make([]command.KeySpecFlag, len(keys))
 	for i, p := range keys {
 		f, ok := byPos[p]
 		switch {
@@ -460,15 +447,15 @@ func keyFlags(spec *CommandSpec, args [][]byte, keys []int) []KeySpecFlag {
 // variable_flags, which depend on the arguments (Redis's setGetKeys and
 // bitfieldGetKeys): SET reads its key only with GET, BITFIELD writes it
 // unless every operation is a GET.
-func variableKeyFlags(spec *CommandSpec, args [][]byte) (KeySpecFlag, bool) {
-	switch spec.fullName {
+func variableKeyFlags(spec *command.Spec, args [][]byte) (command.KeySpecFlag, bool) {
+	switch spec.FullName() {
 	case "set":
 		for _, a := range args[min(3, len(args)):] {
 			if command.ArgEquals(a, "get") {
-				return KeyRW | KeyAccess | KeyUpdate, true
+				return command.KeyRW | command.KeyAccess | command.KeyUpdate, true
 			}
 		}
-		return KeyOW | KeyUpdate, true
+		return command.KeyOW | command.KeyUpdate, true
 	case "bitfield":
 		readonly := true
 		for i := 2; i < len(args); i++ {
@@ -488,9 +475,9 @@ func variableKeyFlags(spec *CommandSpec, args [][]byte) (KeySpecFlag, bool) {
 			}
 		}
 		if readonly {
-			return KeyRO | KeyAccess, true
+			return command.KeyRO | command.KeyAccess, true
 		}
-		return KeyRW | KeyAccess | KeyUpdate, true
+		return command.KeyRW | command.KeyAccess | command.KeyUpdate, true
 	}
 	return 0, false
 }

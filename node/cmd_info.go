@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // INFO: Redis 7.0.15's sections, field names and field order, with shoal's
@@ -599,8 +601,8 @@ func (s *Server) infoCommandStats(w *infoWriter) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	line := func(spec *CommandSpec) {
-		cc := spec.counters()
+	line := func(spec *command.Spec) {
+		cc := s.table.counters(spec)
 		if cc.Calls == 0 && cc.Failed == 0 && cc.Rejected == 0 {
 			return
 		}
@@ -608,7 +610,7 @@ func (s *Server) infoCommandStats(w *infoWriter) {
 		if cc.Calls > 0 {
 			perCall = float64(cc.Usec) / float64(cc.Calls)
 		}
-		w.str("cmdstat_"+safeInfoString(spec.fullName), fmt.Sprintf(
+		w.str("cmdstat_"+safeInfoString(spec.FullName()), fmt.Sprintf(
 			"calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
 			cc.Calls, cc.Usec, perCall, cc.Rejected, cc.Failed))
 	}
@@ -622,12 +624,12 @@ func (s *Server) infoCommandStats(w *infoWriter) {
 }
 
 // sortedSubcommands returns a container's subcommands in name order.
-func sortedSubcommands(spec *CommandSpec) []*CommandSpec {
-	subs := make([]*CommandSpec, 0, len(spec.Subcommands))
+func sortedSubcommands(spec *command.Spec) []*command.Spec {
+	subs := make([]*command.Spec, 0, len(spec.Subcommands))
 	for _, sub := range spec.Subcommands {
 		subs = append(subs, sub)
 	}
-	slices.SortFunc(subs, func(a, b *CommandSpec) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(subs, func(a, b *command.Spec) int { return strings.Compare(a.Name, b.Name) })
 	return subs
 }
 
@@ -644,9 +646,9 @@ func (s *Server) resetServerStats() {
 	st.unexpectedErrors.Store(0)
 	st.resetErrors()
 	for _, spec := range s.table.byName {
-		spec.resetCounters()
+		s.table.resetCounters(spec)
 		for _, sub := range spec.Subcommands {
-			sub.resetCounters()
+			s.table.resetCounters(sub)
 		}
 	}
 	s.ks.ResetStats()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/glob"
 )
 
@@ -127,7 +128,7 @@ func cmdPubsubNumpat(c *Client, args [][]byte) {
 // pubsubContextAllows applies Redis's RESP2 subscribe context: a
 // subscribed RESP2 client may only run (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE,
 // PING, QUIT and RESET. RESP3 clients run anything (messages are pushes).
-func (c *Client) pubsubContextAllows(spec *CommandSpec) bool {
+func (c *Client) pubsubContextAllows(spec *command.Spec) bool {
 	if c.ps.push == nil || c.Proto != 2 || !c.subscribed() { // the first test: never subscribed
 		return true
 	}
@@ -139,7 +140,7 @@ func (c *Client) pubsubContextAllows(spec *CommandSpec) bool {
 	case "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "quit", "reset":
 		return true
 	}
-	c.Error(fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", spec.fullName))
+	c.Error(fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", spec.FullName()))
 	return false
 }
 
@@ -148,7 +149,7 @@ func (c *Client) pubsubContextAllows(spec *CommandSpec) bool {
 // (COMMAND GETKEYS does not list them), yet a cluster routes them by the
 // channel's slot as keys (Redis's getNodeByQuery goes through the legacy
 // first/last/step range, which includes them).
-func shardChannelPositions(spec *CommandSpec, args [][]byte, dst []int) []int {
+func shardChannelPositions(spec *command.Spec, args [][]byte, dst []int) []int {
 	last := len(args) - 1
 	if spec.Name == "spublish" { // SPUBLISH channel message
 		last = min(last, 1)

@@ -33,11 +33,11 @@ func sortGetKeys(args [][]byte) ([]int, error) {
 
 // sortKeyFlags: the sorted key is read, the STORE destination overwritten
 // (Redis's sortGetKeys: CMD_KEY_RO|CMD_KEY_ACCESS, CMD_KEY_OW|CMD_KEY_UPDATE).
-func sortKeyFlags(_ [][]byte, pos int) KeySpecFlag {
+func sortKeyFlags(_ [][]byte, pos int) command.KeySpecFlag {
 	if pos == 1 {
-		return KeyRO | KeyAccess
+		return command.KeyRO | command.KeyAccess
 	}
-	return KeyOW | KeyUpdate
+	return command.KeyOW | command.KeyUpdate
 }
 
 // sortROGetKeys: SORT_RO has no destination.

@@ -1,6 +1,8 @@
 package node
 
-// The command metadata table: one CommandSpec per Redis 7.0 command, grouped
+import "github.com/shoal-db/shoal/command"
+
+// The command metadata table: one command.Spec per Redis 7.0 command, grouped
 // by Redis command group in commandmeta_<group>.go. It transcribes what a live
 // Redis 7.0.15 reports through COMMAND INFO and COMMAND DOCS, and
 // commandmeta_test.go checks it against a real redis-server.
@@ -17,9 +19,9 @@ package node
 //     zdiff zdiffstore zinter zintercard zinterstore zmpop zunion zunionstore
 //     (each is also marked "COMMAND shows movablekeys" where it is defined).
 //   - Two flags Redis 7.0 has but hides from COMMAND are recorded too, as
-//     observed on the live server: FlagMayReplicate (EVAL, EVALSHA, FCALL,
+//     observed on the live server: command.FlagMayReplicate (EVAL, EVALSHA, FCALL,
 //     PFCOUNT, PUBLISH, SPUBLISH: held by CLIENT PAUSE WRITE though not write
-//     commands) and FlagProtected (DEBUG, MODULE LOAD/LOADEX/UNLOAD: refused
+//     commands) and command.FlagProtected (DEBUG, MODULE LOAD/LOADEX/UNLOAD: refused
 //     unless enable-debug-command / enable-module-command allows them).
 //   - ACL holds only the explicit categories. The implicit ones are added
 //     later, by Redis's rule: write → @write; readonly (unless @scripting) →
@@ -28,8 +30,8 @@ package node
 //   - Handler, Parent, GetKeys and the derived fields are left zero here.
 
 // allCommandMeta returns freshly allocated specs for every command.
-func allCommandMeta() []*CommandSpec {
-	groups := [][]*CommandSpec{
+func allCommandMeta() []*command.Spec {
+	groups := [][]*command.Spec{
 		metaBitmap(), metaCluster(), metaConnection(), metaGeneric(), metaGeo(),
 		metaHash(), metaHyperLogLog(), metaList(), metaPubsub(), metaScripting(),
 		metaServer(), metaSet(), metaSortedSet(), metaStream(), metaString(),
@@ -39,7 +41,7 @@ func allCommandMeta() []*CommandSpec {
 	for _, g := range groups {
 		n += len(g)
 	}
-	all := make([]*CommandSpec, 0, n)
+	all := make([]*command.Spec, 0, n)
 	for _, g := range groups {
 		all = append(all, g...)
 	}
@@ -47,8 +49,8 @@ func allCommandMeta() []*CommandSpec {
 }
 
 // subcommandMap indexes a container's subcommands by name.
-func subcommandMap(subs []*CommandSpec) map[string]*CommandSpec {
-	m := make(map[string]*CommandSpec, len(subs))
+func subcommandMap(subs []*command.Spec) map[string]*command.Spec {
+	m := make(map[string]*command.Spec, len(subs))
 	for _, s := range subs {
 		m[s.Name] = s
 	}
@@ -56,58 +58,58 @@ func subcommandMap(subs []*CommandSpec) map[string]*CommandSpec {
 }
 
 // cmdDoc is the COMMAND DOCS summary, since, group and complexity.
-func cmdDoc(summary, since, group, complexity string) CommandDoc {
-	return CommandDoc{Summary: summary, Since: since, Group: group, Complexity: complexity}
+func cmdDoc(summary, since, group, complexity string) command.Doc {
+	return command.Doc{Summary: summary, Since: since, Group: group, Complexity: complexity}
 }
 
 // deprecatedDoc marks d deprecated since the given version, naming the replacement.
-func deprecatedDoc(d CommandDoc, since, replacedBy string) CommandDoc {
+func deprecatedDoc(d command.Doc, since, replacedBy string) command.Doc {
 	d.DeprecatedSince, d.ReplacedBy = since, replacedBy
 	d.DocFlags = append(d.DocFlags, "deprecated")
 	return d
 }
 
 // syscmdDoc marks d as a system command (not meant to be called by users).
-func syscmdDoc(d CommandDoc) CommandDoc {
+func syscmdDoc(d command.Doc) command.Doc {
 	d.DocFlags = append(d.DocFlags, "syscmd")
 	return d
 }
 
 // ksIndexRange: the first key is argv[index]; lastKey is relative to it (-1 =
 // the last argument), keys are step apart, limit as in Redis.
-func ksIndexRange(flags KeySpecFlag, index, lastKey, step, limit int) KeySpec {
-	return KeySpec{Flags: flags, BeginSearch: BeginIndex, Index: index,
-		FindKeys: FindRange, LastKey: lastKey, KeyStep: step, Limit: limit}
+func ksIndexRange(flags command.KeySpecFlag, index, lastKey, step, limit int) command.KeySpec {
+	return command.KeySpec{Flags: flags, BeginSearch: command.BeginIndex, Index: index,
+		FindKeys: command.FindRange, LastKey: lastKey, KeyStep: step, Limit: limit}
 }
 
 // ksIndexKeynum: starting at argv[index], the key count is at keynumIdx and the
 // keys start at firstKey (both relative), step apart.
-func ksIndexKeynum(flags KeySpecFlag, index, keynumIdx, firstKey, step int) KeySpec {
-	return KeySpec{Flags: flags, BeginSearch: BeginIndex, Index: index,
-		FindKeys: FindKeynum, KeynumIdx: keynumIdx, FirstKey: firstKey, KeyStep: step}
+func ksIndexKeynum(flags command.KeySpecFlag, index, keynumIdx, firstKey, step int) command.KeySpec {
+	return command.KeySpec{Flags: flags, BeginSearch: command.BeginIndex, Index: index,
+		FindKeys: command.FindKeynum, KeynumIdx: keynumIdx, FirstKey: firstKey, KeyStep: step}
 }
 
 // ksKeywordRange: the keys follow keyword, searched from startFrom (negative =
 // backwards from the end); then as ksIndexRange.
-func ksKeywordRange(flags KeySpecFlag, keyword string, startFrom, lastKey, step, limit int) KeySpec {
-	return KeySpec{Flags: flags, BeginSearch: BeginKeyword, Keyword: keyword, StartFrom: startFrom,
-		FindKeys: FindRange, LastKey: lastKey, KeyStep: step, Limit: limit}
+func ksKeywordRange(flags command.KeySpecFlag, keyword string, startFrom, lastKey, step, limit int) command.KeySpec {
+	return command.KeySpec{Flags: flags, BeginSearch: command.BeginKeyword, Keyword: keyword, StartFrom: startFrom,
+		FindKeys: command.FindRange, LastKey: lastKey, KeyStep: step, Limit: limit}
 }
 
 // ksKeywordKeynum: the keys follow keyword, searched from startFrom; then as
 // ksIndexKeynum.
-func ksKeywordKeynum(flags KeySpecFlag, keyword string, startFrom, keynumIdx, firstKey, step int) KeySpec {
-	return KeySpec{Flags: flags, BeginSearch: BeginKeyword, Keyword: keyword, StartFrom: startFrom,
-		FindKeys: FindKeynum, KeynumIdx: keynumIdx, FirstKey: firstKey, KeyStep: step}
+func ksKeywordKeynum(flags command.KeySpecFlag, keyword string, startFrom, keynumIdx, firstKey, step int) command.KeySpec {
+	return command.KeySpec{Flags: flags, BeginSearch: command.BeginKeyword, Keyword: keyword, StartFrom: startFrom,
+		FindKeys: command.FindKeynum, KeynumIdx: keynumIdx, FirstKey: firstKey, KeyStep: step}
 }
 
 // ksUnknown: keys the spec cannot locate (begin_search and find_keys "unknown").
-func ksUnknown(flags KeySpecFlag) KeySpec {
-	return KeySpec{Flags: flags, BeginSearch: BeginUnknown, FindKeys: FindUnknown}
+func ksUnknown(flags command.KeySpecFlag) command.KeySpec {
+	return command.KeySpec{Flags: flags, BeginSearch: command.BeginUnknown, FindKeys: command.FindUnknown}
 }
 
 // ksNote attaches Redis's notes to a key spec.
-func ksNote(notes string, ks KeySpec) KeySpec {
+func ksNote(notes string, ks command.KeySpec) command.KeySpec {
 	ks.Notes = notes
 	return ks
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/internal/testharness"
 )
 
@@ -128,43 +129,43 @@ func metaStartRedis(t *testing.T) string {
 }
 
 // metaWithImplicitACL adds the categories Redis 7.0 derives from the flags.
-func metaWithImplicitACL(flags CmdFlag, acl ACLCat) ACLCat {
-	if flags&FlagWrite != 0 {
-		acl |= CatWrite
+func metaWithImplicitACL(flags command.CmdFlag, acl command.ACLCat) command.ACLCat {
+	if flags&command.FlagWrite != 0 {
+		acl |= command.CatWrite
 	}
-	if flags&FlagReadonly != 0 && acl&CatScripting == 0 {
-		acl |= CatRead
+	if flags&command.FlagReadonly != 0 && acl&command.CatScripting == 0 {
+		acl |= command.CatRead
 	}
-	if flags&FlagAdmin != 0 {
-		acl |= CatAdmin | CatDangerous
+	if flags&command.FlagAdmin != 0 {
+		acl |= command.CatAdmin | command.CatDangerous
 	}
-	if flags&FlagPubsub != 0 {
-		acl |= CatPubsub
+	if flags&command.FlagPubsub != 0 {
+		acl |= command.CatPubsub
 	}
-	if flags&FlagFast != 0 {
-		acl |= CatFast
+	if flags&command.FlagFast != 0 {
+		acl |= command.CatFast
 	}
-	if flags&FlagBlocking != 0 {
-		acl |= CatBlocking
+	if flags&command.FlagBlocking != 0 {
+		acl |= command.CatBlocking
 	}
-	if acl&CatFast == 0 {
-		acl |= CatSlow
+	if acl&command.CatFast == 0 {
+		acl |= command.CatSlow
 	}
 	return acl
 }
 
 // metaTable flattens allCommandMeta into "name" / "container|sub" entries.
-func metaTable(t *testing.T) map[string]*CommandSpec {
+func metaTable(t *testing.T) map[string]*command.Spec {
 	t.Helper()
-	table := map[string]*CommandSpec{}
-	add := func(full string, s *CommandSpec) {
+	table := map[string]*command.Spec{}
+	add := func(full string, s *command.Spec) {
 		if s.Name != strings.ToLower(s.Name) || strings.Contains(s.Name, "|") {
 			t.Errorf("%s: bad Name %q", full, s.Name)
 		}
 		if s.Handler != nil || s.Parent != nil || s.GetKeys != nil {
 			t.Errorf("%s: Handler, Parent and GetKeys must be left nil", full)
 		}
-		if s.Flags&FlagMovableKeys != 0 {
+		if s.Flags&command.FlagMovableKeys != 0 {
 			t.Errorf("%s: movablekeys is derived, it must not be set in the table", full)
 		}
 		if _, dup := table[full]; dup {
@@ -187,31 +188,31 @@ func metaTable(t *testing.T) map[string]*CommandSpec {
 	return table
 }
 
-func metaFlagNames(f CmdFlag) []string {
+func metaFlagNames(f command.CmdFlag) []string {
 	out := []string{}
-	for _, fn := range cmdFlagNames {
-		if f&fn.flag != 0 {
-			out = append(out, fn.name)
+	for _, fn := range command.CmdFlagNames {
+		if f&fn.Flag != 0 {
+			out = append(out, fn.Name)
 		}
 	}
 	return out
 }
 
-func metaCatNames(c ACLCat) []string {
+func metaCatNames(c command.ACLCat) []string {
 	out := []string{}
-	for _, cn := range aclCatNames {
-		if c&cn.cat != 0 {
-			out = append(out, "@"+cn.name)
+	for _, cn := range command.ACLCatNames {
+		if c&cn.Cat != 0 {
+			out = append(out, "@"+cn.Name)
 		}
 	}
 	return out
 }
 
-func metaKeySpecFlagNames(f KeySpecFlag) []string {
+func metaKeySpecFlagNames(f command.KeySpecFlag) []string {
 	out := []string{}
-	for _, kn := range keySpecFlagNames {
-		if f&kn.flag != 0 {
-			out = append(out, kn.name)
+	for _, kn := range command.KeySpecFlagNames {
+		if f&kn.Flag != 0 {
+			out = append(out, kn.Name)
 		}
 	}
 	return out
@@ -224,15 +225,15 @@ func metaSorted(s []string) []string {
 }
 
 // metaParseKeySpec converts one key spec of COMMAND INFO into our type.
-func metaParseKeySpec(v testharness.Reply) (KeySpec, error) {
+func metaParseKeySpec(v testharness.Reply) (command.KeySpec, error) {
 	m := metaMap(v)
-	var ks KeySpec
+	var ks command.KeySpec
 	ks.Notes = m["notes"].Str
 	for _, f := range metaStrings(m["flags"]) {
 		found := false
-		for _, kn := range keySpecFlagNames {
-			if kn.name == f {
-				ks.Flags |= kn.flag
+		for _, kn := range command.KeySpecFlagNames {
+			if kn.Name == f {
+				ks.Flags |= kn.Flag
 				found = true
 			}
 		}
@@ -244,11 +245,11 @@ func metaParseKeySpec(v testharness.Reply) (KeySpec, error) {
 	bspec := metaMap(bs["spec"])
 	switch bs["type"].Str {
 	case "index":
-		ks.BeginSearch, ks.Index = BeginIndex, metaInt(bspec["index"])
+		ks.BeginSearch, ks.Index = command.BeginIndex, metaInt(bspec["index"])
 	case "keyword":
-		ks.BeginSearch, ks.Keyword, ks.StartFrom = BeginKeyword, bspec["keyword"].Str, metaInt(bspec["startfrom"])
+		ks.BeginSearch, ks.Keyword, ks.StartFrom = command.BeginKeyword, bspec["keyword"].Str, metaInt(bspec["startfrom"])
 	case "unknown":
-		ks.BeginSearch = BeginUnknown
+		ks.BeginSearch = command.BeginUnknown
 	default:
 		return ks, fmt.Errorf("unknown begin_search type %q", bs["type"].Str)
 	}
@@ -256,13 +257,13 @@ func metaParseKeySpec(v testharness.Reply) (KeySpec, error) {
 	fspec := metaMap(fk["spec"])
 	switch fk["type"].Str {
 	case "range":
-		ks.FindKeys = FindRange
+		ks.FindKeys = command.FindRange
 		ks.LastKey, ks.KeyStep, ks.Limit = metaInt(fspec["lastkey"]), metaInt(fspec["keystep"]), metaInt(fspec["limit"])
 	case "keynum":
-		ks.FindKeys = FindKeynum
+		ks.FindKeys = command.FindKeynum
 		ks.KeynumIdx, ks.FirstKey, ks.KeyStep = metaInt(fspec["keynumidx"]), metaInt(fspec["firstkey"]), metaInt(fspec["keystep"])
 	case "unknown":
-		ks.FindKeys = FindUnknown
+		ks.FindKeys = command.FindUnknown
 	default:
 		return ks, fmt.Errorf("unknown find_keys type %q", fk["type"].Str)
 	}
@@ -351,7 +352,7 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 				redisFlags = append(redisFlags, f)
 			}
 		}
-		ourFlags := metaFlagNames(spec.Flags &^ (FlagMayReplicate | FlagProtected))
+		ourFlags := metaFlagNames(spec.Flags &^ (command.FlagMayReplicate | command.FlagProtected))
 		if got, want := metaSorted(ourFlags), metaSorted(redisFlags); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: flags %v, Redis %v", name, got, want)
 		}
@@ -365,7 +366,7 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 			t.Errorf("%s: tips %q, Redis %q", name, got, want)
 		}
 
-		var redisKS []KeySpec
+		var redisKS []command.KeySpec
 		for i, kv := range ri.Elems[8].Elems {
 			ks, err := metaParseKeySpec(kv)
 			if err != nil {
@@ -385,7 +386,7 @@ func TestCommandMetaMatchesRedis(t *testing.T) {
 		}
 
 		rd := redisDocs[name]
-		want := CommandDoc{
+		want := command.Doc{
 			Summary: rd["summary"].Str, Since: rd["since"].Str, Group: rd["group"].Str,
 			Complexity: rd["complexity"].Str, DeprecatedSince: rd["deprecated_since"].Str,
 			ReplacedBy: rd["replaced_by"].Str,
@@ -462,7 +463,7 @@ func TestCommandMetaHiddenFlags(t *testing.T) {
 
 // metaProbeHidden sends one command with dummy arguments and reports a
 // mismatch between its reception and its write/may_replicate/protected flags.
-func metaProbeHidden(addr, name string, spec *CommandSpec) string {
+func metaProbeHidden(addr, name string, spec *command.Spec) string {
 	args := strings.Split(name, "|")
 	n := spec.Arity
 	if n < 0 {
@@ -471,7 +472,7 @@ func metaProbeHidden(addr, name string, spec *CommandSpec) string {
 	for len(args) < n {
 		args = append(args, "x")
 	}
-	held := spec.Flags&(FlagWrite|FlagMayReplicate) != 0
+	held := spec.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0
 	wait := 5 * time.Second
 	if held {
 		wait = 500 * time.Millisecond
@@ -489,15 +490,15 @@ func metaProbeHidden(addr, name string, spec *CommandSpec) string {
 	}
 	refused := err == nil && v.Kind == '-' && strings.Contains(v.Str, "command not allowed")
 	switch {
-	case spec.Flags&FlagProtected != 0 && !refused:
+	case spec.Flags&command.FlagProtected != 0 && !refused:
 		return fmt.Sprintf("%s: marked protected, but Redis did not refuse it (reply %q, err %v)", name, v.Str, err)
-	case spec.Flags&FlagProtected == 0 && refused:
-		return fmt.Sprintf("%s: Redis refuses it as protected (%q); FlagProtected missing", name, v.Str)
+	case spec.Flags&command.FlagProtected == 0 && refused:
+		return fmt.Sprintf("%s: Redis refuses it as protected (%q); command.FlagProtected missing", name, v.Str)
 	case refused:
 	case held && !timedOut:
 		return fmt.Sprintf("%s: marked write/may_replicate, but Redis answered during CLIENT PAUSE WRITE: %q", name, v.Str)
 	case !held && timedOut:
-		return fmt.Sprintf("%s: Redis held it during CLIENT PAUSE WRITE; FlagMayReplicate missing?", name)
+		return fmt.Sprintf("%s: Redis held it during CLIENT PAUSE WRITE; command.FlagMayReplicate missing?", name)
 	}
 	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
@@ -92,7 +93,7 @@ func (c *Client) run(args [][]byte) {
 		c.flagTransaction()
 		return
 	}
-	if c.multi != nil && !spec.runsInMulti() {
+	if c.multi != nil && !runsInMulti(spec) {
 		c.queue(spec, args)
 		return
 	}
@@ -110,7 +111,7 @@ func (c *Client) run(args [][]byte) {
 // command: the last lookup is reused when the name's bytes are the same
 // (containers resolve their subcommand every time). It returns nil, having
 // written Redis's error, for an unknown command or subcommand.
-func (c *Client) resolveCommand(args [][]byte) *CommandSpec {
+func (c *Client) resolveCommand(args [][]byte) *command.Spec {
 	if c.lastSpec != nil && bytes.Equal(args[0], c.lastName) {
 		return c.lastSpec
 	}
@@ -123,7 +124,7 @@ func (c *Client) resolveCommand(args [][]byte) *CommandSpec {
 		c.Error(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0]))))
 		return nil
 	}
-	if spec.Parent == nil && !spec.isContainer() {
+	if spec.Parent == nil && !spec.IsContainer() {
 		c.lastSpec = spec
 		c.lastName = append(c.lastName[:0], args[0]...)
 	}
@@ -138,15 +139,15 @@ func (c *Client) resolveCommand(args [][]byte) *CommandSpec {
 // computes the command's keys and their slots (c.keyBuf, c.slotBuf), and it
 // returns the replication role generation the replica rules saw:
 // enterExecution judges the command again if the role changed since.
-func (c *Client) admit(spec *CommandSpec, args [][]byte) (roleGen uint64, ok bool) {
-	if !spec.arityOK(len(args)) {
-		c.ErrArity(spec.fullName)
+func (c *Client) admit(spec *command.Spec, args [][]byte) (roleGen uint64, ok bool) {
+	if !spec.ArityOK(len(args)) {
+		c.ErrArity(spec.FullName())
 		return 0, false
 	}
-	if spec.Flags&FlagProtected != 0 && !c.protectedAllowed(spec) {
+	if spec.Flags&command.FlagProtected != 0 && !c.protectedAllowed(spec) {
 		return 0, false
 	}
-	if !c.authenticated && spec.Flags&FlagNoAuth == 0 {
+	if !c.authenticated && spec.Flags&command.FlagNoAuth == 0 {
 		c.Error("NOAUTH Authentication required.")
 		return 0, false
 	}
@@ -159,7 +160,7 @@ func (c *Client) admit(spec *CommandSpec, args [][]byte) (roleGen uint64, ok boo
 	switch {
 	case !c.replicationAllows(spec): // replica / min-replicas (node/replication.go)
 	case !c.pubsubContextAllows(spec): // RESP2 subscribe context (node/cmd_pubsub.go)
-	case c.multi != nil && !spec.runsInMulti() && c.busyRejects(spec): // a script is busy (node/multi.go)
+	case c.multi != nil && !runsInMulti(spec) && c.busyRejects(spec): // a script is busy (node/multi.go)
 	default:
 		return roleGen, true
 	}
@@ -172,7 +173,7 @@ func (c *Client) admit(spec *CommandSpec, args [][]byte) (roleGen uint64, ok boo
 // again. It returns false when the command is refused on the way, having
 // answered it and released what it took; otherwise leaveExecution releases
 // it after execute.
-func (c *Client) enterExecution(spec *CommandSpec, args [][]byte, roleGen uint64) (*store.DB, bool) {
+func (c *Client) enterExecution(spec *command.Spec, args [][]byte, roleGen uint64) (*store.DB, bool) {
 	s := c.srv
 	s.pause.wait(spec)
 	// The execution gate: wait while an exclusive EXEC or a script runs,
@@ -207,7 +208,7 @@ func (c *Client) leaveExecution(db *store.DB) {
 }
 
 // execute runs the handler and propagates the command's effects.
-func (c *Client) execute(spec *CommandSpec, args [][]byte, db *store.DB) {
+func (c *Client) execute(spec *command.Spec, args [][]byte, db *store.DB) {
 	masterLink := c.isMasterLink()
 	if masterLink {
 		// The master link acts on keys its master still has, expired here
@@ -226,7 +227,7 @@ func (c *Client) execute(spec *CommandSpec, args [][]byte, db *store.DB) {
 // slot stats, failed_calls, the slow log), and the clients blocked on keys
 // it made ready are served. start is the command's start (c.cmdStart when
 // run began).
-func (c *Client) finishCall(acc *cmdStatAcc, spec *CommandSpec, args [][]byte, start time.Duration) {
+func (c *Client) finishCall(acc *cmdStatAcc, spec *command.Spec, args [][]byte, start time.Duration) {
 	s := c.srv
 	// The wait holds no lock and is not execution time (node/blocking.go).
 	var blockedFor time.Duration
@@ -259,9 +260,9 @@ func (c *Client) finishCall(acc *cmdStatAcc, spec *CommandSpec, args [][]byte, s
 // commandSlots returns the positions of the command's keys and their slots,
 // sorted ascending without duplicates (the order locks are taken in). It
 // reuses the client's buffers.
-func (c *Client) commandSlots(spec *CommandSpec, args [][]byte) ([]int, []uint16) {
+func (c *Client) commandSlots(spec *command.Spec, args [][]byte) ([]int, []uint16) {
 	keys, err := commandKeys(spec, args, c.keyBuf[:0])
-	if spec.Flags&FlagPubsub != 0 && len(spec.KeySpecs) > 0 {
+	if spec.Flags&command.FlagPubsub != 0 && len(spec.KeySpecs) > 0 {
 		keys = shardChannelPositions(spec, args, keys) // routed like keys (node/cmd_pubsub.go)
 	}
 	sl := c.slotBuf[:0]
@@ -280,15 +281,15 @@ func (c *Client) commandSlots(spec *CommandSpec, args [][]byte) ([]int, []uint16
 // callHandler runs the handler. A panic is recovered: logged with the
 // command name and a stack, counted, and answered -ERR in place of whatever
 // partial reply the handler had written.
-func (c *Client) callHandler(spec *CommandSpec, args [][]byte) {
+func (c *Client) callHandler(spec *command.Spec, args [][]byte) {
 	start := len(c.Out)
 	defer func() {
 		if r := recover(); r != nil {
 			c.srv.stats.panics.Add(1)
 			c.srv.log.Error("panic while executing a command",
-				zap.String("command", spec.fullName), zap.Any("panic", r), zap.Stack("stack"))
+				zap.String("command", spec.FullName()), zap.Any("panic", r), zap.Stack("stack"))
 			c.Out = c.Out[:start]
-			c.Error(fmt.Sprintf("ERR internal error executing '%s': %v", spec.fullName, r))
+			c.Error(fmt.Sprintf("ERR internal error executing '%s': %v", spec.FullName(), r))
 		}
 	}()
 	spec.Handler(&c.Ctx, args)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // The refusals of the dispatcher (node/dispatch.go) that live nowhere else:
@@ -24,7 +26,7 @@ func (c *Client) rejectUnknown(args [][]byte) {
 
 // protectedAllowed applies enable-debug-command / enable-module-command
 // (no | yes | local) and writes Redis's refusal when not allowed.
-func (c *Client) protectedAllowed(spec *CommandSpec) bool {
+func (c *Client) protectedAllowed(spec *command.Spec) bool {
 	top := spec
 	if spec.Parent != nil {
 		top = spec.Parent
@@ -57,7 +59,7 @@ func (c *Client) isLocal() bool {
 // manual failover gets MOVED to the new master, as in Redis, not
 // READONLY), then the replica rules. It has answered the client when it
 // returns false.
-func (c *Client) rejudgedAfterRoleChange(spec *CommandSpec, args [][]byte) bool {
+func (c *Client) rejudgedAfterRoleChange(spec *command.Spec, args [][]byte) bool {
 	if c.srv.cluster != nil && !c.isMasterLink() && !c.routeCommand(spec, args) {
 		return false
 	}

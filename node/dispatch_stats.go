@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // The statistics of the commands a connection runs: commandstats and the
@@ -18,7 +20,7 @@ import (
 // commands before it), at a fraction of the atomic operations — four per
 // command were a tenth of a pipelined GET.
 type cmdStatAcc struct {
-	spec                          *CommandSpec
+	spec                          *command.Spec
 	calls, usec, rejected, failed int64
 	lat                           [latencyBucketCount]int64
 	latUsed                       uint32 // the buckets of lat that are not zero
@@ -37,8 +39,8 @@ func (a *cmdStatAcc) observe(d time.Duration) {
 // the previous command if it was another — or if this one is not a "fast"
 // command: INFO, LATENCY, CONFIG RESETSTAT and the like read or reset the
 // counters, and INFO after INFO counts the first one, as in Redis.
-func (c *Client) statsFor(spec *CommandSpec) *cmdStatAcc {
-	if c.stats.spec != spec || spec.Flags&FlagFast == 0 {
+func (c *Client) statsFor(spec *command.Spec) *cmdStatAcc {
+	if c.stats.spec != spec || spec.Flags&command.FlagFast == 0 {
 		c.flushStats()
 		c.stats.spec = spec
 	}
@@ -57,7 +59,7 @@ func (c *Client) flushStats() {
 	if a.spec == nil {
 		return
 	}
-	sh := &a.spec.stats[c.id%statShards]
+	sh := &c.srv.table.stats[a.spec.ID][c.id%statShards]
 	if a.calls != 0 {
 		sh.calls.Add(a.calls)
 		sh.usec.Add(a.usec)

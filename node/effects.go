@@ -3,6 +3,8 @@ package node
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // The write-effect feed (DESIGN.md §4).
@@ -17,7 +19,7 @@ import (
 // in either order, which is harmless because they commute.
 //
 // A handler says what its effect is:
-//   - by default a write command (FlagWrite) that did not reply with an
+//   - by default a write command (command.FlagWrite) that did not reply with an
 //     error propagates its own argv verbatim;
 //   - ReplaceEffect gives the effect explicitly (call it once per command of
 //     the effect; a read command may call it too, e.g. to propagate a DEL);
@@ -88,12 +90,12 @@ func (s *Server) propagate(db int, cmds [][][]byte) {
 // propagateEffects runs after every handler, with the command's slots still
 // locked: it sends the command's effect to the feeds and resets the
 // client's effect state.
-func (c *Client) propagateEffects(spec *CommandSpec, args [][]byte) {
+func (c *Client) propagateEffects(spec *command.Spec, args [][]byte) {
 	fx := c.Effects()
 	if c.srv.tx.watch.watching() {
 		c.touchWritten(spec, args) // node/watch.go
 	}
-	if !fx.Replaced && (spec.Flags&FlagWrite == 0 || fx.None || c.errored || c.bs.pending != nil) {
+	if !fx.Replaced && (spec.Flags&command.FlagWrite == 0 || fx.None || c.errored || c.bs.pending != nil) {
 		// A read, a write that changed nothing or failed, or a blocking
 		// command that is waiting (its effect is the pop that serves it).
 		fx.None, fx.DirtySet = false, false

@@ -17,7 +17,7 @@ var errKeySpec = command.ErrKeySpec
 // subcommand). It returns errKeySpec when the arguments do not fit the key
 // specs (e.g. a numkeys that is not a number), in which case the command's
 // own argument checks will report the error.
-func commandKeys(spec *CommandSpec, args [][]byte, dst []int) ([]int, error) {
+func commandKeys(spec *command.Spec, args [][]byte, dst []int) ([]int, error) {
 	if spec.GetKeys != nil {
 		pos, err := spec.GetKeys(args)
 		return append(dst, pos...), err
@@ -25,17 +25,17 @@ func commandKeys(spec *CommandSpec, args [][]byte, dst []int) ([]int, error) {
 	argc := len(args)
 	for i := range spec.KeySpecs {
 		ks := &spec.KeySpecs[i]
-		if ks.Flags&KeyNotKey != 0 {
+		if ks.Flags&command.KeyNotKey != 0 {
 			continue
 		}
 		var first int
 		switch ks.BeginSearch {
-		case BeginIndex:
+		case command.BeginIndex:
 			if ks.Index >= argc {
 				continue
 			}
 			first = ks.Index
-		case BeginKeyword:
+		case command.BeginKeyword:
 			first = findKeyword(args, ks.Keyword, ks.StartFrom)
 			if first == 0 {
 				continue
@@ -45,7 +45,7 @@ func commandKeys(spec *CommandSpec, args [][]byte, dst []int) ([]int, error) {
 		}
 		var last, step int
 		switch ks.FindKeys {
-		case FindRange:
+		case command.FindRange:
 			switch {
 			case ks.LastKey >= 0:
 				last = first + ks.LastKey
@@ -55,7 +55,7 @@ func commandKeys(spec *CommandSpec, args [][]byte, dst []int) ([]int, error) {
 				last = first + ((argc-first)/ks.Limit + ks.LastKey)
 			}
 			step = ks.KeyStep
-		case FindKeynum:
+		case command.FindKeynum:
 			idx := first + ks.KeynumIdx
 			if idx >= argc {
 				return dst, errKeySpec
@@ -117,8 +117,8 @@ func findKeyword(args [][]byte, kw string, startFrom int) int {
 
 // keyProcFlags returns, for key procedures that find keys no single key
 // spec describes, the flags of such a key (Redis's procedures set them).
-func keyProcFlags() map[string]func([][]byte, int) KeySpecFlag {
-	return map[string]func([][]byte, int) KeySpecFlag{
+func keyProcFlags() map[string]func([][]byte, int) command.KeySpecFlag {
+	return map[string]func([][]byte, int) command.KeySpecFlag{
 		"sort": sortKeyFlags, // node/cmd_sort.go
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
@@ -260,16 +261,16 @@ func (nc *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (s *Server) collectCommands(ch chan<- prometheus.Metric) {
-	emit := func(spec *CommandSpec) {
-		cc := spec.counters()
+	emit := func(spec *command.Spec) {
+		cc := s.table.counters(spec)
 		if cc.Calls == 0 && cc.Rejected == 0 && cc.Failed == 0 {
 			return
 		}
-		name := spec.fullName
+		name := spec.FullName()
 		counter(ch, descCommandCalls, float64(cc.Calls), name)
 		counter(ch, descCommandRejected, float64(cc.Rejected), name)
 		counter(ch, descCommandFailed, float64(cc.Failed), name)
-		cum, total := spec.latencyHistogram()
+		cum, total := s.table.latencyHistogram(spec)
 		buckets := make(map[float64]uint64, len(cum))
 		for i, n := range cum {
 			buckets[latencyUpperBound(i)] = n

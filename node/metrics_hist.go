@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // latencyBuckets is a command's latency histogram, cheap enough for every
@@ -41,11 +43,12 @@ func latencyUpperBound(i int) float64 {
 
 // latencyHistogram sums a command's shards: cumulative counts per upper
 // bound (overflow excluded, it is the total), as Prometheus wants them.
-func (spec *CommandSpec) latencyHistogram() (cumulative [latencyBucketCount - 1]uint64, total uint64) {
+func (t *commandTable) latencyHistogram(spec *command.Spec) (cumulative [latencyBucketCount - 1]uint64, total uint64) {
 	var per [latencyBucketCount]uint64
-	for i := range spec.stats {
+	st := &t.stats[spec.ID]
+	for i := range st {
 		for b := range per {
-			per[b] += uint64(spec.stats[i].lat[b].Load())
+			per[b] += uint64(st[i].lat[b].Load())
 		}
 	}
 	var run uint64

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -54,7 +55,7 @@ type multiState struct {
 }
 
 type queuedCommand struct {
-	spec *CommandSpec
+	spec *command.Spec
 	args [][]byte // aliases the connection's buffers, kept for EXEC: queue calls keepArgs (node/conn.go)
 }
 
@@ -101,8 +102,8 @@ func (c *Client) InTransaction() bool { return c.inExec }
 
 // runsInMulti reports whether the command executes at once while a
 // transaction is open, instead of being queued.
-func (spec *CommandSpec) runsInMulti() bool {
-	switch spec.fullName {
+func runsInMulti(spec *command.Spec) bool {
+	switch spec.FullName() {
 	case "exec", "discard", "multi", "watch", "quit", "reset":
 		return true
 	}
@@ -118,8 +119,8 @@ func (c *Client) flagTransaction() {
 }
 
 // queue adds a command to the open transaction.
-func (c *Client) queue(spec *CommandSpec, args [][]byte) {
-	if spec.Flags&FlagNoMulti != 0 {
+func (c *Client) queue(spec *command.Spec, args [][]byte) {
+	if spec.Flags&command.FlagNoMulti != 0 {
 		c.Error("ERR Command not allowed inside a transaction")
 		c.flagTransaction()
 		return
@@ -194,11 +195,11 @@ func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bo
 	for _, qc := range queue {
 		keys, err := commandKeys(qc.spec, qc.args, c.keyBuf[:0])
 		c.keyBuf = keys
-		if err != nil || qc.spec.needsGate() {
+		if err != nil || needsGate(qc.spec) {
 			return nil, false
 		}
 		if len(keys) == 0 {
-			switch qc.spec.fullName {
+			switch qc.spec.FullName() {
 			case "ping", "echo", "time":
 				continue
 			}
@@ -295,7 +296,7 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	// end, as in Redis.
 	c.replyOverLimit()
 	c.propagateEffects(qc.spec, qc.args)
-	shard := &qc.spec.stats[c.id%statShards]
+	shard := &c.srv.table.stats[qc.spec.ID][c.id%statShards]
 	shard.calls.Add(1)
 	dur := time.Since(start)
 	shard.usec.Add(int64(dur / time.Microsecond))
@@ -309,8 +310,8 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 
 // needsGate reports whether a command closes the execution gate itself
 // (scripts): inside EXEC it makes the transaction exclusive.
-func (spec *CommandSpec) needsGate() bool {
-	switch spec.fullName {
+func needsGate(spec *command.Spec) bool {
+	switch spec.FullName() {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
 		return true
 	}
@@ -413,7 +414,7 @@ type execGate struct {
 // enterRun marks c active before it runs a command, waiting while the gate
 // is closed. It returns false, having written -BUSY, when the gate is held
 // by a script that has run too long and the command is not allowed then.
-func (c *Client) enterRun(spec *CommandSpec) bool {
+func (c *Client) enterRun(spec *command.Spec) bool {
 	if c.isMasterLink() {
 		// A replica's master stream is never refused -BUSY: it waits for
 		// the script, as Redis stops reading its master while busy (the
@@ -471,9 +472,9 @@ func (c *Client) leaveRun() { c.tx.active.Store(false) }
 // busyRejects reports whether a command must be refused because a script
 // is busy (and writes -BUSY): the check Redis makes before queueing a
 // command in MULTI, too.
-func (c *Client) busyRejects(spec *CommandSpec) bool {
+func (c *Client) busyRejects(spec *command.Spec) bool {
 	g := &c.srv.tx.gate
-	if !g.closed.Load() || c.tx.exclusive || spec.Flags&FlagAllowBusy != 0 || c.isMasterLink() {
+	if !g.closed.Load() || c.tx.exclusive || spec.Flags&command.FlagAllowBusy != 0 || c.isMasterLink() {
 		return false
 	}
 	g.mu.Lock()
@@ -485,7 +486,7 @@ func (c *Client) busyRejects(spec *CommandSpec) bool {
 	return busy
 }
 
-func (c *Client) rejectBusy(g *execGate, spec *CommandSpec) {
+func (c *Client) rejectBusy(g *execGate, spec *command.Spec) {
 	g.mu.Lock()
 	evl := g.busyEvl
 	g.mu.Unlock()
@@ -504,8 +505,8 @@ func busyScriptError(eval bool) string {
 
 // rejectCommand answers a command refused before it runs. A refused EXEC
 // ends the transaction and wraps the reason, as Redis's execCommandAbort.
-func (c *Client) rejectCommand(spec *CommandSpec, msg string) {
-	if spec != nil && spec.fullName == "exec" && c.multi != nil {
+func (c *Client) rejectCommand(spec *command.Spec, msg string) {
+	if spec != nil && spec.FullName() == "exec" && c.multi != nil {
 		c.discardTransaction()
 		c.srv.tx.watch.unwatchAll(c)
 		msg = "EXECABORT Transaction discarded because of: " + msg
@@ -523,7 +524,7 @@ const (
 
 // wait blocks until the gate opens, or answers at once when its owner is
 // a busy script.
-func (g *execGate) wait(spec *CommandSpec) gateWait {
+func (g *execGate) wait(spec *command.Spec) gateWait {
 	for {
 		g.mu.Lock()
 		if g.owner == nil {
@@ -532,7 +533,7 @@ func (g *execGate) wait(spec *CommandSpec) gateWait {
 		}
 		if g.busy {
 			g.mu.Unlock()
-			if spec != nil && spec.Flags&FlagAllowBusy != 0 {
+			if spec != nil && spec.Flags&command.FlagAllowBusy != 0 {
 				return gateBusyAllowed
 			}
 			return gateBusy

@@ -127,7 +127,7 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []replication.DBSlot)
 		return out
 	}
 	other := -1
-	switch spec.fullName {
+	switch spec.FullName() {
 	case "move":
 		if n, ok := strconvx.ParseInt(argv[2]); ok {
 			other = int(n)
@@ -144,7 +144,7 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []replication.DBSlot)
 	for i, p := range keys {
 		sl := slots.KeySlot(argv[p])
 		out = append(out, replication.DBSlot{DB: db, Slot: sl})
-		if other >= 0 && other < r.s.ks.NumDBs() && (spec.fullName == "move" || i == 1) {
+		if other >= 0 && other < r.s.ks.NumDBs() && (spec.FullName() == "move" || i == 1) {
 			out = append(out, replication.DBSlot{DB: other, Slot: sl})
 		}
 	}
@@ -214,12 +214,12 @@ func (r *replState) cron(stop <-chan struct{}) {
 // replicationAllows refuses a command a replica or a master short of good
 // replicas must not run, with Redis's errors. It is on the hot path: one
 // atomic load when neither applies.
-func (c *Client) replicationAllows(spec *CommandSpec) bool {
+func (c *Client) replicationAllows(spec *command.Spec) bool {
 	r := c.srv.repl
 	if c.srv.rdbSave.lastFailed.Load() && !c.isMasterLink() && c.srv.rdbErrorDeniesWrites() {
 		// stop-writes-on-bgsave-error (node/persistence.go): checked before
 		// the replication guards, as in processCommand; PING too.
-		if write, _ := c.commandWrites(spec); write || spec.fullName == "ping" {
+		if write, _ := c.commandWrites(spec); write || spec.FullName() == "ping" {
 			c.rejectCommand(spec, msgBgsaveError)
 			return false
 		}
@@ -253,13 +253,13 @@ func (c *Client) replicationAllows(spec *CommandSpec) bool {
 // commandWrites reports whether spec writes and whether it is refused on
 // a stale replica. EXEC is judged by what it would run (Redis's
 // processCommand looks at the queued commands' flags).
-func (c *Client) commandWrites(spec *CommandSpec) (write, denyStale bool) {
-	write = spec.Flags&FlagWrite != 0
-	denyStale = spec.Flags&FlagStale == 0
-	if spec.fullName == "exec" && c.multi != nil {
+func (c *Client) commandWrites(spec *command.Spec) (write, denyStale bool) {
+	write = spec.Flags&command.FlagWrite != 0
+	denyStale = spec.Flags&command.FlagStale == 0
+	if spec.FullName() == "exec" && c.multi != nil {
 		for _, q := range c.multi.queue {
-			write = write || q.spec.Flags&FlagWrite != 0
-			denyStale = denyStale || q.spec.Flags&FlagStale == 0
+			write = write || q.spec.Flags&command.FlagWrite != 0
+			denyStale = denyStale || q.spec.Flags&command.FlagStale == 0
 		}
 	}
 	return write, denyStale

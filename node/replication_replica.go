@@ -216,7 +216,7 @@ func (r *replState) masterCommandFailed(c *Client, name []byte) {
 	msg := strings.TrimRight(string(c.Out[1:min(len(c.Out), 4096)]), "\r\n")
 	cmd := "<unknown>"
 	if spec, _ := r.s.table.lookup([][]byte{name}); spec != nil {
-		cmd = spec.fullName
+		cmd = spec.FullName()
 	}
 	r.s.log.Warn(fmt.Sprintf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'", msg, cmd))
 	r.s.stats.unexpectedErrors.Add(1)

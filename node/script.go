@@ -866,20 +866,20 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	if spec == nil || unknown {
 		return nil, "Unknown Redis command called from script"
 	}
-	if !spec.arityOK(len(argv)) {
+	if !spec.ArityOK(len(argv)) {
 		return nil, "Wrong number of args calling Redis command from script"
 	}
-	if spec.Flags&FlagNoscript != 0 && !s.tx.scripts.denyDisabled.Load() {
+	if spec.Flags&command.FlagNoscript != 0 && !s.tx.scripts.denyDisabled.Load() {
 		return nil, "This Redis command is not allowed from script"
 	}
-	if spec.Flags&FlagStale == 0 && s.repl.stale() && !run.caller.isMasterLink() {
+	if spec.Flags&command.FlagStale == 0 && s.repl.stale() && !run.caller.isMasterLink() {
 		// An allow-stale script on a stale replica (scriptVerifyAllowStale).
 		return nil, "Can not execute the command on a stale replica"
 	}
-	if run.readOnly && spec.Flags&(FlagWrite|FlagMayReplicate) != 0 {
+	if run.readOnly && spec.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0 {
 		return nil, "Write commands are not allowed from read-only scripts."
 	}
-	if spec.Flags&FlagWrite != 0 && !run.dirty.Load() {
+	if spec.Flags&command.FlagWrite != 0 && !run.dirty.Load() {
 		// Replica / min-replicas-to-write refusals apply until the script
 		// has written (then it must not fail half-way).
 		lc.Out = lc.Out[:0]
@@ -889,12 +889,12 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 			return nil, msg
 		}
 	}
-	if spec.Flags&FlagWrite != 0 {
+	if spec.Flags&command.FlagWrite != 0 {
 		run.dirty.Store(true)
 	}
-	if (spec.fullName == "xread" || spec.fullName == "xreadgroup") && hasArg(argv, "block") {
+	if (spec.FullName() == "xread" || spec.FullName() == "xreadgroup") && hasArg(argv, "block") {
 		// Redis's xreadCommand refuses to block in a script.
-		return nil, "ERR " + spec.fullName + " command is not allowed with BLOCK option from scripts"
+		return nil, "ERR " + spec.FullName() + " command is not allowed with BLOCK option from scripts"
 	}
 	db := lc.SelectedDB()
 	keys, sl := lc.commandSlots(spec, argv)
@@ -920,7 +920,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	lc.propagateEffects(spec, argv)
 	db.UnlockSlots(sl)
 	lc.SetDB(nil)
-	shard := &spec.stats[lc.id%statShards]
+	shard := &lc.srv.table.stats[spec.ID][lc.id%statShards]
 	shard.calls.Add(1)
 	shard.usec.Add(int64(time.Since(start) / time.Microsecond))
 	if lc.errored {
@@ -942,7 +942,7 @@ func hasArg(args [][]byte, word string) bool {
 // checkClusterKeys applies scriptVerifyClusterState: every key a script
 // touches must be served here, and in one slot unless the script allows
 // cross-slot keys.
-func (run *scriptRun) checkClusterKeys(spec *CommandSpec, argv [][]byte, keys []int) string {
+func (run *scriptRun) checkClusterKeys(spec *command.Spec, argv [][]byte, keys []int) string {
 	if len(keys) == 0 {
 		return ""
 	}
@@ -952,7 +952,7 @@ func (run *scriptRun) checkClusterKeys(spec *CommandSpec, argv [][]byte, keys []
 			return "Script attempted to access keys that do not hash to the same slot"
 		}
 	}
-	switch r, _, _ := run.caller.routeSlots(routeRequest{write: spec.Flags&FlagWrite != 0, asking: run.caller.asking}, slot, nil); r {
+	switch r, _, _ := run.caller.routeSlots(routeRequest{write: spec.Flags&command.FlagWrite != 0, asking: run.caller.asking}, slot, nil); r {
 	case routeHere, routeCheckKeys:
 	case routeDownReadOnly:
 		return "Script attempted to execute a write command while the cluster is down and readonly"

@@ -100,7 +100,7 @@ func (c *Client) WatchStreamKeys(keys [][]byte) {
 // c->cmd->fullname) for error texts.
 func (c *Client) cmdFullName(args [][]byte) string {
 	if spec, _ := c.srv.table.lookup(args); spec != nil {
-		return spec.fullName
+		return spec.FullName()
 	}
 	return strings.ToLower(string(args[0]))
 }

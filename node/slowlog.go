@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // slowlog keeps the most recent commands slower than
@@ -30,12 +32,12 @@ const (
 )
 
 // maybeRecord logs the command if it was slow enough.
-func (l *slowlog) maybeRecord(c *Client, spec *CommandSpec, args [][]byte, at time.Time, d time.Duration) {
+func (l *slowlog) maybeRecord(c *Client, spec *command.Spec, args [][]byte, at time.Time, d time.Duration) {
 	threshold := c.srv.slowlogThreshold()
 	if threshold < 0 || int64(d/time.Microsecond) < threshold {
 		return
 	}
-	if spec.Flags&FlagSkipSlowlog != 0 {
+	if spec.Flags&command.FlagSkipSlowlog != 0 {
 		return // EXEC: its commands are logged one by one (execQueued)
 	}
 	n := len(args)
@@ -71,7 +73,7 @@ func (l *slowlog) maybeRecord(c *Client, spec *CommandSpec, args [][]byte, at ti
 // redactedArg reports whether args[i] is a secret that must not be kept
 // (Redis's redactClientCommandArgument): the value of a sensitive directive
 // (requirepass, masterauth, masteruser, cluster-bus-secret) in CONFIG SET.
-func redactedArg(c *Client, spec *CommandSpec, args [][]byte, i int) bool {
+func redactedArg(c *Client, spec *command.Spec, args [][]byte, i int) bool {
 	if spec.FullName() != "config|set" || i < 3 || i%2 == 0 {
 		return false
 	}

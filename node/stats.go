@@ -3,6 +3,8 @@ package node
 import (
 	"sort"
 	"sync/atomic"
+
+	"github.com/shoal-db/shoal/command"
 )
 
 // maxErrorCodes bounds the distinct error codes errorstats tracks, as Redis
@@ -58,10 +60,11 @@ type CommandCounters struct {
 }
 
 // counters sums a command's shards.
-func (spec *CommandSpec) counters() CommandCounters {
+func (t *commandTable) counters(spec *command.Spec) CommandCounters {
 	var cc CommandCounters
-	for i := range spec.stats {
-		sh := &spec.stats[i]
+	st := &t.stats[spec.ID]
+	for i := range st {
+		sh := &st[i]
 		cc.Calls += sh.calls.Load()
 		cc.Usec += sh.usec.Load()
 		cc.Rejected += sh.rejected.Load()
@@ -71,9 +74,10 @@ func (spec *CommandSpec) counters() CommandCounters {
 }
 
 // resetCounters zeroes a command's counters.
-func (spec *CommandSpec) resetCounters() {
-	for i := range spec.stats {
-		sh := &spec.stats[i]
+func (t *commandTable) resetCounters(spec *command.Spec) {
+	st := &t.stats[spec.ID]
+	for i := range st {
+		sh := &st[i]
 		sh.calls.Store(0)
 		sh.usec.Store(0)
 		sh.rejected.Store(0)

@@ -22,8 +22,11 @@ import (
 // commandTable is the immutable command table built at start-up from the
 // metadata (commandmeta_*.go) and the handlers (cmd_*.go).
 type commandTable struct {
-	byName map[string]*CommandSpec // lower-case top-level name
-	all    []*CommandSpec          // implemented top-level commands, sorted by name
+	byName map[string]*command.Spec // lower-case top-level name
+	all    []*command.Spec          // implemented top-level commands, sorted by name
+	// stats holds each spec's counters, indexed by its ID: the dispatcher
+	// reaches them with one slice index, no lookup.
+	stats  []cmdStats
 	nextID int
 }
 
@@ -94,7 +97,7 @@ func newCommandTable() *commandTable {
 		}
 	}
 	procs := keyProcs()
-	t := &commandTable{byName: map[string]*CommandSpec{}}
+	t := &commandTable{byName: map[string]*command.Spec{}}
 	for _, spec := range withClusterExtensions(withShoalExtensions(allCommandMeta())) {
 		t.finalize(spec, nil, handlers, procs)
 		t.byName[spec.Name] = spec
@@ -103,10 +106,11 @@ func newCommandTable() *commandTable {
 		}
 	}
 	sort.Slice(t.all, func(i, j int) bool { return t.all[i].Name < t.all[j].Name })
+	t.stats = make([]cmdStats, t.nextID)
 	return t
 }
 
-func anyImplemented(spec *CommandSpec) bool {
+func anyImplemented(spec *command.Spec) bool {
 	for _, sub := range spec.Subcommands {
 		if sub.Handler != nil {
 			return true
@@ -115,122 +119,29 @@ func anyImplemented(spec *CommandSpec) bool {
 	return false
 }
 
-// finalize derives what Redis derives at start-up: the full name, the
-// implicit ACL categories, the legacy first/last/step triple and the
-// movablekeys flag; and attaches the handler and key procedure.
-func (t *commandTable) finalize(spec, parent *CommandSpec, handlers map[string]command.Handler, procs map[string]func([][]byte) ([]int, error)) {
-	spec.Parent = parent
-	spec.fullName = spec.Name
-	if parent != nil {
-		spec.fullName = parent.Name + "|" + spec.Name
-	}
-	spec.id = t.nextID
+// finalize numbers the spec, attaches its handler and key procedure, and
+// derives what Redis derives at start-up (command.Spec.Derive).
+func (t *commandTable) finalize(spec, parent *command.Spec, handlers map[string]command.Handler, procs map[string]func([][]byte) ([]int, error)) {
+	spec.SetParent(parent)
+	spec.ID = t.nextID
 	t.nextID++
-	spec.stats = new(cmdStats)
-	if h, ok := handlers[spec.fullName]; ok {
+	if h, ok := handlers[spec.FullName()]; ok {
 		spec.Handler = h
 	}
-	if p, ok := procs[spec.fullName]; ok {
+	if p, ok := procs[spec.FullName()]; ok {
 		spec.GetKeys = p
-		spec.GetKeyFlags = keyProcFlags()[spec.fullName] // a handful of commands, once
+		spec.GetKeyFlags = keyProcFlags()[spec.FullName()] // a handful of commands, once
 	}
-	// Implicit ACL categories (server.c setImplicitACLCategories).
-	if spec.Flags&FlagWrite != 0 {
-		spec.ACL |= CatWrite
-	}
-	if spec.Flags&FlagReadonly != 0 && spec.ACL&CatScripting == 0 {
-		spec.ACL |= CatRead
-	}
-	if spec.Flags&FlagAdmin != 0 {
-		spec.ACL |= CatAdmin | CatDangerous
-	}
-	if spec.Flags&FlagPubsub != 0 {
-		spec.ACL |= CatPubsub
-	}
-	if spec.Flags&FlagFast != 0 {
-		spec.ACL |= CatFast
-	}
-	if spec.Flags&FlagBlocking != 0 {
-		spec.ACL |= CatBlocking
-	}
-	if spec.ACL&CatFast == 0 {
-		spec.ACL |= CatSlow
-	}
-	spec.deriveLegacyRange()
-	if spec.GetKeys != nil {
-		spec.Flags |= FlagMovableKeys
-	}
+	spec.Derive()
 	for _, sub := range spec.Subcommands {
 		t.finalize(sub, spec, handlers, procs)
 	}
 }
 
-// deriveLegacyRange computes first/last/step from the key specs the way
-// Redis 7.0's populateCommandLegacyRangeSpec does, and sets movablekeys when
-// the specs cannot be expressed as one plain range.
-func (spec *CommandSpec) deriveLegacyRange() {
-	ks := spec.KeySpecs
-	if len(ks) == 0 {
-		return
-	}
-	plain := func(k KeySpec) bool { return k.BeginSearch == BeginIndex && k.FindKeys == FindRange }
-	if len(ks) == 1 && plain(ks[0]) {
-		spec.setLegacy(ks[0].Index, ks[0].LastKey, ks[0].KeyStep)
-		if ks[0].Flags&KeyIncomplete != 0 {
-			spec.Flags |= FlagMovableKeys
-		}
-		return
-	}
-	first, last, prevLast := int(^uint(0)>>1), 0, 0
-	for _, k := range ks {
-		if !plain(k) {
-			spec.Flags |= FlagMovableKeys
-			continue
-		}
-		if k.KeyStep != 1 || (prevLast != 0 && prevLast != k.Index-1) {
-			spec.Flags |= FlagMovableKeys
-			continue
-		}
-		if k.Flags&KeyIncomplete != 0 {
-			spec.Flags |= FlagMovableKeys
-		}
-		first = min(first, k.Index)
-		abs := k.LastKey
-		if abs >= 0 {
-			abs += k.Index
-		}
-		// Redis compares as unsigned so that a negative (from the end)
-		// last key wins.
-		if uint(abs) > uint(last) {
-			last = abs
-		}
-		prevLast = last
-	}
-	if first == int(^uint(0)>>1) {
-		return
-	}
-	rel := last
-	if last >= 0 {
-		rel = last - first
-	}
-	spec.setLegacy(first, rel, 1)
-}
-
-// setLegacy stores the triple COMMAND reports: lastkey relative to first as
-// in the range spec; COMMAND converts it to absolute.
-func (spec *CommandSpec) setLegacy(first, lastRel, step int) {
-	spec.firstKey = first
-	spec.lastKey = lastRel
-	if lastRel >= 0 {
-		spec.lastKey = lastRel + first
-	}
-	spec.keyStep = step
-}
-
 // lookup finds the spec for a request: the top-level command, or the
 // subcommand of a container. It returns nil if unknown; sub reports that the
 // container is known but the subcommand is not.
-func (t *commandTable) lookup(args [][]byte) (spec *CommandSpec, unknownSub bool) {
+func (t *commandTable) lookup(args [][]byte) (spec *command.Spec, unknownSub bool) {
 	spec = t.byName[lowerKey(args[0])]
 	if spec == nil || spec.Handler == nil && len(spec.Subcommands) == 0 {
 		return nil, false
@@ -246,7 +157,7 @@ func (t *commandTable) lookup(args [][]byte) (spec *CommandSpec, unknownSub bool
 }
 
 // lookupName finds a command by "name" or "container|sub" (COMMAND INFO).
-func (t *commandTable) lookupName(name string) *CommandSpec {
+func (t *commandTable) lookupName(name string) *command.Spec {
 	name = strings.ToLower(name)
 	top, sub, hasSub := strings.Cut(name, "|")
 	spec := t.byName[top]
@@ -280,18 +191,4 @@ func lowerKey(b []byte) string {
 		buf[i] = c
 	}
 	return string(buf[:len(b)])
-}
-
-// isContainer reports whether the spec has subcommands.
-func (spec *CommandSpec) isContainer() bool { return len(spec.Subcommands) > 0 }
-
-// FullName returns "name" or "container|sub".
-func (spec *CommandSpec) FullName() string { return spec.fullName }
-
-// arityOK checks argc against the Redis arity convention.
-func (spec *CommandSpec) arityOK(argc int) bool {
-	if spec.Arity > 0 {
-		return argc == spec.Arity
-	}
-	return argc >= -spec.Arity
 }

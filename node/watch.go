@@ -203,12 +203,12 @@ func (c *Client) watchFailed(held func(db int, slot uint16) bool) bool {
 // touchWritten runs after a handler (from propagateEffects, with the
 // command's slots locked) when somebody watches: it touches the keys the
 // command wrote.
-func (c *Client) touchWritten(spec *CommandSpec, args [][]byte) {
+func (c *Client) touchWritten(spec *command.Spec, args [][]byte) {
 	fx := c.Effects()
 	if c.errored || c.bs.pending != nil {
 		return
 	}
-	if spec.isDBWide() {
+	if isDBWide(spec) {
 		// FLUSHDB/FLUSHALL/SWAPDB propagate themselves (and say NoEffect).
 		c.touchDBWide(spec, args)
 		return
@@ -228,7 +228,7 @@ func (c *Client) touchWritten(spec *CommandSpec, args [][]byte) {
 		}
 		return
 	}
-	if spec.Flags&FlagWrite == 0 {
+	if spec.Flags&command.FlagWrite == 0 {
 		return
 	}
 	c.touchKeysOf(reg, db.ID(), spec, args)
@@ -255,7 +255,7 @@ func (s *Server) touchEffects(db *store.DB, cmds [][][]byte) {
 }
 
 // touchKeysOf touches the keys of args whose key spec is not read-only.
-func (c *Client) touchKeysOf(reg *watchRegistry, dbID int, spec *CommandSpec, args [][]byte) {
+func (c *Client) touchKeysOf(reg *watchRegistry, dbID int, spec *command.Spec, args [][]byte) {
 	db := c.DB()
 	for _, p := range writtenKeys(spec, args) {
 		k := args[p]
@@ -267,23 +267,23 @@ func (c *Client) touchKeysOf(reg *watchRegistry, dbID int, spec *CommandSpec, ar
 // keys of its non-RO key specs. For commands whose keys a procedure finds
 // (SORT ... STORE, GEORADIUS ... STORE) the first key belongs to the first
 // spec, the rest to the later ones.
-func writtenKeys(spec *CommandSpec, args [][]byte) []int {
+func writtenKeys(spec *command.Spec, args [][]byte) []int {
 	if spec.GetKeys != nil {
 		pos, err := commandKeys(spec, args, nil)
 		if err != nil || len(pos) == 0 {
 			return nil
 		}
-		if len(spec.KeySpecs) > 0 && spec.KeySpecs[0].Flags&KeyRO != 0 {
+		if len(spec.KeySpecs) > 0 && spec.KeySpecs[0].Flags&command.KeyRO != 0 {
 			pos = pos[1:]
 		}
 		return pos
 	}
 	var out []int
 	for i := range spec.KeySpecs {
-		if spec.KeySpecs[i].Flags&(KeyRO|KeyNotKey) != 0 {
+		if spec.KeySpecs[i].Flags&(command.KeyRO|command.KeyNotKey) != 0 {
 			continue
 		}
-		one := CommandSpec{Arity: spec.Arity, KeySpecs: spec.KeySpecs[i : i+1]}
+		one := command.Spec{Arity: spec.Arity, KeySpecs: spec.KeySpecs[i : i+1]}
 		out, _ = commandKeys(&one, args, out)
 	}
 	return out
@@ -295,11 +295,11 @@ func writtenKeys(spec *CommandSpec, args [][]byte) []int {
 // (also when it had expired logically meanwhile, as Redis: it was still in
 // the table). A key that was missing or stale when watched changed only if
 // SWAPDB brought a live key in its place.
-func (c *Client) touchDBWide(spec *CommandSpec, args [][]byte) {
+func (c *Client) touchDBWide(spec *command.Spec, args [][]byte) {
 	reg := &c.srv.tx.watch
 	var emptied []int
 	swapped := false
-	switch spec.fullName {
+	switch spec.FullName() {
 	case "flushdb":
 		emptied = []int{int(c.dbIndex.Load())}
 	case "flushall":
@@ -379,8 +379,8 @@ func (c *Client) liveIn(db int, key string) bool {
 
 // isDBWide reports whether a command empties or swaps whole databases
 // (its watch touches are computed before it runs).
-func (spec *CommandSpec) isDBWide() bool {
-	switch spec.fullName {
+func isDBWide(spec *command.Spec) bool {
+	switch spec.FullName() {
 	case "flushdb", "flushall", "swapdb":
 		return true
 	}
