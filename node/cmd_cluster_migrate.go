@@ -40,19 +40,19 @@ func clusterMigrateHandlers() map[string]HandlerFunc {
 func clusterExtensionMeta() []*command.Spec {
 	return []*command.Spec{
 		{Name: "migrateslots", Arity: -6, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
-			Doc: cmdDoc("Migrate slots to another node by atomic slot migration", "9.0.0", "cluster", "O(N) where N is the total number of slots given")},
+			Doc: command.NewDoc("Migrate slots to another node by atomic slot migration", "9.0.0", "cluster", "O(N) where N is the total number of slots given")},
 		{Name: "getslotmigrations", Arity: 2, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
 			Tips: []string{"nondeterministic_output"},
-			Doc:  cmdDoc("Get the in-progress and recent atomic slot migrations", "9.0.0", "cluster", "O(N) where N is the number of jobs listed")},
+			Doc:  command.NewDoc("Get the in-progress and recent atomic slot migrations", "9.0.0", "cluster", "O(N) where N is the number of jobs listed")},
 		{Name: "cancelslotmigrations", Arity: 2, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
-			Doc: cmdDoc("Cancel the atomic slot migrations started on this node", "9.0.0", "cluster", "O(N) where N is the number of jobs cancelled")},
+			Doc: command.NewDoc("Cancel the atomic slot migrations started on this node", "9.0.0", "cluster", "O(N) where N is the number of jobs cancelled")},
 		{Name: "importslots", Arity: -4, Flags: command.FlagAdmin | command.FlagStale | command.FlagNoAsyncLoading,
-			Doc: cmdDoc("Internal command of atomic slot migration, sent by the source node", "9.0.0", "cluster", "Depends on the action")},
+			Doc: command.NewDoc("Internal command of atomic slot migration, sent by the source node", "9.0.0", "cluster", "Depends on the action")},
 	}
 }
 
 // withClusterExtensions adds shoal's CLUSTER subcommands to the metadata
-// (the command-table test compares only allCommandMeta with Redis 7.0).
+// (the command-table test compares only command.AllMeta with Redis 7.0).
 func withClusterExtensions(all []*command.Spec) []*command.Spec {
 	for _, spec := range all {
 		if spec.Name == "cluster" {

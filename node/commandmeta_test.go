@@ -154,7 +154,7 @@ func metaWithImplicitACL(flags command.CmdFlag, acl command.ACLCat) command.ACLC
 	return acl
 }
 
-// metaTable flattens allCommandMeta into "name" / "container|sub" entries.
+// metaTable flattens command.AllMeta into "name" / "container|sub" entries.
 func metaTable(t *testing.T) map[string]*command.Spec {
 	t.Helper()
 	table := map[string]*command.Spec{}
@@ -173,7 +173,7 @@ func metaTable(t *testing.T) map[string]*command.Spec {
 		}
 		table[full] = s
 	}
-	for _, s := range allCommandMeta() {
+	for _, s := range command.AllMeta() {
 		add(s.Name, s)
 		for key, sub := range s.Subcommands {
 			if key != sub.Name {

@@ -20,7 +20,7 @@ import (
 )
 
 // commandTable is the immutable command table built at start-up from the
-// metadata (commandmeta_*.go) and the handlers (cmd_*.go).
+// metadata (command/meta_*.go) and the handlers (cmd_*.go).
 type commandTable struct {
 	byName map[string]*command.Spec // lower-case top-level name
 	all    []*command.Spec          // implemented top-level commands, sorted by name
@@ -98,7 +98,7 @@ func newCommandTable() *commandTable {
 	}
 	procs := keyProcs()
 	t := &commandTable{byName: map[string]*command.Spec{}}
-	for _, spec := range withClusterExtensions(withShoalExtensions(allCommandMeta())) {
+	for _, spec := range withClusterExtensions(withShoalExtensions(command.AllMeta())) {
 		t.finalize(spec, nil, handlers, procs)
 		t.byName[spec.Name] = spec
 		if spec.Handler != nil || len(spec.Subcommands) > 0 && anyImplemented(spec) {
