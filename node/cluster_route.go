@@ -361,7 +361,7 @@ func (c *Client) transactionRoute(queue []queuedCommand) ([][]byte, routeRequest
 	var keys [][]byte
 	req := routeRequest{asking: c.asking}
 	for _, qc := range queue {
-		pos, _ := commandKeys(qc.spec, qc.args, nil)
+		pos, _ := command.Keys(qc.spec, qc.args, nil)
 		for _, p := range pos {
 			keys = append(keys, qc.args[p])
 		}

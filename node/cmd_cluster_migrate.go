@@ -283,7 +283,7 @@ func (n *migrationNode) EffectSlot(argv [][]byte) (int, bool) {
 	case "flushall", "flushdb":
 		return -1, true
 	}
-	pos, err := commandKeys(spec, argv, nil)
+	pos, err := command.Keys(spec, argv, nil)
 	if err != nil || len(pos) == 0 {
 		return -1, false
 	}

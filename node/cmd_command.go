@@ -360,7 +360,7 @@ func cmdCommandList(c *Client, args [][]byte) {
 }
 
 // cmdCommandGetKeys implements COMMAND GETKEYS and GETKEYSANDFLAGS with the
-// dispatcher's own key extractor (commandKeys).
+// dispatcher's own key extractor (command.Keys).
 func cmdCommandGetKeys(c *Client, args [][]byte, withFlags bool) {
 	cmdArgs := args[2:]
 	spec, unknownSub := c.srv.table.lookup(cmdArgs)
@@ -375,7 +375,7 @@ func cmdCommandGetKeys(c *Client, args [][]byte, withFlags bool) {
 		c.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	keys, err := commandKeys(spec, cmdArgs, nil)
+	keys, err := command.Keys(spec, cmdArgs, nil)
 	if err != nil || len(keys) == 0 {
 		if spec.Flags&command.FlagNoMandatoryKeys != 0 {
 			c.Array(0)
@@ -418,7 +418,7 @@ func keyFlags(spec *command.Spec, args [][]byte, keys []int) []command.KeySpecFl
 		one := *spec
 		one.GetKeys = nil
 		one.KeySpecs = spec.KeySpecs[i : i+1]
-		pos, err := commandKeys(&one, args, nil)
+		pos, err := command.Keys(&one, args, nil)
 		if err != nil {
 			continue
 		}

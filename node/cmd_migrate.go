@@ -16,33 +16,6 @@ func migrateHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{"migrate": cmdMigrate}
 }
 
-// migrateGetKeys is Redis's migrateGetKeys: the key argument, or with the
-// KEYS option every argument after it (the empty key argument then names
-// no key). AUTH and AUTH2 values are skipped so that a password "keys" is
-// not taken for the option.
-func migrateGetKeys(args [][]byte) ([]int, error) {
-	first, num := 3, 1
-	for i := 6; i < len(args); i++ {
-		switch a := args[i]; {
-		case command.ArgIs(a, "keys"):
-			if len(args[3]) != 0 {
-				return nil, nil
-			}
-			first, num = i+1, len(args)-i-1
-			i = len(args)
-		case command.ArgIs(a, "auth"):
-			i++
-		case command.ArgIs(a, "auth2"):
-			i += 2
-		}
-	}
-	keys := make([]int, num)
-	for j := range keys {
-		keys[j] = first + j
-	}
-	return keys, nil
-}
-
 // migrateRequest is a parsed MIGRATE.
 type migrateRequest struct {
 	host, port         string

@@ -1,47 +1,11 @@
 package node
 
 import (
-	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
 )
 
-// SORT's key procedures and the whole-database lock its BY and GET
-// patterns need; the command itself is in commands/sorting.
-
-// sortGetKeys is Redis's sortGetKeys: the sorted key, and the destination
-// of the last STORE option. Options are skipped by their argument counts
-// (LIMIT 2, GET and BY 1); any other word is taken as an option without
-// argument, so "STORE" is recognised wherever it appears.
-func sortGetKeys(args [][]byte) ([]int, error) {
-	keys := []int{1}
-	store := 0
-	for i := 2; i < len(args); i++ {
-		switch {
-		case command.ArgIs(args[i], "limit"):
-			i += 2
-		case command.ArgIs(args[i], "get"), command.ArgIs(args[i], "by"):
-			i++
-		case command.ArgIs(args[i], "store") && i+1 < len(args):
-			store = i + 1
-		}
-	}
-	if store != 0 {
-		keys = append(keys, store)
-	}
-	return keys, nil
-}
-
-// sortKeyFlags: the sorted key is read, the STORE destination overwritten
-// (Redis's sortGetKeys: CMD_KEY_RO|CMD_KEY_ACCESS, CMD_KEY_OW|CMD_KEY_UPDATE).
-func sortKeyFlags(_ [][]byte, pos int) command.KeySpecFlag {
-	if pos == 1 {
-		return command.KeyRO | command.KeyAccess
-	}
-	return command.KeyOW | command.KeyUpdate
-}
-
-// sortROGetKeys: SORT_RO has no destination.
-func sortROGetKeys(args [][]byte) ([]int, error) { return []int{1}, nil }
+// The whole-database lock SORT's BY and GET patterns need; the command
+// itself is in commands/sorting, its key procedures in command/keys.go.
 
 // allSlots lists every slot in ascending order, for lockWholeDB.
 var allSlots = func() []uint16 {

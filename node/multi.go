@@ -193,7 +193,7 @@ func cmdExec(c *Client, args [][]byte) {
 func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bool) {
 	var locked []uint16
 	for _, qc := range queue {
-		keys, err := commandKeys(qc.spec, qc.args, c.keyBuf[:0])
+		keys, err := command.Keys(qc.spec, qc.args, c.keyBuf[:0])
 		c.keyBuf = keys
 		if err != nil || needsGate(qc.spec) {
 			return nil, false

@@ -122,7 +122,7 @@ func (r *replState) effectSlots(db int, argv [][]byte, out []replication.DBSlot)
 	if spec == nil || unknown {
 		return out
 	}
-	keys, err := commandKeys(spec, argv, nil)
+	keys, err := command.Keys(spec, argv, nil)
 	if err != nil {
 		return out
 	}

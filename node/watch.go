@@ -269,7 +269,7 @@ func (c *Client) touchKeysOf(reg *watchRegistry, dbID int, spec *command.Spec, a
 // spec, the rest to the later ones.
 func writtenKeys(spec *command.Spec, args [][]byte) []int {
 	if spec.GetKeys != nil {
-		pos, err := commandKeys(spec, args, nil)
+		pos, err := command.Keys(spec, args, nil)
 		if err != nil || len(pos) == 0 {
 			return nil
 		}
@@ -284,7 +284,7 @@ func writtenKeys(spec *command.Spec, args [][]byte) []int {
 			continue
 		}
 		one := command.Spec{Arity: spec.Arity, KeySpecs: spec.KeySpecs[i : i+1]}
-		out, _ = commandKeys(&one, args, out)
+		out, _ = command.Keys(&one, args, out)
 	}
 	return out
 }
