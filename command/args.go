@@ -203,16 +203,16 @@ func timeoutMillis(arg []byte) (int64, bool) {
 // ArgIs compares an option argument with a lower-case keyword as Redis's
 // strcasecmp on the argument's C string does (a NUL byte ends it).
 func ArgIs(b []byte, kw string) bool {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return EqualFoldASCII(b, kw)
+	return EqualFoldASCII(CBytes(b), kw)
 }
 
 // CString returns b up to its first NUL byte, as a C string would print.
-func CString(b []byte) string {
+func CString(b []byte) string { return string(CBytes(b)) }
+
+// CBytes is b up to its first NUL byte (CString without the copy).
+func CBytes(b []byte) []byte {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return string(b[:i])
+		return b[:i]
 	}
-	return string(b)
+	return b
 }

@@ -3,15 +3,12 @@ package command
 import (
 	"math"
 	"strconv"
+
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // C's strtod (glibc, "C" locale), which SORT's scores, the sorted set
 // commands' ranges and Redis's string2d all parse with.
-
-// IsCSpace is C's isspace in the "C" locale.
-func IsCSpace(b byte) bool {
-	return b == ' ' || b >= '\t' && b <= '\r'
-}
 
 func isHexDigit(b byte) bool {
 	return b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'f'
@@ -41,7 +38,7 @@ func hasPrefixFold(b []byte, w string) bool {
 // (overflow to ±inf, or a non-zero number rounding to zero).
 func Strtod(s []byte) (val float64, n int, erange bool) {
 	i := 0
-	for i < len(s) && IsCSpace(s[i]) {
+	for i < len(s) && strconvx.IsCSpace(s[i]) {
 		i++
 	}
 	neg := false

@@ -7,17 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-)
 
-// isCSpace reports whether b is a space character for C's isspace() in the
-// "C" locale.
-func isCSpace(b byte) bool {
-	switch b {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return true
-	}
-	return false
-}
+	"github.com/shoal-db/shoal/strconvx"
+)
 
 // isCPrint reports whether b is printable for C's isprint() in the "C" locale.
 func isCPrint(b byte) bool { return b >= 0x20 && b <= 0x7e }
@@ -73,7 +65,7 @@ func SplitArgs(line string) (args []string, ok bool) {
 	}
 	args = []string{}
 	for {
-		for p < n && isCSpace(line[p]) {
+		for p < n && strconvx.IsCSpace(line[p]) {
 			p++
 		}
 		if p >= n {
@@ -107,7 +99,7 @@ func SplitArgs(line string) (args []string, ok bool) {
 					}
 					cur = append(cur, e)
 				} else if c == '"' {
-					if at(p+1) != 0 && !isCSpace(at(p+1)) {
+					if at(p+1) != 0 && !strconvx.IsCSpace(at(p+1)) {
 						return nil, false
 					}
 					done = true
@@ -121,7 +113,7 @@ func SplitArgs(line string) (args []string, ok bool) {
 					p++
 					cur = append(cur, '\'')
 				} else if c == '\'' {
-					if at(p+1) != 0 && !isCSpace(at(p+1)) {
+					if at(p+1) != 0 && !strconvx.IsCSpace(at(p+1)) {
 						return nil, false
 					}
 					done = true
@@ -208,7 +200,7 @@ func trimSet(s, cset string) string {
 // overflow saturates and sets erange.
 func cStrtoll(s string, base int) (val int64, end int, erange bool) {
 	p := 0
-	for p < len(s) && isCSpace(s[p]) {
+	for p < len(s) && strconvx.IsCSpace(s[p]) {
 		p++
 	}
 	neg := false
@@ -326,7 +318,7 @@ func formatMemory(v uint64) string {
 
 // string2d parses a double like Redis's string2d() (strtod based).
 func string2d(s string) (float64, bool) {
-	if len(s) == 0 || isCSpace(s[0]) || strings.ContainsRune(s, '_') {
+	if len(s) == 0 || strconvx.IsCSpace(s[0]) || strings.ContainsRune(s, '_') {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)

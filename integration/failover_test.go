@@ -453,11 +453,12 @@ func indexOf(nodes []*ClusterNode, n *ClusterNode) int {
 // replica catches up to the master's final offset and takes over, the old
 // master becomes its replica, and — with replication — no acknowledged
 // write is lost (10-manual-failover).
-func TestManualFailoverUnderWrites(t *testing.T) {
-	nodes := startFailoverCluster(t)
+// aReplicaAndItsMaster picks a replica from CLUSTER NODES and returns its
+// line and its master's, and their nodes.
+func aReplicaAndItsMaster(t *testing.T, nodes []*ClusterNode) (replica, master NodeLine, rnode, mnode *ClusterNode) {
+	t.Helper()
 	lines, err := ClusterNodes(nodes[0].Addr)
 	require.NoError(t, err)
-	var master, replica NodeLine
 	for _, l := range lines {
 		if l.HasFlag("slave") {
 			replica = l
@@ -469,7 +470,13 @@ func TestManualFailoverUnderWrites(t *testing.T) {
 			master = l
 		}
 	}
-	rnode, mnode := nodeByPort(t, nodes, replica.Port()), nodeByPort(t, nodes, master.Port())
+	require.NotEmpty(t, master.ID, "no replica with a known master in CLUSTER NODES")
+	return replica, master, nodeByPort(t, nodes, replica.Port()), nodeByPort(t, nodes, master.Port())
+}
+
+func TestManualFailoverUnderWrites(t *testing.T) {
+	nodes := startFailoverCluster(t)
+	replica, master, rnode, mnode := aReplicaAndItsMaster(t, nodes)
 	c := clusterClient(nodes)
 	defer c.Close()
 	lw := startLoad(c, 6, "mf")
@@ -535,23 +542,7 @@ func TestManualFailoverUnderWrites(t *testing.T) {
 // (Redis's tests/cluster 10-manual-failover; shoal answered READONLY).
 func TestManualFailoverPausedWriteGetsMoved(t *testing.T) {
 	nodes := startFailoverCluster(t)
-	lines, err := ClusterNodes(nodes[0].Addr)
-	require.NoError(t, err)
-	var replica NodeLine
-	for _, l := range lines {
-		if l.HasFlag("slave") {
-			replica = l
-			break
-		}
-	}
-	var mnode *ClusterNode
-	for _, l := range lines {
-		if l.ID == replica.Master {
-			mnode = nodeByPort(t, nodes, l.Port())
-		}
-	}
-	require.NotNil(t, mnode)
-	rnode := nodeByPort(t, nodes, replica.Port())
+	_, _, rnode, mnode := aReplicaAndItsMaster(t, nodes)
 	// A key of the master's slots.
 	key := ""
 	for i := 0; i < 1000 && key == ""; i++ {

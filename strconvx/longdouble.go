@@ -122,8 +122,8 @@ func (x LongDouble) CeilMulInt64(m int64) int64 {
 	return i.Int64()
 }
 
-// isCSpace is C's isspace in the C locale.
-func isCSpace(b byte) bool {
+// IsCSpace is C's isspace in the "C" locale.
+func IsCSpace(b byte) bool {
 	return b == ' ' || b >= '\t' && b <= '\r'
 }
 
@@ -133,7 +133,7 @@ func isCSpace(b byte) bool {
 // and the value must not overflow, round to zero from a non-zero input, or
 // be NaN.
 func ParseLongDouble(b []byte) (LongDouble, bool) {
-	if len(b) == 0 || len(b) >= ldMaxChars || isCSpace(b[0]) {
+	if len(b) == 0 || len(b) >= ldMaxChars || IsCSpace(b[0]) {
 		return LongDouble{}, false
 	}
 	neg := false

@@ -48,7 +48,7 @@ func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
 		return false, 0, false
 	}
 	signed = arg[0] == 'i'
-	n, ok := command.ParseInt64(cstr(arg[1:]))
+	n, ok := command.ParseInt64(command.CBytes(arg[1:]))
 	limit := int64(63)
 	if signed {
 		limit = 64
@@ -309,15 +309,4 @@ func widthMask(width uint) uint64 {
 		return ^uint64(0)
 	}
 	return 1<<width - 1
-}
-
-// cstr is b up to its first NUL byte, as Redis's C string functions read an
-// argument.
-func cstr(b []byte) []byte {
-	for i, x := range b {
-		if x == 0 {
-			return b[:i]
-		}
-	}
-	return b
 }

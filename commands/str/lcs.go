@@ -32,13 +32,13 @@ func cmdLCS(c *command.Ctx, args [][]byte) {
 	for i := 3; i < len(args); i++ {
 		opt := args[i]
 		switch {
-		case eqFoldC(opt, "idx"):
+		case command.ArgIs(opt, "idx"):
 			getIdx = true
-		case eqFoldC(opt, "len"):
+		case command.ArgIs(opt, "len"):
 			getLen = true
-		case eqFoldC(opt, "withmatchlen"):
+		case command.ArgIs(opt, "withmatchlen"):
 			withMatchLen = true
-		case eqFoldC(opt, "minmatchlen") && i+1 < len(args):
+		case command.ArgIs(opt, "minmatchlen") && i+1 < len(args):
 			v, ok := command.ParseInt64(args[i+1])
 			if !ok {
 				c.ErrNotInteger()
@@ -164,15 +164,3 @@ func cmdLCS(c *command.Ctx, args [][]byte) {
 }
 
 type lcsMatch struct{ aStart, aEnd, bStart, bEnd, n int }
-
-// eqFoldC is eqFold on the argument read as a C string (up to a NUL), as
-// Redis's strcasecmp sees it.
-func eqFoldC(b []byte, w string) bool {
-	for i, x := range b {
-		if x == 0 {
-			b = b[:i]
-			break
-		}
-	}
-	return eqFold(b, w)
-}

@@ -45,23 +45,23 @@ func (o *strOpts) parse(args [][]byte, forSet bool) bool {
 		f := o.flags
 		var set strOptFlags
 		switch {
-		case forSet && eqFold(a, "nx") && f&optXX == 0:
+		case forSet && command.EqualFoldASCII(a, "nx") && f&optXX == 0:
 			set = optNX
-		case forSet && eqFold(a, "xx") && f&optNX == 0:
+		case forSet && command.EqualFoldASCII(a, "xx") && f&optNX == 0:
 			set = optXX
-		case forSet && eqFold(a, "get"):
+		case forSet && command.EqualFoldASCII(a, "get"):
 			set = optGet
-		case forSet && eqFold(a, "keepttl") && f&(optPersist|expires) == 0:
+		case forSet && command.EqualFoldASCII(a, "keepttl") && f&(optPersist|expires) == 0:
 			set = optKeepTTL
-		case !forSet && eqFold(a, "persist") && f&(expires|optKeepTTL) == 0:
+		case !forSet && command.EqualFoldASCII(a, "persist") && f&(expires|optKeepTTL) == 0:
 			set = optPersist
-		case eqFold(a, "ex") && f&(optKeepTTL|optPersist|optEXAT|optPX|optPXAT) == 0 && hasNext:
+		case command.EqualFoldASCII(a, "ex") && f&(optKeepTTL|optPersist|optEXAT|optPX|optPXAT) == 0 && hasNext:
 			set = optEX
-		case eqFold(a, "px") && f&(optKeepTTL|optPersist|optEX|optEXAT|optPXAT) == 0 && hasNext:
+		case command.EqualFoldASCII(a, "px") && f&(optKeepTTL|optPersist|optEX|optEXAT|optPXAT) == 0 && hasNext:
 			set = optPX
-		case eqFold(a, "exat") && f&(optKeepTTL|optPersist|optEX|optPX|optPXAT) == 0 && hasNext:
+		case command.EqualFoldASCII(a, "exat") && f&(optKeepTTL|optPersist|optEX|optPX|optPXAT) == 0 && hasNext:
 			set = optEXAT
-		case eqFold(a, "pxat") && f&(optKeepTTL|optPersist|optEX|optEXAT|optPX) == 0 && hasNext:
+		case command.EqualFoldASCII(a, "pxat") && f&(optKeepTTL|optPersist|optEX|optEXAT|optPX) == 0 && hasNext:
 			set = optPXAT
 		default:
 			return false
@@ -70,19 +70,6 @@ func (o *strOpts) parse(args [][]byte, forSet bool) bool {
 		if set&expires != 0 {
 			i++
 			o.expire = args[i]
-		}
-	}
-	return true
-}
-
-// eqFold reports whether b equals the lower-case ASCII word w, ignoring case.
-func eqFold(b []byte, w string) bool {
-	if len(b) != len(w) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		if b[i]|0x20 != w[i] {
-			return false
 		}
 	}
 	return true

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/store"
+	"github.com/shoal-db/shoal/strconvx"
 )
 
 // Number and range parsing for the sorted set and geo commands, with the
@@ -17,7 +18,7 @@ import (
 // must be a number, without leading space; overflow, underflow to zero and
 // NaN are refused, "inf" is accepted.
 func parseDouble(b []byte) (float64, bool) {
-	if len(b) == 0 || command.IsCSpace(b[0]) {
+	if len(b) == 0 || strconvx.IsCSpace(b[0]) {
 		return 0, false
 	}
 	v, n, erange := command.Strtod(b)
