@@ -13,6 +13,7 @@ type Slot struct {
 	mu       sync.Mutex
 	dict     dict
 	volatile map[*Entry]struct{} // entries with an expiry, for active expiry sampling
+	bytes    int64               // the charges of its entries (store/memory.go)
 
 	// Mirrors readable without the lock (INFO, DBSIZE).
 	keys          atomic.Int64
@@ -27,6 +28,10 @@ type Slot struct {
 type DB struct {
 	ks    *Keyspace
 	id    atomic.Int32 // the current number; SWAPDB changes it without slot locks
+	bytes atomic.Int64 // the charges of its entries (store/memory.go)
+	// volatileKeys counts its keys with an expiry, so that volatile eviction
+	// skips a database without them in one load.
+	volatileKeys atomic.Int64
 	slots [NumSlots]Slot
 }
 
@@ -97,7 +102,7 @@ func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
 		}
 	}
 	if e != nil && flags&LookupNoTouch == 0 {
-		e.setLRU(db.ks.lruClock.Load())
+		db.ks.touch(e)
 	}
 	return e
 }
@@ -119,23 +124,38 @@ func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
 func (db *DB) unlink(s *Slot, h uint64, e *Entry) {
 	s.dict.remove(db.ks.seed, h, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
 	s.keys.Store(int64(s.dict.count))
+	db.addCharge(s, -e.charge())
 	if e.expire != 0 {
 		db.dropVolatile(s, e)
 	}
 }
 
+// addVolatile enters e, which had no expiry, in its slot's volatile map.
+func (db *DB) addVolatile(s *Slot, e *Entry) {
+	if s.volatile == nil {
+		s.volatile = make(map[*Entry]struct{})
+	}
+	s.volatile[e] = struct{}{}
+	s.volatileCount.Store(int64(len(s.volatile)))
+	db.volatileKeys.Add(1)
+	db.addCharge(s, volatileCharge)
+}
+
 func (db *DB) dropVolatile(s *Slot, e *Entry) {
 	delete(s.volatile, e)
 	s.volatileCount.Store(int64(len(s.volatile)))
+	db.volatileKeys.Add(-1)
+	db.addCharge(s, -volatileCharge)
 }
 
 // newEntry links a fresh entry for key, which must not exist. A non-nil
 // val is its string value (stored with the key, store/entryalloc.go).
 func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 	e := allocEntry(key, val)
-	e.setLRU(db.ks.lruClock.Load())
+	db.ks.initAccess(e)
 	s.dict.insert(db.ks.seed, h, e)
 	s.keys.Store(int64(s.dict.count))
+	db.addCharge(s, e.charge())
 	return e
 }
 
@@ -160,8 +180,10 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 		db.dropVolatile(s, e)
 		e.expire = 0
 	}
+	before := e.charge()
 	e.setString(val)
-	e.setLRU(db.ks.lruClock.Load())
+	db.addCharge(s, e.charge()-before)
+	db.ks.touch(e) // Redis's SET looks the key up for writing, then keeps an LFU counter
 	return e
 }
 
@@ -176,7 +198,10 @@ func (db *DB) SetObject(key []byte, t Type, p unsafe.Pointer) *Entry {
 		db.dropVolatile(s, e)
 		e.expire = 0
 	}
+	before := e.charge()
 	e.setObject(t, p)
+	e.storeCharge(e.measure())
+	db.addCharge(s, e.charge()-before)
 	return e
 }
 
@@ -210,11 +235,7 @@ func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
 		return
 	}
 	if e.expire == 0 {
-		if s.volatile == nil {
-			s.volatile = make(map[*Entry]struct{})
-		}
-		s.volatile[e] = struct{}{}
-		s.volatileCount.Store(int64(len(s.volatile)))
+		db.addVolatile(s, e)
 	}
 	e.expire = at
 }
@@ -255,11 +276,19 @@ func (db *DB) FlushSlot(slot uint16) int64 {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return db.clearSlot(s)
+}
+
+// clearSlot drops every entry of s, whose lock the caller holds, and returns
+// how many there were.
+func (db *DB) clearSlot(s *Slot) int64 {
 	n := int64(s.dict.count)
 	s.dict.clear()
+	db.volatileKeys.Add(-int64(len(s.volatile)))
 	s.volatile = nil
 	s.keys.Store(0)
 	s.volatileCount.Store(0)
+	db.addCharge(s, -s.bytes)
 	return n
 }
 

@@ -158,3 +158,22 @@ func (d *dict) randomEntry(rnd func() uint64) *Entry {
 		return e
 	}
 }
+
+// sample calls fn for up to n entries found walking the buckets from a
+// random one (Redis's dictGetSomeKeys) and returns how many it called fn
+// for. rnd supplies random numbers.
+func (d *dict) sample(n int, rnd func() uint64, fn func(*Entry)) int {
+	if d.count == 0 || n <= 0 {
+		return 0
+	}
+	mask := uint64(len(d.buckets) - 1)
+	i := rnd() & mask
+	got := 0
+	for visited := uint64(0); visited <= mask && got < n; visited++ {
+		for e := d.buckets[(i+visited)&mask]; e != nil && got < n; e = e.next {
+			fn(e)
+			got++
+		}
+	}
+	return got
+}

@@ -117,12 +117,15 @@ func (e *Entry) MutableBytes() *[]byte {
 		return (*[]byte)(e.val)
 	}
 	cur := e.Bytes()
+	charged := e.charge()
 	b := make([]byte, len(cur), len(cur)+len(cur)/4+8)
 	copy(b, cur)
 	p := &b
 	e.val = unsafe.Pointer(p)
-	e.vlen = 0
 	e.meta |= metaMutable
+	// The charge stays what the slot added until the command's Remeasure
+	// (store/memory.go).
+	e.storeCharge(charged)
 	return p
 }
 
@@ -132,7 +135,7 @@ func (e *Entry) MutableBytes() *[]byte {
 // the value is next replaced.
 func (e *Entry) KeepStringEncoding() { e.meta |= metaNoIntEnc }
 
-// setObject stores a non-string value.
+// setObject stores a non-string value; the caller stores its charge.
 func (e *Entry) setObject(t Type, p unsafe.Pointer) {
 	e.meta = e.meta&^(metaTypeMask|metaFlagsMask) | uint32(t)
 	e.val = p

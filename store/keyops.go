@@ -46,12 +46,9 @@ func (db *DB) relink(e *Entry, key []byte) {
 	e.next = nil
 	s.dict.insert(db.ks.seed, h, e)
 	s.keys.Store(int64(s.dict.count))
+	db.addCharge(s, e.charge())
 	if e.expire != 0 {
-		if s.volatile == nil {
-			s.volatile = make(map[*Entry]struct{})
-		}
-		s.volatile[e] = struct{}{}
-		s.volatileCount.Store(int64(len(s.volatile)))
+		db.addVolatile(s, e)
 	}
 }
 
@@ -125,7 +122,7 @@ func (db *DB) CopyTo(dst *DB, src, dstKey []byte, replace bool) bool {
 	}
 	expire := e.expire
 	n := dst.SetValue(dstKey, e.Value().Clone())
-	n.setLRU(dst.ks.lruClock.Load())
+	dst.ks.initAccess(n)
 	if expire != 0 {
 		dst.SetExpire(dstKey, n, expire)
 	}

@@ -39,8 +39,13 @@ type Keyspace struct {
 	newDB sync.Mutex // serialises lazy DB creation
 
 	lruClock atomic.Uint32 // seconds, 24 bits; advanced by Tick
+	access   accessPolicy  // LRU clocks or LFU counters (store/access.go)
+
+	dataBytes atomic.Int64 // the charges of every entry (store/memory.go)
+	evict     evictionState
 
 	expiredKeys     atomic.Int64
+	evictedKeys     atomic.Int64
 	expiredStalePct atomic.Int64 // estimated % of logically expired keys, for INFO
 	expireCursor    expireCursor // owned by the goroutine calling ActiveExpireCycle
 
@@ -68,7 +73,9 @@ func (ks *Keyspace) Now() int64 { return ks.clock.Now().UnixMilli() }
 
 // Tick advances the LRU clock; the server calls it from its cron.
 func (ks *Keyspace) Tick() {
-	ks.lruClock.Store(uint32(ks.Now()/1000) & lruMax)
+	secs := ks.Now() / 1000
+	ks.lruClock.Store(uint32(secs) & lruMax)
+	ks.access.lfuMinutes.Store(uint32(secs/60) & 65535)
 }
 
 // DB returns database i (0 <= i < NumDBs), creating it on first use so that
@@ -120,6 +127,7 @@ func (ks *Keyspace) ExpiredKeys() int64 { return ks.expiredKeys.Load() }
 // ResetStats zeroes the counters CONFIG RESETSTAT resets.
 func (ks *Keyspace) ResetStats() {
 	ks.expiredKeys.Store(0)
+	ks.evictedKeys.Store(0)
 	for i := range ks.dbs {
 		if db := ks.existingDB(i); db != nil {
 			for s := range db.slots {

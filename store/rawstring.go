@@ -1,6 +1,10 @@
 package store
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/shoal-db/shoal/slots"
+)
 
 // SetRawString stores b as key's string value in the raw (mutable)
 // encoding, taking ownership of b: the caller must not keep using b except
@@ -11,10 +15,12 @@ import "unsafe"
 // slot lock.
 func (db *DB) SetRawString(key, b []byte, keepTTL bool) *Entry {
 	e := db.SetString(key, nil, keepTTL)
+	before := e.charge()
 	p := new([]byte)
 	*p = b
 	e.val = unsafe.Pointer(p)
-	e.vlen = 0
 	e.meta |= metaMutable
+	e.storeCharge(e.measure())
+	db.addCharge(&db.slots[slots.KeySlot(key)], e.charge()-before)
 	return e
 }

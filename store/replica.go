@@ -24,15 +24,10 @@ func (db *DB) ScanSlotLocked(slot uint16, fn func(e *Entry)) {
 // FlushSlotLocked deletes every key of one slot whose lock the caller holds.
 func (db *DB) FlushSlotLocked(slot uint16) int64 {
 	s := &db.slots[slot]
-	n := int64(s.dict.count)
-	if n == 0 {
+	if s.dict.count == 0 {
 		return 0
 	}
-	s.dict.clear()
-	s.volatile = nil
-	s.keys.Store(0)
-	s.volatileCount.Store(0)
-	return n
+	return db.clearSlot(s)
 }
 
 // LockAll locks every slot of the database, in ascending order.

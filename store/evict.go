@@ -1,0 +1,284 @@
+package store
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Eviction: Redis's approximated LRU/LFU/TTL eviction (evict.c) over the
+// per-slot tables. Each round samples a few keys of every database into a
+// small pool of the best candidates seen so far, kept across rounds, then
+// evicts the best candidate that still exists. The random policies pick a
+// random key instead.
+
+// EvictionPolicy is a maxmemory-policy that evicts (noeviction is the
+// server's business: it never calls EvictOne).
+type EvictionPolicy uint8
+
+const (
+	EvictAllKeysLRU EvictionPolicy = iota
+	EvictVolatileLRU
+	EvictAllKeysLFU
+	EvictVolatileLFU
+	EvictAllKeysRandom
+	EvictVolatileRandom
+	EvictVolatileTTL
+)
+
+// volatileOnly reports whether the policy evicts only keys with an expiry.
+func (p EvictionPolicy) volatileOnly() bool {
+	return p == EvictVolatileLRU || p == EvictVolatileLFU || p == EvictVolatileRandom || p == EvictVolatileTTL
+}
+
+// evictionPoolSize is Redis's EVPOOL_SIZE.
+const evictionPoolSize = 16
+
+// poolEntry is one eviction candidate: a higher score is a better one.
+type poolEntry struct {
+	score uint64
+	db    int
+	key   string
+	used  bool
+}
+
+// evictionState is the pool and the round-robin position of the random
+// policies. mu serialises evictions; it is taken before any slot lock.
+type evictionState struct {
+	mu     sync.Mutex
+	pool   [evictionPoolSize]poolEntry
+	nextDB int
+}
+
+// EvictHook is told about an evicted key, with the key's slot still locked
+// (to propagate its DEL in order with the slot's writes). It must not block
+// or call back into the keyspace for another slot.
+type EvictHook func(db *DB, key string)
+
+// EvictOne evicts one key under policy, sampling samples keys per database
+// for the pool policies, and returns the bytes its entry was charged. ok is
+// false when there was nothing the policy may evict. Call it without
+// holding any slot lock.
+func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook) (freed int64, ok bool) {
+	st := &ks.evict
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	samples = max(1, min(samples, 64))
+	if policy == EvictAllKeysRandom || policy == EvictVolatileRandom {
+		return ks.evictRandom(policy, hook)
+	}
+	// Populate, then take the best candidate that still exists; a pool of
+	// ghosts (keys deleted since they were sampled) means sampling again.
+	// Bounded: every round either evicts or empties the pool entries it
+	// tried, and an empty keyspace stops it.
+	for round := 0; round < 64; round++ {
+		sampled := false
+		for i := range ks.dbs {
+			db := ks.existingDB(i)
+			if db == nil || !db.hasCandidates(policy) {
+				continue
+			}
+			sampled = true
+			db.samplePool(policy, samples, func(e *Entry) { st.insert(ks.score(policy, e), i, e.key) })
+		}
+		if !sampled {
+			return 0, false
+		}
+		for k := evictionPoolSize - 1; k >= 0; k-- {
+			c := &st.pool[k]
+			if !c.used {
+				continue
+			}
+			dbIndex, key := c.db, c.key
+			*c = poolEntry{}
+			if freed, ok := ks.evictKey(ks.DB(dbIndex), key, policy.volatileOnly(), hook); ok {
+				return freed, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// hasCandidates reports whether db has keys policy may evict.
+func (db *DB) hasCandidates(policy EvictionPolicy) bool {
+	if policy.volatileOnly() {
+		return db.volatileKeys.Load() > 0
+	}
+	return db.bytes.Load() > 0
+}
+
+// score is how good a candidate e is under policy (evictionPoolPopulate's
+// "idle"): idle time, 255 minus the access counter, or the nearness of the
+// expiry.
+func (ks *Keyspace) score(policy EvictionPolicy, e *Entry) uint64 {
+	switch policy {
+	case EvictAllKeysLRU, EvictVolatileLRU:
+		return uint64(ks.IdleMillis(e))
+	case EvictAllKeysLFU, EvictVolatileLFU:
+		return 255 - uint64(ks.LFUCounter(e))
+	}
+	return math.MaxUint64 - uint64(e.expire) // volatile-ttl
+}
+
+// insert puts a candidate in the pool, which is kept sorted by ascending
+// score: into a free position, or in place of the worst candidate when the
+// pool is full and this one is better (Redis's evictionPoolPopulate). A key
+// already in the pool only has its score refreshed.
+func (st *evictionState) insert(score uint64, db int, key string) {
+	pool := &st.pool
+	for i := range pool {
+		if pool[i].used && pool[i].db == db && pool[i].key == key {
+			pool[i].score = score
+			// Keep the order: bubble the entry to its place.
+			for i > 0 && pool[i-1].used && pool[i-1].score > pool[i].score {
+				pool[i-1], pool[i] = pool[i], pool[i-1]
+				i--
+			}
+			for i < evictionPoolSize-1 && pool[i+1].used && pool[i+1].score < pool[i].score {
+				pool[i+1], pool[i] = pool[i], pool[i+1]
+				i++
+			}
+			return
+		}
+	}
+	k := 0
+	for k < evictionPoolSize && pool[k].used && pool[k].score < score {
+		k++
+	}
+	switch {
+	case k == 0 && pool[evictionPoolSize-1].used:
+		return // worse than everything in a full pool
+	case k < evictionPoolSize && !pool[k].used:
+		// a free position
+	case !pool[evictionPoolSize-1].used:
+		copy(pool[k+1:], pool[k:evictionPoolSize-1]) // room on the right
+	default:
+		k-- // full: drop the worst candidate, on the left
+		copy(pool[:k], pool[1:k+1])
+	}
+	pool[k] = poolEntry{score: score, db: db, key: strings.Clone(key), used: true}
+}
+
+// samplePool calls fn, under the slot's lock, for about n entries of db
+// that policy may evict, drawn from random slots.
+func (db *DB) samplePool(policy EvictionPolicy, n int, fn func(e *Entry)) {
+	volatileOnly := policy.volatileOnly()
+	got := 0
+	db.eachRandomSlot(volatileOnly, func(s *Slot) bool {
+		s.mu.Lock()
+		// A few keys per slot: enough slots for a spread-out sample, few
+		// enough locks for a cheap one.
+		take := min(n-got, 2)
+		if volatileOnly {
+			for e := range s.volatile {
+				if take == 0 {
+					break
+				}
+				fn(e)
+				take--
+				got++
+			}
+		} else {
+			got += s.dict.sample(take, randUint64, fn)
+		}
+		s.mu.Unlock()
+		return got < n
+	})
+}
+
+// eachRandomSlot calls fn with non-empty slots (with keys with an expiry,
+// for volatileOnly) in random order until fn returns false: random probes
+// first, then, for a sparse database, a walk from a random slot. It visits
+// each slot at most once in the walk.
+func (db *DB) eachRandomSlot(volatileOnly bool, fn func(s *Slot) bool) {
+	nonEmpty := func(s *Slot) bool {
+		if volatileOnly {
+			return s.volatileCount.Load() > 0
+		}
+		return s.keys.Load() > 0
+	}
+	for probe := 0; probe < 32; probe++ {
+		s := &db.slots[rand.IntN(NumSlots)]
+		if nonEmpty(s) && !fn(s) {
+			return
+		}
+	}
+	start := rand.IntN(NumSlots)
+	for i := 0; i < NumSlots; i++ {
+		s := &db.slots[(start+i)%NumSlots]
+		if nonEmpty(s) && !fn(s) {
+			return
+		}
+	}
+}
+
+// evictRandom evicts a random key (allkeys-random, volatile-random), trying
+// the databases in turn from where the last eviction left off.
+func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, bool) {
+	st := &ks.evict
+	volatileOnly := policy.volatileOnly()
+	for range ks.dbs {
+		st.nextDB = (st.nextDB + 1) % len(ks.dbs)
+		db := ks.existingDB(st.nextDB)
+		if db == nil || !db.hasCandidates(policy) {
+			continue
+		}
+		for attempt := 0; attempt < 16; attempt++ {
+			var key string
+			found := false
+			db.eachRandomSlot(volatileOnly, func(s *Slot) bool {
+				s.mu.Lock()
+				var e *Entry
+				if volatileOnly {
+					for v := range s.volatile {
+						e = v
+						break
+					}
+				} else {
+					e = s.dict.randomEntry(randUint64)
+				}
+				if e != nil {
+					key, found = strings.Clone(e.key), true
+				}
+				s.mu.Unlock()
+				return !found
+			})
+			if !found {
+				break
+			}
+			if freed, ok := ks.evictKey(db, key, volatileOnly, hook); ok {
+				return freed, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// evictKey deletes key from db if it still exists (with an expiry, for
+// volatileOnly), under its slot lock, and tells hook. It returns the bytes
+// the entry and its expiry were charged.
+func (ks *Keyspace) evictKey(db *DB, key string, volatileOnly bool, hook EvictHook) (int64, bool) {
+	kb := unsafe.Slice(unsafe.StringData(key), len(key))
+	s, h := db.slotOf(kb)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.dict.find(h, kb)
+	if e == nil || volatileOnly && e.expire == 0 {
+		return 0, false
+	}
+	freed := e.charge()
+	if e.expire != 0 {
+		freed += volatileCharge
+	}
+	db.unlink(s, h, e)
+	ks.evictedKeys.Add(1)
+	if hook != nil {
+		hook(db, key)
+	}
+	return freed, true
+}
+
+// EvictedKeys returns how many keys eviction has deleted (INFO evicted_keys).
+func (ks *Keyspace) EvictedKeys() int64 { return ks.evictedKeys.Load() }

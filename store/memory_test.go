@@ -1,0 +1,286 @@
+package store
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shoal-db/shoal/clock"
+	"github.com/shoal-db/shoal/slots"
+	"github.com/stretchr/testify/require"
+)
+
+// chargedTotal walks the keyspace and sums what its entries and expiries
+// count for now: what DataBytes must equal at all times.
+func chargedTotal(ks *Keyspace) int64 {
+	var n int64
+	for i := range ks.dbs {
+		db := ks.existingDB(i)
+		if db == nil {
+			continue
+		}
+		for slot := range db.slots {
+			s := &db.slots[slot]
+			s.mu.Lock()
+			var perSlot int64
+			db.ScanSlotLocked(uint16(slot), func(e *Entry) {
+				perSlot += e.charge()
+				if e.expire != 0 {
+					perSlot += volatileCharge
+				}
+			})
+			if perSlot != s.bytes {
+				panic(fmt.Sprintf("slot %d: entries %d, slot total %d", slot, perSlot, s.bytes))
+			}
+			n += perSlot
+			s.mu.Unlock()
+		}
+	}
+	return n
+}
+
+func withKey(db *DB, key string, fn func(k []byte)) {
+	slot := slots.KeySlot([]byte(key))
+	db.Lock(slot)
+	defer db.Unlock(slot)
+	fn([]byte(key))
+}
+
+func TestChargesNeverDrift(t *testing.T) {
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
+	ks := New(2, clk, nil)
+	db := ks.DB(0)
+	require.Zero(t, ks.DataBytes())
+
+	for i := range 300 {
+		k := "key:" + strconv.Itoa(i)
+		withKey(db, k, func(k []byte) {
+			switch i % 6 {
+			case 0: // short string, inline
+				db.SetString(k, []byte("v"), false)
+			case 1: // long string, separate allocation
+				db.SetString(k, make([]byte, 500+i), false)
+			case 2: // mutable string grown in place without a remeasure
+				e := db.SetString(k, []byte("abc"), false)
+				p := e.MutableBytes()
+				*p = append(*p, make([]byte, 1000)...)
+			case 3: // a list changed in place, then remeasured
+				l := NewList(-2)
+				e := db.SetValue(k, l)
+				for j := range 50 {
+					e.List().Push([]byte(strconv.Itoa(j)), false)
+				}
+				db.Remeasure(k)
+			case 4: // expiry
+				e := db.SetString(k, []byte("x"), false)
+				db.SetExpire(k, e, 2_000_000)
+			case 5: // raw string
+				db.SetRawString(k, make([]byte, 64), false)
+			}
+		})
+	}
+	require.Equal(t, chargedTotal(ks), ks.DataBytes())
+	require.Equal(t, ks.DataBytes(), db.Bytes())
+	grown := ks.DataBytes()
+
+	// Overwrites of every kind, renames, copies, moves and expiry removal.
+	for i := 0; i < 300; i += 7 {
+		k := "key:" + strconv.Itoa(i)
+		withKey(db, k, func(k []byte) { db.SetString(k, []byte("overwritten-with-a-longer-value"), true) })
+	}
+	unlock := lockKeys(db, "key:1", "renamed")
+	require.True(t, db.Rename([]byte("key:1"), []byte("renamed")))
+	unlock()
+	unlock = lockKeys(db, "key:3", "copied")
+	require.True(t, db.CopyTo(db, []byte("key:3"), []byte("copied"), false))
+	unlock()
+	withKey(db, "key:4", func(k []byte) { db.SetExpire(k, db.Find(k), 0) })
+	other := ks.DB(1)
+	slot := slots.KeySlot([]byte("key:9"))
+	db.Lock(slot)
+	other.Lock(slot)
+	require.True(t, db.MoveTo(other, []byte("key:9")))
+	other.Unlock(slot)
+	db.Unlock(slot)
+	require.Equal(t, chargedTotal(ks), ks.DataBytes())
+	require.NotZero(t, other.Bytes())
+
+	// Expiry, deletes and flushes give back exactly what was charged.
+	clk.Set(time.UnixMilli(3_000_000))
+	for ks.ActiveExpireCycle(time.Second) > 0 {
+	}
+	require.Equal(t, chargedTotal(ks), ks.DataBytes())
+	for i := 0; i < 300; i += 2 {
+		withKey(db, "key:"+strconv.Itoa(i), func(k []byte) { db.Delete(k) })
+	}
+	require.Equal(t, chargedTotal(ks), ks.DataBytes())
+	require.Less(t, ks.DataBytes(), grown)
+	ks.FlushAll()
+	require.Zero(t, ks.DataBytes())
+	require.Zero(t, db.Bytes())
+	require.Zero(t, db.volatileKeys.Load())
+}
+
+// A small string key costs about what Redis's dictEntry + robj + sds cost.
+func TestStringChargeIsAllocatorSized(t *testing.T) {
+	ks := New(1, clock.NewFake(time.UnixMilli(1)), nil)
+	db := ks.DB(0)
+	withKey(db, "key:000001", func(k []byte) { db.SetString(k, []byte("0123456789"), false) })
+	// 48-byte entry + 20 bytes inline = 68 → the 80-byte class, + its bucket.
+	require.EqualValues(t, 88, ks.DataBytes())
+	withKey(db, "key:000001", func(k []byte) { db.SetString(k, make([]byte, 100), false) })
+	// Separate: 48 + 16 (key) + 112 (value) + 8.
+	require.EqualValues(t, 184, ks.DataBytes())
+	require.EqualValues(t, 144, AllocSize(129))
+	require.EqualValues(t, 32768, AllocSize(32768))
+	require.EqualValues(t, 40960, AllocSize(32769+8191))
+}
+
+func TestLFUCounter(t *testing.T) {
+	clk := clock.NewFake(time.Unix(600_000, 0))
+	ks := New(1, clk, nil)
+	ks.SetAccessPolicy(true, 10, 1)
+	db := ks.DB(0)
+	withKey(db, "k", func(k []byte) { db.SetString(k, []byte("v"), false) })
+	var e *Entry
+	withKey(db, "k", func(k []byte) { e = db.Lookup(k, LookupNoTouch) })
+	require.EqualValues(t, LFUInitVal, ks.LFUCounter(e), "a new key starts at LFU_INIT_VAL")
+	for range 2000 {
+		withKey(db, "k", func(k []byte) { db.Find(k) })
+	}
+	hot := ks.LFUCounter(e)
+	require.Greater(t, hot, uint8(LFUInitVal+3), "2000 accesses with log factor 10")
+	require.Less(t, hot, uint8(40))
+	// One decrement per lfu-decay-time minutes.
+	clk.Set(time.Unix(600_000+3*60, 0))
+	ks.Tick()
+	require.Equal(t, hot-3, ks.LFUCounter(e))
+	ks.SetAccessPolicy(true, 10, 0)
+	require.Equal(t, hot, ks.LFUCounter(e), "lfu-decay-time 0 never decays")
+}
+
+func fillForEviction(t *testing.T, ks *Keyspace, n int, expire func(i int) int64) {
+	db := ks.DB(0)
+	for i := range n {
+		withKey(db, "k"+strconv.Itoa(i), func(k []byte) {
+			e := db.SetString(k, []byte("v"), false)
+			if at := expire(i); at != 0 {
+				db.SetExpire(k, e, at)
+			}
+		})
+	}
+}
+
+func TestEvictionPolicies(t *testing.T) {
+	noExpire := func(int) int64 { return 0 }
+	oddExpire := func(i int) int64 {
+		if i%2 == 1 {
+			return int64(10_000_000 + i)
+		}
+		return 0
+	}
+	t.Run("allkeys-lru evicts the idle keys first", func(t *testing.T) {
+		clk := clock.NewFake(time.Unix(1_000, 0))
+		ks := New(1, clk, nil)
+		fillForEviction(t, ks, 200, noExpire)
+		// Keys 0..99 are touched an hour later; 100..199 stay idle.
+		clk.Set(time.Unix(1_000+3600, 0))
+		ks.Tick()
+		db := ks.DB(0)
+		for i := range 100 {
+			withKey(db, "k"+strconv.Itoa(i), func(k []byte) { db.Find(k) })
+		}
+		var evicted []string
+		for range 50 {
+			_, ok := ks.EvictOne(EvictAllKeysLRU, 5, func(_ *DB, key string) { evicted = append(evicted, key) })
+			require.True(t, ok)
+		}
+		idle := 0
+		for _, k := range evicted {
+			if n, _ := strconv.Atoi(k[1:]); n >= 100 {
+				idle++
+			}
+		}
+		require.GreaterOrEqual(t, idle, 45, "approximated LRU picks mostly idle keys")
+		require.EqualValues(t, 50, ks.EvictedKeys())
+		require.Equal(t, chargedTotal(ks), ks.DataBytes())
+	})
+	t.Run("volatile policies evict only keys with an expiry", func(t *testing.T) {
+		for _, p := range []EvictionPolicy{EvictVolatileLRU, EvictVolatileLFU, EvictVolatileRandom, EvictVolatileTTL} {
+			ks := New(1, clock.NewFake(time.Unix(1_000, 0)), nil)
+			fillForEviction(t, ks, 100, oddExpire)
+			n := 0
+			for {
+				_, ok := ks.EvictOne(p, 5, func(_ *DB, key string) {
+					i, _ := strconv.Atoi(key[1:])
+					require.Equal(t, 1, i%2, "policy %d evicted a key without expiry", p)
+				})
+				if !ok {
+					break
+				}
+				n++
+				require.Less(t, n, 200)
+			}
+			require.Equal(t, 50, n, "policy %d", p)
+			require.EqualValues(t, 50, ks.DB(0).Size())
+		}
+	})
+	t.Run("volatile-ttl evicts the nearest expiry first", func(t *testing.T) {
+		ks := New(1, clock.NewFake(time.Unix(1_000, 0)), nil)
+		fillForEviction(t, ks, 400, func(i int) int64 { return int64(10_000_000 + i) })
+		var evicted []int
+		for range 20 {
+			ks.EvictOne(EvictVolatileTTL, 10, func(_ *DB, key string) {
+				i, _ := strconv.Atoi(key[1:])
+				evicted = append(evicted, i)
+			})
+		}
+		early := 0
+		for _, i := range evicted {
+			if i < 200 {
+				early++
+			}
+		}
+		require.GreaterOrEqual(t, early, 17)
+	})
+	t.Run("allkeys-lfu keeps the frequently read keys", func(t *testing.T) {
+		ks := New(1, clock.NewFake(time.Unix(1_000, 0)), nil)
+		ks.SetAccessPolicy(true, 10, 1)
+		fillForEviction(t, ks, 200, noExpire)
+		db := ks.DB(0)
+		for range 30 {
+			for i := range 20 {
+				withKey(db, "k"+strconv.Itoa(i), func(k []byte) { db.Find(k) })
+			}
+		}
+		for range 150 {
+			_, ok := ks.EvictOne(EvictAllKeysLFU, 5, nil)
+			require.True(t, ok)
+		}
+		hot := 0
+		for i := range 20 {
+			withKey(db, "k"+strconv.Itoa(i), func(k []byte) {
+				if db.Lookup(k, LookupNoTouch) != nil {
+					hot++
+				}
+			})
+		}
+		require.GreaterOrEqual(t, hot, 18, "hot keys survive LFU eviction")
+	})
+	t.Run("nothing to evict", func(t *testing.T) {
+		ks := New(2, clock.NewFake(time.Unix(1_000, 0)), nil)
+		for _, p := range []EvictionPolicy{EvictAllKeysLRU, EvictAllKeysRandom, EvictVolatileTTL} {
+			_, ok := ks.EvictOne(p, 5, nil)
+			require.False(t, ok)
+		}
+		fillForEviction(t, ks, 10, noExpire)
+		_, ok := ks.EvictOne(EvictVolatileLRU, 5, nil)
+		require.False(t, ok, "no key has an expiry")
+		for range 10 {
+			_, ok := ks.EvictOne(EvictAllKeysRandom, 5, nil)
+			require.True(t, ok)
+		}
+		require.Zero(t, ks.DataBytes())
+	})
+}
