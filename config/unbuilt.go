@@ -61,8 +61,6 @@ func oneOf(vals ...string) func(string) bool {
 // Features, shared by several rows.
 const (
 	featAOF        = "The append only file (AOF)"
-	featMaxmemory  = "Eviction under a memory limit (maxmemory)"
-	featLFU        = "The LFU access counter"
 	featClientEvic = "Client eviction (maxmemory-clients)"
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
@@ -84,8 +82,6 @@ const (
 // refusedRows is the table of refused values, in the documentation's order.
 var refusedRows = []refusedRow{
 	{name: "appendonly", when: "yes", needs: isYes, feature: featAOF, issue: 18},
-	{name: "maxmemory", when: "> 0", needs: nonZero, feature: featMaxmemory, issue: 17},
-	{name: "maxmemory-policy", when: "allkeys-lfu, volatile-lfu", needs: oneOf("allkeys-lfu", "volatile-lfu"), feature: featLFU, issue: 17},
 	{name: "maxmemory-clients", when: "≠ 0", needs: nonZero, feature: featClientEvic, issue: 17},
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
@@ -127,9 +123,6 @@ var acceptedRows = []acceptedRow{
 		"auto-aof-rewrite-min-size", "aof-rewrite-incremental-fsync", "no-appendfsync-on-rewrite",
 		"aof-load-truncated", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc"},
 		why: "inert while appendonly is no (refused as yes), as in Redis"},
-	{names: []string{"maxmemory-samples", "maxmemory-eviction-tenacity", "replica-ignore-maxmemory",
-		"lfu-log-factor", "lfu-decay-time"},
-		why: "inert while maxmemory is 0 and no LFU policy is set (both refused otherwise), as in Redis"},
 	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
 		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
 		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",

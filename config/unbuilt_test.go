@@ -15,8 +15,6 @@ import (
 // one: TestUnbuiltEveryRowHasAnExample.
 var refusedExamples = map[string][]string{
 	"appendonly":             {"yes"},
-	"maxmemory":              {"1mb"},
-	"maxmemory-policy":       {"allkeys-lfu"},
 	"maxmemory-clients":      {"10%"},
 	"tls-port":               {"6380"},
 	"tls-replication":        {"yes"},
@@ -137,8 +135,8 @@ func TestUnbuiltStartupErrorText(t *testing.T) {
 // line in reading order is the one reported.
 func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "aof.conf", "appendonly yes\nmaxmemory 1gb\nport 7001\n")
-	c, err := Load([]string{p, "--appendonly", "no", "--maxmemory", "0"})
+	p := writeFile(t, dir, "aof.conf", "appendonly yes\ntls-port 6390\nport 7001\n")
+	c, err := Load([]string{p, "--appendonly", "no", "--tls-port", "0"})
 	require.NoError(t, err)
 	assert.False(t, c.Bool("appendonly"))
 	assert.EqualValues(t, 7001, c.Int("port"))
@@ -146,10 +144,10 @@ func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	_, err = Load([]string{p, "--appendonly", "no"})
 	var le *LoadError
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, &LoadError{Line: 2, Text: "maxmemory 1gb", Reason: refusedByName["maxmemory"].reason()}, le)
+	assert.Equal(t, &LoadError{Line: 2, Text: "tls-port 6390", Reason: refusedByName["tls-port"].reason()}, le)
 
 	// The line that set the final value is reported, not an earlier one.
-	_, err = Load([]string{p, "--maxmemory", "0", "--appendonly", "yes"})
+	_, err = Load([]string{p, "--tls-port", "0", "--appendonly", "yes"})
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, &LoadError{Line: 6, Text: `appendonly "yes"`, Reason: refusedByName["appendonly"].reason()}, le)
 	_, err = Load([]string{"--appendonly", "no", "--notify-keyspace-events", "KEA", "--appendonly", "yes"})
@@ -194,8 +192,8 @@ func TestUnbuiltRefusedByConfigSet(t *testing.T) {
 	}
 	// Aliases are refused under the name the client used.
 	c := New()
-	assert.EqualError(t, c.Set("appendonly", "no", "maxmemory", "100"),
-		"ERR CONFIG SET failed (possibly related to argument 'maxmemory') - "+refusedByName["maxmemory"].reason())
+	assert.EqualError(t, c.Set("appendonly", "no", "tls-port", "6390"),
+		"ERR CONFIG SET failed (possibly related to argument 'tls-port') - "+refusedByName["tls-port"].reason())
 	// Off values are accepted.
 	require.NoError(t, c.Set("appendonly", "no", "maxmemory", "0", "notify-keyspace-events", "",
 		"maxmemory-policy", "volatile-lru", "tls-replication", "no"))
@@ -208,11 +206,11 @@ func TestUnbuiltNeverRewritten(t *testing.T) {
 	c, err := Load([]string{p})
 	require.NoError(t, err)
 	require.Error(t, c.Set("appendonly", "yes"))
-	require.Error(t, c.Set("maxmemory", "1gb"))
+	require.Error(t, c.Set("tls-port", "6390"))
 	require.NoError(t, c.Rewrite(p))
 	text := readString(t, p)
 	assert.NotContains(t, text, "appendonly yes")
-	assert.NotContains(t, text, "maxmemory")
+	assert.NotContains(t, text, "tls-port")
 	_, err = Load([]string{p})
 	require.NoError(t, err, "the rewritten file loads")
 }

@@ -47,9 +47,11 @@ type Client struct {
 	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
 	keyBuf        []int
+	measureBuf    []int         // remeasureWritten's key positions (node/effects.go)
 	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
 	lastName      []byte
 	errored       bool            // the current command replied with an error
+	oomAtStart    bool            // maxmemory could not be met when the command started (node/maxmemory.go)
 	multi         *multiState     // open transaction (MULTI ... EXEC), nil if none
 	inExec        bool            // EXEC is running the queued commands
 	readonly      bool            // READONLY: reads of the master's slots are served on this replica
@@ -230,7 +232,7 @@ func (c *Client) InfoLine() string {
 	field("oll", "0")
 	omem := c.obuf.held.Load()
 	field("omem", itoa(omem))
-	field("tot-mem", itoa(c.guard.BufferSize()+omem+2048))
+	field("tot-mem", itoa(c.memoryUsage()))
 	field("events", "r")
 	field("cmd", cmd)
 	field("user", "default")

@@ -69,50 +69,75 @@ func (c *Client) commandRoute(spec *command.Spec, args [][]byte) routeRequest {
 	}
 }
 
-// commandWrites reports whether a command counts as a write for routing,
-// as Redis's getCommandFlags: EVAL, EVALSHA, FCALL and their _RO forms
-// take the write flag from the script's declared flags (a shebang without
-// no-writes, a function registered without it), so a READONLY replica
-// redirects such a script to its master instead of refusing it; an EVAL
-// script without a shebang, an unknown script or function keep the
-// command's own flags.
+// commandWrites reports whether a command counts as a write for routing:
+// a READONLY replica redirects a script declared to write to its master
+// instead of refusing it (commandFlags).
 func (s *Server) commandWrites(spec *command.Spec, args [][]byte) bool {
-	write := spec.Flags&command.FlagWrite != 0
-	if len(args) < 2 {
-		return write
+	return s.commandFlags(spec, args)&command.FlagWrite != 0
+}
+
+// commandFlags returns a command's flags as Redis's getCommandFlags does:
+// EVAL, EVALSHA, FCALL and their _RO forms take write, denyoom and stale
+// from the script's declared flags (scriptFlagsToCmdFlags: write unless
+// no-writes, denyoom unless allow-oom or no-writes, stale with
+// allow-stale); an EVAL script without a shebang, an unknown script or
+// function keep the command's own flags.
+func (s *Server) commandFlags(spec *command.Spec, args [][]byte) command.CmdFlag {
+	flags := spec.Flags
+	if len(args) < 2 || !isScriptCall(spec) {
+		return flags
 	}
-	var flags scriptFlags
+	var sf scriptFlags
 	switch spec.FullName() {
 	case "eval", "eval_ro":
 		if sc := s.tx.scripts.lookup(sha1Hex(args[1])); sc != nil {
-			flags = sc.flags
+			sf = sc.flags
 		} else if f, _, errMsg := parseShebang(args[1]); errMsg == "" {
-			flags = f
+			sf = f
 		} else {
-			return write
+			return flags
 		}
 	case "evalsha", "evalsha_ro":
 		sc := s.tx.scripts.lookup(strings.ToLower(string(args[1])))
 		if len(args[1]) != 40 || sc == nil {
-			return write
+			return flags
 		}
-		flags = sc.flags
+		sf = sc.flags
 	case "fcall", "fcall_ro":
 		fe := &s.tx.functions
 		fe.mu.Lock()
 		fi := fe.funcs[strings.ToLower(string(args[1]))]
 		fe.mu.Unlock()
 		if fi == nil {
-			return write
+			return flags
 		}
-		flags = fi.flags
+		sf = fi.flags
 	default:
-		return write
+		return flags
 	}
-	if flags&sfCompat != 0 {
-		return write
+	if sf&sfCompat != 0 {
+		return flags
 	}
-	return flags&sfNoWrites == 0
+	flags &^= command.FlagStale | command.FlagDenyOOM | command.FlagWrite
+	if sf&(sfAllowOOM|sfNoWrites) == 0 {
+		flags |= command.FlagDenyOOM
+	}
+	if sf&sfNoWrites == 0 {
+		flags |= command.FlagWrite
+	}
+	if sf&sfAllowStale != 0 {
+		flags |= command.FlagStale
+	}
+	return flags &^ command.FlagMayReplicate
+}
+
+// isScriptCall reports whether spec runs a script or function.
+func isScriptCall(spec *command.Spec) bool {
+	switch spec.FullName() {
+	case "eval", "eval_ro", "evalsha", "evalsha_ro", "fcall", "fcall_ro":
+		return true
+	}
+	return false
 }
 
 // routeSlots is the lock-free phase. first is the slot of the request's

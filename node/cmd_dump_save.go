@@ -335,9 +335,7 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		if k.ExpireAt != 0 {
 			db.SetExpire(k.Key, e, k.ExpireAt)
 		}
-		if k.IdleSecs >= 0 {
-			s.ks.SetIdleMillis(e, k.IdleSecs*1000)
-		}
+		s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
 		keys++
 		return nil
 	}

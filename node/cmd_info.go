@@ -407,34 +407,63 @@ func ratio(a, b uint64) float64 {
 	return float64(a) / float64(b)
 }
 
+// memoryReport is used_memory and its parts (node/maxmemory.go) with the
+// Go runtime's real figures beside them, for INFO memory and MEMORY.
+type memoryReport struct {
+	used, peak, startup, dataset   int64
+	tables                         int64 // the databases' slot tables
+	clientsNormal, clientsReplicas int64
+	backlog                        int64
+	heap                           memoryFigures // the Go runtime's view
+}
+
+func (s *Server) memoryReport() memoryReport {
+	m := memoryReport{
+		startup:         int64(s.aux().startupMemory),
+		dataset:         s.ks.DataBytes(),
+		tables:          s.ks.TableBytes(),
+		clientsNormal:   s.mem.clientsNormal.Load(),
+		clientsReplicas: s.mem.clientsReplicas.Load(),
+		backlog:         s.mem.backlog.Load(),
+		heap:            readMemoryFigures(),
+	}
+	m.used = m.startup + m.tables + m.dataset + m.clientsNormal + m.clientsReplicas + m.backlog
+	m.peak = int64(s.aux().notePeak(uint64(m.used)))
+	return m
+}
+
+// overhead is used_memory_overhead: everything but the dataset.
+func (m memoryReport) overhead() int64 { return m.used - m.dataset }
+
+// datasetPercent is the dataset's share of what was used since start-up.
+func (m memoryReport) datasetPercent() float64 {
+	if m.used <= m.startup {
+		return 0
+	}
+	return float64(m.dataset) * 100 / float64(m.used-m.startup)
+}
+
 func (s *Server) infoMemory(w *infoWriter) {
-	m := readMemoryFigures()
-	aux := s.aux()
-	peak := aux.notePeak(m.used)
-	startup := aux.startupMemory
-	overhead := min(m.used, startup+m.goroutine)
-	dataset := m.used - overhead
+	m := s.memoryReport()
+	used, peak := uint64(m.used), uint64(m.peak)
+	h := m.heap
 	maxmem := s.cfg.Uint("maxmemory")
 	total := totalSystemMemory()
 	w.section("Memory")
-	w.int("used_memory", int64(m.used))
-	w.str("used_memory_human", bytesToHuman(m.used))
-	w.int("used_memory_rss", int64(m.rss))
-	w.str("used_memory_rss_human", bytesToHuman(m.rss))
-	w.int("used_memory_peak", int64(peak))
+	w.int("used_memory", m.used)
+	w.str("used_memory_human", bytesToHuman(used))
+	w.int("used_memory_rss", int64(h.rss))
+	w.str("used_memory_rss_human", bytesToHuman(h.rss))
+	w.int("used_memory_peak", m.peak)
 	w.str("used_memory_peak_human", bytesToHuman(peak))
-	w.str("used_memory_peak_perc", strconv.FormatFloat(ratio(m.used, peak)*100, 'f', 2, 64)+"%")
-	w.int("used_memory_overhead", int64(overhead))
-	w.int("used_memory_startup", int64(startup))
-	w.int("used_memory_dataset", int64(dataset))
-	datasetPerc := 0.0
-	if m.used > startup {
-		datasetPerc = float64(dataset) * 100 / float64(m.used-startup)
-	}
-	w.str("used_memory_dataset_perc", strconv.FormatFloat(datasetPerc, 'f', 2, 64)+"%")
-	w.int("allocator_allocated", int64(m.used))
-	w.int("allocator_active", int64(m.active))
-	w.int("allocator_resident", int64(m.resident))
+	w.str("used_memory_peak_perc", strconv.FormatFloat(ratio(used, peak)*100, 'f', 2, 64)+"%")
+	w.int("used_memory_overhead", m.overhead())
+	w.int("used_memory_startup", m.startup)
+	w.int("used_memory_dataset", m.dataset)
+	w.str("used_memory_dataset_perc", strconv.FormatFloat(m.datasetPercent(), 'f', 2, 64)+"%")
+	w.int("allocator_allocated", int64(h.used))
+	w.int("allocator_active", int64(h.active))
+	w.int("allocator_resident", int64(h.resident))
 	w.int("total_system_memory", int64(total))
 	w.str("total_system_memory_human", bytesToHuman(total))
 	w.int("used_memory_lua", 0)
@@ -454,19 +483,19 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("maxmemory", int64(maxmem))
 	w.str("maxmemory_human", bytesToHuman(maxmem))
 	w.str("maxmemory_policy", s.cfg.String("maxmemory-policy"))
-	w.float2("allocator_frag_ratio", ratio(m.active, m.used))
-	w.int("allocator_frag_bytes", int64(m.active-min(m.active, m.used)))
-	w.float2("allocator_rss_ratio", ratio(m.resident, m.active))
-	w.int("allocator_rss_bytes", int64(m.resident)-int64(m.active))
-	w.float2("rss_overhead_ratio", ratio(m.rss, m.resident))
-	w.int("rss_overhead_bytes", int64(m.rss)-int64(m.resident))
-	w.float2("mem_fragmentation_ratio", ratio(m.rss, m.used))
-	w.int("mem_fragmentation_bytes", int64(m.rss)-int64(m.used))
-	w.int("mem_not_counted_for_evict", 0)
-	w.int("mem_replication_backlog", 0)
-	w.int("mem_total_replication_buffers", 0)
-	w.int("mem_clients_slaves", 0)
-	w.int("mem_clients_normal", 0)
+	w.float2("allocator_frag_ratio", ratio(h.active, h.used))
+	w.int("allocator_frag_bytes", int64(h.active-min(h.active, h.used)))
+	w.float2("allocator_rss_ratio", ratio(h.resident, h.active))
+	w.int("allocator_rss_bytes", int64(h.resident)-int64(h.active))
+	w.float2("rss_overhead_ratio", ratio(h.rss, h.resident))
+	w.int("rss_overhead_bytes", int64(h.rss)-int64(h.resident))
+	w.float2("mem_fragmentation_ratio", ratio(h.rss, used))
+	w.int("mem_fragmentation_bytes", int64(h.rss)-m.used)
+	w.int("mem_not_counted_for_evict", s.memoryNotCountedForEvict())
+	w.int("mem_replication_backlog", m.backlog)
+	w.int("mem_total_replication_buffers", m.backlog+m.clientsReplicas)
+	w.int("mem_clients_slaves", m.clientsReplicas)
+	w.int("mem_clients_normal", m.clientsNormal)
 	w.int("mem_cluster_links", 0)
 	w.int("mem_aof_buffer", 0)
 	w.str("mem_allocator", "go")
@@ -539,10 +568,11 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.float2("expired_stale_perc", float64(s.ks.ExpiredStalePercent()))
 	w.int("expired_time_cap_reached_count", 0)
 	w.int("expire_cycle_cpu_milliseconds", 0)
-	w.int("evicted_keys", 0)
+	w.int("evicted_keys", s.ks.EvictedKeys())
 	w.int("evicted_clients", 0)
-	w.int("total_eviction_exceeded_time", 0)
-	w.int("current_eviction_exceeded_time", 0)
+	exceededTotal, exceededNow := s.evictionExceededMillis()
+	w.int("total_eviction_exceeded_time", exceededTotal)
+	w.int("current_eviction_exceeded_time", exceededNow)
 	w.int("keyspace_hits", hits)
 	w.int("keyspace_misses", misses)
 	psChannels, psPatterns, psShard := s.pubsubCounts() // node/pubsub.go
@@ -733,10 +763,8 @@ func (s *Server) sampleOps() {
 	a.mu.Lock()
 	a.sampleLocked(s, time.Now())
 	a.mu.Unlock()
-	a.notePeak(readHeapObjects())
+	a.notePeak(uint64(s.usedMemory()))
 }
-
-func readHeapObjects() uint64 { return readMetricUint64("/memory/classes/heap/objects:bytes") }
 
 // readMetricUint64 reads one runtime/metrics counter (0 if unknown).
 func readMetricUint64(name string) uint64 {

@@ -69,29 +69,20 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 		c.Null()
 		return
 	}
-	c.Int(entryMemoryUsage(e, samples))
+	c.Int(e.MemoryUsage(int(min(samples, math.MaxInt32))))
 }
 
 func cmdMemoryStats(c *Client, args [][]byte) {
 	s := c.srv
-	m := readMemoryFigures()
-	aux := s.aux()
-	peak := aux.notePeak(m.used)
-	startup := aux.startupMemory
+	m := s.memoryReport()
 	dbs, _, _ := s.ks.Stats()
 	var keys int64
 	for _, db := range dbs {
 		keys += db.Keys
 	}
-	overhead := min(m.used, startup+m.goroutine+uint64(keys)*entryOverhead)
-	dataset := m.used - overhead
-	datasetPerc := 0.0
-	if m.used > startup {
-		datasetPerc = float64(dataset) * 100 / float64(m.used-startup)
-	}
 	bytesPerKey := int64(0)
 	if keys > 0 {
-		bytesPerKey = int64(m.used-min(m.used, startup)) / keys
+		bytesPerKey = (m.used - m.startup) / keys
 	}
 	c.Map(27 + len(dbs))
 	kv := func(k string, v int64) {
@@ -102,12 +93,12 @@ func cmdMemoryStats(c *Client, args [][]byte) {
 		c.BulkString(k)
 		c.Double(v)
 	}
-	kv("peak.allocated", int64(peak))
-	kv("total.allocated", int64(m.used))
-	kv("startup.allocated", int64(startup))
-	kv("replication.backlog", 0)
-	kv("clients.slaves", 0)
-	kv("clients.normal", 0)
+	kv("peak.allocated", m.peak)
+	kv("total.allocated", m.used)
+	kv("startup.allocated", m.startup)
+	kv("replication.backlog", m.backlog)
+	kv("clients.slaves", m.clientsReplicas)
+	kv("clients.normal", m.clientsNormal)
 	kv("cluster.links", 0)
 	kv("aof.buffer", 0)
 	kv("lua.caches", 0)
@@ -115,36 +106,36 @@ func cmdMemoryStats(c *Client, args [][]byte) {
 	for _, db := range dbs {
 		c.BulkString("db." + strconv.Itoa(db.ID))
 		c.Map(3)
-		kv("overhead.hashtable.main", db.Keys*entryOverhead)
-		kv("overhead.hashtable.expires", 0)
+		kv("overhead.hashtable.main", db.Keys*store.DictSlotCharge)
+		kv("overhead.hashtable.expires", db.Expires*store.VolatileCharge)
 		kv("overhead.hashtable.slot-to-keys", 0)
 	}
-	kv("overhead.total", int64(overhead))
+	kv("overhead.total", m.overhead())
 	kv("keys.count", keys)
 	kv("keys.bytes-per-key", bytesPerKey)
-	kv("dataset.bytes", int64(dataset))
-	kd("dataset.percentage", datasetPerc)
-	kd("peak.percentage", ratio(m.used, peak)*100)
-	kv("allocator.allocated", int64(m.used))
-	kv("allocator.active", int64(m.active))
-	kv("allocator.resident", int64(m.resident))
-	kd("allocator-fragmentation.ratio", ratio(m.active, m.used))
-	kv("allocator-fragmentation.bytes", int64(m.active)-int64(m.used))
-	kd("allocator-rss.ratio", ratio(m.resident, m.active))
-	kv("allocator-rss.bytes", int64(m.resident)-int64(m.active))
-	kd("rss-overhead.ratio", ratio(m.rss, m.resident))
-	kv("rss-overhead.bytes", int64(m.rss)-int64(m.resident))
-	kd("fragmentation", ratio(m.rss, m.used))
-	kv("fragmentation.bytes", int64(m.rss)-int64(m.used))
+	kv("dataset.bytes", m.dataset)
+	kd("dataset.percentage", m.datasetPercent())
+	kd("peak.percentage", ratio(uint64(m.used), uint64(m.peak))*100)
+	kv("allocator.allocated", int64(m.heap.used))
+	kv("allocator.active", int64(m.heap.active))
+	kv("allocator.resident", int64(m.heap.resident))
+	kd("allocator-fragmentation.ratio", ratio(m.heap.active, m.heap.used))
+	kv("allocator-fragmentation.bytes", int64(m.heap.active)-int64(m.heap.used))
+	kd("allocator-rss.ratio", ratio(m.heap.resident, m.heap.active))
+	kv("allocator-rss.bytes", int64(m.heap.resident)-int64(m.heap.active))
+	kd("rss-overhead.ratio", ratio(m.heap.rss, m.heap.resident))
+	kv("rss-overhead.bytes", int64(m.heap.rss)-int64(m.heap.resident))
+	kd("fragmentation", ratio(m.heap.rss, uint64(m.used)))
+	kv("fragmentation.bytes", int64(m.heap.rss)-m.used)
 }
 
 func cmdMemoryDoctor(c *Client, args [][]byte) {
-	m := readMemoryFigures()
-	peak := c.srv.aux().notePeak(m.used)
+	m := c.srv.memoryReport()
+	peak, used := m.peak, m.used
 	switch {
-	case m.used < 5<<20:
+	case used < 5<<20:
 		c.Verbatim("Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n", "txt")
-	case float64(peak)/float64(m.used) > 1.5:
+	case float64(peak)/float64(used) > 1.5:
 		c.Verbatim("Sam, I detected a few issues in this Redis instance memory implants:\n\n"+
 			" * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n"+
 			"I'm here to keep you safe, Sam. I want to help you.\n", "txt")
@@ -170,52 +161,4 @@ func cmdMemoryMallocStats(c *Client, args [][]byte) {
 func cmdMemoryPurge(c *Client, args [][]byte) {
 	debug.FreeOSMemory()
 	c.OK()
-}
-
-// ---------------------------------------------------------------- sizes
-
-// entryOverhead is the per-key cost outside the key and value bytes: the
-// 48-byte Entry and its slot in the hash table's bucket array.
-const entryOverhead = 48 + 8
-
-// goSizeClasses are the Go allocator's small-object size classes.
-var goSizeClasses = []int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224,
-	240, 256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280,
-	1408, 1536, 1792, 2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912,
-	8192, 9472, 9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576,
-	27264, 28672, 32768}
-
-// allocSize is the size the Go allocator uses for an n-byte allocation.
-func allocSize(n int64) int64 {
-	if n <= 0 {
-		return 0
-	}
-	for _, c := range goSizeClasses {
-		if n <= c {
-			return c
-		}
-	}
-	const page = 8192
-	if n > math.MaxInt64-page {
-		return n
-	}
-	return (n + page - 1) / page * page
-}
-
-// entryMemoryUsage estimates MEMORY USAGE for an entry. Caller holds its
-// slot lock.
-func entryMemoryUsage(e *store.Entry, samples int64) int64 {
-	n := int64(entryOverhead) + allocSize(int64(len(e.Key())))
-	if e.Type() == store.TypeString {
-		v := e.Bytes()
-		if e.Encoding() == "raw" && cap(v) > len(v) {
-			// A mutable value: its slice header and spare capacity.
-			return n + allocSize(24) + allocSize(int64(cap(v)))
-		}
-		return n + allocSize(int64(len(v)))
-	}
-	if v := e.Value(); v != nil {
-		n += v.MemoryUsage(int(samples))
-	}
-	return n
 }

@@ -62,7 +62,7 @@ func debugSdsLen(c *Client, key []byte) {
 	}
 	v := e.Bytes()
 	c.Status(fmt.Sprintf("key_sds_len:%d, key_sds_avail:0, key_zmalloc: %d, val_sds_len:%d, val_sds_avail:%d, val_zmalloc: %d",
-		len(key), allocSize(int64(len(key))), len(v), cap(v)-len(v), allocSize(int64(cap(v)))))
+		len(key), store.AllocSize(int64(len(key))), len(v), cap(v)-len(v), store.AllocSize(int64(cap(v)))))
 }
 
 // debugEncodingDump answers DEBUG LISTPACK / QUICKLIST for a key whose

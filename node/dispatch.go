@@ -133,8 +133,8 @@ func (c *Client) resolveCommand(args [][]byte) *command.Spec {
 
 // admit applies the checks that refuse a command before it is queued in a
 // transaction or run, in processCommand's order: arity, the protected
-// commands, authentication, cluster routing, the replica and min-replicas
-// rules, the RESP2 subscribe context, and — for a command about to be
+// commands, authentication, cluster routing, maxmemory, the replica and
+// min-replicas rules, the RESP2 subscribe context, and — for a command about to be
 // queued — a busy script. Each check writes its own refusal. On the way it
 // computes the command's keys and their slots (c.keyBuf, c.slotBuf), and it
 // returns the replication role generation the replica rules saw:
@@ -158,6 +158,7 @@ func (c *Client) admit(spec *command.Spec, args [][]byte) (roleGen uint64, ok bo
 	}
 	roleGen = c.srv.repl.roleGen.Load()
 	switch {
+	case !c.admitMemory(spec, args): // maxmemory (node/maxmemory.go)
 	case !c.replicationAllows(spec): // replica / min-replicas (node/replication.go)
 	case !c.pubsubContextAllows(spec): // RESP2 subscribe context (node/cmd_pubsub.go)
 	case c.multi != nil && !runsInMulti(spec) && c.busyRejects(spec): // a script is busy (node/multi.go)

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/store"
 )
 
 // The write-effect feed (DESIGN.md §4).
@@ -101,6 +102,7 @@ func (c *Client) propagateEffects(spec *command.Spec, args [][]byte) {
 		fx.None, fx.DirtySet = false, false
 		return
 	}
+	c.remeasureWritten(spec, args)
 	// Redis's server.dirty: a command with an effect changed one thing
 	// unless its handler counted otherwise (node/persistence.go).
 	if !fx.DirtySet {
@@ -120,4 +122,42 @@ func (c *Client) propagateEffects(spec *command.Spec, args [][]byte) {
 	c.emitEffects(db, cmds) // the feed, or the open transaction's capture
 	c.verbatimEffect[0] = nil
 	c.ResetEffects()
+}
+
+// remeasureWritten brings the memory charges of the keys a write command
+// touched up to date (store/memory.go): handlers change collections and
+// mutable strings in place, which the keyspace cannot see. Runs with the
+// command's slots still locked; a key the command deleted costs nothing.
+func (c *Client) remeasureWritten(spec *command.Spec, args [][]byte) {
+	db := c.DB()
+	if db == nil {
+		return
+	}
+	keys, err := command.Keys(spec, args, c.measureBuf[:0])
+	if err != nil {
+		return
+	}
+	for _, p := range keys {
+		db.Remeasure(args[p])
+	}
+	c.measureBuf = keys[:0]
+}
+
+// remeasureEffects is remeasureWritten for effects applied outside a
+// command's own run (a blocked client served by another's write).
+func (s *Server) remeasureEffects(db *store.DB, cmds [][][]byte) {
+	var buf [4]int
+	for _, cmd := range cmds {
+		spec, unknown := s.table.lookup(cmd)
+		if spec == nil || unknown {
+			continue
+		}
+		keys, err := command.Keys(spec, cmd, buf[:0])
+		if err != nil {
+			continue
+		}
+		for _, p := range keys {
+			db.Remeasure(cmd[p])
+		}
+	}
 }

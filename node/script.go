@@ -368,6 +368,12 @@ func (c *Client) prepareScript(flags scriptFlags, ro bool) bool {
 		c.Error(errMasterDown)
 		return false
 	}
+	// Out of memory when the command started (EXEC's start, for a script
+	// in a transaction): only allow-oom and no-writes scripts run.
+	if c.oomAtStart && c.srv.mem.limit.Load() > 0 && flags&(sfAllowOOM|sfNoWrites) == 0 {
+		c.Error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'")
+		return false
+	}
 	return true
 }
 
@@ -884,10 +890,16 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		// has written (then it must not fail half-way).
 		lc.Out = lc.Out[:0]
 		if !lc.replicationAllows(spec) {
-			msg := strings.TrimRight(string(lc.Out), "\r\n")
-			lc.Out = lc.Out[:0]
-			return nil, msg
+			return nil, run.rejected(spec)
 		}
+	}
+	if spec.Flags&command.FlagDenyOOM != 0 && !run.dirty.Load() && run.flags&sfAllowOOM == 0 &&
+		run.caller.oomAtStart && s.mem.limit.Load() > 0 && !run.caller.isMasterLink() {
+		// scriptVerifyOOM: out of memory when the script started, and this
+		// would be its first write.
+		lc.Out = lc.Out[:0]
+		lc.Error(oomError)
+		return nil, run.rejected(spec)
 	}
 	if spec.Flags&command.FlagWrite != 0 {
 		run.dirty.Store(true)
@@ -927,6 +939,17 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		shard.failed.Add(1)
 	}
 	return lc.Out, ""
+}
+
+// rejected counts a command the script's call refused (rejected_calls; its
+// error reply was counted when written) and returns the refusal's text from
+// the script client's output.
+func (run *scriptRun) rejected(spec *command.Spec) string {
+	lc := run.lc
+	lc.srv.table.stats[spec.ID][lc.id%statShards].rejected.Add(1)
+	msg := strings.TrimRight(string(lc.Out), "\r\n")
+	lc.Out = lc.Out[:0]
+	return msg
 }
 
 // hasArg reports whether one of args[1:] is word (any case).

@@ -71,10 +71,13 @@ type Server struct {
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
-	cluster      *gossip.Bus // nil unless cluster-enabled
-	slotStats    *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
-	blockReg     *blockRegistry
-	pubsub       *pubsubRegistry // node/pubsub.go
+	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
+	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
+	manageGoMemLimit bool
+	cluster          *gossip.Bus // nil unless cluster-enabled
+	slotStats        *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
+	blockReg         *blockRegistry
+	pubsub           *pubsubRegistry // node/pubsub.go
 	// outputPeak holds, per second (unix time mod outputPeakSlots), the
 	// largest client output buffer seen (node/output.go).
 	outputPeak [outputPeakSlots]atomic.Int64
@@ -125,6 +128,11 @@ type Options struct {
 	// start-up log lines, as redis-server logs its PID and "Server
 	// initialized" before it loads (and possibly rejects) the RDB file.
 	LoadLater bool
+	// ManageGoMemoryLimit: the process's Go memory limit (GOMEMLIMIT)
+	// follows maxmemory, unless GOMEMLIMIT is set in the environment. The
+	// limit is process-wide: the binary sets this, tests that run many
+	// nodes in one process do not.
+	ManageGoMemoryLimit bool
 }
 
 // New builds a node from its configuration. It does not listen yet.
@@ -163,6 +171,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.applyLimits()
 	s.registerConfigHooks()
 	s.repl = newReplState(s)
+	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
+	s.applyMaxmemoryConfig()
+	s.registerMaxmemoryHooks()
+	s.applyGoMemoryLimit()
 	if !opts.LoadLater {
 		if err := s.LoadData(); err != nil {
 			return nil, err

@@ -140,6 +140,17 @@ func (m *Master) Snapshot() Info {
 	return in
 }
 
+// BacklogBytes is the memory the backlog holds (0 before the first replica
+// created it): part of used_memory.
+func (m *Master) BacklogBytes() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		return 0
+	}
+	return m.backlog.Size()
+}
+
 // BytesOut is the number of bytes written to replicas so far.
 func (m *Master) BytesOut() int64 { return m.bytesOut.Load() }
 

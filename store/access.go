@@ -108,3 +108,18 @@ func (ks *Keyspace) lfuLogIncr(counter uint8) uint8 {
 func (ks *Keyspace) SetLFU(e *Entry, freq uint8) {
 	e.setLRU(ks.lfuMinutesNow()<<8 | uint32(freq))
 }
+
+// RestoreAccess sets a loaded or restored key's access mark from what its
+// payload carried (Redis's objectSetLRUOrLFU): the counter freq under an
+// LFU policy, else the idle time; a negative value means absent.
+func (ks *Keyspace) RestoreAccess(e *Entry, idleSecs, freq int64) {
+	if ks.LFU() {
+		if freq >= 0 {
+			ks.SetLFU(e, uint8(min(freq, 255)))
+		}
+		return
+	}
+	if idleSecs >= 0 {
+		ks.SetIdleMillis(e, idleSecs*1000)
+	}
+}

@@ -138,14 +138,14 @@ func (db *DB) addVolatile(s *Slot, e *Entry) {
 	s.volatile[e] = struct{}{}
 	s.volatileCount.Store(int64(len(s.volatile)))
 	db.volatileKeys.Add(1)
-	db.addCharge(s, volatileCharge)
+	db.addCharge(s, VolatileCharge)
 }
 
 func (db *DB) dropVolatile(s *Slot, e *Entry) {
 	delete(s.volatile, e)
 	s.volatileCount.Store(int64(len(s.volatile)))
 	db.volatileKeys.Add(-1)
-	db.addCharge(s, -volatileCharge)
+	db.addCharge(s, -VolatileCharge)
 }
 
 // newEntry links a fresh entry for key, which must not exist. A non-nil

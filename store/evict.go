@@ -270,7 +270,7 @@ func (ks *Keyspace) evictKey(db *DB, key string, volatileOnly bool, hook EvictHo
 	}
 	freed := e.charge()
 	if e.expire != 0 {
-		freed += volatileCharge
+		freed += VolatileCharge
 	}
 	db.unlink(s, h, e)
 	ks.evictedKeys.Add(1)

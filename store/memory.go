@@ -26,12 +26,12 @@ import "unsafe"
 
 const (
 	entrySize = int64(unsafe.Sizeof(Entry{}))
-	// dictSlotCharge is an entry's share of its slot table's bucket array
+	// DictSlotCharge is an entry's share of its slot table's bucket array
 	// (one pointer per bucket at a load factor up to 1).
-	dictSlotCharge = 8
-	// volatileCharge is an entry of a slot's volatile map (a Go map of
+	DictSlotCharge = 8
+	// VolatileCharge is an entry of a slot's volatile map (a Go map of
 	// pointers: key, value-less slot, tophash and bucket overhead).
-	volatileCharge = 16
+	VolatileCharge = 16
 	// sliceHeaderSize is the []byte a mutable string's val points to.
 	sliceHeaderSize = 24
 	// maxStoredCharge is the most vlen can hold; a bigger value is charged
@@ -85,14 +85,14 @@ func compactStringCharge(keyLen, valLen int) int64 {
 	n := keyLen + valLen
 	separate := entrySize + AllocSize(int64(keyLen)) + AllocSize(int64(valLen))
 	if n == 0 {
-		return entrySize + dictSlotCharge
+		return entrySize + DictSlotCharge
 	}
 	if n <= entryInlineMax {
 		if inline := int64(smallSizeClass(int(entrySize) + n)); inline <= separate {
-			return inline + dictSlotCharge
+			return inline + DictSlotCharge
 		}
 	}
-	return separate + dictSlotCharge
+	return separate + DictSlotCharge
 }
 
 // charge is what e currently counts for (see the file comment).
@@ -155,3 +155,29 @@ func (ks *Keyspace) DataBytes() int64 { return ks.dataBytes.Load() }
 
 // Bytes returns the bytes the database's entries hold.
 func (db *DB) Bytes() int64 { return db.bytes.Load() }
+
+// MemoryUsage is MEMORY USAGE's estimate for e, looking at no more than
+// samples nodes or elements of a nested collection (0 = all): the same
+// measure the charges use (a charge samples remeasureSamples).
+func (e *Entry) MemoryUsage(samples int) int64 {
+	if e.Type() == TypeString {
+		return e.measure()
+	}
+	n := entryKeyCharge(len(e.key))
+	if v := e.Value(); v != nil {
+		n += v.MemoryUsage(samples)
+	}
+	return n
+}
+
+// TableBytes returns what the databases in use cost before any key: their
+// slot tables (a database is allocated on first use).
+func (ks *Keyspace) TableBytes() int64 {
+	var n int64
+	for i := range ks.dbs {
+		if ks.existingDB(i) != nil {
+			n += int64(unsafe.Sizeof(DB{}))
+		}
+	}
+	return n
+}

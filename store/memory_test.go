@@ -27,7 +27,7 @@ func chargedTotal(ks *Keyspace) int64 {
 			db.ScanSlotLocked(uint16(slot), func(e *Entry) {
 				perSlot += e.charge()
 				if e.expire != 0 {
-					perSlot += volatileCharge
+					perSlot += VolatileCharge
 				}
 			})
 			if perSlot != s.bytes {

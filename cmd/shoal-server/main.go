@@ -84,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	stopped := make(chan struct{}, 1)
-	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, OnShutdown: func() {
+	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, ManageGoMemoryLimit: true, OnShutdown: func() {
 		select {
 		case stopped <- struct{}{}:
 		default:

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
-	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/store"
 )
@@ -139,12 +138,7 @@ func cmdRestore(c *command.Ctx, args [][]byte) {
 			c.ReplaceEffect(fx...)
 		}
 	}
-	// objectSetLRUOrLFU: IDLETIME sets the LRU clock unless an LFU policy is
-	// in force. The keyspace keeps no LFU counter, so FREQ is validated and
-	// otherwise has no effect.
-	if o.idle >= 0 && c.Config().Int("maxmemory-policy")&config.MaxmemoryFlagLFU == 0 {
-		c.Keyspace().SetIdleMillis(e, o.idle*1000)
-	}
+	c.Keyspace().RestoreAccess(e, o.idle, o.freq) // objectSetLRUOrLFU
 	c.SignalKeyReady(key)
 	c.OK()
 }

@@ -76,12 +76,8 @@ func cmdObjectIdleTime(c *command.Ctx, args [][]byte) {
 	c.Int(c.Keyspace().IdleMillis(e) / 1000)
 }
 
-// lfuInitVal is Redis's LFU_INIT_VAL, the counter of a new key.
-const lfuInitVal = 5
-
-// OBJECT FREQ key. The keyspace keeps an LRU clock per key, not Redis's LFU
-// counter, so the answer is an estimate: a new key's counter (5) decayed by
-// one per lfu-decay-time minutes of idleness, as LFUDecrAndReturn does.
+// OBJECT FREQ key: the key's LFU counter, decayed by the minutes since its
+// last decrement (LFUDecrAndReturn).
 func cmdObjectFreq(c *command.Ctx, args [][]byte) {
 	e := objectLookup(c, args)
 	if e == nil {
@@ -91,11 +87,7 @@ func cmdObjectFreq(c *command.Ctx, args [][]byte) {
 		c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 		return
 	}
-	freq := int64(lfuInitVal)
-	if decay := c.Config().Int("lfu-decay-time"); decay > 0 {
-		freq -= c.Keyspace().IdleMillis(e) / 60000 / decay
-	}
-	c.Int(max(freq, 0))
+	c.Int(int64(c.Keyspace().LFUCounter(e)))
 }
 
 var objectHelpLines = []string{

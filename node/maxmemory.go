@@ -1,0 +1,379 @@
+package node
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/store"
+	"go.uber.org/zap"
+)
+
+// maxmemory: used_memory, eviction and the OOM refusals (Redis's evict.c and
+// the maxmemory part of processCommand).
+//
+// used_memory is a logical figure, not the Go heap: the heap at start-up
+// (used_memory_startup), plus what the keyspace's entries are charged
+// (store/memory.go), plus the clients' query and output buffers and the
+// replication backlog, sampled by the cron. It moves only when data does,
+// so eviction neither chases garbage the collector has not reclaimed yet
+// nor stops while the heap holds it. The Go heap is kept near that figure by
+// GOMEMLIMIT, which follows maxmemory (applyGoMemoryLimit).
+
+// memoryState holds what used_memory adds to the keyspace's charges, the
+// maxmemory settings the hot path reads, and the eviction statistics.
+type memoryState struct {
+	clientsNormal   atomic.Int64 // query + output buffers of normal and pub/sub clients (cron)
+	clientsReplicas atomic.Int64 // output buffers of replicas (cron)
+	backlog         atomic.Int64 // the replication backlog's size (cron)
+
+	limit         atomic.Int64 // maxmemory; 0 = no limit
+	policy        atomic.Int64 // maxmemory-policy (config.Maxmemory*)
+	samples       atomic.Int64 // maxmemory-samples
+	tenacity      atomic.Int64 // maxmemory-eviction-tenacity
+	replicaIgnore atomic.Bool  // replica-ignore-maxmemory
+
+	// exceededSince is when used memory was last found over the limit
+	// without eviction bringing it back (ns since server start; 0 = not
+	// over); exceededTotal accumulates the finished periods in µs (INFO
+	// current_/total_eviction_exceeded_time).
+	exceededSince atomic.Int64
+	exceededTotal atomic.Int64
+
+	// background is set while a goroutine keeps evicting after a command
+	// ran out of time (Redis's eviction time proc).
+	background atomic.Bool
+}
+
+// evictResult is performEvictions' answer (EVICT_OK, EVICT_RUNNING,
+// EVICT_FAIL).
+type evictResult uint8
+
+const (
+	evictOK evictResult = iota
+	evictRunning
+	evictFail
+)
+
+// oomError is Redis's shared.oomerr.
+const oomError = "OOM command not allowed when used memory > 'maxmemory'."
+
+// usedMemory is used_memory.
+func (s *Server) usedMemory() int64 {
+	m := &s.mem
+	return int64(s.aux().startupMemory) + s.ks.TableBytes() + s.ks.DataBytes() +
+		m.clientsNormal.Load() + m.clientsReplicas.Load() + m.backlog.Load()
+}
+
+// clientStructBytes is what a connection costs besides its buffers: the
+// Client, its reader and writer state and its goroutine's stack.
+const clientStructBytes = 2048
+
+// memoryUsage is the memory a client holds (CLIENT LIST tot-mem, and its
+// share of used_memory): its read buffer, which holds the query being
+// received, its queued output, and its own structures.
+func (c *Client) memoryUsage() int64 {
+	return c.guard.BufferSize() + c.obuf.held.Load() + clientStructBytes
+}
+
+// memoryNotCountedForEvict is what eviction leaves out of used_memory
+// (freeMemoryGetNotCountedMemory): the replicas' output buffers, which
+// evicting would only grow with DELs. shoal has no AOF buffer.
+func (s *Server) memoryNotCountedForEvict() int64 { return s.mem.clientsReplicas.Load() }
+
+// applyMaxmemoryConfig copies the maxmemory directives into the hot path's
+// atomics and the keyspace's access tracking.
+func (s *Server) applyMaxmemoryConfig() {
+	m := &s.mem
+	cfg := s.cfg
+	m.limit.Store(int64(min(cfg.Uint("maxmemory"), math.MaxInt64)))
+	m.policy.Store(cfg.Int("maxmemory-policy"))
+	m.samples.Store(cfg.Int("maxmemory-samples"))
+	m.tenacity.Store(cfg.Int("maxmemory-eviction-tenacity"))
+	m.replicaIgnore.Store(cfg.Bool("replica-ignore-maxmemory"))
+	s.ks.SetAccessPolicy(m.policy.Load()&config.MaxmemoryFlagLFU != 0, cfg.Int("lfu-log-factor"), cfg.Int("lfu-decay-time"))
+}
+
+// registerMaxmemoryHooks applies CONFIG SET of the maxmemory directives. A
+// lower maxmemory starts evicting in the background, as Redis's
+// updateMaxmemory starts its eviction time proc: never inside CONFIG SET
+// itself, which may run in a transaction holding slot locks.
+func (s *Server) registerMaxmemoryHooks() {
+	for _, name := range []string{"maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
+		"replica-ignore-maxmemory", "lfu-log-factor", "lfu-decay-time"} {
+		s.cfg.OnChange(name, func(string) error { s.applyMaxmemoryConfig(); return nil })
+	}
+	s.cfg.OnChange("maxmemory", func(string) error {
+		s.applyMaxmemoryConfig()
+		s.applyGoMemoryLimit()
+		if limit := s.mem.limit.Load(); limit > 0 {
+			if used := s.usedMemory() - s.memoryNotCountedForEvict(); used > limit {
+				s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: "+
+					"keys will be evicted and/or new write commands refused depending on the maxmemory-policy",
+					zap.Int64("maxmemory", limit), zap.Int64("used", used))
+			}
+			s.startBackgroundEviction()
+		}
+		return nil
+	})
+}
+
+// goMemoryHeadroom is what GOMEMLIMIT allows above the start-up heap and
+// maxmemory: room for garbage between collections, goroutine stacks and
+// the runtime's own structures.
+const goMemoryHeadroom = 16 << 20
+
+// applyGoMemoryLimit sets the Go runtime's soft memory limit from maxmemory
+// when the server manages it (Options.ManageGoMemoryLimit, and no GOMEMLIMIT
+// in the environment): maxmemory + 25% + goMemoryHeadroom (16 MiB) above the
+// start-up heap, so that the collector runs before the process outgrows
+// the machine instead of letting the heap double. No limit without
+// maxmemory.
+func (s *Server) applyGoMemoryLimit() {
+	if !s.manageGoMemLimit {
+		return
+	}
+	limit := s.mem.limit.Load()
+	if limit == 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
+		return
+	}
+	goLimit := int64(s.aux().startupMemory) + limit + limit/4 + goMemoryHeadroom
+	if goLimit < 0 {
+		goLimit = math.MaxInt64
+	}
+	debug.SetMemoryLimit(goLimit)
+	s.log.Info("GOMEMLIMIT follows maxmemory", zap.Int64("maxmemory", limit), zap.Int64("gomemlimit", goLimit))
+}
+
+// goMemLimitFromEnv reports whether the operator set GOMEMLIMIT, which the
+// server then leaves alone.
+func goMemLimitFromEnv() bool { return os.Getenv("GOMEMLIMIT") != "" }
+
+// evictionPolicy maps maxmemory-policy to the keyspace's policy; ok is
+// false for noeviction.
+func evictionPolicy(p int64) (store.EvictionPolicy, bool) {
+	switch p {
+	case config.MaxmemoryAllKeysLRU:
+		return store.EvictAllKeysLRU, true
+	case config.MaxmemoryVolatileLRU:
+		return store.EvictVolatileLRU, true
+	case config.MaxmemoryAllKeysLFU:
+		return store.EvictAllKeysLFU, true
+	case config.MaxmemoryVolatileLFU:
+		return store.EvictVolatileLFU, true
+	case config.MaxmemoryAllKeysRandom:
+		return store.EvictAllKeysRandom, true
+	case config.MaxmemoryVolatileRandom:
+		return store.EvictVolatileRandom, true
+	case config.MaxmemoryVolatileTTL:
+		return store.EvictVolatileTTL, true
+	}
+	return 0, false
+}
+
+// evictionTimeLimit converts maxmemory-eviction-tenacity to the time one
+// command may spend evicting before the rest is left to the background
+// (evictionTimeLimitUs): linear up to 500µs at 10, then 15% more per step,
+// no limit at 100.
+func evictionTimeLimit(tenacity int64) time.Duration {
+	switch {
+	case tenacity <= 10:
+		return time.Duration(50*tenacity) * time.Microsecond
+	case tenacity < 100:
+		return time.Duration(500*math.Pow(1.15, float64(tenacity-10))) * time.Microsecond
+	}
+	return math.MaxInt64
+}
+
+// safeToEvict is isSafeToPerformEvictions: not on a replica that ignores
+// maxmemory (it stays an exact copy of its master, whose DELs it applies),
+// and not while clients are paused (the dataset must stay still).
+func (s *Server) safeToEvict() bool {
+	if s.ks.ReplicaMode() && s.mem.replicaIgnore.Load() {
+		return false
+	}
+	return !s.pause.active.Load() || !s.pause.paused()
+}
+
+// overMemoryLimit is the cheap check every command makes when maxmemory is
+// set: true when used memory, less what eviction does not count, is over
+// the limit.
+func (s *Server) overMemoryLimit() bool {
+	limit := s.mem.limit.Load()
+	return limit > 0 && s.usedMemory()-s.memoryNotCountedForEvict() > limit
+}
+
+// performEvictions evicts keys until used memory is back under maxmemory,
+// for at most the tenacity's time limit; the rest is left to a background
+// goroutine (evictRunning). evictFail: over the limit with nothing the
+// policy may evict. Call it without holding slot locks.
+func (s *Server) performEvictions() evictResult {
+	if !s.safeToEvict() {
+		return evictOK
+	}
+	result := s.evictUntil(evictionTimeLimit(s.mem.tenacity.Load()))
+	if result == evictRunning {
+		s.startBackgroundEviction()
+	}
+	s.noteEvictionResult(result)
+	return result
+}
+
+// evictUntil evicts while over the limit, checking the clock every 16 keys
+// against budget (evictRunning when it ran out).
+func (s *Server) evictUntil(budget time.Duration) evictResult {
+	if !s.overMemoryLimit() {
+		return evictOK
+	}
+	policy, ok := evictionPolicy(s.mem.policy.Load())
+	if !ok {
+		return evictFail // noeviction
+	}
+	start := time.Now()
+	samples := int(s.mem.samples.Load())
+	for keys := 1; s.overMemoryLimit(); keys++ {
+		if _, ok := s.ks.EvictOne(policy, samples, s.keyEvicted); !ok {
+			return evictFail
+		}
+		if keys%16 == 0 && time.Since(start) > budget {
+			return evictRunning
+		}
+	}
+	return evictOK
+}
+
+// keyEvicted is told of each evicted key under its slot lock: the DEL goes
+// to the replicas in order with the slot's writes, and WATCH sees the key
+// change (Redis's signalModifiedKey). The evicted keyspace event of
+// notifications is emitted from here.
+func (s *Server) keyEvicted(db *store.DB, key string) {
+	if s.tx.watch.watching() {
+		s.tx.watch.touch(db.ID(), []byte(key), nil)
+	}
+	if s.feeds.list.Load() != nil {
+		s.propagate(db.ID(), [][][]byte{{[]byte("DEL"), []byte(key)}})
+	}
+}
+
+// startBackgroundEviction starts the goroutine that keeps evicting, one
+// time slice at a time, until memory is under the limit or nothing can be
+// evicted (Redis's evictionTimeProc). At most one runs.
+func (s *Server) startBackgroundEviction() {
+	if !s.mem.background.CompareAndSwap(false, true) {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.mem.background.Store(false)
+		for {
+			select {
+			case <-s.stopCron:
+				return
+			default:
+			}
+			if !s.safeToEvict() {
+				return
+			}
+			result := s.evictUntil(evictionTimeLimit(s.mem.tenacity.Load()))
+			s.noteEvictionResult(result)
+			if result != evictRunning {
+				return
+			}
+			time.Sleep(time.Millisecond) // let clients run between slices
+		}
+	}()
+}
+
+// noteEvictionResult keeps the exceeded-time statistics.
+func (s *Server) noteEvictionResult(r evictResult) {
+	m := &s.mem
+	if r == evictOK {
+		if m.exceededSince.Load() == 0 {
+			return // the common case: no shared cache line written
+		}
+		if since := m.exceededSince.Swap(0); since != 0 {
+			m.exceededTotal.Add(int64((time.Since(s.start) - time.Duration(since)) / time.Microsecond))
+		}
+		return
+	}
+	m.exceededSince.CompareAndSwap(0, int64(time.Since(s.start)))
+}
+
+// evictionExceededMillis returns INFO's total_eviction_exceeded_time and
+// current_eviction_exceeded_time.
+func (s *Server) evictionExceededMillis() (total, current int64) {
+	m := &s.mem
+	total = m.exceededTotal.Load()
+	if since := m.exceededSince.Load(); since != 0 {
+		current = int64((time.Since(s.start) - time.Duration(since)) / time.Microsecond)
+		total += current
+	}
+	return total / 1000, current / 1000
+}
+
+// admitMemory is processCommand's maxmemory step: evict if over the limit,
+// then refuse a command that may grow memory — flagged denyoom (a script by
+// its declared flags, EXEC by its queued commands) or any command queued
+// in MULTI except EXEC, DISCARD, QUIT and RESET — when memory could not be
+// brought under the limit. The result is remembered for scripts, whose
+// first write is refused on it (scriptVerifyOOM).
+func (c *Client) admitMemory(spec *command.Spec, args [][]byte) bool {
+	s := c.srv
+	c.oomAtStart = false
+	if s.mem.limit.Load() == 0 {
+		return true
+	}
+	out := s.performEvictions() == evictFail
+	if !out || c.isMasterLink() {
+		// The master link is never refused: a replica that does not
+		// ignore maxmemory evicts, and applies its master's stream.
+		return true
+	}
+	c.oomAtStart = true
+	reject := c.commandDeniesOOM(spec, args)
+	if c.multi != nil {
+		switch spec.FullName() {
+		case "exec", "discard", "quit", "reset":
+		default:
+			reject = true
+		}
+	}
+	if reject {
+		c.rejectCommand(spec, oomError)
+		return false
+	}
+	return true
+}
+
+// commandDeniesOOM reports whether a command is refused when out of memory:
+// its effective denyoom flag, or for EXEC any queued command's.
+func (c *Client) commandDeniesOOM(spec *command.Spec, args [][]byte) bool {
+	if spec.FullName() == "exec" && c.multi != nil {
+		for _, q := range c.multi.queue {
+			if c.srv.commandFlags(q.spec, q.args)&command.FlagDenyOOM != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return c.srv.commandFlags(spec, args)&command.FlagDenyOOM != 0
+}
+
+// sampleMemoryCron refreshes the parts of used_memory that are not the
+// keyspace's: clients' buffers (already walked by outputCron) and the
+// replication backlog; then keeps evicting if writes stopped while memory
+// is still over the limit (a lowered maxmemory, buffers that grew).
+func (s *Server) sampleMemoryCron(normal, replicas int64) {
+	s.mem.clientsNormal.Store(normal)
+	s.mem.clientsReplicas.Store(replicas)
+	s.mem.backlog.Store(int64(s.repl.m.BacklogBytes()))
+	if _, evicts := evictionPolicy(s.mem.policy.Load()); evicts && s.overMemoryLimit() {
+		s.startBackgroundEviction()
+	}
+}
