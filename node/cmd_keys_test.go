@@ -177,17 +177,25 @@ func TestKeysCommandsExact(t *testing.T) {
 func TestObjectPolicies(t *testing.T) {
 	s := startTestServer(t)
 	tc := dialTest(t, s)
-	// maxmemory > 0 and the LFU policies are refused until issue 17 builds
-	// eviction (config/unbuilt.go): shared integers keep refcount INT_MAX
-	// and OBJECT FREQ answers that no LFU policy is selected.
+	// object.c: integers are shared unless maxmemory is set with an LRU or
+	// LFU policy; OBJECT FREQ and IDLETIME each need their kind of policy.
 	runKeysSteps(t, tc, []keysStep{
 		{[]string{"set", "a", "1"}, "+OK\r\n"},
-		{[]string{"config", "set", "maxmemory", "1073741824"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - Eviction under a memory limit (maxmemory) is not available in shoal (issue 17 builds it)\r\n"},
-		{[]string{"config", "set", "maxmemory-policy", "allkeys-lru"}, "+OK\r\n"},
 		{[]string{"object", "refcount", "a"}, ":2147483647\r\n"},
-		{[]string{"config", "set", "maxmemory-policy", "allkeys-lfu"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - The LFU access counter is not available in shoal (issue 17 builds it)\r\n"},
-		{[]string{"config", "get", "maxmemory-policy"}, "*2\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n"},
+		{[]string{"config", "set", "maxmemory", "1073741824"}, "+OK\r\n"},
+		{[]string{"config", "set", "maxmemory-policy", "allkeys-random"}, "+OK\r\n"},
+		{[]string{"object", "refcount", "a"}, ":2147483647\r\n"},
+		{[]string{"config", "set", "maxmemory-policy", "allkeys-lru"}, "+OK\r\n"},
+		{[]string{"object", "refcount", "a"}, ":1\r\n"},
 		{[]string{"object", "freq", "a"}, "-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n"},
+		{[]string{"config", "set", "maxmemory-policy", "allkeys-lfu"}, "+OK\r\n"},
+		{[]string{"set", "b", "x"}, "+OK\r\n"},
+		{[]string{"object", "freq", "b"}, ":5\r\n"}, // LFU_INIT_VAL
+		{[]string{"object", "idletime", "b"}, "-ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n"},
+		{[]string{"restore", "c", "0", "\x00\x01x\n\x00\"\x80\x86_\xbd\xe8H\xd0", "freq", "100"}, "+OK\r\n"},
+		{[]string{"object", "freq", "c"}, ":100\r\n"},
+		{[]string{"config", "set", "maxmemory", "0"}, "+OK\r\n"},
+		{[]string{"object", "refcount", "a"}, ":2147483647\r\n"},
 	})
 }
 

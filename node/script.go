@@ -153,6 +153,9 @@ func parseShebang(body []byte) (scriptFlags, int, string) {
 		if !strings.HasPrefix(p, "flags=") {
 			return 0, 0, "ERR Unknown lua shebang option: " + p
 		}
+		if p == "flags=" {
+			continue // an empty list declares no flag (sdssplitlen gives no part)
+		}
 		for _, f := range strings.Split(p[6:], ",") {
 			known := false
 			for _, d := range scriptFlagNames {
