@@ -69,7 +69,8 @@ type options struct {
 	readBatch int           // hot GETs per batch
 	pause     time.Duration // between two batches: the stream spans seconds (see main's doc)
 	seed      uint64
-	fillLimit int // noeviction: SETs at most before giving up on a refusal
+	fillLimit int           // noeviction: SETs at most before giving up on a refusal
+	idle      time.Duration // how long the server's idle CPU is measured, before the workload
 }
 
 // run is one server under one policy: what the JSON rows hold.
@@ -135,13 +136,14 @@ func main() {
 	flag.DurationVar(&o.pause, "pause", 25*time.Millisecond, "pause after each batch of hot GETs (0: flat out)")
 	flag.Uint64Var(&o.seed, "seed", 17, "seed of the values and of the hot reads")
 	flag.IntVar(&o.fillLimit, "fill-limit", 500000, "noeviction: give up after this many SETs without a refusal")
+	flag.DurationVar(&o.idle, "idle", time.Second, "measure the server's idle CPU this long before the workload")
 	jsonOut := flag.String("json", "", "also write the JSON rows to this file")
 	strict := flag.Bool("strict", false, "exit 1 when a check fails or a server refuses")
 	flag.Parse()
 	if o.hot < 1 || o.hot > 1_000_000 || o.cold < 1 || o.cold > 10_000_000 || o.valueSize < 16 || o.valueSize > 1<<20 ||
 		o.readEvery < 1 || o.readEvery > 10_000 || o.readBatch < 0 || o.readBatch > 10_000 || o.fillLimit < 1 || o.fillLimit > 50_000_000 ||
-		o.pause < 0 || o.pause > time.Second {
-		fail(2, "hot 1..1e6, cold 1..1e7, value 16..1MiB, read-every 1..10000, read-batch 0..10000, fill-limit 1..5e7, pause 0..1s")
+		o.pause < 0 || o.pause > time.Second || o.idle <= 0 || o.idle > time.Minute {
+		fail(2, "hot 1..1e6, cold 1..1e7, value 16..1MiB, read-every 1..10000, read-batch 0..10000, fill-limit 1..5e7, pause 0..1s, idle up to 1m")
 	}
 	servers := [][2]string{{"redis", *redisBin}, {"shoal", *shoalBin}}
 	for i := range servers {

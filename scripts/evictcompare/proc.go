@@ -60,8 +60,7 @@ func sampleCPU(pid int) (cpuUse, error) {
 
 // idleCPU is the server's on-CPU µs per second while no client sends
 // anything: what a paced workload's CPU figure holds beyond the requests.
-func idleCPU(pid int) (float64, error) {
-	const window = time.Second
+func idleCPU(pid int, window time.Duration) (float64, error) {
 	c0, err := sampleCPU(pid)
 	if err != nil {
 		return 0, err

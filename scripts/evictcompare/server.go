@@ -135,7 +135,7 @@ func runOne(name, bin, policy string, o options) run {
 		return r
 	}
 	defer c.Close()
-	if r.IdleCPU, err = idleCPU(s.pid()); err != nil {
+	if r.IdleCPU, err = idleCPU(s.pid(), o.idle); err != nil {
 		r.Error = err.Error()
 		return r
 	}
