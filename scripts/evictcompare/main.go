@@ -49,7 +49,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -173,11 +172,7 @@ func main() {
 	failed := printReport(os.Stdout, rows, o, servers)
 	if *jsonOut != "" {
 		var b bytes.Buffer
-		for _, r := range rows {
-			line, _ := json.Marshal(r)
-			b.Write(line)
-			b.WriteByte('\n')
-		}
+		writeJSONLines(&b, rows)
 		if err := os.WriteFile(*jsonOut, b.Bytes(), 0o644); err != nil {
 			fail(1, "write %s: %v", *jsonOut, err)
 		}

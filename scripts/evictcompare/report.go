@@ -225,16 +225,25 @@ func printReport(w io.Writer, rows []run, o options, servers [][2]string) (faile
 			"%s: used_memory ≤ 1.1 × maxmemory (%.3f)", p, b.UsedOverMax)
 		check(a.VmRSS > 0 && float64(b.VmRSS) <= 1.5*float64(a.VmRSS),
 			"%s: RSS ≤ 1.5 × redis's (%s vs %s, %.2f×)", p, mib(b.VmRSS), mib(a.VmRSS), float64(b.VmRSS)/float64(max(a.VmRSS, 1)))
+		check(a.VmHWM > 0 && float64(b.VmHWM) <= 1.5*float64(a.VmHWM),
+			"%s: peak RSS (VmHWM) ≤ 1.5 × redis's (%s vs %s, %.2f×)", p, mib(b.VmHWM), mib(a.VmHWM), float64(b.VmHWM)/float64(max(a.VmHWM, 1)))
 		check(b.WriteErrors == 0 && b.HotReadWrong == 0, "%s: every SET OK, every hot GET hit returned its value (%d, %d)",
 			p, b.WriteErrors, b.HotReadWrong)
 	}
 
 	fmt.Fprintln(w, "\n### Rows (JSON lines)")
 	fmt.Fprintln(w, "```")
-	for _, r := range rows {
-		line, _ := json.Marshal(r)
-		fmt.Fprintln(w, string(line))
-	}
+	writeJSONLines(w, rows)
 	fmt.Fprintln(w, "```")
 	return failed
+}
+
+// writeJSONLines writes one JSON object per row and line (reply bytes such
+// as "> 'maxmemory'" as they are, not HTML-escaped).
+func writeJSONLines(w io.Writer, rows []run) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range rows {
+		_ = enc.Encode(r)
+	}
 }
