@@ -10,6 +10,10 @@
 #                              bin/shoal-server, files by name or number (default: all 31: 17 min on the shared 2-core VM)
 #   make pipe-test             1M SETs through redis-cli --pipe + redis-benchmark, no errors allowed
 #   make bench                 shoal vs redis-server with ../shared/bench (REPEATS, PLAN, KEYS... pass through)
+#                              and SET -P 16 under maxmemory, every write evicting (scripts/bench-evict.sh)
+#   make evict-compare         shoal vs redis-server at maxmemory 16mb: hot-set survival under allkeys-lru/lfu,
+#                              memory, RSS, CPU/request, noeviction's refusal (scripts/evictcompare; ~80 s;
+#                              EVICT_ARGS="-policies allkeys-lru -pause 0" etc. pass through)
 #   make fmt / make lint       gofmt -l check (lint adds go vet); `gofmt -w .` fixes formatting
 #   make image [IMAGE=...]     FROM-scratch Docker image of a stripped static shoal-server (deploy/README.md);
 #                              no base image is pulled
@@ -29,7 +33,7 @@ BIN := bin/shoal-server
 # with SHOAL_SERVER=/path the scripts test that binary: no need to build ours
 SERVER_DEP := $(if $(SHOAL_SERVER),,build)
 
-.PHONY: build run cluster test vet gotest fuzz tcl tcl-cluster pipe-test bench fmt lint image
+.PHONY: build run cluster test vet gotest fuzz tcl tcl-cluster pipe-test bench evict-compare fmt lint image
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/shoal-server
@@ -86,6 +90,10 @@ bench: build
 	scripts/bench-replication.sh
 	scripts/bench-cluster.sh
 	scripts/bench-migrate.sh
+
+# SHOAL_SERVER/REDIS_SERVER pick the binaries (default bin/shoal-server, /usr/bin/redis-server)
+evict-compare: $(SERVER_DEP)
+	$(GO) run ./scripts/evictcompare $(EVICT_ARGS)
 
 fmt:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then \

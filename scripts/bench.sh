@@ -3,7 +3,9 @@
 # Side-by-side benchmark of shoal-server against redis-server with the shared bench scripts
 # (../shared/bench/redis-single.sh and redis-memory.sh, next to the repository), interleaved:
 #   single(redis)  single(shoal)  memory(redis)  memory(shoal)
-# then ONE table of shoal/redis ratios, printed and written to bench-results/latest.md.
+# then scripts/bench-evict.sh (SET -P 16 under maxmemory with allkeys-lru, every write evicting;
+# it interleaves redis and shoal itself), then ONE table of shoal/redis ratios, printed and
+# written to bench-results/latest.md.
 #
 #   scripts/bench.sh                                   # full run (~5 min)
 #   REPEATS=1 PLAN="1:20000:none 16:20000:none" KEYS=20000 scripts/bench.sh   # quick look
@@ -23,6 +25,10 @@
 #                         cluster mode); REDIS_CLUSTER_MODES defaults to the same; CLUSTER_MODES
 #                         if set is used for both
 #   BENCH_SCRIPT_TIMEOUT  wall-clock limit per bench script run, seconds (default 900)
+#   BENCH_SCRIPTS         the shared scripts to run (default "redis-single.sh redis-memory.sh";
+#                         "" runs none, e.g. to look at the eviction row alone)
+#   BENCH_EVICT           yes | no: the eviction row (default yes; its knobs EVICT_* are in
+#                         scripts/bench-evict.sh; REPEATS applies to it too)
 #   BENCH_OUT             where the full logs go (default /tmp/shoal-bench.<timestamp>)
 set -euo pipefail
 
@@ -175,12 +181,31 @@ run_one() {
   fi
 }
 
+BENCH_SCRIPTS=${BENCH_SCRIPTS-redis-single.sh redis-memory.sh}
 failed=0
-for script in redis-single.sh redis-memory.sh; do
+for script in $BENCH_SCRIPTS; do
   for who in redis shoal; do
     run_one "$script" "$who" || failed=1
   done
 done
+
+# the eviction row: "metric|case|redis|shoal|better" lines in $OUT/evict.rows; a server that
+# refuses maxmemory gets "refused" there (the script still succeeds)
+: >"$OUT/evict.rows"
+if [[ ${BENCH_EVICT:-yes} == yes ]]; then
+  log "run bench-evict.sh (redis and shoal interleaved) -> $OUT/bench-evict.log"
+  SHOAL_SERVER=$SHOAL REDIS_BASELINE=$REDIS_BASELINE EVICT_ROWS=$OUT/evict.rows \
+    timeout -k 15 "$BENCH_SCRIPT_TIMEOUT" "$ROOT/scripts/bench-evict.sh" >"$OUT/bench-evict.log" 2>"$OUT/bench-evict.log.err" </dev/null &
+  RUN_PID=$!
+  rc=0
+  wait "$RUN_PID" || rc=$?
+  RUN_PID=""
+  if ((rc != 0)); then
+    log "bench-evict.sh failed (rc=$rc); last lines of $OUT/bench-evict.log.err:"
+    tail -n 15 "$OUT/bench-evict.log.err" >&2 || true
+    failed=1
+  fi
+fi
 
 # ---- table -----------------------------------------------------------------------------------
 # single_rows LOG -> "test|P|requests|keyspace|rps|p99|srv" from the summary table (by column name)
@@ -214,6 +239,7 @@ table=$(awk -F'|' '
   FILENAME ~ /single-shoal/ { k = $1 "|" $2 "|" $3 "|" $4; if (!(k in R) && !(k in S)) ord[++n] = k; S[k] = $0; next }
   FILENAME ~ /memory-redis/ { k = $1 "|" $2; if (!(k in MR)) mord[++m] = k; MR[k] = $0; next }
   FILENAME ~ /memory-shoal/ { k = $1 "|" $2; if (!(k in MR) && !(k in MS)) mord[++m] = k; MS[k] = $0; next }
+  FILENAME ~ /evict.rows/ { ev[++e] = $0; next }
   END {
     printf "| %-16s | %-30s | %12s | %12s | %11s | %-6s |\n", "metric", "case", "redis", "shoal", "shoal/redis", "better"
     printf "|%s|%s|%s|%s|%s|%s|\n", "------------------", "--------------------------------", "-------------:", "-------------:", "------------:", "--------"
@@ -230,7 +256,15 @@ table=$(awk -F'|' '
         k = mord[i]; split(k, f, "|"); split(MR[k], a, "|"); split(MS[k], b, "|")
         row(mm[j] (j < 4 ? " (B)" : ""), "load=" f[1] " cluster=" f[2], "lower", a[j + 2], b[j + 2])
       }
-  }' "$OUT/single-redis.rows" "$OUT/single-shoal.rows" "$OUT/memory-redis.rows" "$OUT/memory-shoal.rows")
+    # eviction rows: a server that refused the configuration shows "refused"
+    for (i = 1; i <= e; i++) {
+      split(ev[i], f, "|")
+      if (f[3] == "refused" || f[4] == "refused")
+        printf "| %-16s | %-30s | %12s | %12s | %11s | %-6s |\n", f[1], f[2], (f[3] == "" ? "-" : f[3]), (f[4] == "" ? "-" : f[4]), "n/a", f[5]
+      else
+        row(f[1], f[2], f[5], f[3], f[4])
+    }
+  }' "$OUT/single-redis.rows" "$OUT/single-shoal.rows" "$OUT/memory-redis.rows" "$OUT/memory-shoal.rows" "$OUT/evict.rows")
 
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
 dirty=""
@@ -242,7 +276,8 @@ report=$(
   echo "- shoal: \`$SHOAL\` ($(ver "$SHOAL")), commit $commit$dirty, DAEMONIZE=$SHOAL_DAEMONIZE"
   echo "- redis: \`$REDIS_BASELINE\` ($(ver "$REDIS_BASELINE"))"
   echo "- host: $(nproc) cpus, kernel $(uname -r), loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "- scripts: $BENCH_DIR/{redis-single.sh,redis-memory.sh}, interleaved redis/shoal; REPEATS=${REPEATS:-3}" \
+  shared=$(echo $BENCH_SCRIPTS | tr ' ' ',') # word splitting: the list
+  echo "- scripts: ${shared:+$BENCH_DIR/{$shared} and }scripts/bench-evict.sh (BENCH_EVICT=${BENCH_EVICT:-yes}), interleaved redis/shoal; REPEATS=${REPEATS:-3}" \
     "PLAN=\"${PLAN:-default}\" KEYS=${KEYS:-1000000} VALUE_SIZE=${VALUE_SIZE:-32}" \
     "load methods redis=\"$REDIS_LOAD_METHODS\" shoal=\"$SHOAL_LOAD_METHODS\"," \
     "cluster modes redis=\"$REDIS_CLUSTER_MODES\" shoal=\"$SHOAL_CLUSTER_MODES\""
@@ -253,10 +288,13 @@ report=$(
   echo "shoal/redis: for srv_us/r (server CPU per request, the steadiest figure on this shared 2-core box),"
   echo "p99 and bytes/key lower is better; for rps higher is better. Values are medians over REPEATS runs."
   echo "rps rows with a high other% in the logs are noise. \"-\" = not reported by that server."
+  echo "SET P16 evict rows: maxmemory with allkeys-lru, filled past the limit first; evicted/SET ~ 1 means every"
+  echo "write evicted; \"refused\" = that server does not start with maxmemory set (see $OUT/bench-evict.log)."
+  if grep -q 'refused `' "$OUT/bench-evict.log" 2>/dev/null; then grep 'refused `' "$OUT/bench-evict.log"; fi
   ((failed)) && echo && echo "WARNING: at least one bench script failed; see the logs above."
   # warnings the bench scripts logged (e.g. "dbsize=..., expected N": the memory figures of that
   # server are then not trustworthy)
-  warns=$(grep -h 'WARNING' "$OUT"/*.log.err 2>/dev/null | sed -E 's/^\[[0-9:]+\] //' | sort | uniq -c | head -n 10 || true)
+  warns=$(grep -h 'WARNING' "$OUT"/*.log.err 2>/dev/null | sed -E 's/^\[[^]]*\] //' | sort | uniq -c | head -n 10 || true)
   if [[ -n $warns ]]; then
     echo
     echo "Warnings from the bench scripts (count, message):"
