@@ -50,8 +50,13 @@ type Client struct {
 	measureBuf    []int         // remeasureWritten's key positions (node/effects.go)
 	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
 	lastName      []byte
-	errored       bool            // the current command replied with an error
-	oomAtStart    bool            // maxmemory could not be met when the command started (node/maxmemory.go)
+	errored       bool // the current command replied with an error
+	oomAtStart    bool // maxmemory could not be met when the command started (node/maxmemory.go)
+	// memCounted is this client's share of used_memory now counted, in the
+	// replicas' part when memInReplicas; guarded by the server's mu
+	// (node/maxmemory.go).
+	memCounted    int64
+	memInReplicas bool
 	multi         *multiState     // open transaction (MULTI ... EXEC), nil if none
 	inExec        bool            // EXEC is running the queued commands
 	readonly      bool            // READONLY: reads of the master's slots are served on this replica
@@ -224,7 +229,7 @@ func (c *Client) InfoLine() string {
 	field("multi", itoa(multi))
 	field("qbuf", itoa(qbuf))
 	field("qbuf-free", itoa(max(0, c.guard.BufferSize()-qbuf)))
-	field("argv-mem", "0")
+	field("argv-mem", itoa(c.guard.ParsedHeld()))
 	field("multi-mem", "0")
 	field("rbs", itoa(c.guard.BufferSize()))
 	field("rbp", itoa(c.guard.BufferSize()))

@@ -74,10 +74,10 @@ func (s *Server) usedMemory() int64 {
 const clientStructBytes = 2048
 
 // memoryUsage is the memory a client holds (CLIENT LIST tot-mem, and its
-// share of used_memory): its read buffer, which holds the query being
-// received, its queued output, and its own structures.
+// share of used_memory): its read buffer, the arguments of a command still
+// arriving, its queued output, and its own structures.
 func (c *Client) memoryUsage() int64 {
-	return c.guard.BufferSize() + c.obuf.held.Load() + clientStructBytes
+	return c.guard.BufferSize() + c.guard.ParsedHeld() + c.obuf.held.Load() + clientStructBytes
 }
 
 // memoryNotCountedForEvict is what eviction leaves out of used_memory
@@ -365,13 +365,49 @@ func (c *Client) commandDeniesOOM(spec *command.Spec, args [][]byte) bool {
 	return c.srv.commandFlags(spec, args)&command.FlagDenyOOM != 0
 }
 
-// sampleMemoryCron refreshes the parts of used_memory that are not the
-// keyspace's: clients' buffers (already walked by outputCron) and the
-// replication backlog; then keeps evicting if writes stopped while memory
-// is still over the limit (a lowered maxmemory, buffers that grew).
-func (s *Server) sampleMemoryCron(normal, replicas int64) {
-	s.mem.clientsNormal.Store(normal)
-	s.mem.clientsReplicas.Store(replicas)
+// noteClientMemory brings c's share of used_memory up to date (the cron
+// calls it for every client; omem is the output it holds now). The share
+// counted, and whether it went to the replicas' part, is remembered in the
+// client, so that closing it takes exactly that back (forgetClientMemory).
+// Both run under s.mu, and a client already unregistered is not counted
+// again.
+func (s *Server) noteClientMemory(c *Client, omem int64) {
+	replica := c.kind() == clientReplica
+	now := omem
+	if !replica {
+		now = c.memoryUsage()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clients[c.id] != c {
+		return
+	}
+	s.forgetClientMemoryLocked(c)
+	c.memCounted = now
+	c.memInReplicas = replica
+	s.clientMemoryPart(replica).Add(now)
+}
+
+// forgetClientMemoryLocked removes c's share of used_memory; s.mu is held.
+func (s *Server) forgetClientMemoryLocked(c *Client) {
+	s.clientMemoryPart(c.memInReplicas).Add(-c.memCounted)
+	c.memCounted = 0
+}
+
+// clientMemoryPart is the counter of the replicas' or the other clients'
+// buffers.
+func (s *Server) clientMemoryPart(replicas bool) *atomic.Int64 {
+	if replicas {
+		return &s.mem.clientsReplicas
+	}
+	return &s.mem.clientsNormal
+}
+
+// sampleMemoryCron refreshes the replication backlog's part of used_memory
+// (the clients' parts are refreshed by outputCron's walk), then keeps
+// evicting if writes stopped while memory is still over the limit (a
+// lowered maxmemory, buffers that grew).
+func (s *Server) sampleMemoryCron() {
 	s.mem.backlog.Store(int64(s.repl.m.BacklogBytes()))
 	if _, evicts := evictionPolicy(s.mem.policy.Load()); evicts && s.overMemoryLimit() {
 		s.startBackgroundEviction()

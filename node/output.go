@@ -308,15 +308,10 @@ func (s *Server) outputCron(now time.Time) {
 	}
 	s.mu.Unlock()
 	lims := s.cfg.ClientOutputBufferLimits()
-	var memNormal, memReplicas int64 // used_memory's client part (node/maxmemory.go)
 	for i, c := range s.cronClients {
 		s.cronClients[i] = nil
 		used := c.obuf.held.Load()
-		if c.kind() == clientReplica {
-			memReplicas += used
-		} else {
-			memNormal += c.memoryUsage()
-		}
+		s.noteClientMemory(c, used)
 		if used == 0 || c.killed.Load() || c.kind() == clientReplica || c.kind() == clientMaster {
 			continue
 		}
@@ -326,5 +321,5 @@ func (s *Server) outputCron(now time.Time) {
 			c.kill()
 		}
 	}
-	s.sampleMemoryCron(memNormal, memReplicas)
+	s.sampleMemoryCron()
 }

@@ -438,6 +438,7 @@ func redisAddr(a net.Addr) string {
 func (s *Server) closed(c *Client, err error) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
+	s.forgetClientMemoryLocked(c) // its buffers leave used_memory at once (node/maxmemory.go)
 	defer c.detachReplica()
 	s.stats.closedCommands.Add(c.cmdsProcessed.Load())
 	s.stats.closedIn.Add(c.guard.BytesRead())

@@ -55,6 +55,7 @@ type RequestReader struct {
 
 	// Statistics for CLIENT LIST / INFO (written by the owner goroutine).
 	qbuf      atomic.Int64 // bytes buffered and not yet parsed
+	parsed    atomic.Int64 // bytes of parsed arguments not yet handed out (a command still arriving)
 	bufSize   atomic.Int64 // len(inBuf), for readers on other goroutines
 	readBytes atomic.Int64 // total bytes read from the socket
 }
@@ -121,6 +122,11 @@ func (g *RequestReader) SetLimits(lim *ConnLimits) { g.lim = lim }
 // QueryBuffered is the number of bytes read and not yet parsed (CLIENT
 // LIST qbuf). Safe from any goroutine.
 func (g *RequestReader) QueryBuffered() int64 { return g.qbuf.Load() }
+
+// ParsedHeld is the bytes of arguments already parsed and held for a
+// command not complete yet, plus whole commands not yet handed out (CLIENT
+// LIST argv-mem; part of the client's memory). Safe from any goroutine.
+func (g *RequestReader) ParsedHeld() int64 { return g.parsed.Load() }
 
 // BufferSize is the size of the read buffer (CLIENT LIST rbs). Safe from
 // any goroutine.
@@ -191,6 +197,7 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 			before := len(g.in)
 			g.parse()
 			g.qbuf.Store(int64(len(g.in)))
+			g.parsed.Store(int64(len(g.out)))
 			if g.complete > 0 || g.protoErr != "" || g.closeErr != nil || len(g.in) != before {
 				continue
 			}
