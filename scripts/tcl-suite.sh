@@ -38,10 +38,10 @@ DEFAULT_UNITS="unit/keyspace unit/type/string unit/type/incr unit/expire unit/pr
 # needs:repl needs:debug needs:save needs:reset needs:config-maxmemory needs:config-resetstat
 # needs:pfdebug needs:latency needs:local-process. Denied: needs:repl (those tests read the
 # replication stream with SYNC, where shoal's fork-less full sync sends slot images after an empty
-# RDB) and needs:config-maxmemory (no eviction yet). The others are served: SAVE, RESET,
+# RDB). The others are served: CONFIG SET maxmemory, SAVE, RESET,
 # PFDEBUG/PFSELFTEST, LATENCY, CONFIG RESETSTAT, DEBUG (the server runs with
 # --enable-debug-command yes), and the server is a local process.
-DEFAULT_DENY_TAGS="-needs:repl -needs:config-maxmemory"
+DEFAULT_DENY_TAGS="-needs:repl"
 
 REDIS_SRC=${REDIS_SRC:-/tmp/src/redis-7.0.15}
 TCL_DENY_TAGS=${TCL_DENY_TAGS:-$DEFAULT_DENY_TAGS}
