@@ -47,17 +47,30 @@ type RequestReader struct {
 	st       requestState
 	argsLeft int   // arguments still expected in the current multibulk
 	bulkLeft int64 // payload bytes (plus the 2 trailing ones) still expected
+	bulkLen  int64 // payload length of the argument being read
+	argBytes int64 // payload bytes of the arguments of the current, incomplete command already read whole
 	cmdBytes int64 // bytes of the current, incomplete command
 
 	protoErr  string // pending protocol error, sent on the next ReadBatch
 	closeErr  error  // pending silent close
 	deadlined bool   // a read deadline is set on the socket
 
-	// Statistics for CLIENT LIST / INFO (written by the owner goroutine).
-	qbuf      atomic.Int64 // bytes buffered and not yet parsed
+	// Statistics for CLIENT LIST / INFO and client eviction (written by
+	// the owner goroutine, see publish).
+	qbuf      atomic.Int64 // bytes buffered and not yet parsed, plus the partial argument's payload
+	argv      atomic.Int64 // argBytes
+	held      atomic.Int64 // capacity of the reader's buffers (inBuf, out, spare)
 	bufSize   atomic.Int64 // len(inBuf), for readers on other goroutines
 	readBytes atomic.Int64 // total bytes read from the socket
 }
+
+// bigArg is Redis's PROTO_MBULK_BIG_ARG: an argument this long gets a
+// buffer of its exact size as soon as its length is read (Redis's
+// sdsMakeRoomForNonGreedy), instead of one that grows as it arrives. Its
+// size is bounded before (proto-max-bulk-len, client-query-buffer-limit),
+// and it makes the memory a client holds — which client eviction counts —
+// the size it announced, whatever the pace of its reads.
+const bigArg = 32 * 1024
 
 type requestState uint8
 
@@ -86,6 +99,10 @@ type ConnLimits struct {
 	// IdleExempt reports whether the client is exempt from the idle timeout
 	// right now (it waits in a blocking command).
 	IdleExempt func() bool
+	// OnPartial is called by the owner goroutine after a read that left a
+	// command incomplete, before it reads again: the server accounts the
+	// bytes the reader holds (client eviction) and may close the socket.
+	OnPartial func()
 }
 
 const (
@@ -111,6 +128,7 @@ var (
 func NewRequestReader(c net.Conn, lim *ConnLimits) *RequestReader {
 	g := &RequestReader{Conn: c, lim: lim, inBuf: make([]byte, ReadSize)}
 	g.bufSize.Store(ReadSize)
+	g.held.Store(ReadSize)
 	return g
 }
 
@@ -118,9 +136,38 @@ func NewRequestReader(c net.Conn, lim *ConnLimits) *RequestReader {
 // it, between reads.
 func (g *RequestReader) SetLimits(lim *ConnLimits) { g.lim = lim }
 
-// QueryBuffered is the number of bytes read and not yet parsed (CLIENT
-// LIST qbuf). Safe from any goroutine.
+// QueryBuffered is CLIENT LIST's qbuf: the bytes read and not yet parsed,
+// plus the payload received so far of an argument not read whole (Redis
+// keeps that in its query buffer too). Safe from any goroutine.
 func (g *RequestReader) QueryBuffered() int64 { return g.qbuf.Load() }
+
+// PartialArgv is CLIENT LIST's argv-mem of a client between reads: the
+// payload bytes of the arguments of an incomplete command already read
+// whole. Safe from any goroutine.
+func (g *RequestReader) PartialArgv() int64 { return g.argv.Load() }
+
+// MemoryHeld is the capacity of the reader's buffers: the read buffer, the
+// commands being assembled (an incomplete one included) and the spare
+// batch. Safe from any goroutine.
+func (g *RequestReader) MemoryHeld() int64 { return g.held.Load() }
+
+// publish stores the statistics other goroutines read; a value that did
+// not change is not written again.
+func (g *RequestReader) publish() {
+	q := int64(len(g.in))
+	if g.st == stBulkPayload {
+		q += min(g.bulkLen, g.bulkLen+2-g.bulkLeft)
+	}
+	storeChanged(&g.qbuf, q)
+	storeChanged(&g.argv, g.argBytes)
+	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)))
+}
+
+func storeChanged(a *atomic.Int64, v int64) {
+	if a.Load() != v {
+		a.Store(v)
+	}
+}
 
 // BufferSize is the size of the read buffer (CLIENT LIST rbs). Safe from
 // any goroutine.
@@ -163,12 +210,18 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 				next = g.spare[:len(rest)]
 			} else {
 				// Size a new buffer like this batch (bounded): a one-off
-				// big command does not keep its buffer.
-				next = make([]byte, len(rest), max(len(rest), min(g.complete, ReadSize), 64))
+				// big command does not keep its buffer. A big argument
+				// being read keeps the room it announced (bigArg).
+				need := len(rest)
+				if g.st == stBulkPayload && g.bulkLen >= bigArg {
+					need += int(g.bulkLeft)
+				}
+				next = make([]byte, len(rest), max(need, min(g.complete, ReadSize), 64))
 			}
 			g.spare = nil
 			copy(next, rest)
 			g.out, g.complete, g.args = next, 0, 0
+			g.publish()
 			return batch, args, nil
 		}
 		if g.protoErr != "" {
@@ -190,10 +243,13 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 		if len(g.in) > 0 {
 			before := len(g.in)
 			g.parse()
-			g.qbuf.Store(int64(len(g.in)))
+			g.publish()
 			if g.complete > 0 || g.protoErr != "" || g.closeErr != nil || len(g.in) != before {
 				continue
 			}
+		}
+		if (len(g.in) > 0 || len(g.out) > 0) && g.lim.OnPartial != nil {
+			g.lim.OnPartial()
 		}
 		if err := g.fill(); err != nil {
 			return nil, 0, err
@@ -210,6 +266,7 @@ func (g *RequestReader) Recycle() {
 		g.spare = g.handed
 	}
 	g.handed = nil
+	g.publish()
 }
 
 // fill reads more input, keeping the unparsed window at the buffer's start.
@@ -246,7 +303,7 @@ func (g *RequestReader) fill() error {
 	n, err := g.Conn.Read(g.inBuf[len(g.in):])
 	g.in = g.inBuf[:len(g.in)+n]
 	g.readBytes.Add(int64(n))
-	g.qbuf.Store(int64(len(g.in)))
+	g.publish()
 	if n > 0 {
 		return nil
 	}
@@ -375,6 +432,7 @@ func (g *RequestReader) multibulkHeader() bool {
 	}
 	g.argsLeft = int(n)
 	g.cmdArgs = int(n)
+	g.argBytes = 0
 	g.cmdBytes = int64(len(line) + 2)
 	g.out = append(g.out, '*')
 	g.out = strconv.AppendInt(g.out, n, 10)
@@ -414,6 +472,13 @@ func (g *RequestReader) bulkHeader() bool {
 	g.out = append(g.out, '$')
 	g.out = strconv.AppendInt(g.out, n, 10)
 	g.out = append(g.out, '\r', '\n')
+	if n >= bigArg && int64(cap(g.out)-len(g.out)) < n+2 {
+		// Bounded above (proto-max-bulk-len, client-query-buffer-limit).
+		nb := make([]byte, len(g.out), len(g.out)+int(n)+2)
+		copy(nb, g.out)
+		g.out = nb
+	}
+	g.bulkLen = n
 	g.bulkLeft = n + 2
 	g.st = stBulkPayload
 	return true
@@ -439,9 +504,11 @@ func (g *RequestReader) bulkPayload() {
 	g.bulkLeft -= n
 	if g.bulkLeft == 0 {
 		g.argsLeft--
+		g.argBytes += g.bulkLen
 		if g.argsLeft == 0 {
 			g.st = stCommandStart
 			g.cmdBytes = 0
+			g.argBytes = 0
 			g.complete = len(g.out)
 			g.args += g.cmdArgs
 		} else {
@@ -522,5 +589,5 @@ func (g *RequestReader) InjectInput(p []byte) {
 		g.in = g.inBuf[:need]
 	}
 	g.readBytes.Add(int64(len(p)))
-	g.qbuf.Store(int64(len(g.in)))
+	g.publish()
 }
