@@ -63,7 +63,6 @@ const (
 	featAOF        = "The append only file (AOF)"
 	featMaxmemory  = "Eviction under a memory limit (maxmemory)"
 	featLFU        = "The LFU access counter"
-	featClientEvic = "Client eviction (maxmemory-clients)"
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
 	featNotify     = "Keyspace notification"
@@ -86,7 +85,6 @@ var refusedRows = []refusedRow{
 	{name: "appendonly", when: "yes", needs: isYes, feature: featAOF, issue: 18},
 	{name: "maxmemory", when: "> 0", needs: nonZero, feature: featMaxmemory, issue: 17},
 	{name: "maxmemory-policy", when: "allkeys-lfu, volatile-lfu", needs: oneOf("allkeys-lfu", "volatile-lfu"), feature: featLFU, issue: 17},
-	{name: "maxmemory-clients", when: "≠ 0", needs: nonZero, feature: featClientEvic, issue: 17},
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},

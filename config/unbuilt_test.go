@@ -17,7 +17,6 @@ var refusedExamples = map[string][]string{
 	"appendonly":             {"yes"},
 	"maxmemory":              {"1mb"},
 	"maxmemory-policy":       {"allkeys-lfu"},
-	"maxmemory-clients":      {"10%"},
 	"tls-port":               {"6380"},
 	"tls-replication":        {"yes"},
 	"tls-cluster":            {"yes"},

@@ -83,7 +83,8 @@ type Client struct {
 	multiLen        atomic.Int32 // commands queued in MULTI (-1 = not in MULTI)
 	outBytes        atomic.Int64 // total reply bytes written
 	cmdsProcessed   atomic.Int64
-	obuf            outputState // output held and not yet written (node/output.go)
+	obuf            outputState    // output held and not yet written (node/output.go)
+	mem             clientMemState // memory accounting and client eviction (node/client_evict.go)
 
 	infoMu  sync.Mutex // guards the fields below
 	name    string
@@ -160,7 +161,12 @@ func (c *Client) CloseAfterReply() { c.closeAfter = true }
 
 // InfoLine returns the client's CLIENT LIST / CLIENT INFO line (without the
 // trailing newline), in Redis 7.0's field order.
-func (c *Client) InfoLine() string {
+func (c *Client) InfoLine() string { return c.infoLine(nil) }
+
+// infoLine is InfoLine for a client running a command with arguments
+// running (CLIENT LIST or INFO listing itself): as in Redis, they count in
+// its argv-mem and tot-mem.
+func (c *Client) infoLine(running [][]byte) string {
 	c.infoMu.Lock()
 	name, lib, ver, created, addr, laddr := c.name, c.libName, c.libVer, c.created, c.addr, c.laddr
 	c.infoMu.Unlock()
@@ -222,15 +228,16 @@ func (c *Client) InfoLine() string {
 	field("multi", itoa(multi))
 	field("qbuf", itoa(qbuf))
 	field("qbuf-free", itoa(max(0, c.guard.BufferSize()-qbuf)))
-	field("argv-mem", "0")
-	field("multi-mem", "0")
+	argvPayload, argvTotal := argvBytes(running) // node/client_evict.go
+	field("argv-mem", itoa(c.guard.PartialArgv()+argvPayload))
+	field("multi-mem", itoa(c.mem.multiArgv.Load()))
 	field("rbs", itoa(c.guard.BufferSize()))
 	field("rbp", itoa(c.guard.BufferSize()))
 	field("obl", "0")
 	field("oll", "0")
 	omem := c.obuf.held.Load()
 	field("omem", itoa(omem))
-	field("tot-mem", itoa(c.guard.BufferSize()+omem+2048))
+	field("tot-mem", itoa(c.clientMemoryUsage()+argvTotal)) // what client eviction counts
 	field("events", "r")
 	field("cmd", cmd)
 	field("user", "default")

@@ -310,6 +310,7 @@ func (s *Server) outputCron(now time.Time) {
 	lims := s.cfg.ClientOutputBufferLimits()
 	for i, c := range s.cronClients {
 		s.cronClients[i] = nil
+		s.updateClientMemory(c) // clientsCron's accounting (node/client_evict.go)
 		used := c.obuf.held.Load()
 		if used == 0 || c.killed.Load() || c.kind() == clientReplica || c.kind() == clientMaster {
 			continue

@@ -48,6 +48,7 @@ type Server struct {
 	pid   int
 
 	limits       serverLimits
+	cevict       clientEviction    // client memory totals and maxmemory-clients (node/client_evict.go)
 	feeds        effectFeeds       // consumers of the write-effect feed (node/effects.go)
 	repl         *replState        // replication, both sides (node/replication*.go)
 	tx           serverTx          // WATCH registry, execution gate, scripts (node/multi.go)
@@ -162,6 +163,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
+	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
 	if !opts.LoadLater {
 		if err := s.LoadData(); err != nil {
@@ -431,7 +433,8 @@ func (s *Server) closed(c *Client, err error) {
 	s.stats.closedIn.Add(c.guard.BytesRead())
 	s.stats.closedOut.Add(c.outBytes.Load())
 	s.mu.Unlock()
-	s.importConnClosed(c) // node/cmd_cluster_migrate.go
+	s.importConnClosed(c)   // node/cmd_cluster_migrate.go
+	s.forgetClientMemory(c) // node/client_evict.go
 	s.tx.watch.unwatchAll(c)
 	c.pubsubClosed() // node/pubsub.go
 	if errors.Is(err, resp.ErrQueryBufLimit) {
@@ -494,6 +497,7 @@ func (s *Server) cron() {
 		s.ks.Tick()
 		s.sampleOps()
 		s.outputCron(time.Now())
+		s.evictClients(nil)    // beforeSleep's evictClients, after the cron's accounting (node/client_evict.go)
 		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
