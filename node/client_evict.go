@@ -323,8 +323,8 @@ func (s *Server) evictClients(self *Client) bool {
 		c := ev.buckets[b].head
 		s.log.Info("Evicting client: " + c.InfoLine())
 		ev.forgetLocked(c)
+		ev.evicted.Add(1) // before the socket closes: whoever sees it closed sees it counted
 		c.kill()
-		ev.evicted.Add(1)
 		if c == self {
 			selfEvicted = true
 		}

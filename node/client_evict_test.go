@@ -254,9 +254,13 @@ func TestClientEvictionMultiQueue(t *testing.T) {
 	if mm := clientFieldInt(t, ctl, "tx", "multi-mem"); mm < 300_000 || mm > 300_100 {
 		t.Fatalf("multi-mem %d, want the queued arguments", mm)
 	}
+	var more []byte
 	for i := 0; i < 4; i++ {
-		tx.send("SET", "k", value)
+		more = append(more, encodeCommand("SET", "k", value)...)
 	}
+	// Not checked: the server may close the socket while this is sent.
+	_ = tx.c.SetWriteDeadline(time.Now().Add(testIOTimeout))
+	_, _ = tx.c.Write(more)
 	if !closedByServer(tx) {
 		// The replies of the queued commands come first; the socket must
 		// close before all of them.
@@ -268,5 +272,45 @@ func TestClientEvictionMultiQueue(t *testing.T) {
 	})
 	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
 		t.Fatalf("evicted_clients %s, want 1", got)
+	}
+}
+
+// DEBUG REPLYBUFFER RESIZING 0 keeps a reply buffer's size after a burst
+// (Redis's tests use it so that tot-mem stays put); 1 drops it again.
+func TestDebugReplyBufferResizing(t *testing.T) {
+	s := startTestServer(t, "--enable-debug-command", "yes")
+	ctl := namedClient(t, s, "control")
+	if got := ctl.do("SET", "k", strings.Repeat("v", 30_000)); got != "+OK\r\n" {
+		t.Fatalf("SET: %q", got)
+	}
+	burst := namedClient(t, s, "burst")
+	pipeline := func() {
+		var req []byte
+		for i := 0; i < 12; i++ { // 360 kB of replies in one batch
+			req = append(req, encodeCommand("GET", "k")...)
+		}
+		burst.writeRaw(req)
+		for i := 0; i < 12; i++ {
+			burst.read()
+		}
+	}
+	if got := ctl.do("DEBUG", "REPLYBUFFER", "RESIZING", "0"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG REPLYBUFFER RESIZING 0: %q", got)
+	}
+	pipeline()
+	if mem := clientFieldInt(t, ctl, "burst", "tot-mem"); mem < 360_000 {
+		t.Fatalf("tot-mem %d after the burst with resizing off, want the kept buffer", mem)
+	}
+	if got := ctl.do("DEBUG", "REPLYBUFFER", "RESIZING", "1"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG REPLYBUFFER RESIZING 1: %q", got)
+	}
+	pipeline()
+	// The buffer is dropped once the write returns, just after the client
+	// has read the last reply.
+	testharness.WaitFor(t, 10*time.Second, "the burst's buffer dropped", func() bool {
+		return clientFieldInt(t, ctl, "burst", "tot-mem") < 200_000
+	})
+	if got := ctl.do("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never"); !strings.HasPrefix(got, "-ERR") {
+		t.Fatalf("PEAK-RESET-TIME: %q, want an error (not supported)", got)
 	}
 }

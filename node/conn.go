@@ -171,7 +171,7 @@ func (c *Client) flushReplies() error {
 		err = c.writeTracked(b, 0)
 	}
 	c.wroteAll()
-	if cap(b) > outputKeepCap || err != nil {
+	if (cap(b) > outputKeepCap && !c.srv.replyBufKeep.Load()) || err != nil {
 		c.wbuf = nil // do not keep a burst's buffer
 	} else {
 		c.wbuf = b[:0]

@@ -238,7 +238,7 @@ func (c *Client) flushBlocks() error {
 	}
 	c.wblocks, c.wblockBytes = c.wblocks[:0], 0
 	c.wroteAll()
-	if cap(c.wbuf) > outputKeepCap || err != nil {
+	if (cap(c.wbuf) > outputKeepCap && !c.srv.replyBufKeep.Load()) || err != nil {
 		c.wbuf = nil
 	} else {
 		c.wbuf = c.wbuf[:0]

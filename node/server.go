@@ -69,6 +69,7 @@ type Server struct {
 	activeExpire atomic.Bool
 	cronHz       atomic.Int64 // the cron's current frequency (INFO hz), see cronFrequency
 	cronPaused   atomic.Bool  // DEBUG PAUSE-CRON
+	replyBufKeep atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
