@@ -46,6 +46,7 @@ type Client struct {
 	obufCheckAt   int           // batch output size at which the output limits are looked at (node/output.go)
 	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
+	batchBytes    int           // size of the read batch being run (CLIENT LIST qbuf of the client itself)
 	keyBuf        []int
 	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
 	lastName      []byte
@@ -202,6 +203,11 @@ func (c *Client) infoLine(running [][]byte) string {
 	}
 	multi := int64(c.multiLen.Load())
 	qbuf := c.guard.QueryBuffered()
+	if running != nil {
+		// As Redis's query buffer, which holds the whole read until
+		// every command of it has run.
+		qbuf += int64(c.batchBytes)
+	}
 	var b strings.Builder
 	b.Grow(256)
 	field := func(k, v string) {

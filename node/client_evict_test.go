@@ -314,3 +314,16 @@ func TestDebugReplyBufferResizing(t *testing.T) {
 		t.Fatalf("PEAK-RESET-TIME: %q, want an error (not supported)", got)
 	}
 }
+
+// A client listing itself sees its read in qbuf (Redis's query buffer
+// holds it while its commands run) and its arguments in argv-mem.
+func TestClientInfoSelfQueryBuffer(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	line := bulkBody(t, tc.do("CLIENT", "INFO"))
+	for _, want := range []string{" qbuf=26 ", " argv-mem=10 ", " multi-mem=0 ", " omem=0 "} {
+		if !strings.Contains(line, want) {
+			t.Fatalf("CLIENT INFO %q lacks %q", line, want)
+		}
+	}
+}

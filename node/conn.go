@@ -98,6 +98,7 @@ func (s *Server) serveRequests(c *Client) error {
 			return err
 		}
 		c.startBatch()
+		c.batchBytes = len(batch)
 		c.obufCheckAt = int(s.limits.outputCheckAt.Load())
 		s.stats.readBatches.Add(1)
 		// The batch's argument array, of its exact size: the last batch's
