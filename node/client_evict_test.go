@@ -327,3 +327,28 @@ func TestClientInfoSelfQueryBuffer(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkClientMemoryHooks is the per-command cost of the accounting:
+// the eviction check before a command, the owner's publication and the
+// update after it (a steady client: nothing changes).
+func BenchmarkClientMemoryHooks(b *testing.B) {
+	s := startTestServer(b, "--maxmemory-clients", "64mb")
+	tc := dialTest(b, s)
+	if got := tc.do("CLIENT", "SETNAME", "bench"); got != "+OK\r\n" {
+		b.Fatalf("CLIENT SETNAME: %q", got)
+	}
+	var c *Client
+	for _, cl := range s.Clients() {
+		if cl.Name() == "bench" {
+			c = cl
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if s.evictClients(c) {
+			b.Fatal("evicted")
+		}
+		c.publishOwnedMemory()
+		s.updateClientMemory(c)
+	}
+}
