@@ -52,6 +52,19 @@ func namedClient(t *testing.T, s *Server, name string) *testConn {
 	return tc
 }
 
+// waitEvicted waits until the client named name is no longer listed, then
+// checks INFO evicted_clients.
+func waitEvicted(t *testing.T, ctl *testConn, name, evicted string) {
+	t.Helper()
+	testharness.WaitFor(t, 10*time.Second, "the eviction of "+name, func() bool {
+		_, listed := clientField(t, ctl, name, "id")
+		return !listed
+	})
+	if got := infoField(t, ctl, "stats", "evicted_clients"); got != evicted {
+		t.Fatalf("evicted_clients %s, want %s", got, evicted)
+	}
+}
+
 // partialCommand writes a command whose first argument announces n bytes
 // and sends have of them: the server holds them in its query buffer. A
 // write error is not checked: the server may evict the client meanwhile.
@@ -105,12 +118,7 @@ func TestClientEvictionQueryBuffer(t *testing.T) {
 	if !closedByServer(big) {
 		t.Fatal("the client past maxmemory-clients was not disconnected")
 	}
-	if _, listed := clientField(t, ctl, "big", "tot-mem"); listed {
-		t.Fatal("an evicted client is still listed")
-	}
-	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
-		t.Fatalf("evicted_clients %s, want 1", got)
-	}
+	waitEvicted(t, ctl, "big", "1")
 
 	if got := ctl.do("CLIENT", "NO-EVICT", "on"); got != "+OK\r\n" {
 		t.Fatalf("CLIENT NO-EVICT on: %q", got)
@@ -229,13 +237,7 @@ func TestClientEvictionOutputBuffer(t *testing.T) {
 	}
 	reader := namedClient(t, s, "reader")
 	reader.send("GET", "k") // and never read
-	testharness.WaitFor(t, 10*time.Second, "the eviction", func() bool {
-		_, listed := clientField(t, ctl, "reader", "omem")
-		return !listed
-	})
-	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
-		t.Fatalf("evicted_clients %s, want 1", got)
-	}
+	waitEvicted(t, ctl, "reader", "1")
 }
 
 // Queued MULTI commands count (multi-mem); a transaction that queues past
@@ -266,13 +268,7 @@ func TestClientEvictionMultiQueue(t *testing.T) {
 		// close before all of them.
 		t.Fatal("the transaction past maxmemory-clients was not disconnected")
 	}
-	testharness.WaitFor(t, 10*time.Second, "the eviction", func() bool {
-		_, listed := clientField(t, ctl, "tx", "multi-mem")
-		return !listed
-	})
-	if got := infoField(t, ctl, "stats", "evicted_clients"); got != "1" {
-		t.Fatalf("evicted_clients %s, want 1", got)
-	}
+	waitEvicted(t, ctl, "tx", "1")
 }
 
 // DEBUG REPLYBUFFER RESIZING 0 keeps a reply buffer's size after a burst
