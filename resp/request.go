@@ -64,13 +64,33 @@ type RequestReader struct {
 	readBytes atomic.Int64 // total bytes read from the socket
 }
 
-// bigArg is Redis's PROTO_MBULK_BIG_ARG: an argument this long gets a
-// buffer of its exact size as soon as its length is read (Redis's
-// sdsMakeRoomForNonGreedy), instead of one that grows as it arrives. Its
-// size is bounded before (proto-max-bulk-len, client-query-buffer-limit),
-// and it makes the memory a client holds — which client eviction counts —
-// the size it announced, whatever the pace of its reads.
-const bigArg = 32 * 1024
+// An argument of bigArg bytes or more (Redis's PROTO_MBULK_BIG_ARG) gets
+// room for its announced size as soon as its length is read, as Redis's
+// sdsMakeRoomForNonGreedy gives its query buffer: the memory a client holds
+// — which client eviction counts — is then the size it announced, whatever
+// the pace of its reads. That room is reserved up to bigArgReserve at once
+// (the size is already bounded by proto-max-bulk-len and
+// client-query-buffer-limit, but a few header bytes must not reserve
+// hundreds of megabytes); a longer argument's buffer doubles as its bytes
+// arrive, its last step clamped to the announced size, so that it ends at
+// that size too.
+const (
+	bigArg        = 32 * 1024
+	bigArgReserve = 16 << 20
+)
+
+// reserveBulk makes room in out for k more payload bytes of a big argument
+// (see bigArg), bulkLeft being what the argument still owes.
+func (g *RequestReader) reserveBulk(k int64) {
+	room := int64(cap(g.out) - len(g.out))
+	if k <= room {
+		return
+	}
+	want := min(g.bulkLeft, max(int64(cap(g.out)), bigArgReserve, k))
+	nb := make([]byte, len(g.out), int64(len(g.out))+want)
+	copy(nb, g.out)
+	g.out = nb
+}
 
 type requestState uint8
 
@@ -214,7 +234,7 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 				// being read keeps the room it announced (bigArg).
 				need := len(rest)
 				if g.st == stBulkPayload && g.bulkLen >= bigArg {
-					need += int(g.bulkLeft)
+					need += int(min(g.bulkLeft, bigArgReserve))
 				}
 				next = make([]byte, len(rest), max(need, min(g.complete, ReadSize), 64))
 			}
@@ -472,14 +492,11 @@ func (g *RequestReader) bulkHeader() bool {
 	g.out = append(g.out, '$')
 	g.out = strconv.AppendInt(g.out, n, 10)
 	g.out = append(g.out, '\r', '\n')
-	if n >= bigArg && int64(cap(g.out)-len(g.out)) < n+2 {
-		// Bounded above (proto-max-bulk-len, client-query-buffer-limit).
-		nb := make([]byte, len(g.out), len(g.out)+int(n)+2)
-		copy(nb, g.out)
-		g.out = nb
-	}
 	g.bulkLen = n
 	g.bulkLeft = n + 2
+	if n >= bigArg {
+		g.reserveBulk(min(g.bulkLeft, bigArgReserve))
+	}
 	g.st = stBulkPayload
 	return true
 }
@@ -492,6 +509,9 @@ func (g *RequestReader) bulkPayload() {
 	data := g.bulkLeft - 2 // payload bytes still owed, without the CRLF
 	if data > 0 {
 		k := min(n, data)
+		if g.bulkLen >= bigArg {
+			g.reserveBulk(k)
+		}
 		g.out = append(g.out, g.in[:k]...)
 	}
 	// The two bytes after the payload are skipped whatever they are (Redis

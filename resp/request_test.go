@@ -391,3 +391,32 @@ func TestRequestPartialCommandAccounting(t *testing.T) {
 		t.Fatalf("OnPartial ran %d times, want at least %d", partials, want)
 	}
 }
+
+// An argument longer than bigArgReserve reserves only that much for its
+// announcement; its buffer grows as its bytes come and ends at the
+// command's exact size.
+func TestRequestBigArgumentReserve(t *testing.T) {
+	const big = bigArgReserve + 4<<20
+	header := "*1\r\n$" + fmt.Sprint(big) + "\r\n"
+	fc := resptest.NewConn([]byte(header+strings.Repeat("v", 1<<20)), 64<<10)
+	lim := testLimits()
+	lim.Shared.ProtoMaxBulkLen.Store(64 << 20)
+	lim.Shared.QueryBufLimit.Store(64 << 20)
+	g := NewRequestReader(fc, lim)
+	if _, _, err := readAll(g); err != io.EOF {
+		t.Fatalf("err %v, want EOF", err)
+	}
+	if held := g.MemoryHeld(); held > bigArgReserve+2*ReadSize+int64(len(header)) {
+		t.Fatalf("held %d after a 1 MB start, want at most the reserve", held)
+	}
+	// The whole argument, in reads of an odd size.
+	whole := header + strings.Repeat("v", big) + "\r\n"
+	g = NewRequestReader(resptest.NewConn([]byte(whole), 100_003), lim)
+	batch, _, err := g.ReadBatch()
+	if err != nil || len(batch) != len(whole) {
+		t.Fatalf("batch of %d bytes, err %v; want %d", len(batch), err, len(whole))
+	}
+	if cap(g.handed) != len(whole) {
+		t.Fatalf("the argument's buffer has capacity %d, want exactly %d", cap(g.handed), len(whole))
+	}
+}
