@@ -183,20 +183,27 @@ func (c *Client) infoLine(running [][]byte) string {
 	case clientMaster:
 		flags += "M"
 	}
-	if c.blocked.Load() {
-		flags += "b"
+	// The rest in catClientInfoString's order.
+	if c.subscribed() {
+		flags += "P"
 	}
 	if c.multiLen.Load() >= 0 {
 		flags += "x"
 	}
+	if c.blocked.Load() {
+		flags += "b"
+	}
+	if c.tx.watch.dirty.Load() {
+		flags += "d" // a watched key was touched: EXEC will fail
+	}
 	if c.closeAfter {
 		flags += "c"
 	}
+	if addr == unixSocketAddr {
+		flags += "U"
+	}
 	if c.noEvict.Load() {
 		flags += "e"
-	}
-	if c.subscribed() {
-		flags += "P"
 	}
 	if flags == "" {
 		flags = "N"

@@ -348,3 +348,24 @@ func BenchmarkClientMemoryHooks(b *testing.B) {
 		s.updateClientMemory(c)
 	}
 }
+
+// CLIENT LIST flags come in Redis's order (checked against redis-server
+// 7.0.15: a RESP3 subscriber in MULTI is Px, a transaction whose watched key
+// was touched xd, a NO-EVICT client e).
+func TestClientListFlagOrder(t *testing.T) {
+	s := startTestServer(t)
+	ctl := namedClient(t, s, "control")
+	a := namedClient(t, s, "a")
+	a.do("HELLO", "3")
+	a.do("SUBSCRIBE", "ch")
+	a.do("MULTI")
+	b := namedClient(t, s, "b")
+	b.do("WATCH", "k")
+	ctl.do("SET", "k", "1")
+	b.do("MULTI")
+	for name, want := range map[string]string{"a": "Px", "b": "xd", "control": "N"} {
+		if got, _ := clientField(t, ctl, name, "flags"); got != want {
+			t.Fatalf("%s: flags=%s, want %s", name, got, want)
+		}
+	}
+}

@@ -412,6 +412,9 @@ func (s *Server) accept(g *resp.RequestReader) *Client {
 	return c
 }
 
+// unixSocketAddr is anetFdToString's name for both ends of a unix socket.
+const unixSocketAddr = "/unixsocket:0"
+
 // redisAddr formats an address as Redis does in CLIENT LIST: ip:port with
 // no brackets around IPv6 addresses.
 func redisAddr(a net.Addr) string {
@@ -419,7 +422,7 @@ func redisAddr(a net.Addr) string {
 	case *net.TCPAddr:
 		return ta.IP.String() + ":" + strconv.Itoa(ta.Port)
 	case *net.UnixAddr:
-		return "/unixsocket:0" // anetFdToString's name for both ends of a unix socket
+		return unixSocketAddr
 	}
 	return a.String()
 }
