@@ -61,7 +61,6 @@ func oneOf(vals ...string) func(string) bool {
 // Features, shared by several rows.
 const (
 	featAOF        = "The append only file (AOF)"
-	featClientEvic = "Client eviction (maxmemory-clients)"
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
 	featNotify     = "Keyspace notification"
@@ -82,7 +81,6 @@ const (
 // refusedRows is the table of refused values, in the documentation's order.
 var refusedRows = []refusedRow{
 	{name: "appendonly", when: "yes", needs: isYes, feature: featAOF, issue: 18},
-	{name: "maxmemory-clients", when: "≠ 0", needs: nonZero, feature: featClientEvic, issue: 17},
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},

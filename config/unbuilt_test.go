@@ -15,7 +15,6 @@ import (
 // one: TestUnbuiltEveryRowHasAnExample.
 var refusedExamples = map[string][]string{
 	"appendonly":             {"yes"},
-	"maxmemory-clients":      {"10%"},
 	"tls-port":               {"6380"},
 	"tls-replication":        {"yes"},
 	"tls-cluster":            {"yes"},

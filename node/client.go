@@ -46,17 +46,13 @@ type Client struct {
 	obufCheckAt   int           // batch output size at which the output limits are looked at (node/output.go)
 	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
+	batchBytes    int           // size of the read batch being run (CLIENT LIST qbuf of the client itself)
 	keyBuf        []int
 	measureBuf    []int         // remeasureWritten's key positions (node/effects.go)
 	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
 	lastName      []byte
-	errored       bool // the current command replied with an error
-	oomAtStart    bool // maxmemory could not be met when the command started (node/maxmemory.go)
-	// memCounted is this client's share of used_memory now counted, in the
-	// replicas' part when memInReplicas; guarded by the server's mu
-	// (node/maxmemory.go).
-	memCounted    int64
-	memInReplicas bool
+	errored       bool            // the current command replied with an error
+	oomAtStart    bool            // maxmemory could not be met when the command started (node/maxmemory.go)
 	multi         *multiState     // open transaction (MULTI ... EXEC), nil if none
 	inExec        bool            // EXEC is running the queued commands
 	readonly      bool            // READONLY: reads of the master's slots are served on this replica
@@ -90,7 +86,8 @@ type Client struct {
 	multiLen        atomic.Int32 // commands queued in MULTI (-1 = not in MULTI)
 	outBytes        atomic.Int64 // total reply bytes written
 	cmdsProcessed   atomic.Int64
-	obuf            outputState // output held and not yet written (node/output.go)
+	obuf            outputState    // output held and not yet written (node/output.go)
+	mem             clientMemState // memory accounting and client eviction (node/client_evict.go)
 
 	infoMu  sync.Mutex // guards the fields below
 	name    string
@@ -167,7 +164,12 @@ func (c *Client) CloseAfterReply() { c.closeAfter = true }
 
 // InfoLine returns the client's CLIENT LIST / CLIENT INFO line (without the
 // trailing newline), in Redis 7.0's field order.
-func (c *Client) InfoLine() string {
+func (c *Client) InfoLine() string { return c.infoLine(nil) }
+
+// infoLine is InfoLine for a client running a command with arguments
+// running (CLIENT LIST or INFO listing itself): as in Redis, they count in
+// its argv-mem and tot-mem.
+func (c *Client) infoLine(running [][]byte) string {
 	c.infoMu.Lock()
 	name, lib, ver, created, addr, laddr := c.name, c.libName, c.libVer, c.created, c.addr, c.laddr
 	c.infoMu.Unlock()
@@ -183,26 +185,38 @@ func (c *Client) InfoLine() string {
 	case clientMaster:
 		flags += "M"
 	}
-	if c.blocked.Load() {
-		flags += "b"
+	// The rest in catClientInfoString's order.
+	if c.subscribed() {
+		flags += "P"
 	}
 	if c.multiLen.Load() >= 0 {
 		flags += "x"
 	}
+	if c.blocked.Load() {
+		flags += "b"
+	}
+	if c.tx.watch.dirty.Load() {
+		flags += "d" // a watched key was touched: EXEC will fail
+	}
 	if c.closeAfter {
 		flags += "c"
 	}
+	if addr == unixSocketAddr {
+		flags += "U"
+	}
 	if c.noEvict.Load() {
 		flags += "e"
-	}
-	if c.subscribed() {
-		flags += "P"
 	}
 	if flags == "" {
 		flags = "N"
 	}
 	multi := int64(c.multiLen.Load())
 	qbuf := c.guard.QueryBuffered()
+	if running != nil {
+		// As Redis's query buffer, which holds the whole read until
+		// every command of it has run.
+		qbuf += int64(c.batchBytes)
+	}
 	var b strings.Builder
 	b.Grow(256)
 	field := func(k, v string) {
@@ -229,15 +243,16 @@ func (c *Client) InfoLine() string {
 	field("multi", itoa(multi))
 	field("qbuf", itoa(qbuf))
 	field("qbuf-free", itoa(max(0, c.guard.BufferSize()-qbuf)))
-	field("argv-mem", itoa(c.guard.ParsedHeld()))
-	field("multi-mem", "0")
+	argvPayload, argvTotal := argvBytes(running) // node/client_evict.go
+	field("argv-mem", itoa(c.guard.PartialArgv()+argvPayload))
+	field("multi-mem", itoa(c.mem.multiArgv.Load()))
 	field("rbs", itoa(c.guard.BufferSize()))
 	field("rbp", itoa(c.guard.BufferSize()))
 	field("obl", "0")
 	field("oll", "0")
 	omem := c.obuf.held.Load()
 	field("omem", itoa(omem))
-	field("tot-mem", itoa(c.memoryUsage()))
+	field("tot-mem", itoa(c.clientMemoryUsage()+argvTotal)) // what client eviction counts
 	field("events", "r")
 	field("cmd", cmd)
 	field("user", "default")

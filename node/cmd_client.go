@@ -17,7 +17,7 @@ func clientHandlers() map[string]HandlerFunc {
 		"client|id":           func(c *Client, args [][]byte) { c.Int(c.id) },
 		"client|setname":      cmdClientSetName,
 		"client|getname":      cmdClientGetName,
-		"client|info":         func(c *Client, args [][]byte) { c.Verbatim(c.InfoLine()+"\n", "txt") },
+		"client|info":         func(c *Client, args [][]byte) { c.Verbatim(c.infoLine(args)+"\n", "txt") },
 		"client|list":         cmdClientList,
 		"client|kill":         cmdClientKill,
 		"client|setinfo":      cmdClientSetInfo,
@@ -155,10 +155,16 @@ func (s *Server) clientByID(id int64) *Client {
 
 func cmdClientList(c *Client, args [][]byte) {
 	var b strings.Builder
+	line := func(cl *Client) string {
+		if cl == c {
+			return cl.infoLine(args)
+		}
+		return cl.InfoLine()
+	}
 	switch {
 	case len(args) == 2:
 		for _, cl := range c.srv.liveClients() {
-			b.WriteString(cl.InfoLine())
+			b.WriteString(line(cl))
 			b.WriteByte('\n')
 		}
 	case len(args) == 4 && command.ArgEquals(args[2], "type"):
@@ -169,7 +175,7 @@ func cmdClientList(c *Client, args [][]byte) {
 		}
 		for _, cl := range c.srv.liveClients() {
 			if cl.kind() == typ {
-				b.WriteString(cl.InfoLine())
+				b.WriteString(line(cl))
 				b.WriteByte('\n')
 			}
 		}
@@ -181,7 +187,7 @@ func cmdClientList(c *Client, args [][]byte) {
 				return
 			}
 			if cl := c.srv.clientByID(id); cl != nil {
-				b.WriteString(cl.InfoLine())
+				b.WriteString(line(cl))
 				b.WriteByte('\n')
 			}
 		}
@@ -343,6 +349,7 @@ func cmdClientNoEvict(c *Client, args [][]byte) {
 		c.ErrSyntax()
 		return
 	}
+	c.srv.updateClientMemory(c) // in or out of the eviction buckets (node/client_evict.go)
 	c.OK()
 }
 

@@ -60,6 +60,8 @@ var debugHelpLines = []string{
 	"    default.",
 	"PAUSE-CRON <0|1>",
 	"    Stop periodic cron job processing.",
+	"REPLYBUFFER RESIZING <0|1>",
+	"    Enable or disable the reply buffer resize cron job",
 	"SLEEP <seconds>",
 	"    Stop the server for <seconds>. Decimals allowed.",
 	"STRINGMATCH-TEST",
@@ -89,6 +91,14 @@ func cmdDebug(c *Client, args [][]byte) {
 	case sub == "pause-cron" && argc == 3:
 		s.cronPaused.Store(atoi(args[2]) != 0)
 		c.OK()
+	case sub == "replybuffer" && argc == 4 && command.EqualFoldASCII(args[2], "resizing"):
+		// Redis's cron shrinks reply buffers after their peak; shoal
+		// drops a burst's buffer (above outputKeepCap) once it is
+		// written. 0 keeps it, so a client's tot-mem does not move.
+		s.replyBufKeep.Store(atoi(args[3]) == 0)
+		c.OK()
+	case sub == "replybuffer" && argc == 4 && command.EqualFoldASCII(args[2], "peak-reset-time"):
+		c.Error("ERR DEBUG REPLYBUFFER PEAK-RESET-TIME is not supported: shoal's reply buffers keep no peak to reset")
 	case sub == "set-active-expire" && argc == 3:
 		s.activeExpire.Store(atoi(args[2]) != 0)
 		c.OK()

@@ -419,14 +419,13 @@ type memoryReport struct {
 
 func (s *Server) memoryReport() memoryReport {
 	m := memoryReport{
-		startup:         int64(s.aux().startupMemory),
-		dataset:         s.ks.DataBytes(),
-		tables:          s.ks.TableBytes(),
-		clientsNormal:   s.mem.clientsNormal.Load(),
-		clientsReplicas: s.mem.clientsReplicas.Load(),
-		backlog:         s.mem.backlog.Load(),
-		heap:            readMemoryFigures(),
+		startup: int64(s.aux().startupMemory),
+		dataset: s.ks.DataBytes(),
+		tables:  s.ks.TableBytes(),
+		backlog: s.mem.backlog.Load(),
+		heap:    readMemoryFigures(),
 	}
+	m.clientsNormal, m.clientsReplicas = s.clientsMemory() // node/client_evict.go
 	m.used = m.startup + m.tables + m.dataset + m.clientsNormal + m.clientsReplicas + m.backlog
 	m.peak = int64(s.aux().notePeak(uint64(m.used)))
 	return m
@@ -569,7 +568,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("expired_time_cap_reached_count", 0)
 	w.int("expire_cycle_cpu_milliseconds", 0)
 	w.int("evicted_keys", s.ks.EvictedKeys())
-	w.int("evicted_clients", 0)
+	w.int("evicted_clients", s.cevict.evicted.Load())
 	exceededTotal, exceededNow := s.evictionExceededMillis()
 	w.int("total_eviction_exceeded_time", exceededTotal)
 	w.int("current_eviction_exceeded_time", exceededNow)

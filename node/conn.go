@@ -98,6 +98,7 @@ func (s *Server) serveRequests(c *Client) error {
 			return err
 		}
 		c.startBatch()
+		c.batchBytes = len(batch)
 		c.obufCheckAt = int(s.limits.outputCheckAt.Load())
 		s.stats.readBatches.Add(1)
 		// The batch's argument array, of its exact size: the last batch's
@@ -120,15 +121,22 @@ func (s *Server) serveRequests(c *Client) error {
 			if len(args) <= cap(all)-len(all) {
 				all = all[:len(all)+len(args)] // parsed in place
 			}
+			if s.evictClients(c) { // Redis's evictClients in processCommand (node/client_evict.go)
+				return errConnDone
+			}
 			s.handle(c, args[:len(args):len(args)])
 			if c.connDone {
 				return errConnDone
 			}
+			c.publishOwnedMemory() // the reply and what the command kept
+			s.updateClientMemory(c)
 		}
 		c.flushStats() // before the replies: what a client saw is counted
 		if err := c.flushReplies(); err != nil {
 			return err
 		}
+		c.publishOwnedMemory() // the replies are written
+		s.updateClientMemory(c)
 		if !c.argsKept {
 			// Nothing refers to the batch any more: its buffers serve the
 			// next one (a steady pipeline allocates nothing per batch).
@@ -164,7 +172,7 @@ func (c *Client) flushReplies() error {
 		err = c.writeTracked(b, 0)
 	}
 	c.wroteAll()
-	if cap(b) > outputKeepCap || err != nil {
+	if (cap(b) > outputKeepCap && !c.srv.replyBufKeep.Load()) || err != nil {
 		c.wbuf = nil // do not keep a burst's buffer
 	} else {
 		c.wbuf = b[:0]

@@ -31,6 +31,7 @@ func (c *Client) limitsView() *resp.ConnLimits {
 	return &resp.ConnLimits{
 		AuthRequired: func() bool { return !c.authenticated },
 		IdleExempt:   c.blocked.Load,
+		OnPartial:    c.afterRead, // client eviction (node/client_evict.go)
 		Shared:       &c.srv.limits.Limits,
 	}
 }

@@ -27,9 +27,7 @@ import (
 // memoryState holds what used_memory adds to the keyspace's charges, the
 // maxmemory settings the hot path reads, and the eviction statistics.
 type memoryState struct {
-	clientsNormal   atomic.Int64 // query + output buffers of normal and pub/sub clients (cron)
-	clientsReplicas atomic.Int64 // output buffers of replicas (cron)
-	backlog         atomic.Int64 // the replication backlog's size (cron)
+	backlog atomic.Int64 // the replication backlog's size (cron)
 
 	limit         atomic.Int64 // maxmemory; 0 = no limit
 	policy        atomic.Int64 // maxmemory-policy (config.Maxmemory*)
@@ -64,26 +62,17 @@ const oomError = "OOM command not allowed when used memory > 'maxmemory'."
 
 // usedMemory is used_memory.
 func (s *Server) usedMemory() int64 {
-	m := &s.mem
-	return int64(s.aux().startupMemory) + s.ks.TableBytes() + s.ks.DataBytes() +
-		m.clientsNormal.Load() + m.clientsReplicas.Load() + m.backlog.Load()
-}
-
-// clientStructBytes is what a connection costs besides its buffers: the
-// Client, its reader and writer state and its goroutine's stack.
-const clientStructBytes = 2048
-
-// memoryUsage is the memory a client holds (CLIENT LIST tot-mem, and its
-// share of used_memory): its read buffer, the arguments of a command still
-// arriving, its queued output, and its own structures.
-func (c *Client) memoryUsage() int64 {
-	return c.guard.BufferSize() + c.guard.ParsedHeld() + c.obuf.held.Load() + clientStructBytes
+	normal, replicas := s.clientsMemory() // node/client_evict.go
+	return int64(s.aux().startupMemory) + s.ks.TableBytes() + s.ks.DataBytes() + normal + replicas + s.mem.backlog.Load()
 }
 
 // memoryNotCountedForEvict is what eviction leaves out of used_memory
 // (freeMemoryGetNotCountedMemory): the replicas' output buffers, which
 // evicting would only grow with DELs. shoal has no AOF buffer.
-func (s *Server) memoryNotCountedForEvict() int64 { return s.mem.clientsReplicas.Load() }
+func (s *Server) memoryNotCountedForEvict() int64 {
+	_, replicas := s.clientsMemory()
+	return replicas
+}
 
 // applyMaxmemoryConfig copies the maxmemory directives into the hot path's
 // atomics and the keyspace's access tracking.
@@ -365,46 +354,8 @@ func (c *Client) commandDeniesOOM(spec *command.Spec, args [][]byte) bool {
 	return c.srv.commandFlags(spec, args)&command.FlagDenyOOM != 0
 }
 
-// noteClientMemory brings c's share of used_memory up to date (the cron
-// calls it for every client; omem is the output it holds now). The share
-// counted, and whether it went to the replicas' part, is remembered in the
-// client, so that closing it takes exactly that back (forgetClientMemory).
-// Both run under s.mu, and a client already unregistered is not counted
-// again.
-func (s *Server) noteClientMemory(c *Client, omem int64) {
-	replica := c.kind() == clientReplica
-	now := omem
-	if !replica {
-		now = c.memoryUsage()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.clients[c.id] != c {
-		return
-	}
-	s.forgetClientMemoryLocked(c)
-	c.memCounted = now
-	c.memInReplicas = replica
-	s.clientMemoryPart(replica).Add(now)
-}
-
-// forgetClientMemoryLocked removes c's share of used_memory; s.mu is held.
-func (s *Server) forgetClientMemoryLocked(c *Client) {
-	s.clientMemoryPart(c.memInReplicas).Add(-c.memCounted)
-	c.memCounted = 0
-}
-
-// clientMemoryPart is the counter of the replicas' or the other clients'
-// buffers.
-func (s *Server) clientMemoryPart(replicas bool) *atomic.Int64 {
-	if replicas {
-		return &s.mem.clientsReplicas
-	}
-	return &s.mem.clientsNormal
-}
-
 // sampleMemoryCron refreshes the replication backlog's part of used_memory
-// (the clients' parts are refreshed by outputCron's walk), then keeps
+// (the clients' parts are kept by node/client_evict.go), then keeps
 // evicting if writes stopped while memory is still over the limit (a
 // lowered maxmemory, buffers that grew).
 func (s *Server) sampleMemoryCron() {

@@ -126,7 +126,8 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 		return
 	}
 	c.multi.queue = append(c.multi.queue, queuedCommand{spec: spec, args: args})
-	c.keepArgs() // the queued arguments alias the connection's buffers (node/conn.go)
+	c.keepArgs()       // the queued arguments alias the connection's buffers (node/conn.go)
+	c.noteQueued(args) // multi-mem, client eviction (node/client_evict.go)
 	c.multiLen.Store(int32(len(c.multi.queue)))
 	c.Status("QUEUED")
 }
@@ -134,6 +135,7 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 func (c *Client) discardTransaction() {
 	c.multi = nil
 	c.multiLen.Store(-1)
+	c.mem.multiArgv.Store(0)
 }
 
 func cmdMulti(c *Client, args [][]byte) {

@@ -238,7 +238,7 @@ func (c *Client) flushBlocks() error {
 	}
 	c.wblocks, c.wblockBytes = c.wblocks[:0], 0
 	c.wroteAll()
-	if cap(c.wbuf) > outputKeepCap || err != nil {
+	if (cap(c.wbuf) > outputKeepCap && !c.srv.replyBufKeep.Load()) || err != nil {
 		c.wbuf = nil
 	} else {
 		c.wbuf = c.wbuf[:0]
@@ -310,8 +310,8 @@ func (s *Server) outputCron(now time.Time) {
 	lims := s.cfg.ClientOutputBufferLimits()
 	for i, c := range s.cronClients {
 		s.cronClients[i] = nil
+		s.updateClientMemory(c) // clientsCron's accounting (node/client_evict.go)
 		used := c.obuf.held.Load()
-		s.noteClientMemory(c, used)
 		if used == 0 || c.killed.Load() || c.kind() == clientReplica || c.kind() == clientMaster {
 			continue
 		}

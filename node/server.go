@@ -48,6 +48,7 @@ type Server struct {
 	pid   int
 
 	limits       serverLimits
+	cevict       clientEviction    // client memory totals and maxmemory-clients (node/client_evict.go)
 	feeds        effectFeeds       // consumers of the write-effect feed (node/effects.go)
 	repl         *replState        // replication, both sides (node/replication*.go)
 	tx           serverTx          // WATCH registry, execution gate, scripts (node/multi.go)
@@ -68,6 +69,7 @@ type Server struct {
 	activeExpire atomic.Bool
 	cronHz       atomic.Int64 // the cron's current frequency (INFO hz), see cronFrequency
 	cronPaused   atomic.Bool  // DEBUG PAUSE-CRON
+	replyBufKeep atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
 	pause        clientPause
 	slowlog      slowlog
 	auxState     *serverAux
@@ -170,6 +172,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
+	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
 	s.applyMaxmemoryConfig()
@@ -421,6 +424,9 @@ func (s *Server) accept(g *resp.RequestReader) *Client {
 	return c
 }
 
+// unixSocketAddr is anetFdToString's name for both ends of a unix socket.
+const unixSocketAddr = "/unixsocket:0"
+
 // redisAddr formats an address as Redis does in CLIENT LIST: ip:port with
 // no brackets around IPv6 addresses.
 func redisAddr(a net.Addr) string {
@@ -428,7 +434,7 @@ func redisAddr(a net.Addr) string {
 	case *net.TCPAddr:
 		return ta.IP.String() + ":" + strconv.Itoa(ta.Port)
 	case *net.UnixAddr:
-		return "/unixsocket:0" // anetFdToString's name for both ends of a unix socket
+		return unixSocketAddr
 	}
 	return a.String()
 }
@@ -438,13 +444,13 @@ func redisAddr(a net.Addr) string {
 func (s *Server) closed(c *Client, err error) {
 	s.mu.Lock()
 	delete(s.clients, c.id)
-	s.forgetClientMemoryLocked(c) // its buffers leave used_memory at once (node/maxmemory.go)
 	defer c.detachReplica()
 	s.stats.closedCommands.Add(c.cmdsProcessed.Load())
 	s.stats.closedIn.Add(c.guard.BytesRead())
 	s.stats.closedOut.Add(c.outBytes.Load())
 	s.mu.Unlock()
-	s.importConnClosed(c) // node/cmd_cluster_migrate.go
+	s.importConnClosed(c)   // node/cmd_cluster_migrate.go
+	s.forgetClientMemory(c) // node/client_evict.go
 	s.tx.watch.unwatchAll(c)
 	c.pubsubClosed() // node/pubsub.go
 	if errors.Is(err, resp.ErrQueryBufLimit) {
@@ -507,6 +513,7 @@ func (s *Server) cron() {
 		s.ks.Tick()
 		s.sampleOps()
 		s.outputCron(time.Now())
+		s.evictClients(nil)    // beforeSleep's evictClients, after the cron's accounting (node/client_evict.go)
 		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {

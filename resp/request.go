@@ -47,17 +47,49 @@ type RequestReader struct {
 	st       requestState
 	argsLeft int   // arguments still expected in the current multibulk
 	bulkLeft int64 // payload bytes (plus the 2 trailing ones) still expected
+	bulkLen  int64 // payload length of the argument being read
+	argBytes int64 // payload bytes of the arguments of the current, incomplete command already read whole
 	cmdBytes int64 // bytes of the current, incomplete command
 
 	protoErr  string // pending protocol error, sent on the next ReadBatch
 	closeErr  error  // pending silent close
 	deadlined bool   // a read deadline is set on the socket
 
-	// Statistics for CLIENT LIST / INFO (written by the owner goroutine).
-	qbuf      atomic.Int64 // bytes buffered and not yet parsed
-	parsed    atomic.Int64 // bytes of parsed arguments not yet handed out (a command still arriving)
+	// Statistics for CLIENT LIST / INFO and client eviction (written by
+	// the owner goroutine, see publish).
+	qbuf      atomic.Int64 // bytes buffered and not yet parsed, plus the partial argument's payload
+	argv      atomic.Int64 // argBytes
+	held      atomic.Int64 // capacity of the reader's buffers (inBuf, out, spare)
 	bufSize   atomic.Int64 // len(inBuf), for readers on other goroutines
 	readBytes atomic.Int64 // total bytes read from the socket
+}
+
+// An argument of bigArg bytes or more (Redis's PROTO_MBULK_BIG_ARG) gets
+// room for its announced size as soon as its length is read, as Redis's
+// sdsMakeRoomForNonGreedy gives its query buffer: the memory a client holds
+// — which client eviction counts — is then the size it announced, whatever
+// the pace of its reads. That room is reserved up to bigArgReserve at once
+// (the size is already bounded by proto-max-bulk-len and
+// client-query-buffer-limit, but a few header bytes must not reserve
+// hundreds of megabytes); a longer argument's buffer doubles as its bytes
+// arrive, its last step clamped to the announced size, so that it ends at
+// that size too.
+const (
+	bigArg        = 32 * 1024
+	bigArgReserve = 16 << 20
+)
+
+// reserveBulk makes room in out for k more payload bytes of a big argument
+// (see bigArg), bulkLeft being what the argument still owes.
+func (g *RequestReader) reserveBulk(k int64) {
+	room := int64(cap(g.out) - len(g.out))
+	if k <= room {
+		return
+	}
+	want := min(g.bulkLeft, max(int64(cap(g.out)), bigArgReserve, k))
+	nb := make([]byte, len(g.out), int64(len(g.out))+want)
+	copy(nb, g.out)
+	g.out = nb
 }
 
 type requestState uint8
@@ -87,6 +119,10 @@ type ConnLimits struct {
 	// IdleExempt reports whether the client is exempt from the idle timeout
 	// right now (it waits in a blocking command).
 	IdleExempt func() bool
+	// OnPartial is called by the owner goroutine after a read that left a
+	// command incomplete, before it reads again: the server accounts the
+	// bytes the reader holds (client eviction) and may close the socket.
+	OnPartial func()
 }
 
 const (
@@ -112,6 +148,7 @@ var (
 func NewRequestReader(c net.Conn, lim *ConnLimits) *RequestReader {
 	g := &RequestReader{Conn: c, lim: lim, inBuf: make([]byte, ReadSize)}
 	g.bufSize.Store(ReadSize)
+	g.held.Store(ReadSize)
 	return g
 }
 
@@ -119,14 +156,38 @@ func NewRequestReader(c net.Conn, lim *ConnLimits) *RequestReader {
 // it, between reads.
 func (g *RequestReader) SetLimits(lim *ConnLimits) { g.lim = lim }
 
-// QueryBuffered is the number of bytes read and not yet parsed (CLIENT
-// LIST qbuf). Safe from any goroutine.
+// QueryBuffered is CLIENT LIST's qbuf: the bytes read and not yet parsed,
+// plus the payload received so far of an argument not read whole (Redis
+// keeps that in its query buffer too). Safe from any goroutine.
 func (g *RequestReader) QueryBuffered() int64 { return g.qbuf.Load() }
 
-// ParsedHeld is the bytes of arguments already parsed and held for a
-// command not complete yet, plus whole commands not yet handed out (CLIENT
-// LIST argv-mem; part of the client's memory). Safe from any goroutine.
-func (g *RequestReader) ParsedHeld() int64 { return g.parsed.Load() }
+// PartialArgv is CLIENT LIST's argv-mem of a client between reads: the
+// payload bytes of the arguments of an incomplete command already read
+// whole. Safe from any goroutine.
+func (g *RequestReader) PartialArgv() int64 { return g.argv.Load() }
+
+// MemoryHeld is the capacity of the reader's buffers: the read buffer, the
+// commands being assembled (an incomplete one included) and the spare
+// batch. Safe from any goroutine.
+func (g *RequestReader) MemoryHeld() int64 { return g.held.Load() }
+
+// publish stores the statistics other goroutines read; a value that did
+// not change is not written again.
+func (g *RequestReader) publish() {
+	q := int64(len(g.in))
+	if g.st == stBulkPayload {
+		q += min(g.bulkLen, g.bulkLen+2-g.bulkLeft)
+	}
+	storeChanged(&g.qbuf, q)
+	storeChanged(&g.argv, g.argBytes)
+	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)))
+}
+
+func storeChanged(a *atomic.Int64, v int64) {
+	if a.Load() != v {
+		a.Store(v)
+	}
+}
 
 // BufferSize is the size of the read buffer (CLIENT LIST rbs). Safe from
 // any goroutine.
@@ -169,12 +230,18 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 				next = g.spare[:len(rest)]
 			} else {
 				// Size a new buffer like this batch (bounded): a one-off
-				// big command does not keep its buffer.
-				next = make([]byte, len(rest), max(len(rest), min(g.complete, ReadSize), 64))
+				// big command does not keep its buffer. A big argument
+				// being read keeps the room it announced (bigArg).
+				need := len(rest)
+				if g.st == stBulkPayload && g.bulkLen >= bigArg {
+					need += int(min(g.bulkLeft, bigArgReserve))
+				}
+				next = make([]byte, len(rest), max(need, min(g.complete, ReadSize), 64))
 			}
 			g.spare = nil
 			copy(next, rest)
 			g.out, g.complete, g.args = next, 0, 0
+			g.publish()
 			return batch, args, nil
 		}
 		if g.protoErr != "" {
@@ -196,11 +263,13 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 		if len(g.in) > 0 {
 			before := len(g.in)
 			g.parse()
-			g.qbuf.Store(int64(len(g.in)))
-			g.parsed.Store(int64(len(g.out)))
+			g.publish()
 			if g.complete > 0 || g.protoErr != "" || g.closeErr != nil || len(g.in) != before {
 				continue
 			}
+		}
+		if (len(g.in) > 0 || len(g.out) > 0) && g.lim.OnPartial != nil {
+			g.lim.OnPartial()
 		}
 		if err := g.fill(); err != nil {
 			return nil, 0, err
@@ -217,6 +286,7 @@ func (g *RequestReader) Recycle() {
 		g.spare = g.handed
 	}
 	g.handed = nil
+	g.publish()
 }
 
 // fill reads more input, keeping the unparsed window at the buffer's start.
@@ -253,7 +323,7 @@ func (g *RequestReader) fill() error {
 	n, err := g.Conn.Read(g.inBuf[len(g.in):])
 	g.in = g.inBuf[:len(g.in)+n]
 	g.readBytes.Add(int64(n))
-	g.qbuf.Store(int64(len(g.in)))
+	g.publish()
 	if n > 0 {
 		return nil
 	}
@@ -382,6 +452,7 @@ func (g *RequestReader) multibulkHeader() bool {
 	}
 	g.argsLeft = int(n)
 	g.cmdArgs = int(n)
+	g.argBytes = 0
 	g.cmdBytes = int64(len(line) + 2)
 	g.out = append(g.out, '*')
 	g.out = strconv.AppendInt(g.out, n, 10)
@@ -421,7 +492,11 @@ func (g *RequestReader) bulkHeader() bool {
 	g.out = append(g.out, '$')
 	g.out = strconv.AppendInt(g.out, n, 10)
 	g.out = append(g.out, '\r', '\n')
+	g.bulkLen = n
 	g.bulkLeft = n + 2
+	if n >= bigArg {
+		g.reserveBulk(min(g.bulkLeft, bigArgReserve))
+	}
 	g.st = stBulkPayload
 	return true
 }
@@ -434,6 +509,9 @@ func (g *RequestReader) bulkPayload() {
 	data := g.bulkLeft - 2 // payload bytes still owed, without the CRLF
 	if data > 0 {
 		k := min(n, data)
+		if g.bulkLen >= bigArg {
+			g.reserveBulk(k)
+		}
 		g.out = append(g.out, g.in[:k]...)
 	}
 	// The two bytes after the payload are skipped whatever they are (Redis
@@ -446,9 +524,11 @@ func (g *RequestReader) bulkPayload() {
 	g.bulkLeft -= n
 	if g.bulkLeft == 0 {
 		g.argsLeft--
+		g.argBytes += g.bulkLen
 		if g.argsLeft == 0 {
 			g.st = stCommandStart
 			g.cmdBytes = 0
+			g.argBytes = 0
 			g.complete = len(g.out)
 			g.args += g.cmdArgs
 		} else {
@@ -529,5 +609,5 @@ func (g *RequestReader) InjectInput(p []byte) {
 		g.in = g.inBuf[:need]
 	}
 	g.readBytes.Add(int64(len(p)))
-	g.qbuf.Store(int64(len(g.in)))
+	g.publish()
 }

@@ -361,3 +361,62 @@ func BenchmarkRequestReaderPipeline(b *testing.B) {
 		g.Recycle()
 	}
 }
+
+// TestRequestPartialCommandAccounting: while a command is incomplete, qbuf
+// counts the partial argument's payload received (as Redis's query buffer
+// does), argv-mem the arguments already read whole, and a big argument's
+// buffer is its announced size at once; OnPartial runs before each read
+// that waits for more of the command.
+func TestRequestPartialCommandAccounting(t *testing.T) {
+	const big = 100_000
+	payload := strings.Repeat("v", big/2)
+	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + fmt.Sprint(big) + "\r\n" + payload // half of the value
+	g, _ := newTestReader([]byte(in), 4096)
+	partials := 0
+	g.lim.OnPartial = func() { partials++ }
+	_, _, err := readAll(g)
+	if err != io.EOF {
+		t.Fatalf("err %v, want EOF", err)
+	}
+	if got := g.QueryBuffered(); got != big/2 {
+		t.Fatalf("qbuf %d, want %d (the value's payload so far)", got, big/2)
+	}
+	if got := g.PartialArgv(); got != 4 { // SET, k
+		t.Fatalf("argv %d, want 4", got)
+	}
+	if held := g.MemoryHeld(); held < big+ReadSize || held > big+ReadSize+4096 {
+		t.Fatalf("held %d, want the value's size plus the read buffer", held)
+	}
+	if want := len(in) / 4096; partials < want {
+		t.Fatalf("OnPartial ran %d times, want at least %d", partials, want)
+	}
+}
+
+// An argument longer than bigArgReserve reserves only that much for its
+// announcement; its buffer grows as its bytes come and ends at the
+// command's exact size.
+func TestRequestBigArgumentReserve(t *testing.T) {
+	const big = bigArgReserve + 4<<20
+	header := "*1\r\n$" + fmt.Sprint(big) + "\r\n"
+	fc := resptest.NewConn([]byte(header+strings.Repeat("v", 1<<20)), 64<<10)
+	lim := testLimits()
+	lim.Shared.ProtoMaxBulkLen.Store(64 << 20)
+	lim.Shared.QueryBufLimit.Store(64 << 20)
+	g := NewRequestReader(fc, lim)
+	if _, _, err := readAll(g); err != io.EOF {
+		t.Fatalf("err %v, want EOF", err)
+	}
+	if held := g.MemoryHeld(); held > bigArgReserve+2*ReadSize+int64(len(header)) {
+		t.Fatalf("held %d after a 1 MB start, want at most the reserve", held)
+	}
+	// The whole argument, in reads of an odd size.
+	whole := header + strings.Repeat("v", big) + "\r\n"
+	g = NewRequestReader(resptest.NewConn([]byte(whole), 100_003), lim)
+	batch, _, err := g.ReadBatch()
+	if err != nil || len(batch) != len(whole) {
+		t.Fatalf("batch of %d bytes, err %v; want %d", len(batch), err, len(whole))
+	}
+	if cap(g.handed) != len(whole) {
+		t.Fatalf("the argument's buffer has capacity %d, want exactly %d", cap(g.handed), len(whole))
+	}
+}

@@ -24,7 +24,7 @@
 #                     not shown by MONITOR; see commandstats.txt for those)
 #   TCL_SPAWN_UNITS   units run in the suite's normal mode, where runtest starts the servers
 #                     itself (the server binary stands in for src/redis-server): units tagged
-#                     external:skip as a whole (default: unit/obuf-limits)
+#                     external:skip as a whole (default: unit/obuf-limits unit/client-eviction)
 #   TCL_RESULTS_DIR   where per-unit logs, server logs and INFO commandstats are kept
 #                     (default: a fresh /tmp/shoal-tcl.XXXXXX, kept and printed at the end)
 #
@@ -61,7 +61,7 @@ if [[ $TCL_SKIPS == 1 && -f $ROOT/scripts/tcl-skips.txt ]]; then
   done <"$ROOT/scripts/tcl-skips.txt"
 fi
 TCL_MONITOR=${TCL_MONITOR:-0}
-TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits}
+TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 log() { printf '[tcl-suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
