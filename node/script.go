@@ -659,11 +659,13 @@ func (eng *scriptEngine) checkBusy(s *Server) {
 func (c *Client) scriptError(run *scriptRun, err error) {
 	ae, ok := err.(*lua.ApiError)
 	var msg, source, line string
+	counted := false // the error was counted in errorstats where it arose
 	if ok {
 		if t, isTable := ae.Object.(*lua.LTable); isTable {
 			if e, isStr := t.RawGetString("err").(lua.LString); isStr {
 				msg = string(e)
 			}
+			counted = t.RawGetString("ignore_error_stats_update") == lua.LTrue
 			if s, isStr := t.RawGetString("source").(lua.LString); isStr {
 				source = string(s)
 			}
@@ -692,7 +694,25 @@ func (c *Client) scriptError(run *scriptRun, err error) {
 	if source != "" && line != "" {
 		msg += fmt.Sprintf(" script: %s, on %s:%s.", run.name, source, line)
 	}
+	if counted && !run.killed.Load() && !run.oom.Load() {
+		// A redis.call error raised as is (a command's error reply, or a
+		// call the script's state refused) was counted when it was
+		// written; Redis replies with ERR_REPLY_FLAG_NO_STATS_UPDATE.
+		c.errorCountedAlready(msg)
+		return
+	}
 	c.Error(msg)
+}
+
+// errorCountedAlready writes an error reply that INFO errorstats counted
+// where it arose (a script's redis.call error): the command still counts as
+// failed, the error not twice.
+func (c *Client) errorCountedAlready(msg string) {
+	onError := c.OnError
+	c.OnError = nil
+	c.Error(msg)
+	c.OnError = onError
+	c.errored = true
 }
 
 // api returns the redis table's functions.
@@ -873,20 +893,20 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	s := lc.srv
 	spec, unknown := s.table.lookup(argv)
 	if spec == nil || unknown {
-		return nil, "Unknown Redis command called from script"
+		return nil, run.refuse(nil, "Unknown Redis command called from script")
 	}
 	if !spec.ArityOK(len(argv)) {
-		return nil, "Wrong number of args calling Redis command from script"
+		return nil, run.refuse(spec, "Wrong number of args calling Redis command from script")
 	}
 	if spec.Flags&command.FlagNoscript != 0 && !s.tx.scripts.denyDisabled.Load() {
-		return nil, "This Redis command is not allowed from script"
+		return nil, run.refuse(spec, "This Redis command is not allowed from script")
 	}
 	if spec.Flags&command.FlagStale == 0 && s.repl.stale() && !run.caller.isMasterLink() {
 		// An allow-stale script on a stale replica (scriptVerifyAllowStale).
-		return nil, "Can not execute the command on a stale replica"
+		return nil, run.refuse(spec, "Can not execute the command on a stale replica")
 	}
 	if run.readOnly && spec.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0 {
-		return nil, "Write commands are not allowed from read-only scripts."
+		return nil, run.refuse(spec, "Write commands are not allowed from read-only scripts.")
 	}
 	if spec.Flags&command.FlagWrite != 0 && !run.dirty.Load() {
 		// Replica / min-replicas-to-write refusals apply until the script
@@ -900,22 +920,20 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		run.caller.oomAtStart && s.mem.limit.Load() > 0 && !run.caller.isMasterLink() {
 		// scriptVerifyOOM: out of memory when the script started, and this
 		// would be its first write.
-		lc.Out = lc.Out[:0]
-		lc.Error(oomError)
-		return nil, run.rejected(spec)
+		return nil, run.refuse(spec, "-"+oomError)
 	}
 	if spec.Flags&command.FlagWrite != 0 {
 		run.dirty.Store(true)
 	}
 	if (spec.FullName() == "xread" || spec.FullName() == "xreadgroup") && hasArg(argv, "block") {
 		// Redis's xreadCommand refuses to block in a script.
-		return nil, "ERR " + spec.FullName() + " command is not allowed with BLOCK option from scripts"
+		return nil, run.refuse(nil, "-ERR "+spec.FullName()+" command is not allowed with BLOCK option from scripts")
 	}
 	db := lc.SelectedDB()
 	keys, sl := lc.commandSlots(spec, argv)
 	if s.cluster != nil {
 		if msg := run.checkClusterKeys(spec, argv, keys); msg != "" {
-			return nil, msg
+			return nil, run.refuse(spec, msg)
 		}
 	}
 	lc.slotBuf = sl
@@ -942,6 +960,22 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		shard.failed.Add(1)
 	}
 	return lc.Out, ""
+}
+
+// refuse counts a call the script's state refused, as Redis's scriptCall
+// does (afterErrorReply: errorstats, under msg's "-CODE" or ERR; and the
+// command's rejected_calls), and returns msg. The error table the script
+// gets is flagged so that its reply is not counted again.
+func (run *scriptRun) refuse(spec *command.Spec, msg string) string {
+	text := "ERR " + msg
+	if strings.HasPrefix(msg, "-") {
+		text = msg[1:]
+	}
+	run.lc.noteError(text)
+	if spec != nil {
+		run.lc.srv.table.stats[spec.ID][run.lc.id%statShards].rejected.Add(1)
+	}
+	return msg
 }
 
 // rejected counts a command the script's call refused (rejected_calls; its

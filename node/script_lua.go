@@ -630,10 +630,13 @@ func luaToReply(c *Client, v lua.LValue, scriptResp int, depth int) {
 		c.Int(luaNumberToInt(float64(x)))
 	case *lua.LTable:
 		if e, ok := x.RawGetString("err").(lua.LString); ok {
-			_ = e
 			msg := string(e)
 			if !strings.HasPrefix(msg, "-") {
 				msg = "-" + msg
+			}
+			if x.RawGetString("ignore_error_stats_update") == lua.LTrue {
+				c.errorCountedAlready(msg) // a redis.pcall error returned as is
+				return
 			}
 			c.Error(msg)
 			return

@@ -113,7 +113,7 @@ func (e *Entry) measure() int64 {
 		return entryKeyCharge(len(e.key)) + AllocSize(sliceHeaderSize) + AllocSize(int64(cap(*(*[]byte)(e.val))))
 	}
 	n := entryKeyCharge(len(e.key))
-	if v := e.Value(); v != nil {
+	if v := e.Value(); v != nil && e.val != nil {
 		n += v.MemoryUsage(remeasureSamples)
 	}
 	return n
@@ -164,7 +164,7 @@ func (e *Entry) MemoryUsage(samples int) int64 {
 		return e.measure()
 	}
 	n := entryKeyCharge(len(e.key))
-	if v := e.Value(); v != nil {
+	if v := e.Value(); v != nil && e.val != nil {
 		n += v.MemoryUsage(samples)
 	}
 	return n
