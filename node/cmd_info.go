@@ -426,6 +426,10 @@ func (s *Server) memoryReport() memoryReport {
 		heap:    readMemoryFigures(),
 	}
 	m.clientsNormal, m.clientsReplicas = s.clientsMemory() // node/client_evict.go
+	// The replicas' queued stream, fresh (the hot path reads the cron's).
+	streams := s.repl.m.LinksPending()
+	s.mem.replicaStreams.Store(streams)
+	m.clientsReplicas += streams
 	m.used = m.startup + m.tables + m.dataset + m.clientsNormal + m.clientsReplicas + m.backlog
 	m.peak = int64(s.aux().notePeak(uint64(m.used)))
 	return m
@@ -490,7 +494,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("rss_overhead_bytes", int64(h.rss)-int64(h.resident))
 	w.float2("mem_fragmentation_ratio", ratio(h.rss, used))
 	w.int("mem_fragmentation_bytes", int64(h.rss)-m.used)
-	w.int("mem_not_counted_for_evict", s.memoryNotCountedForEvict())
+	w.int("mem_not_counted_for_evict", m.clientsReplicas)
 	w.int("mem_replication_backlog", m.backlog)
 	w.int("mem_total_replication_buffers", m.backlog+m.clientsReplicas)
 	w.int("mem_clients_slaves", m.clientsReplicas)

@@ -27,7 +27,8 @@ import (
 // memoryState holds what used_memory adds to the keyspace's charges, the
 // maxmemory settings the hot path reads, and the eviction statistics.
 type memoryState struct {
-	backlog atomic.Int64 // the replication backlog's size (cron)
+	backlog        atomic.Int64 // the replication backlog's size (cron)
+	replicaStreams atomic.Int64 // stream bytes queued for replicas (cron, and every memoryReport)
 
 	limit         atomic.Int64 // maxmemory; 0 = no limit
 	policy        atomic.Int64 // maxmemory-policy (config.Maxmemory*)
@@ -63,15 +64,17 @@ const oomError = "OOM command not allowed when used memory > 'maxmemory'."
 // usedMemory is used_memory.
 func (s *Server) usedMemory() int64 {
 	normal, replicas := s.clientsMemory() // node/client_evict.go
-	return int64(s.aux().startupMemory) + s.ks.TableBytes() + s.ks.DataBytes() + normal + replicas + s.mem.backlog.Load()
+	return int64(s.aux().startupMemory) + s.ks.TableBytes() + s.ks.DataBytes() + normal + replicas +
+		s.mem.replicaStreams.Load() + s.mem.backlog.Load()
 }
 
 // memoryNotCountedForEvict is what eviction leaves out of used_memory
-// (freeMemoryGetNotCountedMemory): the replicas' output buffers, which
-// evicting would only grow with DELs. shoal has no AOF buffer.
+// (freeMemoryGetNotCountedMemory): the replicas' buffers and the stream
+// queued for them, which evicting would only grow with DELs. shoal has no
+// AOF buffer.
 func (s *Server) memoryNotCountedForEvict() int64 {
 	_, replicas := s.clientsMemory()
-	return replicas
+	return replicas + s.mem.replicaStreams.Load()
 }
 
 // applyMaxmemoryConfig copies the maxmemory directives into the hot path's
@@ -360,6 +363,7 @@ func (c *Client) commandDeniesOOM(spec *command.Spec, args [][]byte) bool {
 // lowered maxmemory, buffers that grew).
 func (s *Server) sampleMemoryCron() {
 	s.mem.backlog.Store(int64(s.repl.m.BacklogBytes()))
+	s.mem.replicaStreams.Store(s.repl.m.LinksPending())
 	if _, evicts := evictionPolicy(s.mem.policy.Load()); evicts && s.overMemoryLimit() {
 		s.startBackgroundEviction()
 	}

@@ -151,6 +151,19 @@ func (m *Master) BacklogBytes() int {
 	return m.backlog.Size()
 }
 
+// LinksPending is what the replica links hold: the stream bytes queued for
+// each replica and being written (INFO's mem_clients_slaves; Redis counts
+// its replicas' share of the replication buffer there).
+func (m *Master) LinksPending() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for _, l := range m.links {
+		n += int64(len(l.pending) + l.inFlight)
+	}
+	return n
+}
+
 // BytesOut is the number of bytes written to replicas so far.
 func (m *Master) BytesOut() int64 { return m.bytesOut.Load() }
 

@@ -32,7 +32,7 @@ type DB struct {
 	// volatileKeys counts its keys with an expiry, so that volatile eviction
 	// skips a database without them in one load.
 	volatileKeys atomic.Int64
-	slots [NumSlots]Slot
+	slots        [NumSlots]Slot
 }
 
 // ID returns the database's current number (it changes with SWAPDB).

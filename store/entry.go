@@ -81,8 +81,8 @@ func (e *Entry) Bytes() []byte {
 	if e.meta&metaMutable != 0 {
 		return *(*[]byte)(e.val)
 	}
-	if e.vlen == 0 {
-		return nil
+	if e.vlen == 0 || e.meta&metaTypeMask != uint32(TypeString) {
+		return nil // a collection's vlen is its memory charge (store/memory.go)
 	}
 	return unsafe.Slice((*byte)(e.val), e.vlen)
 }

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
@@ -41,8 +42,9 @@ type Keyspace struct {
 	lruClock atomic.Uint32 // seconds, 24 bits; advanced by Tick
 	access   accessPolicy  // LRU clocks or LFU counters (store/access.go)
 
-	dataBytes atomic.Int64 // the charges of every entry (store/memory.go)
-	evict     evictionState
+	dataBytes  atomic.Int64 // the charges of every entry (store/memory.go)
+	tableBytes atomic.Int64 // the databases allocated so far (TableBytes)
+	evict      evictionState
 
 	expiredKeys     atomic.Int64
 	evictedKeys     atomic.Int64
@@ -91,6 +93,7 @@ func (ks *Keyspace) DB(i int) *DB {
 	}
 	db := &DB{ks: ks}
 	db.id.Store(int32(i))
+	ks.tableBytes.Add(int64(unsafe.Sizeof(*db)))
 	ks.dbs[i].Store(db)
 	return db
 }

@@ -172,12 +172,4 @@ func (e *Entry) MemoryUsage(samples int) int64 {
 
 // TableBytes returns what the databases in use cost before any key: their
 // slot tables (a database is allocated on first use).
-func (ks *Keyspace) TableBytes() int64 {
-	var n int64
-	for i := range ks.dbs {
-		if ks.existingDB(i) != nil {
-			n += int64(unsafe.Sizeof(DB{}))
-		}
-	}
-	return n
-}
+func (ks *Keyspace) TableBytes() int64 { return ks.tableBytes.Load() }

@@ -284,3 +284,24 @@ func TestEvictionPolicies(t *testing.T) {
 		require.Zero(t, ks.DataBytes())
 	})
 }
+
+// BenchmarkSetWhileEvicting is a write that evicts one key per write, as
+// under maxmemory with allkeys-lru: the eviction's share of a SET.
+func BenchmarkSetWhileEvicting(b *testing.B) {
+	for _, policy := range []EvictionPolicy{EvictAllKeysLRU, EvictAllKeysLFU, EvictAllKeysRandom} {
+		b.Run(strconv.Itoa(int(policy)), func(b *testing.B) {
+			ks := New(1, clock.NewFake(time.Unix(1_000, 0)), nil)
+			db := ks.DB(0)
+			for i := range 100_000 {
+				withKey(db, "k"+strconv.Itoa(i), func(k []byte) { db.SetString(k, []byte("value"), false) })
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				withKey(db, "n"+strconv.Itoa(i), func(k []byte) { db.SetString(k, []byte("value"), false) })
+				if _, ok := ks.EvictOne(policy, 5, nil); !ok {
+					b.Fatal("nothing evicted")
+				}
+			}
+		})
+	}
+}
