@@ -60,18 +60,8 @@ stop_server() {
 trap 'stop_server; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-  local i p
-  for ((i = 0; i < 100; i++)); do
-    p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768-)
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  return 1
-}
-cli() { local port=$1; shift; timeout 10 redis-cli -h 127.0.0.1 -p "$port" "$@"; }
-info_field() { cli "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'; }
-# on-CPU nanoseconds of all the process's threads
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # start WHO BIN PORT: the server in the foreground, PID set; returns 2 (reason in $WORK/WHO.refused)

@@ -53,16 +53,8 @@ cleanup() {
 trap 'cleanup; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-  local i p
-  for ((i = 0; i < 100; i++)); do
-    p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768-)
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-  done
-  return 1
-}
-cli() { local port=$1; shift; timeout 10 redis-cli -h 127.0.0.1 -p "$port" "$@"; }
-info_field() { cli "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'; }
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 
 # start BIN PORT [args...]: a server in the foreground (its pid in PIDS), waits for PING.
 start() {
