@@ -411,7 +411,6 @@ func ratio(a, b uint64) float64 {
 // Go runtime's real figures beside them, for INFO memory and MEMORY.
 type memoryReport struct {
 	used, peak, startup, dataset   int64
-	tables                         int64 // the databases' slot tables
 	clientsNormal, clientsReplicas int64
 	backlog                        int64
 	heap                           memoryFigures // the Go runtime's view
@@ -421,7 +420,6 @@ func (s *Server) memoryReport() memoryReport {
 	m := memoryReport{
 		startup: int64(s.aux().startupMemory),
 		dataset: s.ks.DataBytes(),
-		tables:  s.ks.TableBytes(),
 		backlog: s.mem.backlog.Load(),
 		heap:    readMemoryFigures(),
 	}
@@ -430,7 +428,7 @@ func (s *Server) memoryReport() memoryReport {
 	streams := s.repl.m.LinksPending()
 	s.mem.replicaStreams.Store(streams)
 	m.clientsReplicas += streams
-	m.used = m.startup + m.tables + m.dataset + m.clientsNormal + m.clientsReplicas + m.backlog
+	m.used = m.startup + m.dataset + m.clientsNormal + m.clientsReplicas + m.backlog
 	m.peak = int64(s.aux().notePeak(uint64(m.used)))
 	return m
 }

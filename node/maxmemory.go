@@ -64,7 +64,7 @@ const oomError = "OOM command not allowed when used memory > 'maxmemory'."
 // usedMemory is used_memory.
 func (s *Server) usedMemory() int64 {
 	normal, replicas := s.clientsMemory() // node/client_evict.go
-	return int64(s.aux().startupMemory) + s.ks.TableBytes() + s.ks.DataBytes() + normal + replicas +
+	return int64(s.aux().startupMemory) + s.ks.DataBytes() + normal + replicas +
 		s.mem.replicaStreams.Load() + s.mem.backlog.Load()
 }
 

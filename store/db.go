@@ -125,6 +125,9 @@ func (db *DB) unlink(s *Slot, h uint64, e *Entry) {
 	s.dict.remove(db.ks.seed, h, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, -e.charge())
+	if s.dict.count == 0 {
+		db.addCharge(s, -SlotCharge)
+	}
 	if e.expire != 0 {
 		db.dropVolatile(s, e)
 	}
@@ -156,6 +159,9 @@ func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 	s.dict.insert(db.ks.seed, h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, e.charge())
+	if s.dict.count == 1 {
+		db.addCharge(s, SlotCharge)
+	}
 	return e
 }
 

@@ -268,11 +268,9 @@ func (ks *Keyspace) evictKey(db *DB, key string, volatileOnly bool, hook EvictHo
 	if e == nil || volatileOnly && e.expire == 0 {
 		return 0, false
 	}
-	freed := e.charge()
-	if e.expire != 0 {
-		freed += VolatileCharge
-	}
+	before := s.bytes
 	db.unlink(s, h, e)
+	freed := before - s.bytes
 	ks.evictedKeys.Add(1)
 	if hook != nil {
 		hook(db, key)

@@ -47,6 +47,9 @@ func (db *DB) relink(e *Entry, key []byte) {
 	s.dict.insert(db.ks.seed, h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, e.charge())
+	if s.dict.count == 1 {
+		db.addCharge(s, SlotCharge)
+	}
 	if e.expire != 0 {
 		db.addVolatile(s, e)
 	}

@@ -16,7 +16,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/shoal-db/shoal/clock"
 	"github.com/shoal-db/shoal/slots"
@@ -42,9 +41,8 @@ type Keyspace struct {
 	lruClock atomic.Uint32 // seconds, 24 bits; advanced by Tick
 	access   accessPolicy  // LRU clocks or LFU counters (store/access.go)
 
-	dataBytes  atomic.Int64 // the charges of every entry (store/memory.go)
-	tableBytes atomic.Int64 // the databases allocated so far (TableBytes)
-	evict      evictionState
+	dataBytes atomic.Int64 // the charges of every entry (store/memory.go)
+	evict     evictionState
 
 	expiredKeys     atomic.Int64
 	evictedKeys     atomic.Int64
@@ -93,7 +91,6 @@ func (ks *Keyspace) DB(i int) *DB {
 	}
 	db := &DB{ks: ks}
 	db.id.Store(int32(i))
-	ks.tableBytes.Add(int64(unsafe.Sizeof(*db)))
 	ks.dbs[i].Store(db)
 	return db
 }

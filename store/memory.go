@@ -22,7 +22,8 @@ import "unsafe"
 //     Remeasure for the keys a write command touched, with their slots
 //     still locked.
 //
-// A key with an expiry also costs its slot's volatile-map entry.
+// A key with an expiry also costs its slot's volatile-map entry, and a slot
+// that holds keys costs SlotCharge.
 
 const (
 	entrySize = int64(unsafe.Sizeof(Entry{}))
@@ -37,6 +38,10 @@ const (
 	// maxStoredCharge is the most vlen can hold; a bigger value is charged
 	// this much (a 4 GiB collection is past any real maxmemory anyway).
 	maxStoredCharge = 1<<32 - 1
+	// SlotCharge is what a slot with keys costs beyond its entries: its
+	// part of the database's slot array, which is one allocation whose
+	// pages are touched only as slots fill.
+	SlotCharge = int64(unsafe.Sizeof(Slot{}))
 	// remeasureSamples bounds how many nodes or elements of a big
 	// collection a charge estimate looks at (MEMORY USAGE's sampling).
 	remeasureSamples = 8
@@ -169,7 +174,3 @@ func (e *Entry) MemoryUsage(samples int) int64 {
 	}
 	return n
 }
-
-// TableBytes returns what the databases in use cost before any key: their
-// slot tables (a database is allocated on first use).
-func (ks *Keyspace) TableBytes() int64 { return ks.tableBytes.Load() }

@@ -30,6 +30,9 @@ func chargedTotal(ks *Keyspace) int64 {
 					perSlot += VolatileCharge
 				}
 			})
+			if s.dict.count > 0 {
+				perSlot += SlotCharge
+			}
 			if perSlot != s.bytes {
 				panic(fmt.Sprintf("slot %d: entries %d, slot total %d", slot, perSlot, s.bytes))
 			}
@@ -127,11 +130,12 @@ func TestStringChargeIsAllocatorSized(t *testing.T) {
 	ks := New(1, clock.NewFake(time.UnixMilli(1)), nil)
 	db := ks.DB(0)
 	withKey(db, "key:000001", func(k []byte) { db.SetString(k, []byte("0123456789"), false) })
-	// 48-byte entry + 20 bytes inline = 68 → the 80-byte class, + its bucket.
-	require.EqualValues(t, 88, ks.DataBytes())
+	// 48-byte entry + 20 bytes inline = 68 → the 80-byte class, + its
+	// bucket; and the slot it is the first key of.
+	require.EqualValues(t, 88+SlotCharge, ks.DataBytes())
 	withKey(db, "key:000001", func(k []byte) { db.SetString(k, make([]byte, 100), false) })
 	// Separate: 48 + 16 (key) + 112 (value) + 8.
-	require.EqualValues(t, 184, ks.DataBytes())
+	require.EqualValues(t, 184+SlotCharge, ks.DataBytes())
 	require.EqualValues(t, 144, AllocSize(129))
 	require.EqualValues(t, 32768, AllocSize(32768))
 	require.EqualValues(t, 40960, AllocSize(32769+8191))
