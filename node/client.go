@@ -51,19 +51,24 @@ type Client struct {
 	measureBuf    []int         // remeasureWritten's key positions (node/effects.go)
 	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
 	lastName      []byte
-	errored       bool            // the current command replied with an error
-	oomAtStart    bool            // maxmemory could not be met when the command started (node/maxmemory.go)
-	multi         *multiState     // open transaction (MULTI ... EXEC), nil if none
-	inExec        bool            // EXEC is running the queued commands
-	readonly      bool            // READONLY: reads of the master's slots are served on this replica
-	asking        bool            // ASKING: the next command may use an importing slot
-	askingJustSet bool            // the command running now is ASKING (node/cluster_route.go)
-	routeRecheck  bool            // routing must be decided again under the slot lock (open slot)
-	routeKeys     [][]byte        // routing's key buffer
-	routeTable    *slots.Table    // the slot table the running command was routed with
-	importing     *migrate.Import // the atomic slot migration this connection streams, if any
-	slotBuf       []uint16
-	bs            clientBlocking // blocking commands' state (node/blocking.go)
+	errored       bool // the current command replied with an error
+	oomAtStart    bool // maxmemory could not be met when the command started (node/maxmemory.go)
+	// executing is set while the connection's goroutine runs a batch's
+	// commands; evictAfterReplies asks it to close once their replies are
+	// written (node/client_evict.go evictLater).
+	executing         atomic.Bool
+	evictAfterReplies atomic.Bool
+	multi             *multiState     // open transaction (MULTI ... EXEC), nil if none
+	inExec            bool            // EXEC is running the queued commands
+	readonly          bool            // READONLY: reads of the master's slots are served on this replica
+	asking            bool            // ASKING: the next command may use an importing slot
+	askingJustSet     bool            // the command running now is ASKING (node/cluster_route.go)
+	routeRecheck      bool            // routing must be decided again under the slot lock (open slot)
+	routeKeys         [][]byte        // routing's key buffer
+	routeTable        *slots.Table    // the slot table the running command was routed with
+	importing         *migrate.Import // the atomic slot migration this connection streams, if any
+	slotBuf           []uint16
+	bs                clientBlocking // blocking commands' state (node/blocking.go)
 	// verbatimEffect holds a command's own argv as its effect (node/effects.go).
 	verbatimEffect [1][][]byte
 	repl           *clientRepl  // replica link or master link (node/replication.go); nil for others

@@ -324,12 +324,28 @@ func (s *Server) evictClients(self *Client) bool {
 		s.log.Info("Evicting client: " + c.InfoLine())
 		ev.forgetLocked(c)
 		ev.evicted.Add(1) // before the socket closes: whoever sees it closed sees it counted
-		c.kill()
-		if c == self {
+		switch {
+		case c == self:
+			c.kill()
 			selfEvicted = true
+		default:
+			c.evictLater()
 		}
 	}
 	return selfEvicted
+}
+
+// evictLater closes a client another goroutine evicts: at once, unless it
+// is running commands, which then write their replies first and the
+// client's own loop closes it (Redis evicts in beforeSleep, after the
+// replies of the event loop's turn were written). The flag is stored
+// before executing is read, and the loop clears executing before it reads
+// the flag: one of the two sides sees the other.
+func (c *Client) evictLater() {
+	c.evictAfterReplies.Store(true)
+	if !c.executing.Load() {
+		c.kill()
+	}
 }
 
 // applyClientEviction is the config hook of maxmemory-clients and

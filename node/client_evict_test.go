@@ -369,3 +369,29 @@ func TestClientListFlagOrder(t *testing.T) {
 		}
 	}
 }
+
+// A client evicted by another goroutine while it runs commands is closed
+// after their replies are written (Redis evicts in beforeSleep, after the
+// turn's replies): CLIENT NO-EVICT off's own +OK reaches the client.
+func TestClientEvictedWhileRunningGetsItsReplies(t *testing.T) {
+	s := startTestServer(t)
+	tc := namedClient(t, s, "busy")
+	var busy *Client
+	for _, c := range s.Clients() {
+		if c.Name() == "busy" {
+			busy = c
+		}
+	}
+	if busy == nil {
+		t.Fatal("client busy not found")
+	}
+	// As if the eviction came while the client's goroutine ran a batch.
+	busy.executing.Store(true)
+	busy.evictLater()
+	if got := tc.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("the running client lost its reply: %q", got)
+	}
+	if !closedByServer(tc) {
+		t.Fatal("the evicted client was not closed after its replies")
+	}
+}

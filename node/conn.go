@@ -98,6 +98,7 @@ func (s *Server) serveRequests(c *Client) error {
 			return err
 		}
 		c.startBatch()
+		c.executing.Store(true)
 		c.batchBytes = len(batch)
 		c.obufCheckAt = int(s.limits.outputCheckAt.Load())
 		s.stats.readBatches.Add(1)
@@ -132,8 +133,12 @@ func (s *Server) serveRequests(c *Client) error {
 			s.updateClientMemory(c)
 		}
 		c.flushStats() // before the replies: what a client saw is counted
+		c.executing.Store(false)
 		if err := c.flushReplies(); err != nil {
 			return err
+		}
+		if c.evictAfterReplies.Load() {
+			return errConnDone // evicted while it ran: its replies went first (node/client_evict.go)
 		}
 		c.publishOwnedMemory() // the replies are written
 		s.updateClientMemory(c)

@@ -234,7 +234,14 @@ func (c *Client) finishCall(acc *cmdStatAcc, spec *command.Spec, args [][]byte, 
 	var blockedFor time.Duration
 	if c.bs.pending != nil {
 		c.flushStats() // counted before the client's earlier replies go out
+		// A blocked client is not running: eviction closes it at once
+		// (node/client_evict.go evictLater).
+		c.executing.Store(false)
+		if c.evictAfterReplies.Load() {
+			c.kill()
+		}
 		blockedFor = c.awaitUnblock()
+		c.executing.Store(true)
 	}
 	end := time.Since(s.start) // the one clock read per command (see startBatch)
 	c.cmdStart = end
