@@ -321,5 +321,4 @@ func (s *Server) outputCron(now time.Time) {
 			c.kill()
 		}
 	}
-	s.sampleMemoryCron()
 }

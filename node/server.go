@@ -514,6 +514,7 @@ func (s *Server) cron() {
 		s.sampleOps()
 		s.outputCron(time.Now())
 		s.evictClients(nil)    // beforeSleep's evictClients, after the cron's accounting (node/client_evict.go)
+		s.sampleMemoryCron()   // then keys, if still over maxmemory (node/maxmemory.go)
 		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
