@@ -61,7 +61,7 @@ if [[ $TCL_SKIPS == 1 && -f $ROOT/scripts/tcl-skips.txt ]]; then
   done <"$ROOT/scripts/tcl-skips.txt"
 fi
 TCL_MONITOR=${TCL_MONITOR:-0}
-TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction}
+TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 log() { printf '[tcl-suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
