@@ -24,7 +24,8 @@
 #                     not shown by MONITOR; see commandstats.txt for those)
 #   TCL_SPAWN_UNITS   units run in the suite's normal mode, where runtest starts the servers
 #                     itself (the server binary stands in for src/redis-server): units tagged
-#                     external:skip as a whole (default: unit/obuf-limits unit/client-eviction)
+#                     external:skip as a whole (default: unit/obuf-limits unit/client-eviction
+#                     unit/maxmemory)
 #   TCL_RESULTS_DIR   where per-unit logs, server logs and INFO commandstats are kept
 #                     (default: a fresh /tmp/shoal-tcl.XXXXXX, kept and printed at the end)
 #
