@@ -243,12 +243,12 @@ func (s *Server) evictUntil(budget time.Duration) evictResult {
 // to the replicas in order with the slot's writes, and WATCH sees the key
 // change (Redis's signalModifiedKey). The evicted keyspace event of
 // notifications is emitted from here.
-func (s *Server) keyEvicted(db *store.DB, key string) {
+func (s *Server) keyEvicted(db *store.DB, key []byte) {
 	if s.tx.watch.watching() {
-		s.tx.watch.touch(db.ID(), []byte(key), nil)
+		s.tx.watch.touch(db.ID(), key, nil)
 	}
 	if s.feeds.list.Load() != nil {
-		s.propagate(db.ID(), [][][]byte{{[]byte("DEL"), []byte(key)}})
+		s.propagate(db.ID(), [][][]byte{{[]byte("DEL"), key}})
 	}
 }
 

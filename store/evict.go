@@ -3,9 +3,7 @@ package store
 import (
 	"math"
 	"math/rand/v2"
-	"strings"
 	"sync"
-	"unsafe"
 )
 
 // Eviction: Redis's approximated LRU/LFU/TTL eviction (evict.c) over the
@@ -36,26 +34,31 @@ func (p EvictionPolicy) volatileOnly() bool {
 // evictionPoolSize is Redis's EVPOOL_SIZE.
 const evictionPoolSize = 16
 
-// poolEntry is one eviction candidate: a higher score is a better one.
+// poolEntry is one eviction candidate: a higher score is a better one. key
+// is a buffer the entry keeps when it is emptied, so that a populated pool
+// allocates nothing (Redis's cached sds per pool entry).
 type poolEntry struct {
 	score uint64
 	db    int
-	key   string
+	key   []byte
 	used  bool
 }
 
 // evictionState is the pool and the round-robin position of the random
 // policies. mu serialises evictions; it is taken before any slot lock.
 type evictionState struct {
-	mu     sync.Mutex
-	pool   [evictionPoolSize]poolEntry
-	nextDB int
+	mu      sync.Mutex
+	pool    [evictionPoolSize]poolEntry
+	nextDB  int
+	randKey []byte // evictRandom's key buffer
+	tryKey  []byte // the candidate being tried, out of the pool
 }
 
 // EvictHook is told about an evicted key, with the key's slot still locked
 // (to propagate its DEL in order with the slot's writes). It must not block
 // or call back into the keyspace for another slot.
-type EvictHook func(db *DB, key string)
+// key is only valid during the call.
+type EvictHook func(db *DB, key []byte)
 
 // EvictOne evicts one key under policy, sampling samples keys per database
 // for the pool policies, and returns the bytes its entry was charged. ok is
@@ -91,9 +94,10 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 			if !c.used {
 				continue
 			}
-			dbIndex, key := c.db, c.key
-			*c = poolEntry{}
-			if freed, ok := ks.evictKey(ks.DB(dbIndex), key, policy.volatileOnly(), hook); ok {
+			dbIndex := c.db
+			st.tryKey = append(st.tryKey[:0], c.key...)
+			c.used, c.key = false, c.key[:0]
+			if freed, ok := ks.evictKey(ks.DB(dbIndex), st.tryKey, policy.volatileOnly(), hook); ok {
 				return freed, true
 			}
 		}
@@ -125,90 +129,76 @@ func (ks *Keyspace) score(policy EvictionPolicy, e *Entry) uint64 {
 // insert puts a candidate in the pool, which is kept sorted by ascending
 // score: into a free position, or in place of the worst candidate when the
 // pool is full and this one is better (Redis's evictionPoolPopulate). A key
-// already in the pool only has its score refreshed.
+// sampled twice may sit in the pool twice, as in Redis: the second copy is
+// a ghost once the first is evicted, and comparing keys on every insert
+// would cost more than the ghost does.
+//
+// Buffers move with their candidates, so each belongs to one position; the
+// position given up lends its buffer to the new candidate.
 func (st *evictionState) insert(score uint64, db int, key string) {
 	pool := &st.pool
-	for i := range pool {
-		if pool[i].used && pool[i].db == db && pool[i].key == key {
-			pool[i].score = score
-			// Keep the order: bubble the entry to its place.
-			for i > 0 && pool[i-1].used && pool[i-1].score > pool[i].score {
-				pool[i-1], pool[i] = pool[i], pool[i-1]
-				i--
-			}
-			for i < evictionPoolSize-1 && pool[i+1].used && pool[i+1].score < pool[i].score {
-				pool[i+1], pool[i] = pool[i], pool[i+1]
-				i++
-			}
-			return
-		}
-	}
 	k := 0
 	for k < evictionPoolSize && pool[k].used && pool[k].score < score {
 		k++
 	}
+	var spare []byte // the buffer of the position that is given up
 	switch {
 	case k == 0 && pool[evictionPoolSize-1].used:
 		return // worse than everything in a full pool
 	case k < evictionPoolSize && !pool[k].used:
-		// a free position
+		spare = pool[k].key // a free position
 	case !pool[evictionPoolSize-1].used:
+		spare = pool[evictionPoolSize-1].key
 		copy(pool[k+1:], pool[k:evictionPoolSize-1]) // room on the right
 	default:
 		k-- // full: drop the worst candidate, on the left
+		spare = pool[0].key
 		copy(pool[:k], pool[1:k+1])
 	}
-	pool[k] = poolEntry{score: score, db: db, key: strings.Clone(key), used: true}
+	pool[k] = poolEntry{score: score, db: db, key: append(spare[:0], key...), used: true}
 }
 
 // samplePool calls fn, under the slot's lock, for about n entries of db
-// that policy may evict, drawn from random slots.
+// that policy may evict: from a random non-empty slot on, taking the
+// entries of consecutive buckets, then of the next non-empty slots (Redis's
+// dictGetSomeKeys walks consecutive buckets too). Keys are spread over the
+// slots by their hash, so neighbouring slots are as random a sample as
+// random ones, and far cheaper: one lock and few cache misses.
 func (db *DB) samplePool(policy EvictionPolicy, n int, fn func(e *Entry)) {
 	volatileOnly := policy.volatileOnly()
 	got := 0
-	db.eachRandomSlot(volatileOnly, func(s *Slot) bool {
+	db.eachSlotFromRandom(volatileOnly, func(s *Slot) bool {
 		s.mu.Lock()
-		// A few keys per slot: enough slots for a spread-out sample, few
-		// enough locks for a cheap one.
-		take := min(n-got, 2)
 		if volatileOnly {
 			for e := range s.volatile {
-				if take == 0 {
+				if got == n {
 					break
 				}
 				fn(e)
-				take--
 				got++
 			}
 		} else {
-			got += s.dict.sample(take, randUint64, fn)
+			got += s.dict.sample(n-got, randUint64, fn)
 		}
 		s.mu.Unlock()
 		return got < n
 	})
 }
 
-// eachRandomSlot calls fn with non-empty slots (with keys with an expiry,
-// for volatileOnly) in random order until fn returns false: random probes
-// first, then, for a sparse database, a walk from a random slot. It visits
-// each slot at most once in the walk.
-func (db *DB) eachRandomSlot(volatileOnly bool, fn func(s *Slot) bool) {
-	nonEmpty := func(s *Slot) bool {
-		if volatileOnly {
-			return s.volatileCount.Load() > 0
-		}
-		return s.keys.Load() > 0
-	}
-	for probe := 0; probe < 32; probe++ {
-		s := &db.slots[rand.IntN(NumSlots)]
-		if nonEmpty(s) && !fn(s) {
-			return
-		}
-	}
+// eachSlotFromRandom calls fn with the non-empty slots (with keys with an
+// expiry, for volatileOnly) from a random one on, in slot order, wrapping,
+// until fn returns false or every slot was seen.
+func (db *DB) eachSlotFromRandom(volatileOnly bool, fn func(s *Slot) bool) {
 	start := rand.IntN(NumSlots)
 	for i := 0; i < NumSlots; i++ {
 		s := &db.slots[(start+i)%NumSlots]
-		if nonEmpty(s) && !fn(s) {
+		var nonEmpty bool
+		if volatileOnly {
+			nonEmpty = s.volatileCount.Load() > 0
+		} else {
+			nonEmpty = s.keys.Load() > 0
+		}
+		if nonEmpty && !fn(s) {
 			return
 		}
 	}
@@ -226,9 +216,8 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 			continue
 		}
 		for attempt := 0; attempt < 16; attempt++ {
-			var key string
 			found := false
-			db.eachRandomSlot(volatileOnly, func(s *Slot) bool {
+			db.eachSlotFromRandom(volatileOnly, func(s *Slot) bool {
 				s.mu.Lock()
 				var e *Entry
 				if volatileOnly {
@@ -240,7 +229,7 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 					e = s.dict.randomEntry(randUint64)
 				}
 				if e != nil {
-					key, found = strings.Clone(e.key), true
+					st.randKey, found = append(st.randKey[:0], e.key...), true
 				}
 				s.mu.Unlock()
 				return !found
@@ -248,7 +237,7 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 			if !found {
 				break
 			}
-			if freed, ok := ks.evictKey(db, key, volatileOnly, hook); ok {
+			if freed, ok := ks.evictKey(db, st.randKey, volatileOnly, hook); ok {
 				return freed, true
 			}
 		}
@@ -259,12 +248,11 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 // evictKey deletes key from db if it still exists (with an expiry, for
 // volatileOnly), under its slot lock, and tells hook. It returns the bytes
 // the entry and its expiry were charged.
-func (ks *Keyspace) evictKey(db *DB, key string, volatileOnly bool, hook EvictHook) (int64, bool) {
-	kb := unsafe.Slice(unsafe.StringData(key), len(key))
-	s, h := db.slotOf(kb)
+func (ks *Keyspace) evictKey(db *DB, key []byte, volatileOnly bool, hook EvictHook) (int64, bool) {
+	s, h := db.slotOf(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.dict.find(h, kb)
+	e := s.dict.find(h, key)
 	if e == nil || volatileOnly && e.expire == 0 {
 		return 0, false
 	}

@@ -197,7 +197,7 @@ func TestEvictionPolicies(t *testing.T) {
 		}
 		var evicted []string
 		for range 50 {
-			_, ok := ks.EvictOne(EvictAllKeysLRU, 5, func(_ *DB, key string) { evicted = append(evicted, key) })
+			_, ok := ks.EvictOne(EvictAllKeysLRU, 5, func(_ *DB, key []byte) { evicted = append(evicted, string(key)) })
 			require.True(t, ok)
 		}
 		idle := 0
@@ -216,8 +216,8 @@ func TestEvictionPolicies(t *testing.T) {
 			fillForEviction(t, ks, 100, oddExpire)
 			n := 0
 			for {
-				_, ok := ks.EvictOne(p, 5, func(_ *DB, key string) {
-					i, _ := strconv.Atoi(key[1:])
+				_, ok := ks.EvictOne(p, 5, func(_ *DB, key []byte) {
+					i, _ := strconv.Atoi(string(key[1:]))
 					require.Equal(t, 1, i%2, "policy %d evicted a key without expiry", p)
 				})
 				if !ok {
@@ -235,8 +235,8 @@ func TestEvictionPolicies(t *testing.T) {
 		fillForEviction(t, ks, 400, func(i int) int64 { return int64(10_000_000 + i) })
 		var evicted []int
 		for range 20 {
-			ks.EvictOne(EvictVolatileTTL, 10, func(_ *DB, key string) {
-				i, _ := strconv.Atoi(key[1:])
+			ks.EvictOne(EvictVolatileTTL, 10, func(_ *DB, key []byte) {
+				i, _ := strconv.Atoi(string(key[1:]))
 				evicted = append(evicted, i)
 			})
 		}
