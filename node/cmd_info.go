@@ -428,7 +428,7 @@ func (s *Server) memoryReport() memoryReport {
 	streams := s.repl.m.LinksPending()
 	s.mem.replicaStreams.Store(streams)
 	m.clientsReplicas += streams
-	m.used = m.startup + m.dataset + m.clientsNormal + m.clientsReplicas + m.backlog
+	m.used = s.usedMemory() // with the fresh figure of the replicas' streams stored above
 	m.peak = int64(s.aux().notePeak(uint64(m.used)))
 	return m
 }

@@ -18,8 +18,9 @@ import (
 //
 // used_memory is a logical figure, not the Go heap: the heap at start-up
 // (used_memory_startup), plus what the keyspace's entries are charged
-// (store/memory.go), plus the clients' query and output buffers and the
-// replication backlog, sampled by the cron. It moves only when data does,
+// (store/memory.go), plus the clients' buffers (client eviction's totals,
+// node/client_evict.go), the stream queued for replicas and the replication
+// backlog (both sampled by the cron). It moves only when data does,
 // so eviction neither chases garbage the collector has not reclaimed yet
 // nor stops while the heap holds it. The Go heap is kept near that figure by
 // GOMEMLIMIT, which follows maxmemory (applyGoMemoryLimit).
