@@ -372,9 +372,10 @@ func TestClientListFlagOrder(t *testing.T) {
 
 // A client evicted by another goroutine while it runs commands is closed
 // after their replies are written (Redis evicts in beforeSleep, after the
-// turn's replies): CLIENT NO-EVICT off's own +OK reaches the client.
+// turn's replies): here it is evicted while DEBUG SLEEP runs, and still
+// gets the +OK.
 func TestClientEvictedWhileRunningGetsItsReplies(t *testing.T) {
-	s := startTestServer(t)
+	s := startTestServer(t, "--enable-debug-command", "yes")
 	tc := namedClient(t, s, "busy")
 	var busy *Client
 	for _, c := range s.Clients() {
@@ -385,10 +386,17 @@ func TestClientEvictedWhileRunningGetsItsReplies(t *testing.T) {
 	if busy == nil {
 		t.Fatal("client busy not found")
 	}
-	// As if the eviction came while the client's goroutine ran a batch.
-	busy.executing.Store(true)
+	tc.send("DEBUG", "SLEEP", "0.5")
+	// (DEBUG SLEEP stops the whole server: the client is watched directly.)
+	testharness.WaitFor(t, 10*time.Second, "busy running DEBUG SLEEP", func() bool {
+		spec := busy.lastCmd.Load()
+		return spec != nil && spec.FullName() == "debug" && busy.executing.Load()
+	})
 	busy.evictLater()
-	if got := tc.do("PING"); got != "+PONG\r\n" {
+	if busy.killed.Load() {
+		t.Fatal("a running client was closed before its replies")
+	}
+	if got := tc.read(); got != "+OK\r\n" {
 		t.Fatalf("the running client lost its reply: %q", got)
 	}
 	if !closedByServer(tc) {
