@@ -167,3 +167,39 @@ func TestUsedMemoryFollowsData(t *testing.T) {
 	require.Equal(t, "+OK\r\n", tc.do("flushall"))
 	require.Zero(t, infoFieldInt(t, tc, "memory", "used_memory_dataset"), "FLUSHALL gives everything back")
 }
+
+// Under noeviction, a pipelining client near the limit sees its writes
+// refused from the first refusal on: what the server holds for the client
+// must not drop while its batch runs (resp.RequestReader.MemoryHeld counts
+// the batch being run), or writes would be refused and accepted in turn.
+func TestMaxmemoryNoevictionRefusalIsSteadyInAPipeline(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	setMaxmemoryAbove(t, tc, 256<<10, "noeviction")
+	value := strings.Repeat("v", 300)
+	refused := false
+	for batch := 0; batch < 100; batch++ {
+		var pipe []byte
+		for i := 0; i < 100; i++ {
+			pipe = append(pipe, encodeCommand("SET", "k"+strconv.Itoa(batch*100+i), value)...)
+		}
+		_ = tc.c.SetWriteDeadline(time.Now().Add(testIOTimeout))
+		_, err := tc.c.Write(pipe)
+		require.NoError(t, err)
+		for i := 0; i < 100; i++ {
+			r := tc.read()
+			switch {
+			case r == "+OK\r\n":
+				require.False(t, refused, "batch %d command %d accepted after a refusal", batch, i)
+			case r == "-"+oomError+"\r\n":
+				refused = true
+			default:
+				t.Fatalf("reply %q", r)
+			}
+		}
+		if refused {
+			break
+		}
+	}
+	require.True(t, refused, "the limit was reached")
+}

@@ -167,8 +167,12 @@ func (g *RequestReader) QueryBuffered() int64 { return g.qbuf.Load() }
 func (g *RequestReader) PartialArgv() int64 { return g.argv.Load() }
 
 // MemoryHeld is the capacity of the reader's buffers: the read buffer, the
-// commands being assembled (an incomplete one included) and the spare
-// batch. Safe from any goroutine.
+// commands being assembled (an incomplete one included), the batch handed
+// out and not yet given back, and the spare batch. Counting the batch being
+// run keeps the figure steady while its commands run: it does not drop by a
+// batch when ReadBatch hands one out and come back on Recycle (a client
+// near maxmemory would otherwise see its writes refused and accepted in
+// turn). Safe from any goroutine.
 func (g *RequestReader) MemoryHeld() int64 { return g.held.Load() }
 
 // publish stores the statistics other goroutines read; a value that did
@@ -180,7 +184,7 @@ func (g *RequestReader) publish() {
 	}
 	storeChanged(&g.qbuf, q)
 	storeChanged(&g.argv, g.argBytes)
-	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)))
+	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)+cap(g.handed)))
 }
 
 func storeChanged(a *atomic.Int64, v int64) {
