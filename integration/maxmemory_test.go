@@ -16,21 +16,9 @@ import (
 // copy of its master (DEBUG DIGEST); used_memory stays near the limit.
 func TestClusterEvictionReachesReplicas(t *testing.T) {
 	const maxmemory = 4 << 20
-	nodes := StartClusterNodes(t, 6, "--enable-debug-command", "yes",
+	_, pairs, cc := startReplicatedCluster(t, "--enable-debug-command", "yes",
 		"--maxmemory", strconv.Itoa(maxmemory), "--maxmemory-policy", "allkeys-lru")
-	CreateCluster(t, nodes, 1, createTimeout)
-	pairs := masterReplicaPairs(t, nodes)
-	for m, r := range pairs {
-		waitReplicaCaughtUp(t, m, r, 20*time.Second)
-	}
-
 	ctx := context.Background()
-	var addrs []string
-	for _, n := range nodes {
-		addrs = append(addrs, n.Addr)
-	}
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16})
-	defer cc.Close()
 
 	// About 30 MB of strings, hashes and lists through a 12 MB cluster.
 	value := strings.Repeat("v", 300)

@@ -87,21 +87,30 @@ func nodeByAddr(nodes []*ClusterNode, addr string) *ClusterNode {
 	return nil
 }
 
-func TestReplicationClusterUnderLoad(t *testing.T) {
-	nodes := StartClusterNodes(t, 6, "--enable-debug-command", "yes", "--repl-backlog-size", "16mb")
+// startReplicatedCluster starts a 3+3 cluster of nodes with extra
+// directives, waits until every replica has caught up with its master, and
+// returns the nodes, the master → replica address pairs and a go-redis
+// cluster client (closed when the test ends).
+func startReplicatedCluster(t *testing.T, extra ...string) ([]*ClusterNode, map[string]string, *redis.ClusterClient) {
+	t.Helper()
+	nodes := StartClusterNodes(t, 6, extra...)
 	CreateCluster(t, nodes, 1, createTimeout)
 	pairs := masterReplicaPairs(t, nodes)
 	for m, r := range pairs {
 		waitReplicaCaughtUp(t, m, r, 20*time.Second)
 	}
-
-	ctx := context.Background()
 	var addrs []string
 	for _, n := range nodes {
 		addrs = append(addrs, n.Addr)
 	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16})
-	defer cc.Close()
+	t.Cleanup(func() { _ = cc.Close() })
+	return nodes, pairs, cc
+}
+
+func TestReplicationClusterUnderLoad(t *testing.T) {
+	nodes, pairs, cc := startReplicatedCluster(t, "--enable-debug-command", "yes", "--repl-backlog-size", "16mb")
+	ctx := context.Background()
 	require.NoError(t, cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }))
 
 	// The write load: INCR / APPEND / LPUSH / SADD / HINCRBY / SET EX and
