@@ -143,21 +143,24 @@ func (c *Client) remeasureWritten(spec *command.Spec, args [][]byte) {
 	c.measureBuf = keys[:0]
 }
 
-// remeasureEffects is remeasureWritten for effects applied outside a
-// command's own run (a blocked client served by another's write).
-func (s *Server) remeasureEffects(db *store.DB, cmds [][][]byte) {
-	var buf [4]int
+// servedEffectsApplied accounts for effects applied outside a command's
+// own run (the pop that serves a blocked client), under the written keys'
+// slot locks: the keys they write are remeasured (used_memory,
+// store/memory.go) and touched for their watchers (node/watch.go).
+func (s *Server) servedEffectsApplied(db *store.DB, cmds [][][]byte) {
+	reg := &s.tx.watch
+	watching := reg.watching()
 	for _, cmd := range cmds {
 		spec, unknown := s.table.lookup(cmd)
 		if spec == nil || unknown {
 			continue
 		}
-		keys, err := command.Keys(spec, cmd, buf[:0])
-		if err != nil {
-			continue
-		}
-		for _, p := range keys {
-			db.Remeasure(cmd[p])
+		for _, p := range writtenKeys(spec, cmd) {
+			k := cmd[p]
+			db.Remeasure(k)
+			if watching {
+				reg.touch(db.ID(), k, func() bool { return db.Exists(k) })
+			}
 		}
 	}
 }

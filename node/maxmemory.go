@@ -64,9 +64,15 @@ const oomError = "OOM command not allowed when used memory > 'maxmemory'."
 
 // usedMemory is used_memory.
 func (s *Server) usedMemory() int64 {
-	normal, replicas := s.clientsMemory() // node/client_evict.go
-	return int64(s.aux().startupMemory) + s.ks.DataBytes() + normal + replicas +
-		s.mem.replicaStreams.Load() + s.mem.backlog.Load()
+	return s.memoryCountedForEvict() + s.memoryNotCountedForEvict()
+}
+
+// memoryCountedForEvict is used_memory less memoryNotCountedForEvict, what
+// maxmemory is judged on: the start-up heap, the keyspace's charges, the
+// buffers of clients that are not replicas, and the backlog.
+func (s *Server) memoryCountedForEvict() int64 {
+	normal, _ := s.clientsMemory() // node/client_evict.go
+	return int64(s.aux().startupMemory) + s.ks.DataBytes() + normal + s.mem.backlog.Load()
 }
 
 // memoryNotCountedForEvict is what eviction leaves out of used_memory
@@ -104,7 +110,7 @@ func (s *Server) registerMaxmemoryHooks() {
 		s.applyMaxmemoryConfig()
 		s.applyGoMemoryLimit()
 		if limit := s.mem.limit.Load(); limit > 0 {
-			if used := s.usedMemory() - s.memoryNotCountedForEvict(); used > limit {
+			if used := s.memoryCountedForEvict(); used > limit {
 				s.log.Warn("the new maxmemory value set via CONFIG SET is smaller than the current memory usage: "+
 					"keys will be evicted and/or new write commands refused depending on the maxmemory-policy",
 					zap.Int64("maxmemory", limit), zap.Int64("used", used))
@@ -198,7 +204,7 @@ func (s *Server) safeToEvict() bool {
 // the limit.
 func (s *Server) overMemoryLimit() bool {
 	limit := s.mem.limit.Load()
-	return limit > 0 && s.usedMemory()-s.memoryNotCountedForEvict() > limit
+	return limit > 0 && s.memoryCountedForEvict() > limit
 }
 
 // performEvictions evicts keys until used memory is back under maxmemory,

@@ -6,7 +6,6 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/slots"
-	"github.com/shoal-db/shoal/store"
 )
 
 // WATCH / UNWATCH (Redis 7.0 multi.c semantics).
@@ -232,26 +231,6 @@ func (c *Client) touchWritten(spec *command.Spec, args [][]byte) {
 		return
 	}
 	c.touchKeysOf(reg, db.ID(), spec, args)
-}
-
-// touchEffects touches the keys written by effects applied outside a
-// command's dispatch (the pop that serves a blocked client), under the
-// written keys' slot locks.
-func (s *Server) touchEffects(db *store.DB, cmds [][][]byte) {
-	reg := &s.tx.watch
-	if !reg.watching() {
-		return
-	}
-	for _, cmd := range cmds {
-		spec, unknown := s.table.lookup(cmd)
-		if spec == nil || unknown {
-			continue
-		}
-		for _, p := range writtenKeys(spec, cmd) {
-			k := cmd[p]
-			reg.touch(db.ID(), k, func() bool { return db.Exists(k) })
-		}
-	}
 }
 
 // touchKeysOf touches the keys of args whose key spec is not read-only.

@@ -102,26 +102,21 @@ func compactStringCharge(keyLen, valLen int) int64 {
 
 // charge is what e currently counts for (see the file comment).
 func (e *Entry) charge() int64 {
-	if e.meta&(metaTypeMask|metaMutable) == uint32(TypeString) {
+	if e.isCompactString() {
 		return compactStringCharge(len(e.key), int(e.vlen))
 	}
 	return int64(e.vlen)
 }
 
-// measure computes e's charge from its contents. For a compact string it
-// equals charge(); for the others it is what Remeasure stores.
-func (e *Entry) measure() int64 {
-	switch {
-	case e.meta&(metaTypeMask|metaMutable) == uint32(TypeString):
-		return e.charge()
-	case e.Type() == TypeString: // mutable
-		return entryKeyCharge(len(e.key)) + AllocSize(sliceHeaderSize) + AllocSize(int64(cap(*(*[]byte)(e.val))))
-	}
-	n := entryKeyCharge(len(e.key))
-	if v := e.Value(); v != nil && e.val != nil {
-		n += v.MemoryUsage(remeasureSamples)
-	}
-	return n
+// measure computes e's charge from its contents: MEMORY USAGE's figure with
+// remeasureSamples. For a compact string it equals charge(); for the others
+// it is what Remeasure stores.
+func (e *Entry) measure() int64 { return e.MemoryUsage(remeasureSamples) }
+
+// isCompactString reports whether e is a string in the compact encoding,
+// whose charge is a function of its lengths (charge).
+func (e *Entry) isCompactString() bool {
+	return e.meta&(metaTypeMask|metaMutable) == uint32(TypeString)
 }
 
 // storeCharge records n as e's charge; e must not be a compact string.
@@ -146,7 +141,7 @@ func (db *DB) addCharge(s *Slot, delta int64) {
 func (db *DB) Remeasure(key []byte) {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e == nil || e.meta&(metaTypeMask|metaMutable) == uint32(TypeString) {
+	if e == nil || e.isCompactString() {
 		return // compact strings are charged exactly by the DB methods that set them
 	}
 	before := e.charge()
@@ -162,11 +157,14 @@ func (ks *Keyspace) DataBytes() int64 { return ks.dataBytes.Load() }
 func (db *DB) Bytes() int64 { return db.bytes.Load() }
 
 // MemoryUsage is MEMORY USAGE's estimate for e, looking at no more than
-// samples nodes or elements of a nested collection (0 = all): the same
-// measure the charges use (a charge samples remeasureSamples).
+// samples nodes or elements of a nested collection (0 = all): the measure
+// the charges use, with remeasureSamples.
 func (e *Entry) MemoryUsage(samples int) int64 {
-	if e.Type() == TypeString {
-		return e.measure()
+	switch {
+	case e.isCompactString():
+		return e.charge()
+	case e.Type() == TypeString: // mutable
+		return entryKeyCharge(len(e.key)) + AllocSize(sliceHeaderSize) + AllocSize(int64(cap(*(*[]byte)(e.val))))
 	}
 	n := entryKeyCharge(len(e.key))
 	if v := e.Value(); v != nil && e.val != nil {
