@@ -331,9 +331,12 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		}
 		s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
 		keys++
+		s.loadedKey(k.Offset)
 		return nil
 	}
+	stopLoading := s.startLoading(int64(len(data)))
 	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
+	stopLoading()
 	if err == nil && len(libs) > 0 {
 		// Libraries that exist already fail the load unless merging.
 		if errMsg := s.tx.functions.install(libs, merge, false); errMsg != "" {
