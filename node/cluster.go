@@ -155,6 +155,7 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 	if ch.FlushData {
 		s.ks.FlushAll()
 		s.tx.watch.touchFlushed(-1, nil) // node/watch.go
+		s.trackingSlotsLost(nil)         // node/tracking.go
 	}
 	if ch.Table != nil {
 		s.redirectBlockedClients(ch.Table)

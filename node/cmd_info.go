@@ -295,7 +295,7 @@ func (s *Server) infoClients(w *infoWriter) {
 	w.int("client_recent_max_input_buffer", maxQbuf)
 	w.int("client_recent_max_output_buffer", s.recentMaxOutput())
 	w.int("blocked_clients", blocked)
-	w.int("tracking_clients", 0)
+	w.int("tracking_clients", int64(s.tracking.clients.Load()))
 	w.int("clients_in_timeout_table", 0)
 }
 
@@ -591,9 +591,10 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("active_defrag_key_misses", 0)
 	w.int("total_active_defrag_time", 0)
 	w.int("current_active_defrag_time", 0)
-	w.int("tracking_total_keys", 0)
-	w.int("tracking_total_items", 0)
-	w.int("tracking_total_prefixes", 0)
+	tkeys, titems, tprefixes := s.trackingCounts() // node/tracking.go
+	w.int("tracking_total_keys", tkeys)
+	w.int("tracking_total_items", titems)
+	w.int("tracking_total_prefixes", tprefixes)
 	w.int("unexpected_error_replies", st.unexpectedErrors.Load())
 	w.int("total_error_replies", st.totalErrorReplies.Load())
 	w.int("dump_payload_sanitizations", 0)

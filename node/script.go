@@ -483,6 +483,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	lc.multiLen.Store(-1)
 	lc.tx.exclusive = true
 	lc.tx.inScript = true
+	lc.scriptCaller, lc.scriptKeys = c, keys
 	lc.bs.denyBlocking = true
 	lc.readonly = c.readonly
 	lc.asking = c.asking
@@ -530,6 +531,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 
 	eng.running.Store(nil)
 	eng.cur = nil
+	lc.scriptKeys = nil // do not keep the caller's arguments
 	L.RemoveContext()
 	if err != nil {
 		c.scriptError(run, err)

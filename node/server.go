@@ -58,6 +58,7 @@ type Server struct {
 	snapshotMu   sync.Mutex        // one point-in-time snapshot at a time (node/snapshot.go)
 	loading      loadingState      // a dataset is being loaded (node/loading.go)
 	monitors     monitorRegistry   // MONITOR clients (node/monitor.go)
+	tracking     trackingTable     // CLIENT TRACKING (node/tracking.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
 
@@ -220,6 +221,7 @@ func (e *expiryEvents) KeyExpired(db int, key string) {
 	if s.tx.watch.watching() {
 		s.tx.watch.touch(db, []byte(key), nil) // deleted: no longer live
 	}
+	s.trackingInvalidate(nil, []byte(key), true) // node/tracking.go
 	if s.feeds.list.Load() == nil {
 		return
 	}
@@ -456,6 +458,7 @@ func (s *Server) closed(c *Client, err error) {
 	s.forgetClientMemory(c) // node/client_evict.go
 	s.tx.watch.unwatchAll(c)
 	c.stopMonitoring() // node/monitor.go
+	c.trackingClosed() // node/tracking.go
 	c.pubsubClosed()   // node/pubsub.go
 	if errors.Is(err, resp.ErrQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
@@ -525,6 +528,8 @@ func (s *Server) cron() {
 			// Redis's slow cycle may use 25% of each cron period.
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
 		}
+		s.trackingLimit()     // tracking-table-max-keys (node/tracking.go)
+		s.trackingBroadcast() // BCAST keys the keyspace changed by itself
 	}
 }
 
