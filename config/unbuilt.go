@@ -60,7 +60,6 @@ func oneOf(vals ...string) func(string) bool {
 
 // Features, shared by several rows.
 const (
-	featAOF        = "The append only file (AOF)"
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
 	featNotify     = "Keyspace notification"
@@ -80,7 +79,6 @@ const (
 
 // refusedRows is the table of refused values, in the documentation's order.
 var refusedRows = []refusedRow{
-	{name: "appendonly", when: "yes", needs: isYes, feature: featAOF, issue: 18},
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
@@ -117,10 +115,10 @@ type acceptedRow struct {
 }
 
 var acceptedRows = []acceptedRow{
-	{names: []string{"appendfsync", "appendfilename", "appenddirname", "auto-aof-rewrite-percentage",
-		"auto-aof-rewrite-min-size", "aof-rewrite-incremental-fsync", "no-appendfsync-on-rewrite",
-		"aof-load-truncated", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc"},
-		why: "inert while appendonly is no (refused as yes), as in Redis"},
+	{names: []string{"aof-use-rdb-preamble"}, differs: true,
+		why: "the AOF's base is always an RDB image (<appendfilename>.<seq>.base.rdb), also when no: Redis then writes the base as commands; both load in Redis and shoal"},
+	{names: []string{"aof-rewrite-incremental-fsync"}, differs: true,
+		why: "the rewrite's base file is fsynced once when written, not every 4 MB"},
 	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
 		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
 		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",

@@ -158,6 +158,8 @@ func cmdDebug(c *Client, args [][]byte) {
 		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
 		s.log.Warn("DEBUG GOROUTINES", zap.Int("goroutines", runtime.NumGoroutine()), zap.String("stacks", b.String()))
 		c.OK()
+	case sub == "loadaof" && argc == 2:
+		debugLoadAOF(c) // node/aof_load.go
 	case sub == "reload":
 		debugReload(c, args) // node/cmd_dump_save.go
 	case sub == "heap" && argc == 2:

@@ -366,6 +366,7 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 		s.log.Warn("There is a child saving an .rdb. Killing it!")
 		s.cancelBackgroundSave()
 	}
+	s.aof.shutdown() // node/aof.go
 	save := flags&config.ShutdownSave != 0 || (flags&config.ShutdownNoSave == 0 && len(s.cfg.SaveParams()) > 0)
 	if !save {
 		s.stopServing()

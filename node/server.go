@@ -51,6 +51,7 @@ type Server struct {
 	cevict       clientEviction    // client memory totals and maxmemory-clients (node/client_evict.go)
 	feeds        effectFeeds       // consumers of the write-effect feed (node/effects.go)
 	repl         *replState        // replication, both sides (node/replication*.go)
+	aof          *aofState         // the append-only file (node/aof*.go)
 	tx           serverTx          // WATCH registry, execution gate, scripts (node/multi.go)
 	migrations   *migrate.Manager  // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
 	migrateConns migrate.ConnCache // MIGRATE's cached target connections
@@ -174,6 +175,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.registerConfigHooks()
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
+	s.aof = newAOFState(s) // node/aof.go
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
 	s.applyMaxmemoryConfig()
 	s.registerMaxmemoryHooks()
@@ -200,7 +202,20 @@ func (s *Server) LoadData() error {
 	}
 	s.cluster = bus
 	// After nodes.conf: a cluster replica keeps expired keys at load.
-	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
+	// With appendonly yes the AOF is loaded instead of the RDB file, as
+	// Redis's loadDataFromDisk (node/aof_load.go).
+	if err := s.aof.loadManifest(); err != nil {
+		return err
+	}
+	if s.cfg.Bool("appendonly") {
+		err = s.aof.loadAtStartup()
+	} else {
+		err = s.loadRDBAtStartup() // node/cmd_dump_save.go
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.aof.openAtStartup(); err != nil {
 		return err
 	}
 	s.slotStats = s.newSlotStats()
@@ -299,8 +314,12 @@ func (s *Server) Listen() error {
 		s.Shutdown()
 		return err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.cron()
+	go func() {
+		defer s.wg.Done()
+		s.aof.loop(s.stopCron) // node/aof.go
+	}()
 	s.startReplication()
 	return nil
 }

@@ -1,0 +1,402 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/shoal-db/shoal/aof"
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/rdb"
+	"github.com/shoal-db/shoal/slots"
+	"github.com/shoal-db/shoal/store"
+)
+
+// Loading the AOF (loadAppendOnlyFiles): the base — an RDB image, or
+// commands, or an RDB preamble followed by commands (the pre-7.0 single
+// file) — then each incr file in order. Commands run through the command
+// table as a connection-less client that skips the routing, READONLY,
+// memory and MISCONF checks (as the master link does), with MULTI/EXEC
+// honoured.
+
+// aofLoadResult is loadSingleAppendOnlyFile's outcome.
+type aofLoadResult int
+
+const (
+	aofLoadOK aofLoadResult = iota
+	aofLoadNotExist
+	aofLoadEmpty
+	aofLoadOpenErr
+	aofLoadFailed
+	aofLoadTruncated
+)
+
+// loadAOFAtStartup is loadDataFromDisk's AOF branch: the AOF is loaded
+// instead of the RDB file whenever appendonly is yes (with no AOF yet the
+// dataset starts empty and openAtStartup makes a base of it).
+func (a *aofState) loadAtStartup() error {
+	if a.s.loadsAsReplica(true) {
+		a.s.ks.SetReplicaMode(true)
+	}
+	start := time.Now()
+	switch a.loadFiles() {
+	case aofLoadFailed, aofLoadOpenErr:
+		return ErrDataNotLoaded
+	case aofLoadNotExist:
+	default:
+		a.s.log.Info(fmt.Sprintf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds()))
+	}
+	return nil
+}
+
+// upgradeOldStyle is aofUpgradePrepare: an appendfilename file in dir from
+// a Redis before 7.0 becomes the base of a new manifest in the AOF
+// directory.
+func (a *aofState) upgradeOldStyle() error {
+	old := filepath.Join(a.s.cfg.String("dir"), a.filename())
+	if _, err := os.Stat(old); err != nil {
+		return nil
+	}
+	m := a.manifest
+	_, dirErr := os.Stat(a.dir())
+	_, inDirErr := os.Stat(a.path(a.filename()))
+	if !(dirErr != nil || m.Empty() ||
+		(m.Base != nil && len(m.Incr) == 0 && m.Base.Name == a.filename() && inDirErr != nil)) {
+		return nil
+	}
+	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+		a.s.log.Warn(fmt.Sprintf("Can't open or create append-only dir %s: %s", a.s.cfg.String("appenddirname"), syscallText(err)))
+		return err
+	}
+	m.Base = &aof.Info{Name: a.filename(), Seq: 1, Type: aof.TypeBase}
+	m.BaseSeq = 1
+	if err := aof.WriteManifest(a.dir(), a.filename(), m); err != nil {
+		a.s.log.Warn(err.Error())
+		return err
+	}
+	if err := os.Rename(old, a.path(a.filename())); err != nil {
+		a.s.log.Warn(fmt.Sprintf("Error trying to move the old AOF file %s into dir %s: %s",
+			a.filename(), a.s.cfg.String("appenddirname"), syscallText(err)))
+		return err
+	}
+	a.s.log.Info(fmt.Sprintf("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
+		a.filename(), a.s.cfg.String("appenddirname")))
+	return nil
+}
+
+// loadFiles loads the files the manifest names, in order.
+func (a *aofState) loadFiles() aofLoadResult {
+	if err := a.upgradeOldStyle(); err != nil {
+		return aofLoadFailed
+	}
+	m := a.manifest
+	if m.Empty() {
+		return aofLoadNotExist
+	}
+	files := m.Files()
+	var total int64
+	for _, f := range files {
+		st, err := os.Stat(a.path(f.Name))
+		if err != nil {
+			a.s.log.Warn(fmt.Sprintf("Unable to obtain the AOF file %s length. stat: %s", f.Name, syscallText(err)))
+			return aofLoadFailed // named by the manifest but missing, or unreadable
+		}
+		total += st.Size()
+	}
+	if total == 0 {
+		return aofLoadEmpty
+	}
+	a.s.cfg.SetLoading(true)
+	defer a.s.cfg.SetLoading(false)
+	var ret aofLoadResult
+	for i, f := range files {
+		last := i == len(files)-1
+		start := time.Now()
+		ret = a.loadFile(f.Name)
+		kind := "incr"
+		if f.Type == aof.TypeBase {
+			kind = "base"
+		}
+		if ret == aofLoadOK || (ret == aofLoadTruncated && last) {
+			a.s.log.Info(fmt.Sprintf("DB loaded from %s file %s: %.3f seconds", kind, f.Name, time.Since(start).Seconds()))
+		}
+		if ret == aofLoadEmpty && kind == "incr" {
+			ret = aofLoadOK
+		}
+		if ret == aofLoadTruncated && !last {
+			a.s.log.Warn("Fatal error: the truncated file is not the last file")
+			return aofLoadFailed
+		}
+		if ret == aofLoadOpenErr || ret == aofLoadFailed {
+			return ret
+		}
+	}
+	a.sizeBase.Store(total)
+	a.baseSize.Store(a.fileSize(m.Base))
+	return ret
+}
+
+// loadFile is loadSingleAppendOnlyFile.
+func (a *aofState) loadFile(name string) aofLoadResult {
+	s := a.s
+	path := a.path(name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			s.log.Warn(fmt.Sprintf("The append log file %s doesn't exist: %s", name, syscallText(err)))
+			return aofLoadNotExist
+		}
+		s.log.Warn(fmt.Sprintf("Fatal error: can't open the append log file %s for reading: %s", name, syscallText(err)))
+		return aofLoadOpenErr
+	}
+	if len(data) == 0 {
+		return aofLoadEmpty
+	}
+	pos := 0
+	if bytes.HasPrefix(data, []byte("REDIS")) {
+		oldStyle := name == a.filename()
+		if oldStyle {
+			s.log.Info("Reading RDB preamble from AOF file...")
+		} else {
+			s.log.Info("Reading RDB base file on AOF loading...")
+		}
+		n, err := s.loadRDBImage(data, true)
+		if err != nil {
+			s.log.Warn("RDB image of the AOF did not load", zap.Error(err))
+			if oldStyle {
+				s.log.Warn(fmt.Sprintf("Error reading the RDB preamble of the AOF file %s, AOF loading aborted", name))
+			} else {
+				s.log.Warn(fmt.Sprintf("Error reading the RDB base file %s, AOF loading aborted", name))
+			}
+			if errors.Is(err, rdb.ErrShortRead) {
+				return a.truncated(name, path, -1)
+			}
+			return aofLoadFailed
+		}
+		pos = n
+		if oldStyle {
+			s.log.Info("Reading the remaining AOF tail...")
+		}
+	}
+	c := a.newLoadClient()
+	validBeforeMulti := pos
+	var unknown string
+	valid, err := aof.ReadCommands(data, pos, func(args [][]byte, end int) error {
+		spec, _ := s.table.lookup(args)
+		if spec == nil {
+			unknown = string(args[0])
+			return errUnknownAOFCommand
+		}
+		if spec.FullName() == "multi" {
+			validBeforeMulti = end - commandLen(args)
+		}
+		c.Out = c.Out[:0]
+		c.startBatch()
+		if c.multi != nil {
+			c.run(cloneArgs(args)) // queued until EXEC
+		} else {
+			c.run(args)
+		}
+		c.Out = c.Out[:0]
+		return nil
+	})
+	switch {
+	case errors.Is(err, errUnknownAOFCommand):
+		s.log.Warn(fmt.Sprintf("Unknown command '%s' reading the append only file %s", unknown, name))
+		return aofLoadFailed
+	case errors.Is(err, aof.ErrFormat):
+		s.log.Warn(fmt.Sprintf("Bad file format reading the append only file %s: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", name))
+		return aofLoadFailed
+	case errors.Is(err, aof.ErrTruncated):
+		return a.truncated(name, path, valid)
+	}
+	if c.multi != nil {
+		s.log.Warn("Revert incomplete MULTI/EXEC transaction in AOF file " + name)
+		c.multi = nil
+		return a.truncated(name, path, validBeforeMulti)
+	}
+	return aofLoadOK
+}
+
+var errUnknownAOFCommand = errors.New("unknown command in the AOF")
+
+// commandLen is the size of a command in RESP (to find where a MULTI
+// started from where it ended).
+func commandLen(args [][]byte) int {
+	n := len(fmt.Sprintf("*%d\r\n", len(args)))
+	for _, a := range args {
+		n += len(fmt.Sprintf("$%d\r\n", len(a))) + len(a) + 2
+	}
+	return n
+}
+
+// truncated handles a file that ends inside a command: with
+// aof-load-truncated it is cut after its last whole command and the load
+// goes on, else the server refuses to start, with Redis's lines.
+func (a *aofState) truncated(name, path string, validUpTo int) aofLoadResult {
+	log := a.s.log
+	if a.s.cfg.Bool("aof-load-truncated") {
+		log.Warn(fmt.Sprintf("!!! Warning: short read while loading the AOF file %s!!!", name))
+		log.Warn(fmt.Sprintf("!!! Truncating the AOF %s at offset %d !!!", name, validUpTo))
+		if validUpTo == -1 {
+			log.Warn("Last valid command offset is invalid")
+		} else if err := os.Truncate(path, int64(validUpTo)); err != nil {
+			log.Warn(fmt.Sprintf("Error truncating the AOF file %s: %s", name, syscallText(err)))
+		} else {
+			log.Warn(fmt.Sprintf("AOF %s loaded anyway because aof-load-truncated is enabled", name))
+			return aofLoadTruncated
+		}
+	}
+	log.Warn(fmt.Sprintf("Unexpected end of file reading the append only file %s. You can: "+
+		"1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. "+
+		"2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.", name))
+	return aofLoadFailed
+}
+
+// newLoadClient is createAOFClient: a connection-less client whose
+// replies are dropped, that never blocks, and that runs while the owner of
+// the execution gate (DEBUG LOADAOF) or nobody (start-up) runs.
+func (a *aofState) newLoadClient() *Client {
+	s := a.s
+	c := s.bindClient(&Client{srv: s, id: math.MaxInt64, created: time.Now(), authenticated: true,
+		repl: &clientRepl{master: true}})
+	c.Proto = 2
+	c.multiLen.Store(-1)
+	c.tx.exclusive = true
+	c.bs.denyBlocking = true
+	return c
+}
+
+// loadRDBImage loads the RDB image at the start of data into the
+// keyspace (keys that exist are replaced) and returns its length.
+func (s *Server) loadRDBImage(data []byte, startup bool) (int, error) {
+	now := s.ks.Now()
+	dropExpired := !s.loadsAsReplica(startup)
+	var libs []*functionLib
+	h := rdb.FileHandlers{
+		Key: func(k *rdb.LoadedKey) error {
+			if k.DB >= s.ks.NumDBs() {
+				return fmt.Errorf("key %q is in database %d, the server has %d", k.Key, k.DB, s.ks.NumDBs())
+			}
+			if k.ExpireAt != 0 && k.ExpireAt <= now && dropExpired {
+				return nil
+			}
+			db := s.ks.DB(k.DB)
+			slot := slots.KeySlot(k.Key)
+			db.Lock(slot)
+			defer db.Unlock(slot)
+			e := k.Obj.SetIn(db, k.Key)
+			if k.ExpireAt != 0 {
+				db.SetExpire(k.Key, e, k.ExpireAt)
+			}
+			s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
+			return nil
+		},
+		Function: func(code []byte) error {
+			lib, errMsg := s.tx.functions.compileLibrary(s, code)
+			if errMsg != "" {
+				return errors.New(errMsg)
+			}
+			libs = append(libs, lib)
+			return nil
+		},
+	}
+	n, err := rdb.LoadPrefixWith(data, command.RDBLimits(s.cfg), h)
+	if err == nil && len(libs) > 0 {
+		if errMsg := s.tx.functions.install(libs, true, false); errMsg != "" {
+			err = errors.New(errMsg)
+		}
+	}
+	return n, err
+}
+
+// ---------------------------------------------------------------- DEBUG LOADAOF
+
+// debugLoadAOF is DEBUG LOADAOF: write what is buffered, empty the
+// dataset, read the manifest again and load the AOF, with the execution
+// gate closed. A load that fails stops the server, as in Redis.
+func debugLoadAOF(c *Client) {
+	s := c.srv
+	a := s.aof
+	release := c.closeGate()
+	defer release()
+	if app := a.app.Load(); app != nil {
+		if err := app.Flush(); err != nil {
+			a.noteWriteError(err)
+		}
+	}
+	s.ks.FlushAll()
+	s.tx.functions.install(nil, true, true)
+	a.mu.Lock()
+	err := a.loadManifest()
+	if err == nil {
+		a.delHistoryLocked()
+	}
+	a.mu.Unlock()
+	if err != nil {
+		os.Exit(1)
+	}
+	// The load's own writes must not reach the AOF it reads.
+	app := a.app.Swap(nil)
+	if app != nil {
+		s.RemoveEffectFeed(app)
+	}
+	ret := a.loadFiles()
+	if app != nil {
+		a.app.Store(app)
+		s.AddEffectFeed(app)
+	}
+	if ret != aofLoadOK && ret != aofLoadEmpty {
+		s.log.Warn("DEBUG LOADAOF failed: exiting")
+		os.Exit(1)
+	}
+	s.log.Warn("Append Only File loaded by DEBUG LOADAOF")
+	c.OK()
+}
+
+// ---------------------------------------------------------------- snapshot
+
+// aofSnapshotRDB writes the RDB image of the dataset at one instant S to
+// w: atStart runs at S with the execution gate closed. Until the
+// fork-less snapshotRDB is on this branch, the whole image is written with
+// the gate closed (clients wait for the rewrite).
+func (s *Server) aofSnapshotRDB(w io.Writer, aux [][2]string, atStart func() [][2]string, cancelled func() bool) (int, error) {
+	release := s.bindClient(&Client{srv: s}).closeGate()
+	defer release()
+	if atStart != nil {
+		aux = append(aux, atStart()...)
+	}
+	header := [][2]string{{"redis-ver", Version}, {"redis-bits", "64"}, {"ctime", fmt.Sprint(time.Now().Unix())}}
+	fw := rdb.NewFileWriter(w, append(header, aux...)...)
+	for _, l := range s.tx.functions.sortedLibs() {
+		fw.Function(l.code)
+	}
+	dbs, _, _ := s.ks.Stats()
+	keys := 0
+	for _, st := range dbs {
+		db := s.ks.DB(st.ID)
+		fw.SelectDB(st.ID, uint64(st.Keys), uint64(st.Expires))
+		for slot := range store.NumSlots {
+			if db.SlotSize(uint16(slot)) == 0 {
+				continue
+			}
+			db.Lock(uint16(slot))
+			db.ScanSlotLocked(uint16(slot), func(e *store.Entry) {
+				fw.Entry(e)
+				keys++
+			})
+			db.Unlock(uint16(slot))
+			if cancelled != nil && cancelled() {
+				return keys, errSaveCancelled
+			}
+		}
+	}
+	return keys, fw.Finish()
+}
