@@ -1,0 +1,346 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// The append-only file (issue 18): with appendfsync always no write a
+// client saw acknowledged is lost to kill -9, before and after
+// BGREWRITEAOF; the directory is Redis 7.0's, read by redis-check-aof and
+// redis-server, and shoal reads redis-server's.
+
+// aofRounds is how many kill -9 rounds the durability test runs:
+// SHOAL_AOF_ROUNDS (e.g. 20 for a long run), else 3.
+func aofRounds(t *testing.T) int {
+	if v := os.Getenv("SHOAL_AOF_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "SHOAL_AOF_ROUNDS")
+		return n
+	}
+	return 3
+}
+
+const (
+	aofWriters   = 4
+	aofPipeline  = 16 // commands per pipelined batch (one op = 4 commands)
+	aofRoundOps  = 1500  // acked ops (all writers) at which a round kills the server
+	aofMaxOps    = 50000 // per writer: a bound, never reached in a round
+	aofRoundWait = 60 * time.Second
+)
+
+// aofWriter writes op i of its stream as four commands on four types:
+// SET s:<w>:<i>, HSET h:<w> f<i>, RPUSH l:<w> <i>, ZADD z:<w> <i> m<i>. Its
+// acked count is the number of ops whose batch came back without error.
+type aofWriter struct {
+	prefix string
+	acked  int
+}
+
+func (w *aofWriter) run(ctx context.Context, c *redis.Client, stopAt int, mu *sync.Mutex) {
+	for i := w.ackedUnder(mu); i < stopAt; {
+		pipe := c.Pipeline()
+		n := min(aofPipeline/4, stopAt-i)
+		for j := i; j < i+n; j++ {
+			js := strconv.Itoa(j)
+			pipe.Set(ctx, "s:"+w.prefix+":"+js, "v"+js, 0)
+			pipe.HSet(ctx, "h:"+w.prefix, "f"+js, js)
+			pipe.RPush(ctx, "l:"+w.prefix, js)
+			pipe.ZAdd(ctx, "z:"+w.prefix, redis.Z{Score: float64(j), Member: "m" + js})
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return // the server was killed
+		}
+		i += n
+		mu.Lock()
+		w.acked = i
+		mu.Unlock()
+	}
+}
+
+func (w *aofWriter) ackedUnder(mu *sync.Mutex) int {
+	mu.Lock()
+	defer mu.Unlock()
+	return w.acked
+}
+
+// verify checks that every acked op is in the dataset, and that the list
+// holds the ops in order without a gap (what is there beyond the acked ops
+// was written but not yet answered).
+func (w *aofWriter) verify(t *testing.T, ctx context.Context, c *redis.Client) {
+	t.Helper()
+	list, err := c.LRange(ctx, "l:"+w.prefix, 0, -1).Result()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(list), w.acked, "%s: acked ops missing from the list", w.prefix)
+	for i, v := range list {
+		require.Equal(t, strconv.Itoa(i), v, "%s: list element %d", w.prefix, i)
+	}
+	h, err := c.HLen(ctx, "h:"+w.prefix).Result()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, int(h), w.acked, w.prefix)
+	z, err := c.ZCard(ctx, "z:"+w.prefix).Result()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, int(z), w.acked, w.prefix)
+	for from := 0; from < w.acked; from += 500 {
+		var keys []string
+		for i := from; i < min(from+500, w.acked); i++ {
+			keys = append(keys, "s:"+w.prefix+":"+strconv.Itoa(i))
+		}
+		vals, err := c.MGet(ctx, keys...).Result()
+		require.NoError(t, err)
+		for k, v := range vals {
+			require.Equal(t, "v"+strconv.Itoa(from+k), v, keys[k])
+		}
+		hv, err := c.HMGet(ctx, "h:"+w.prefix, hashFields(from, from+len(keys))...).Result()
+		require.NoError(t, err)
+		for k, v := range hv {
+			require.Equal(t, strconv.Itoa(from+k), v, "%s field f%d", w.prefix, from+k)
+		}
+	}
+}
+
+func hashFields(from, to int) []string {
+	out := make([]string, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, "f"+strconv.Itoa(i))
+	}
+	return out
+}
+
+func TestAOFAlwaysKill9LosesNoAcknowledgedWrite(t *testing.T) {
+	s := StartServer(t, "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+		"--enable-debug-command", "yes")
+	ctx := context.Background()
+	rounds := aofRounds(t)
+	var all []*aofWriter
+	for round := range rounds {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr, PoolSize: aofWriters, MaxRetries: -1})
+		var mu sync.Mutex
+		writers := make([]*aofWriter, aofWriters)
+		var wg sync.WaitGroup
+		for w := range writers {
+			writers[w] = &aofWriter{prefix: fmt.Sprintf("r%d:w%d", round, w)}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				writers[w].run(ctx, c, aofMaxOps, &mu)
+			}()
+		}
+		acked := func() int {
+			n := 0
+			for _, w := range writers {
+				n += w.ackedUnder(&mu)
+			}
+			return n
+		}
+		// Rounds after the first rewrite the AOF while the writers run: the
+		// kill then lands during or after the rewrite.
+		if round%2 == 1 {
+			WaitFor(t, aofRoundWait, "writes before the rewrite", func() string {
+				if acked() < aofRoundOps/2 {
+					return fmt.Sprintf("%d acked", acked())
+				}
+				return ""
+			})
+			out, err := Query(s.Addr, "BGREWRITEAOF")
+			require.NoError(t, err)
+			require.Equal(t, "Background append only file rewriting started", out)
+		}
+		// Killed while the writers run: ops are in flight, some answered
+		// just before the kill.
+		target := aofRoundOps
+		WaitFor(t, aofRoundWait, "writes before the kill", func() string {
+			if acked() < target {
+				return fmt.Sprintf("%d of %d acked", acked(), target)
+			}
+			return ""
+		})
+		s.Kill()
+		wg.Wait()
+		_ = c.Close()
+		all = append(all, writers...)
+		s.Restart()
+		c = redis.NewClient(&redis.Options{Addr: s.Addr})
+		for _, w := range all {
+			w.verify(t, ctx, c)
+		}
+		_ = c.Close()
+		t.Logf("round %d: %d ops acked before kill -9, all present after the restart", round, acked())
+	}
+	// A clean restart gives the same dataset.
+	before, err := Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	s.Restart()
+	after, err := Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+}
+
+// aofDataset writes keys of every type, a transaction, expiries and a
+// function library, so the digests compare something.
+func aofDataset(t *testing.T, addr string, tag string) {
+	t.Helper()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for i := range 200 {
+		is := strconv.Itoa(i)
+		require.NoError(t, c.Set(ctx, tag+"str:"+is, "value-"+is, 0).Err())
+		require.NoError(t, c.RPush(ctx, tag+"list", is).Err())
+		require.NoError(t, c.HSet(ctx, tag+"hash:"+strconv.Itoa(i%7), "f"+is, is).Err())
+		require.NoError(t, c.SAdd(ctx, tag+"set", is).Err())
+		require.NoError(t, c.ZAdd(ctx, tag+"zset", redis.Z{Score: float64(i) / 3, Member: is}).Err())
+	}
+	require.NoError(t, c.XAdd(ctx, &redis.XAddArgs{Stream: tag + "stream", ID: "1-1", Values: []string{"a", "1"}}).Err())
+	require.NoError(t, c.Expire(ctx, tag+"str:1", time.Hour).Err())
+	require.NoError(t, c.IncrByFloat(ctx, tag+"float", 1.5).Err())
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, tag+"counter")
+		p.LPop(ctx, tag+"list")
+		return nil
+	})
+	require.NoError(t, err)
+	c3 := redis.NewClient(&redis.Options{Addr: addr, DB: 3})
+	defer c3.Close()
+	require.NoError(t, c3.Set(ctx, tag+"in-db3", "x", 0).Err())
+	require.NoError(t, c.SPop(ctx, tag+"set").Err())
+}
+
+func waitRewriteDone(t *testing.T, addr string) {
+	t.Helper()
+	WaitFor(t, 30*time.Second, "the AOF rewrite to finish", func() string {
+		out, err := Query(addr, "INFO", "persistence")
+		if err != nil {
+			return err.Error()
+		}
+		if !strings.Contains(out, "aof_rewrite_in_progress:0") || strings.Contains(out, "aof_rewrite_scheduled:1") {
+			return "in progress"
+		}
+		return ""
+	})
+}
+
+// TestAOFCompatibleWithRedis: redis-check-aof accepts shoal's directory,
+// redis-server loads it to the same DEBUG DIGEST, and shoal loads the
+// directory redis-server then wrote (after its own rewrite) to the same
+// digest.
+func TestAOFCompatibleWithRedis(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	s := StartServer(t, "--appendonly", "yes", "--save", "", "--enable-debug-command", "yes",
+		"--aof-timestamp-enabled", "yes")
+	aofDataset(t, s.Addr, "a:")
+	out, err := Query(s.Addr, "BGREWRITEAOF")
+	require.NoError(t, err)
+	require.Equal(t, "Background append only file rewriting started", out)
+	waitRewriteDone(t, s.Addr)
+	aofDataset(t, s.Addr, "b:") // in the incr file after the base
+	digest, err := Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	s.Stop()
+
+	manifest := filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.manifest")
+	if check, err := exec.LookPath("redis-check-aof"); err == nil {
+		out, err := exec.Command(check, manifest).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "All AOF files and manifest are valid")
+	}
+
+	redisDir := t.TempDir()
+	require.NoError(t, exec.Command("cp", "-r", filepath.Join(s.Dir, "appendonlydir"), redisDir).Run())
+	r := startRedisServer(t, redisDir, "--appendonly", "yes", "--save", "", "--enable-debug-command", "yes")
+	got, err := Query(r, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	require.Equal(t, digest, got, "redis-server loads shoal's AOF to the same dataset")
+
+	// redis-server adds to it, rewrites, adds more; shoal loads its files.
+	aofDataset(t, r, "c:")
+	_, err = Query(r, "BGREWRITEAOF")
+	require.NoError(t, err)
+	waitRewriteDone(t, r)
+	aofDataset(t, r, "d:")
+	digest, err = Query(r, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	_, _ = Query(r, "SHUTDOWN", "NOSAVE")
+	WaitFor(t, 10*time.Second, "redis-server to exit", func() string {
+		if _, err := Query(r, "PING"); err == nil {
+			return "still answering"
+		}
+		return ""
+	})
+	require.NoError(t, os.RemoveAll(filepath.Join(s.Dir, "appendonlydir")))
+	require.NoError(t, exec.Command("cp", "-r", filepath.Join(redisDir, "appendonlydir"), s.Dir).Run())
+	s.Restart()
+	got, err = Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	require.Equal(t, digest, got, "shoal loads redis-server's AOF to the same dataset")
+}
+
+// A truncated last command: with aof-load-truncated yes (the default) the
+// file is cut after the last whole command and the server starts; with no
+// it refuses to start, with Redis's lines.
+func TestAOFTruncatedTail(t *testing.T) {
+	s := StartServer(t, "--appendonly", "yes", "--save", "", "--appendfsync", "always")
+	for i := range 10 {
+		_, err := Query(s.Addr, "SET", "k"+strconv.Itoa(i), "v")
+		require.NoError(t, err)
+	}
+	s.Kill()
+	incr := filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	f, err := os.OpenFile(incr, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("*3\r\n$3\r\nSET\r\n$2\r\nk")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	s.Args = append(s.Args, "--aof-load-truncated", "no")
+	_, err = s.start()
+	require.Error(t, err)
+	require.Contains(t, s.Log(), "Unexpected end of file reading the append only file appendonly.aof.1.incr.aof. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>.")
+
+	s.Args = s.Args[:len(s.Args)-2]
+	s.Restart()
+	require.Contains(t, s.Log(), "!!! Warning: short read while loading the AOF file appendonly.aof.1.incr.aof!!!")
+	require.Contains(t, s.Log(), "AOF appendonly.aof.1.incr.aof loaded anyway because aof-load-truncated is enabled")
+	require.Equal(t, 10, dbsize(t, s))
+}
+
+// CONFIG SET appendonly yes at run time writes the dataset as a base and
+// logs what follows; no stops it.
+func TestAOFConfigSetAppendonly(t *testing.T) {
+	s := StartServer(t, "--save", "", "--enable-debug-command", "yes")
+	fillKeys(t, s, 500)
+	out, err := Query(s.Addr, "CONFIG", "SET", "appendonly", "yes")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	waitRewriteDone(t, s.Addr)
+	_, err = Query(s.Addr, "SET", "after", "1")
+	require.NoError(t, err)
+	digest, err := Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	out, err = Query(s.Addr, "DEBUG", "LOADAOF")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	got, err := Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	require.Equal(t, digest, got)
+	out, err = Query(s.Addr, "CONFIG", "SET", "appendonly", "no")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	info, err := Query(s.Addr, "INFO", "persistence")
+	require.NoError(t, err)
+	require.Contains(t, info, "aof_enabled:0")
+	require.NotContains(t, info, "aof_current_size")
+}
