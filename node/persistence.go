@@ -68,7 +68,7 @@ func (s *Server) backgroundSave() bool {
 	go func() {
 		defer s.wg.Done()
 		st.mu.Lock()
-		err := s.saveRDB()
+		err := s.saveRDB(nil)
 		st.mu.Unlock()
 		switch {
 		case err == nil:
@@ -125,13 +125,13 @@ func (s *Server) cancelBackgroundSave() {
 // (flushAllDataAndResetRDB): a background save in progress is discarded,
 // and with save points configured an (empty) snapshot replaces the file at
 // once, so a restart does not bring the flushed keys back.
-func (s *Server) saveAfterFlushAll() {
+func (s *Server) saveAfterFlushAll(owner *Client) {
 	s.cancelBackgroundSave()
 	if len(s.cfg.SaveParams()) == 0 {
 		return
 	}
 	s.rdbSave.mu.Lock()
-	_ = s.saveRDB() // a failure is logged; FLUSHALL still answers OK
+	_ = s.saveRDB(owner) // a failure is logged; FLUSHALL still answers OK
 	s.rdbSave.mu.Unlock()
 }
 
@@ -379,7 +379,7 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 	defer release()
 	s.log.Info("Saving the final RDB snapshot before exiting.")
 	s.rdbSave.mu.Lock()
-	err := s.saveRDB()
+	err := s.saveRDB(owner)
 	s.rdbSave.mu.Unlock()
 	if err != nil {
 		if flags&config.ShutdownForce == 0 {
