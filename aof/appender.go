@@ -47,6 +47,10 @@ type Appender struct {
 	fsyncing atomic.Bool
 	// lastFsync is the unix second of the last fsync (aof_last_fsync).
 	lastFsync atomic.Int64
+	// flushSleep is DEBUG AOF-FLUSH-SLEEP: microseconds slept before each
+	// write of the buffer (a test widens the window between a write and
+	// the replies that must wait for it).
+	flushSleep atomic.Int64
 	// written bytes since the appender started (aof_current_size grows by
 	// them).
 	bytesWritten atomic.Int64
@@ -60,6 +64,9 @@ func NewAppender(f *os.File, size int64) *Appender {
 	a.lastFsync.Store(time.Now().Unix())
 	return a
 }
+
+// SetFlushSleep is DEBUG AOF-FLUSH-SLEEP <microseconds>.
+func (a *Appender) SetFlushSleep(us int64) { a.flushSleep.Store(us) }
 
 // SetTimestamps turns the "#TS:<unix>" annotations on or off
 // (aof-timestamp-enabled).
@@ -194,6 +201,9 @@ func (a *Appender) flushLocked() error {
 	if len(data) == 0 {
 		a.spare = data
 		return nil
+	}
+	if us := a.flushSleep.Load(); us > 0 {
+		time.Sleep(time.Duration(us) * time.Microsecond)
 	}
 	n, err := a.f.Write(data)
 	if err != nil && n > 0 {

@@ -49,7 +49,6 @@ type aofState struct {
 	lastFailed   atomic.Bool  // aof_last_bgrewrite_status err
 	rewrites     atomic.Int64
 	failures     atomic.Int64 // aof_rewrites_consecutive_failures
-	rewriteDone  chan struct{}
 
 	// aof_current_size is sizeBase plus what the appender wrote;
 	// aof_base_size is the size after the last rewrite (or the base's at
@@ -58,6 +57,7 @@ type aofState struct {
 	baseSize atomic.Int64
 
 	lastErrLog atomic.Int64 // unix ns of the last write error logged
+	flushSleep atomic.Int64 // DEBUG AOF-FLUSH-SLEEP, µs
 	// The automatic rewrite's back-off after failures (cron only).
 	nextDelay, nextTry int64
 }
@@ -331,6 +331,7 @@ func (a *aofState) openAtStartup() error {
 // attach makes app the feed's AOF consumer.
 func (a *aofState) attach(app *aof.Appender) {
 	app.SetTimestamps(a.s.cfg.Bool("aof-timestamp-enabled"))
+	app.SetFlushSleep(a.flushSleep.Load())
 	a.app.Store(app)
 	a.s.AddEffectFeed(app)
 }
@@ -394,7 +395,12 @@ func (a *aofState) writeBase(path string, atStart func() [][2]string, cancelled 
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	_, err = a.s.aofSnapshotRDB(bw, [][2]string{{"aof-base", "1"}}, atStart, cancelled)
+	_, err = a.s.snapshotRDB(nil, bw, [][2]string{
+		{"redis-ver", Version},
+		{"redis-bits", "64"},
+		{"ctime", fmt.Sprint(time.Now().Unix())},
+		{"aof-base", "1"},
+	}, atStart, cancelled)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -405,7 +411,7 @@ func (a *aofState) writeBase(path string, atStart func() [][2]string, cancelled 
 		err = cerr
 	}
 	if err != nil {
-		if !errors.Is(err, errSaveCancelled) {
+		if !errors.Is(err, errSnapshotCancelled) {
 			a.s.log.Warn("Write error writing append only file on disk: " + syscallText(err))
 		}
 		_ = os.Remove(path)
@@ -452,8 +458,12 @@ func (a *aofState) start() error {
 		return nil
 	}
 	if a.rewriting.Load() {
+		// The running rewrite is discarded; the cron starts the new one
+		// as soon as it has ended.
 		a.s.log.Warn("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
-		a.killRewrite()
+		a.cancelRewrite()
+		a.scheduled.Store(true)
+		return nil
 	}
 	if err := a.startRewrite(); err != nil {
 		a.state.Store(aofOff)
@@ -477,28 +487,28 @@ func (a *aofState) stop() {
 	a.detach()
 	a.sizeBase.Store(0)
 	a.mu.Unlock()
-	a.killRewrite()
+	a.cancelRewrite()
 }
 
-// killRewrite discards the running rewrite and waits for it to end
-// (killAppendOnlyChild).
-func (a *aofState) killRewrite() {
+// cancelRewrite makes the running rewrite discard its work
+// (killAppendOnlyChild). It does not wait: the rewrite may be waiting to
+// mark S, which needs the caller's own command to end.
+func (a *aofState) cancelRewrite() {
 	a.mu.Lock()
-	done := a.rewriteDone
-	if done != nil {
+	defer a.mu.Unlock()
+	if a.rewriting.Load() {
 		a.s.log.Info("Killing running AOF rewrite child")
 		a.cancelGen.Add(1)
-	}
-	a.mu.Unlock()
-	if done != nil {
-		<-done
 	}
 }
 
 // shutdown writes and fsyncs what is buffered and stops the rewrite
 // (prepareForShutdown).
 func (a *aofState) shutdown() {
-	a.killRewrite()
+	if a.rewriting.Load() {
+		a.s.log.Warn("There is a child rewriting the AOF. Killing it!")
+		a.cancelRewrite()
+	}
 	if app := a.app.Load(); app != nil {
 		a.s.log.Info("Calling fsync() on the AOF file.")
 		if err := app.Flush(); err != nil {
@@ -531,16 +541,9 @@ func (a *aofState) startRewrite() error {
 	a.rewriting.Store(true)
 	a.scheduled.Store(false)
 	a.rewriteStart.Store(time.Now().Unix())
-	done := make(chan struct{})
-	a.rewriteDone = done
 	gen := a.cancelGen.Load()
 	a.s.log.Info("Background append only file rewriting started")
-	a.s.wg.Add(1)
-	go func() {
-		defer a.s.wg.Done()
-		defer close(done)
-		a.rewrite(gen)
-	}()
+	go a.rewrite(gen)
 	return nil
 }
 
@@ -552,7 +555,7 @@ func (a *aofState) rewrite(gen int64) {
 	tmp := filepath.Join(a.s.cfg.String("dir"), fmt.Sprintf("temp-rewriteaof-bg-%d.aof", os.Getpid()))
 	var openErr error
 	atStart := func() [][2]string {
-		openErr = a.openNewIncr()
+		openErr = a.openNewIncr(gen)
 		return nil
 	}
 	cancelled := func() bool { return openErr != nil || a.cancelGen.Load() != gen }
@@ -566,7 +569,6 @@ func (a *aofState) rewrite(gen int64) {
 		_ = os.Remove(tmp)
 		a.lastRewrite.Store(time.Now().Unix() - a.rewriteStart.Load())
 		a.rewriting.Store(false)
-		a.rewriteDone = nil
 	}()
 	if a.cancelGen.Load() != gen {
 		a.s.log.Warn("Background AOF rewrite terminated by signal 10")
@@ -612,9 +614,12 @@ func (a *aofState) cleanWaitRewrite() {
 // file is added to the manifest (persisted) and the appender moves to it;
 // waiting for its first rewrite, the appender starts on the temporary
 // incr file; off, nothing.
-func (a *aofState) openNewIncr() error {
+func (a *aofState) openNewIncr(gen int64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.cancelGen.Load() != gen {
+		return errSnapshotCancelled
+	}
 	var name string
 	var next *aof.Manifest
 	switch a.state.Load() {

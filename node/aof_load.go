@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/slots"
-	"github.com/shoal-db/shoal/store"
 )
 
 // Loading the AOF (loadAppendOnlyFiles): the base — an RDB image, or
@@ -42,11 +40,8 @@ const (
 // instead of the RDB file whenever appendonly is yes (with no AOF yet the
 // dataset starts empty and openAtStartup makes a base of it).
 func (a *aofState) loadAtStartup() error {
-	if a.s.loadsAsReplica(true) {
-		a.s.ks.SetReplicaMode(true)
-	}
 	start := time.Now()
-	switch a.loadFiles() {
+	switch a.loadFiles(a.s.loadsAsReplica(true)) {
 	case aofLoadFailed, aofLoadOpenErr:
 		return ErrDataNotLoaded
 	case aofLoadNotExist:
@@ -91,8 +86,14 @@ func (a *aofState) upgradeOldStyle() error {
 	return nil
 }
 
-// loadFiles loads the files the manifest names, in order.
-func (a *aofState) loadFiles() aofLoadResult {
+// loadFiles loads the files the manifest names, in order. While they
+// load, nothing expires (Redis's keyIsExpired is false while loading): a
+// PEXPIREAT in the past keeps the key for the commands after it, as the
+// replica mode of the keyspace does for a master's stream; asReplica is
+// the mode after the load.
+func (a *aofState) loadFiles(asReplica bool) aofLoadResult {
+	a.s.ks.SetReplicaMode(true)
+	defer a.s.ks.SetReplicaMode(asReplica)
 	if err := a.upgradeOldStyle(); err != nil {
 		return aofLoadFailed
 	}
@@ -167,7 +168,7 @@ func (a *aofState) loadFile(name string) aofLoadResult {
 		} else {
 			s.log.Info("Reading RDB base file on AOF loading...")
 		}
-		n, err := s.loadRDBImage(data, true)
+		n, err := s.loadRDBImage(data)
 		if err != nil {
 			s.log.Warn("RDB image of the AOF did not load", zap.Error(err))
 			if oldStyle {
@@ -275,18 +276,15 @@ func (a *aofState) newLoadClient() *Client {
 }
 
 // loadRDBImage loads the RDB image at the start of data into the
-// keyspace (keys that exist are replaced) and returns its length.
-func (s *Server) loadRDBImage(data []byte, startup bool) (int, error) {
-	now := s.ks.Now()
-	dropExpired := !s.loadsAsReplica(startup)
+// keyspace (keys that exist are replaced) and returns its length. Keys
+// already expired are loaded too, as Redis loads an AOF's RDB preamble:
+// they expire once the load is over.
+func (s *Server) loadRDBImage(data []byte) (int, error) {
 	var libs []*functionLib
 	h := rdb.FileHandlers{
 		Key: func(k *rdb.LoadedKey) error {
 			if k.DB >= s.ks.NumDBs() {
 				return fmt.Errorf("key %q is in database %d, the server has %d", k.Key, k.DB, s.ks.NumDBs())
-			}
-			if k.ExpireAt != 0 && k.ExpireAt <= now && dropExpired {
-				return nil
 			}
 			db := s.ks.DB(k.DB)
 			slot := slots.KeySlot(k.Key)
@@ -317,7 +315,19 @@ func (s *Server) loadRDBImage(data []byte, startup bool) (int, error) {
 	return n, err
 }
 
-// ---------------------------------------------------------------- DEBUG LOADAOF
+// ---------------------------------------------------------------- DEBUG
+
+// debugAOFFlushSleep is DEBUG AOF-FLUSH-SLEEP <microseconds>: each write
+// of the AOF buffer sleeps that long first (atoi's value, as Redis).
+func debugAOFFlushSleep(c *Client, arg []byte) {
+	a := c.srv.aof
+	us := atoi(arg)
+	a.flushSleep.Store(us)
+	if app := a.app.Load(); app != nil {
+		app.SetFlushSleep(us)
+	}
+	c.OK()
+}
 
 // debugLoadAOF is DEBUG LOADAOF: write what is buffered, empty the
 // dataset, read the manifest again and load the AOF, with the execution
@@ -348,7 +358,7 @@ func debugLoadAOF(c *Client) {
 	if app != nil {
 		s.RemoveEffectFeed(app)
 	}
-	ret := a.loadFiles()
+	ret := a.loadFiles(s.loadsAsReplica(false))
 	if app != nil {
 		a.app.Store(app)
 		s.AddEffectFeed(app)
@@ -359,44 +369,4 @@ func debugLoadAOF(c *Client) {
 	}
 	s.log.Warn("Append Only File loaded by DEBUG LOADAOF")
 	c.OK()
-}
-
-// ---------------------------------------------------------------- snapshot
-
-// aofSnapshotRDB writes the RDB image of the dataset at one instant S to
-// w: atStart runs at S with the execution gate closed. Until the
-// fork-less snapshotRDB is on this branch, the whole image is written with
-// the gate closed (clients wait for the rewrite).
-func (s *Server) aofSnapshotRDB(w io.Writer, aux [][2]string, atStart func() [][2]string, cancelled func() bool) (int, error) {
-	release := s.bindClient(&Client{srv: s}).closeGate()
-	defer release()
-	if atStart != nil {
-		aux = append(aux, atStart()...)
-	}
-	header := [][2]string{{"redis-ver", Version}, {"redis-bits", "64"}, {"ctime", fmt.Sprint(time.Now().Unix())}}
-	fw := rdb.NewFileWriter(w, append(header, aux...)...)
-	for _, l := range s.tx.functions.sortedLibs() {
-		fw.Function(l.code)
-	}
-	dbs, _, _ := s.ks.Stats()
-	keys := 0
-	for _, st := range dbs {
-		db := s.ks.DB(st.ID)
-		fw.SelectDB(st.ID, uint64(st.Keys), uint64(st.Expires))
-		for slot := range store.NumSlots {
-			if db.SlotSize(uint16(slot)) == 0 {
-				continue
-			}
-			db.Lock(uint16(slot))
-			db.ScanSlotLocked(uint16(slot), func(e *store.Entry) {
-				fw.Entry(e)
-				keys++
-			})
-			db.Unlock(uint16(slot))
-			if cancelled != nil && cancelled() {
-				return keys, errSaveCancelled
-			}
-		}
-	}
-	return keys, fw.Finish()
 }
