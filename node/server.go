@@ -268,9 +268,23 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // ErrListen is returned by Listen when a listening socket cannot be created.
 var ErrListen = errors.New("listen failed")
 
-// Listen opens the client listeners on every bind address and starts
-// serving. It returns once the sockets are bound.
-func (s *Server) Listen() error {
+// Bind opens the client listeners on every bind address (and the unix
+// socket) without serving them yet: redis-server binds before it logs its
+// PID and loads the data set, so a harness that connects as soon as it
+// sees the PID (Redis's test suite) is queued, not refused, while the data
+// loads. Listen serves them; it opens them itself when Bind was not called.
+func (s *Server) Bind() error {
+	lns, unixLn, err := s.openClientListeners()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.listeners, s.unixLn = lns, unixLn
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 	port := int(s.cfg.Int("port"))
 	binds := s.cfg.Strings("bind")
 	if len(binds) == 0 {
@@ -281,14 +295,30 @@ func (s *Server) Listen() error {
 	lns, err := openListeners(int64(port), binds, s.stopCron)
 	if err != nil {
 		s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
-		return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+		return nil, nil, fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
 	}
 	unixLn, err := s.listenUnix()
 	if err != nil {
 		for _, ln := range lns {
 			_ = ln.Close()
 		}
-		return err
+		return nil, nil, err
+	}
+	return lns, unixLn, nil
+}
+
+// Listen serves the client listeners (opening them first unless Bind did)
+// and starts the cron and the other services. It returns once the sockets
+// are bound.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	lns, unixLn := s.listeners, s.unixLn
+	s.mu.Unlock()
+	if lns == nil {
+		var err error
+		if lns, unixLn, err = s.openClientListeners(); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	s.listeners = lns

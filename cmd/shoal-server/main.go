@@ -99,6 +99,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mode = "cluster"
 	}
 	setParallelism(cfg.Int("io-threads"), log)
+	// The sockets are bound before the PID is logged and the data loaded,
+	// as redis-server's initServer does: a client that connects meanwhile
+	// waits instead of being refused.
+	if err := srv.Bind(); err != nil {
+		if errors.Is(err, node.ErrListen) {
+			log.Warn(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
+		} else {
+			log.Error(err.Error())
+		}
+		return 1
+	}
 	// The " PID: <pid>" text is what Redis's test harness waits for; like
 	// redis-server, the PID and "Server initialized" come before the data
 	// set is loaded, so a harness sees a server that started and then
