@@ -31,6 +31,9 @@ type Appender struct {
 	lastTS     int64
 	appended   atomic.Int64
 
+	writes group // the rounds of WaitWritten
+	syncs  group // the rounds of WaitSynced
+
 	syncMu sync.Mutex // one fsync at a time; taken before wmu
 	wmu    sync.Mutex // the file and its writes
 	f      *os.File
@@ -143,29 +146,21 @@ func (a *Appender) FsyncInProgress() bool { return a.fsyncing.Load() }
 // (everysec and no: what a client saw acknowledged survives the process
 // being killed). The error is a write error; its bytes stay buffered.
 func (a *Appender) WaitWritten(off int64) error {
-	if a.written.Load() >= off {
-		return nil
-	}
-	a.wmu.Lock()
-	defer a.wmu.Unlock()
-	if a.written.Load() >= off {
-		return nil
-	}
-	return a.flushLocked()
+	return a.writes.wait(func() bool { return a.written.Load() >= off }, a.Flush)
 }
 
 // WaitSynced returns once everything up to off is written and fsynced
-// (appendfsync always). The caller that finds the file free writes and
-// fsyncs all that is buffered, covering every other caller waiting.
+// (appendfsync always). One caller at a time writes and fsyncs all that
+// is buffered; the others wait for that round and return when it covered
+// them (group commit), all woken at once.
 func (a *Appender) WaitSynced(off int64) error {
-	if a.synced.Load() >= off {
-		return nil
-	}
+	return a.syncs.wait(func() bool { return a.synced.Load() >= off }, a.syncAll)
+}
+
+// syncAll writes the buffer and fsyncs the file.
+func (a *Appender) syncAll() error {
 	a.syncMu.Lock()
 	defer a.syncMu.Unlock()
-	if a.synced.Load() >= off {
-		return nil
-	}
 	a.wmu.Lock()
 	err := a.flushLocked()
 	end, f := a.written.Load(), a.f
@@ -178,6 +173,51 @@ func (a *Appender) WaitSynced(off int64) error {
 	}
 	a.synced.Store(end)
 	a.lastFsync.Store(time.Now().Unix())
+	return nil
+}
+
+// group runs one round of work at a time for callers waiting for a
+// condition: a caller whose condition does not hold starts a round, or
+// waits for the running one and looks again. Waiters sleep on the round's
+// channel, so its end wakes them all at once rather than one by one
+// through a mutex.
+type group struct {
+	mu      sync.Mutex
+	running *round
+}
+
+type round struct {
+	done chan struct{}
+	err  error
+}
+
+func (g *group) wait(covered func() bool, work func() error) error {
+	for !covered() {
+		g.mu.Lock()
+		if covered() {
+			g.mu.Unlock()
+			return nil
+		}
+		if r := g.running; r != nil {
+			g.mu.Unlock()
+			<-r.done
+			if r.err != nil {
+				return r.err
+			}
+			continue
+		}
+		r := &round{done: make(chan struct{})}
+		g.running = r
+		g.mu.Unlock()
+		r.err = work()
+		g.mu.Lock()
+		g.running = nil
+		g.mu.Unlock()
+		close(r.done)
+		if r.err != nil {
+			return r.err
+		}
+	}
 	return nil
 }
 
