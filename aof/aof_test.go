@@ -3,7 +3,9 @@ package aof
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -137,4 +139,59 @@ func TestAppenderOffsetsAndSwitch(t *testing.T) {
 		"*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n*2\r\n$3\r\nDEL\r\n$1\r\nx\r\n*2\r\n$3\r\nDEL\r\n$1\r\ny\r\n", string(b1))
 	assert.Equal(t, "*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n*2\r\n$3\r\nDEL\r\n$1\r\nz\r\n", string(b2),
 		"the new file starts with a SELECT")
+}
+
+// Writers propagate and wait (always and everysec style) while the file is
+// switched under them: every command lands exactly once, in one of the
+// files, and each writer's commands keep their order.
+func TestAppenderConcurrentWaitAndSwitch(t *testing.T) {
+	dir := t.TempDir()
+	open := func(i int) *os.File {
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(i)))
+		require.NoError(t, err)
+		return f
+	}
+	a := NewAppender(open(0), 0)
+	const writers, perWriter, switches = 4, 300, 5
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				a.Propagate(w%2, [][][]byte{{[]byte("RPUSH"), []byte("l" + strconv.Itoa(w)), []byte(strconv.Itoa(i))}})
+				off := a.Appended()
+				if w%2 == 0 {
+					assert.NoError(t, a.WaitSynced(off))
+					assert.GreaterOrEqual(t, a.Synced(), off)
+				} else {
+					assert.NoError(t, a.WaitWritten(off))
+					assert.GreaterOrEqual(t, a.Written(), off)
+				}
+			}
+		}()
+	}
+	for i := 1; i <= switches; i++ {
+		require.NoError(t, a.Switch(open(i), 0, i%2 == 0))
+	}
+	wg.Wait()
+	require.NoError(t, a.Close())
+	next := make([]int, writers)
+	for i := 0; i <= switches; i++ {
+		data, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(i)))
+		require.NoError(t, err)
+		_, err = ReadCommands(data, 0, func(args [][]byte, _ int) error {
+			if string(args[0]) == "SELECT" {
+				return nil
+			}
+			w, _ := strconv.Atoi(string(args[1][1:]))
+			assert.Equal(t, strconv.Itoa(next[w]), string(args[2]), "writer %d", w)
+			next[w]++
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	for w := range writers {
+		assert.Equal(t, perWriter, next[w], "writer %d", w)
+	}
 }
