@@ -344,3 +344,35 @@ func TestAOFConfigSetAppendonly(t *testing.T) {
 	require.Contains(t, info, "aof_enabled:0")
 	require.NotContains(t, info, "aof_current_size")
 }
+
+// auto-aof-rewrite-percentage / -min-size: once the AOF passes the minimum
+// size and has grown by the percentage since the last rewrite, the cron
+// rewrites it, and the old files are removed.
+func TestAOFAutoRewrite(t *testing.T) {
+	s := StartServer(t, "--appendonly", "yes", "--save", "", "--enable-debug-command", "yes",
+		"--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "64kb")
+	fillKeys(t, s, 3000) // ~100 KB of SETs in the incr file
+	WaitFor(t, 20*time.Second, "an automatic rewrite", func() string {
+		out, err := Query(s.Addr, "INFO", "persistence")
+		if err != nil {
+			return err.Error()
+		}
+		if !strings.Contains(out, "aof_rewrites:1") || !strings.Contains(out, "aof_rewrite_in_progress:0") {
+			return "no rewrite yet"
+		}
+		return ""
+	})
+	require.Contains(t, s.Log(), "Starting automatic rewriting of AOF on")
+	manifest, err := os.ReadFile(filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.manifest"))
+	require.NoError(t, err)
+	require.Equal(t, "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n", string(manifest))
+	entries, err := os.ReadDir(filepath.Join(s.Dir, "appendonlydir"))
+	require.NoError(t, err)
+	require.Len(t, entries, 3, "the history files are deleted")
+	digest, err := Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	s.Restart()
+	got, err := Query(s.Addr, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	require.Equal(t, digest, got)
+}
