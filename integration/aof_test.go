@@ -34,7 +34,7 @@ func aofRounds(t *testing.T) int {
 
 const (
 	aofWriters   = 4
-	aofPipeline  = 16 // commands per pipelined batch (one op = 4 commands)
+	aofPipeline  = 16    // commands per pipelined batch (one op = 4 commands)
 	aofRoundOps  = 1500  // acked ops (all writers) at which a round kills the server
 	aofMaxOps    = 50000 // per writer: a bound, never reached in a round
 	aofRoundWait = 60 * time.Second
