@@ -115,8 +115,6 @@ type acceptedRow struct {
 }
 
 var acceptedRows = []acceptedRow{
-	{names: []string{"aof-use-rdb-preamble"}, differs: true,
-		why: "the AOF's base is always an RDB image (<appendfilename>.<seq>.base.rdb), also when no: Redis then writes the base as commands; both load in Redis and shoal"},
 	{names: []string{"aof-rewrite-incremental-fsync"}, differs: true,
 		why: "the rewrite's base file is fsynced once when written, not every 4 MB"},
 	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",

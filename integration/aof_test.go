@@ -203,6 +203,15 @@ func aofDataset(t *testing.T, addr string, tag string) {
 		require.NoError(t, c.ZAdd(ctx, tag+"zset", redis.Z{Score: float64(i) / 3, Member: is}).Err())
 	}
 	require.NoError(t, c.XAdd(ctx, &redis.XAddArgs{Stream: tag + "stream", ID: "1-1", Values: []string{"a", "1"}}).Err())
+	require.NoError(t, c.XAdd(ctx, &redis.XAddArgs{Stream: tag + "stream", ID: "2-1", Values: []string{"b", "2"}}).Err())
+	require.NoError(t, c.XGroupCreate(ctx, tag+"stream", "grp", "0").Err())
+	require.NoError(t, c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "grp", Consumer: "alice", Streams: []string{tag + "stream", ">"}, Count: 1}).Err())
+	require.NoError(t, c.XGroupCreateConsumer(ctx, tag+"stream", "grp", "bob").Err())
+	for i := range 100 {
+		require.NoError(t, c.SAdd(ctx, tag+"intset", i*7).Err())
+	}
+	lib := "lib" + strings.TrimSuffix(tag, ":")
+	require.NoError(t, c.FunctionLoad(ctx, "#!lua name="+lib+"\nredis.register_function('"+lib+"f', function() return 1 end)").Err())
 	require.NoError(t, c.Expire(ctx, tag+"str:1", time.Hour).Err())
 	require.NoError(t, c.IncrByFloat(ctx, tag+"float", 1.5).Err())
 	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -239,14 +248,24 @@ func TestAOFCompatibleWithRedis(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed")
 	}
+	// The base as an RDB image (the default), and as commands.
+	for _, preamble := range []string{"yes", "no"} {
+		t.Run("aof-use-rdb-preamble "+preamble, func(t *testing.T) { aofCompatibleWithRedis(t, preamble) })
+	}
+}
+
+func aofCompatibleWithRedis(t *testing.T, preamble string) {
 	s := StartServer(t, "--appendonly", "yes", "--save", "", "--enable-debug-command", "yes",
-		"--aof-timestamp-enabled", "yes")
+		"--aof-timestamp-enabled", "yes", "--aof-use-rdb-preamble", preamble)
 	aofDataset(t, s.Addr, "a:")
 	out, err := Query(s.Addr, "BGREWRITEAOF")
 	require.NoError(t, err)
 	require.Equal(t, "Background append only file rewriting started", out)
 	waitRewriteDone(t, s.Addr)
 	aofDataset(t, s.Addr, "b:") // in the incr file after the base
+	base := map[string]string{"yes": "appendonly.aof.2.base.rdb", "no": "appendonly.aof.2.base.aof"}[preamble]
+	_, err = os.Stat(filepath.Join(s.Dir, "appendonlydir", base))
+	require.NoError(t, err)
 	digest, err := Query(s.Addr, "DEBUG", "DIGEST")
 	require.NoError(t, err)
 	s.Stop()

@@ -291,8 +291,8 @@ func (a *aofState) openAtStartup() error {
 	m := a.manifest
 	hadIncr := len(m.Incr) > 0
 	if m.Empty() {
-		name := m.NewBase(a.filename(), true)
-		if err := a.writeBaseNow(name); err != nil {
+		name, err := a.writeBaseNow(m)
+		if err != nil {
 			return ErrDataNotLoaded
 		}
 		a.s.log.Info("Creating AOF base file " + name + " on server start")
@@ -370,29 +370,39 @@ func (a *aofState) filesSize() int64 {
 	return n
 }
 
-// writeBaseNow writes the dataset as the base file name through
-// temp-rewriteaof-<pid>.aof (rewriteAppendOnlyFile), at start-up.
-func (a *aofState) writeBaseNow(name string) error {
+// writeBaseNow writes the dataset as the next base file through
+// temp-rewriteaof-<pid>.aof (rewriteAppendOnlyFile), at start-up, and
+// names it in m.
+func (a *aofState) writeBaseNow(m *aof.Manifest) (string, error) {
 	tmp := filepath.Join(a.s.cfg.String("dir"), fmt.Sprintf("temp-rewriteaof-%d.aof", os.Getpid()))
-	if err := a.writeBase(tmp, nil, nil); err != nil {
-		return err
+	isRDB, err := a.writeBase(tmp, nil, nil)
+	if err != nil {
+		return "", err
 	}
+	name := m.NewBase(a.filename(), isRDB)
 	if err := os.Rename(tmp, a.path(name)); err != nil {
 		a.s.log.Warn("Error moving temp append only file on the final destination: " + syscallText(err))
 		_ = os.Remove(tmp)
-		return err
+		return "", err
 	}
-	return nil
+	return name, nil
 }
 
-// writeBase writes the base file at path: an RDB image of the dataset at
-// one instant (snapshotRDB), with the aof-base aux field. atStart runs at
-// that instant.
-func (a *aofState) writeBase(path string, atStart func() [][2]string, cancelled func() bool) error {
-	f, err := os.Create(path)
+// writeBase writes the base file at path, the dataset at one instant S
+// (snapshotRDB; atStart runs at S): an RDB image with the aof-base aux
+// field, or with aof-use-rdb-preamble no that image converted to commands
+// (node/aof_rewrite.go). isRDB says which.
+func (a *aofState) writeBase(path string, atStart func() [][2]string, cancelled func() bool) (isRDB bool, err error) {
+	isRDB = a.s.cfg.Bool("aof-use-rdb-preamble")
+	image := path
+	if !isRDB {
+		image = path + ".rdb"
+		defer os.Remove(image)
+	}
+	f, err := os.Create(image)
 	if err != nil {
 		a.s.log.Warn("Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): " + syscallText(err))
-		return err
+		return isRDB, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	_, err = a.s.snapshotRDB(nil, bw, [][2]string{
@@ -404,20 +414,23 @@ func (a *aofState) writeBase(path string, atStart func() [][2]string, cancelled 
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil {
+	if err == nil && isRDB {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && !isRDB {
+		err = a.rdbToCommands(image, path)
 	}
 	if err != nil {
 		if !errors.Is(err, errSnapshotCancelled) {
 			a.s.log.Warn("Write error writing append only file on disk: " + syscallText(err))
 		}
 		_ = os.Remove(path)
-		return err
+		return isRDB, err
 	}
-	return nil
+	return isRDB, nil
 }
 
 // delHistory is aofDelHistoryFiles.
@@ -559,7 +572,7 @@ func (a *aofState) rewrite(gen int64) {
 		return nil
 	}
 	cancelled := func() bool { return openErr != nil || a.cancelGen.Load() != gen }
-	err := a.writeBase(tmp, atStart, cancelled)
+	isRDB, err := a.writeBase(tmp, atStart, cancelled)
 	if err == nil && openErr != nil {
 		err = openErr
 	}
@@ -583,7 +596,7 @@ func (a *aofState) rewrite(gen int64) {
 		return
 	}
 	a.s.log.Info("Background AOF rewrite terminated with success")
-	if err := a.finishRewrite(tmp); err != nil {
+	if err := a.finishRewrite(tmp, isRDB); err != nil {
 		a.lastFailed.Store(true)
 		a.failures.Add(1)
 		a.cleanWaitRewrite()
@@ -661,9 +674,9 @@ func (a *aofState) openNewIncr(gen int64) error {
 // finishRewrite makes the temporary base the new base and persists the
 // manifest; the replaced files become history and are removed. The
 // caller holds mu.
-func (a *aofState) finishRewrite(tmp string) error {
+func (a *aofState) finishRewrite(tmp string, isRDB bool) error {
 	next := a.manifest.Clone()
-	base := next.NewBase(a.filename(), true)
+	base := next.NewBase(a.filename(), isRDB)
 	if err := os.Rename(tmp, a.path(base)); err != nil {
 		a.s.log.Warn(fmt.Sprintf("Error trying to rename the temporary AOF base file %s into %s: %s",
 			filepath.Base(tmp), a.path(base), syscallText(err)))
