@@ -768,18 +768,25 @@ func (s *Server) infoAOF(w *infoWriter) {
 	if !s.cfg.Bool("appendonly") {
 		return
 	}
-	var buffered int64
 	pending := false
 	if app := a.app.Load(); app != nil {
-		buffered = app.Buffered()
 		pending = app.FsyncInProgress()
 	}
 	w.int("aof_current_size", a.currentSize())
 	w.int("aof_base_size", a.baseSize.Load())
 	w.int("aof_pending_rewrite", boolInt(a.scheduled.Load()))
-	w.int("aof_buffer_length", buffered)
+	w.int("aof_buffer_length", a.bufferLength())
 	w.int("aof_pending_bio_fsync", boolInt(pending))
 	w.int("aof_delayed_fsync", 0) // writes never wait for a running fsync
+}
+
+// bufferLength is aof_buffer_length and mem_aof_buffer: bytes appended,
+// not yet written.
+func (a *aofState) bufferLength() int64 {
+	if app := a.app.Load(); app != nil {
+		return app.Buffered()
+	}
+	return 0
 }
 
 func okErr(failed bool) string {

@@ -498,7 +498,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("mem_clients_slaves", m.clientsReplicas)
 	w.int("mem_clients_normal", m.clientsNormal)
 	w.int("mem_cluster_links", 0)
-	w.int("mem_aof_buffer", 0)
+	w.int("mem_aof_buffer", s.aof.bufferLength()) // node/aof.go
 	w.str("mem_allocator", "go")
 	w.int("active_defrag_running", 0)
 	w.int("lazyfree_pending_objects", 0)
