@@ -128,64 +128,87 @@ func TestAOFEverysecKill9LosesNoAcknowledgedWrite(t *testing.T) {
 	aofKill9(t, "everysec", 2)
 }
 
+// aofLoad is aofWriters writers running until the server goes away (or
+// aofMaxOps each).
+type aofLoad struct {
+	c       *redis.Client
+	mu      sync.Mutex
+	writers []*aofWriter
+	wg      sync.WaitGroup
+}
+
+func startAOFLoad(addr, prefix string) *aofLoad {
+	l := &aofLoad{c: redis.NewClient(&redis.Options{Addr: addr, PoolSize: aofWriters, MaxRetries: -1})}
+	ctx := context.Background()
+	for w := range aofWriters {
+		wr := &aofWriter{prefix: fmt.Sprintf("%s:w%d", prefix, w)}
+		l.writers = append(l.writers, wr)
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			wr.run(ctx, l.c, aofMaxOps, &l.mu)
+		}()
+	}
+	return l
+}
+
+func (l *aofLoad) acked() int {
+	n := 0
+	for _, w := range l.writers {
+		n += w.ackedUnder(&l.mu)
+	}
+	return n
+}
+
+// waitAcked waits until n ops are acked in all.
+func (l *aofLoad) waitAcked(t *testing.T, n int, what string) {
+	t.Helper()
+	WaitFor(t, aofRoundWait, what, func() string {
+		if got := l.acked(); got < n {
+			return fmt.Sprintf("%d of %d acked", got, n)
+		}
+		return ""
+	})
+}
+
+// end waits for the writers, whose server was killed, and returns them.
+func (l *aofLoad) end() []*aofWriter {
+	l.wg.Wait()
+	_ = l.c.Close()
+	return l.writers
+}
+
+func verifyAOFWriters(t *testing.T, addr string, writers []*aofWriter) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for _, w := range writers {
+		w.verify(t, context.Background(), c)
+	}
+}
+
 func aofKill9(t *testing.T, policy string, rounds int) {
 	s := StartServer(t, "--appendonly", "yes", "--appendfsync", policy, "--save", "",
 		"--enable-debug-command", "yes")
-	ctx := context.Background()
 	var all []*aofWriter
 	for round := range rounds {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr, PoolSize: aofWriters, MaxRetries: -1})
-		var mu sync.Mutex
-		writers := make([]*aofWriter, aofWriters)
-		var wg sync.WaitGroup
-		for w := range writers {
-			writers[w] = &aofWriter{prefix: fmt.Sprintf("r%d:w%d", round, w)}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				writers[w].run(ctx, c, aofMaxOps, &mu)
-			}()
-		}
-		acked := func() int {
-			n := 0
-			for _, w := range writers {
-				n += w.ackedUnder(&mu)
-			}
-			return n
-		}
+		load := startAOFLoad(s.Addr, fmt.Sprintf("r%d", round))
 		// Rounds after the first rewrite the AOF while the writers run: the
 		// kill then lands during or after the rewrite.
 		if round%2 == 1 {
-			WaitFor(t, aofRoundWait, "writes before the rewrite", func() string {
-				if acked() < aofRoundOps/2 {
-					return fmt.Sprintf("%d acked", acked())
-				}
-				return ""
-			})
+			load.waitAcked(t, aofRoundOps/2, "writes before the rewrite")
 			out, err := Query(s.Addr, "BGREWRITEAOF")
 			require.NoError(t, err)
 			require.Equal(t, "Background append only file rewriting started", out)
 		}
 		// Killed while the writers run: ops are in flight, some answered
 		// just before the kill.
-		target := aofRoundOps
-		WaitFor(t, aofRoundWait, "writes before the kill", func() string {
-			if acked() < target {
-				return fmt.Sprintf("%d of %d acked", acked(), target)
-			}
-			return ""
-		})
+		load.waitAcked(t, aofRoundOps, "writes before the kill")
 		s.Kill()
-		wg.Wait()
-		_ = c.Close()
-		all = append(all, writers...)
+		all = append(all, load.end()...)
 		s.Restart()
-		c = redis.NewClient(&redis.Options{Addr: s.Addr})
-		for _, w := range all {
-			w.verify(t, ctx, c)
-		}
-		_ = c.Close()
-		t.Logf("round %d: %d ops acked before kill -9, all present after the restart", round, acked())
+		verifyAOFWriters(t, s.Addr, all)
+		t.Logf("round %d: %d ops acked before kill -9, all present after the restart", round, load.acked())
 	}
 	// A clean restart gives the same dataset.
 	before, err := Query(s.Addr, "DEBUG", "DIGEST")
@@ -194,6 +217,27 @@ func aofKill9(t *testing.T, policy string, rounds int) {
 	after, err := Query(s.Addr, "DEBUG", "DIGEST")
 	require.NoError(t, err)
 	require.Equal(t, before, after)
+}
+
+// CONFIG SET appendonly yes while writers run: the base is the dataset at
+// S and the incr file has every write after it, so once the rewrite is
+// done a kill -9 loses nothing acknowledged, before or after the switch.
+func TestAOFEnabledAtRunTimeUnderLoad(t *testing.T) {
+	s := StartServer(t, "--save", "", "--appendfsync", "always", "--enable-debug-command", "yes")
+	load := startAOFLoad(s.Addr, "live")
+	load.waitAcked(t, aofRoundOps/2, "writes before appendonly yes")
+	out, err := Query(s.Addr, "CONFIG", "SET", "appendonly", "yes")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	waitRewriteDone(t, s.Addr)
+	at := load.acked()
+	load.waitAcked(t, at+aofRoundOps/2, "writes after the rewrite")
+	s.Kill()
+	writers := load.end()
+	s.Args = append(s.Args, "--appendonly", "yes")
+	s.Restart()
+	verifyAOFWriters(t, s.Addr, writers)
+	t.Logf("%d ops acked (%d before the rewrite ended), all present after kill -9", load.acked(), at)
 }
 
 // aofDataset writes keys of every type, a transaction, expiries and a
