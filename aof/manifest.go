@@ -218,16 +218,25 @@ func ParseManifest(data []byte) (*Manifest, error) {
 // atoll is C's atoll: leading spaces, an optional sign, the digits that
 // follow; 0 when none.
 func atoll(s string) int64 {
+	v, _ := cInt(s)
+	return v
+}
+
+// cInt reads an integer the way C's strtol does: leading spaces, an
+// optional sign, then the digits that follow. overflow reports digits that
+// do not fit an int64.
+func cInt(s string) (v int64, overflow bool) {
 	s = strings.TrimLeft(s, " \t\n\v\f\r")
 	end := 0
 	if end < len(s) && (s[end] == '+' || s[end] == '-') {
 		end++
 	}
+	digits := end
 	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
 		end++
 	}
-	v, _ := strconv.ParseInt(s[:end], 10, 64)
-	return v
+	v, err := strconv.ParseInt(s[:end], 10, 64)
+	return v, err != nil && end > digits
 }
 
 // NewBase names the next base file and makes the current base (if any) a

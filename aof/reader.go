@@ -1,10 +1,6 @@
 package aof
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-)
+import "errors"
 
 // Errors of ReadCommands, the outcomes loadSingleAppendOnlyFile tells apart.
 var (
@@ -115,17 +111,9 @@ func atoi(b []byte) int {
 
 // strtol is C's strtol on a length line, -1 for a length no file holds.
 func strtol(b []byte) int64 {
-	s := strings.TrimLeft(string(b), " \t\n\v\f\r")
-	end := 0
-	if end < len(s) && (s[end] == '+' || s[end] == '-') {
-		end++
-	}
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	v, err := strconv.ParseInt(s[:end], 10, 64)
-	if err != nil && end > 0 && s[end-1] >= '0' {
-		return -1 // overflow
+	v, overflow := cInt(string(b))
+	if overflow {
+		return -1
 	}
 	return v
 }
