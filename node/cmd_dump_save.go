@@ -78,8 +78,10 @@ func (s *Server) rdbPath() string {
 // saveRDB writes the whole keyspace to dir/dbfilename through a temporary
 // file renamed into place (rdbSave), with Redis's log lines. On success
 // the changes counted before it started are no longer "since the last
-// save". The caller holds s.rdbSave.mu; owner is the client running the
-// save (nil: none), which snapshotRDB must not wait for.
+// save". owner is the client running the save (nil: none), which
+// snapshotRDB must not wait for. It takes s.rdbSave.mu at the snapshot's
+// instant (see snapshotRDBHolding for why not before), so the temporary
+// file is opened only then, on the first write.
 func (s *Server) saveRDB(owner *Client) error {
 	start := time.Now()
 	st := &s.rdbSave
@@ -87,33 +89,37 @@ func (s *Server) saveRDB(owner *Client) error {
 	gen := st.cancelGen.Load()
 	path := s.rdbPath()
 	tmpName, tmp := s.tempRDBPath()
-	f, err := os.Create(tmp)
-	if err != nil {
-		s.log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
-			tmpName, serverRootDir(), syscallText(err)))
-		return err
-	}
-	defer os.Remove(tmp) // a no-op once renamed
+	f := &tempFile{path: tmp}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	keys, err := s.snapshotRDB(owner, bw, [][2]string{
+	keys, err := s.snapshotRDBHolding(owner, &st.mu, bw, [][2]string{
 		{"redis-ver", Version},
 		{"redis-bits", "64"},
 		{"ctime", fmt.Sprint(time.Now().Unix())},
 		{"aof-base", "0"},
 	}, nil, func() bool { return st.cancelGen.Load() != gen })
+	defer st.mu.Unlock()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if f.openErr != nil {
+		s.log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
+			tmpName, serverRootDir(), syscallText(f.openErr)))
+		return f.openErr
+	}
+	if f.f == nil { // nothing written: a save cancelled before its first flush
+		return errSaveCancelled
+	}
+	defer os.Remove(tmp) // a no-op once renamed
 	if errors.Is(err, errSnapshotCancelled) {
-		_ = f.Close()
+		_ = f.f.Close()
 		return errSaveCancelled
 	}
 	op := "rdbSaveRio"
 	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
 		op = "fsync"
-		err = f.Sync()
+		err = f.f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := f.f.Close(); err == nil {
 		op, err = "fclose", cerr
 	}
 	if err != nil {
@@ -141,10 +147,29 @@ func (s *Server) saveRDB(owner *Client) error {
 
 // tempRDBPath is the temporary file a save writes before the rename:
 // temp-<pid>.rdb in the data directory, Redis's name (saves never overlap:
-// they hold rdbSave.mu).
+// they hold rdbSave.mu from the first write on).
 func (s *Server) tempRDBPath() (name, path string) {
 	name = fmt.Sprintf("temp-%d.rdb", os.Getpid())
 	return name, filepath.Join(filepath.Dir(s.rdbPath()), name)
+}
+
+// tempFile is a save's temporary file, created on the first write.
+type tempFile struct {
+	path    string
+	f       *os.File
+	openErr error
+}
+
+func (t *tempFile) Write(p []byte) (int, error) {
+	if t.f == nil {
+		if t.openErr == nil {
+			t.f, t.openErr = os.Create(t.path)
+		}
+		if t.openErr != nil {
+			return 0, t.openErr
+		}
+	}
+	return t.f.Write(p)
 }
 
 // RemoveTempRDB deletes the temporary file of a save under way (the
@@ -306,9 +331,12 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		}
 		s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
 		keys++
+		s.loadedKey(k.Offset)
 		return nil
 	}
+	stopLoading := s.startLoading(int64(len(data)))
 	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
+	stopLoading()
 	if err == nil && len(libs) > 0 {
 		// Libraries that exist already fail the load unless merging.
 		if errMsg := s.tx.functions.install(libs, merge, false); errMsg != "" {
@@ -347,8 +375,6 @@ func debugReload(c *Client, args [][]byte) {
 	s := c.srv
 	release := c.closeGate()
 	defer release()
-	s.rdbSave.mu.Lock()
-	defer s.rdbSave.mu.Unlock()
 	if save {
 		if err := s.saveRDB(c); err != nil {
 			c.Error("ERR")
@@ -376,9 +402,7 @@ func cmdSave(c *Client, args [][]byte) {
 	}
 	st := &c.srv.rdbSave
 	st.statSaves.Add(1)
-	st.mu.Lock()
 	err := c.srv.saveRDB(c)
-	st.mu.Unlock()
 	if err != nil {
 		c.Error("ERR")
 		return

@@ -183,3 +183,28 @@ func TestBgsaveIsOneInstant(t *testing.T) {
 		require.Equal(t, vals[0]-1, vals[i], "k%d: the file mixes rounds: %v", i, vals)
 	}
 }
+
+// TestSavesDoNotDeadlockWithTheGate: commands that hold the execution gate
+// and save (DEBUG RELOAD, FLUSHALL in a transaction, with save points)
+// while a slow BGSAVE is starting or walking all answer: a background save
+// never waits for the gate while it holds the save lock.
+func TestSavesDoNotDeadlockWithTheGate(t *testing.T) {
+	s := startTestServer(t, "--save", "3600 1", "--rdb-key-save-delay", "100", "--enable-debug-command", "yes")
+	tc := dialTest(t, s)
+	var cmds [][]string
+	for i := 0; i < 500; i++ {
+		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), "v"})
+	}
+	for round := 0; round < 3; round++ {
+		require.Empty(t, pipelineDo(t, tc, cmds))
+		require.Equal(t, "+Background saving started\r\n", tc.do("BGSAVE"))
+		require.Equal(t, "+OK\r\n", tc.do("DEBUG", "RELOAD"))
+		require.Equal(t, "+OK\r\n", tc.do("MULTI"))
+		require.Equal(t, "+QUEUED\r\n", tc.do("FLUSHALL"))
+		require.Equal(t, "*1\r\n+OK\r\n", tc.do("EXEC"))
+		require.Equal(t, ":0\r\n", tc.do("DBSIZE"))
+	}
+	testharness.WaitFor(t, 30*time.Second, "no save running", func() bool {
+		return strings.Contains(tc.do("INFO", "persistence"), "rdb_bgsave_in_progress:0")
+	})
+}

@@ -507,7 +507,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 
 func (s *Server) infoPersistence(w *infoWriter) {
 	w.section("Persistence")
-	w.int("loading", 0)
+	w.int("loading", boolInt(s.loading.active.Load()))
 	w.int("async_loading", 0)
 	w.int("current_cow_peak", 0)
 	w.int("current_cow_size", 0)
@@ -530,7 +530,8 @@ func (s *Server) infoPersistence(w *infoWriter) {
 	w.int("rdb_last_cow_size", 0) // no fork, no copy-on-write
 	w.int("rdb_last_load_keys_expired", st.loadedExpired.Load())
 	w.int("rdb_last_load_keys_loaded", st.loadedKeys.Load())
-	s.infoAOF(w) // node/aof.go
+	s.infoAOF(w)     // node/aof.go
+	s.infoLoading(w) // node/loading.go
 }
 
 func (s *Server) infoStats(w *infoWriter) {

@@ -67,9 +67,7 @@ func (s *Server) backgroundSave() bool {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		st.mu.Lock()
 		err := s.saveRDB(nil)
-		st.mu.Unlock()
 		switch {
 		case err == nil:
 			s.log.Info("Background saving terminated with success")
@@ -130,9 +128,7 @@ func (s *Server) saveAfterFlushAll(owner *Client) {
 	if len(s.cfg.SaveParams()) == 0 {
 		return
 	}
-	s.rdbSave.mu.Lock()
 	_ = s.saveRDB(owner) // a failure is logged; FLUSHALL still answers OK
-	s.rdbSave.mu.Unlock()
 }
 
 // msgBgsaveError is Redis's shared.bgsaveerr.
@@ -378,9 +374,7 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 	release := owner.closeGate()
 	defer release()
 	s.log.Info("Saving the final RDB snapshot before exiting.")
-	s.rdbSave.mu.Lock()
 	err := s.saveRDB(owner)
-	s.rdbSave.mu.Unlock()
 	if err != nil {
 		if flags&config.ShutdownForce == 0 {
 			s.log.Warn("Error trying to save the DB, can't exit.")

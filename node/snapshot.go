@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/store"
@@ -24,20 +25,43 @@ import (
 // returns the number of keys written. owner is the client on whose behalf
 // it runs (nil: none), which closing the gate must not wait for.
 func (s *Server) snapshotRDB(owner *Client, w io.Writer, aux [][2]string, atStart func() [][2]string, cancelled func() bool) (int, error) {
-	s.snapshotMu.Lock()
-	defer s.snapshotMu.Unlock()
+	return s.snapshotRDBHolding(owner, nil, w, aux, atStart, cancelled)
+}
 
-	sink := &rdbSnapshotSink{}
+// snapshotRDBHolding is snapshotRDB that also takes held (nil: none) at S,
+// in the same closing of the gate, and leaves it locked for the caller.
+//
+// Lock order: the gate, then snapshotMu and held. Whoever holds either
+// lock never waits for the gate (a walk needs only slot locks), so a
+// gate owner may wait for them; the reverse — holding one while waiting
+// for the gate — would deadlock against a command that holds the gate
+// (DEBUG RELOAD, SHUTDOWN, an exclusive EXEC) and wants a save. So both
+// are taken with TryLock while the gate is closed, and when either is
+// busy the gate opens again and the attempt is retried.
+func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer, aux [][2]string, atStart func() [][2]string, cancelled func() bool) (int, error) {
 	if owner == nil {
 		owner = s.bindClient(&Client{srv: s})
 	}
-	release := owner.closeGate() // re-entrant for a client that holds it
-	// The master link's apply is held too, unless the owner is the master
-	// link, which holds it already (a replicated FLUSHALL that saves).
-	holdApply := !owner.isMasterLink()
-	if holdApply {
-		s.repl.rep.LockApply()
+	// With atStart, the master link's apply is held too, so that no
+	// command of a replica's stream is applied but not yet forwarded at S
+	// (a sub-replica's stream registered by atStart would get it twice).
+	// A file needs only the gate: the master link applies as an active
+	// client, so nothing is half-applied while the gate is closed. Callers
+	// with atStart must not hold the gate themselves: the master link may
+	// hold its apply lock while it waits for the gate.
+	holdApply := atStart != nil && !owner.isMasterLink()
+	var release func()
+	for {
+		release = owner.closeGate() // re-entrant for a client that holds it
+		if s.tryLockSnapshot(held, holdApply) {
+			break
+		}
+		release()
+		time.Sleep(time.Millisecond) // a walk, a save or an apply is finishing
 	}
+	defer s.snapshotMu.Unlock()
+
+	sink := &rdbSnapshotSink{}
 	libs := s.tx.functions.sortedLibs()
 	dbStats, _, _ := s.ks.Stats()
 	sn, err := s.ks.BeginSnapshot(sink)
@@ -140,4 +164,24 @@ func (k *rdbSnapshotSink) take() []snapshotChunk {
 	c := k.chunks
 	k.chunks = nil
 	return c
+}
+
+// tryLockSnapshot takes snapshotMu, held (if not nil) and, with
+// holdApply, the master link's apply lock: all or none.
+func (s *Server) tryLockSnapshot(held *sync.Mutex, holdApply bool) bool {
+	if !s.snapshotMu.TryLock() {
+		return false
+	}
+	if held != nil && !held.TryLock() {
+		s.snapshotMu.Unlock()
+		return false
+	}
+	if holdApply && !s.repl.rep.TryLockApply() {
+		if held != nil {
+			held.Unlock()
+		}
+		s.snapshotMu.Unlock()
+		return false
+	}
+	return true
 }
