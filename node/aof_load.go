@@ -116,11 +116,17 @@ func (a *aofState) loadFiles(asReplica bool) aofLoadResult {
 	}
 	a.s.cfg.SetLoading(true)
 	defer a.s.cfg.SetLoading(false)
+	// Clients connected meanwhile (DEBUG LOADAOF) get -LOADING, and INFO
+	// shows the progress over all the files (node/loading.go).
+	stopLoading := a.s.startLoading(total)
+	defer stopLoading()
 	var ret aofLoadResult
+	var done int64 // bytes of the files already loaded
 	for i, f := range files {
 		last := i == len(files)-1
 		start := time.Now()
-		ret = a.loadFile(f.Name)
+		ret = a.loadFile(f.Name, done)
+		done += a.fileSize(&f)
 		kind := "incr"
 		if f.Type == aof.TypeBase {
 			kind = "base"
@@ -144,8 +150,9 @@ func (a *aofState) loadFiles(asReplica bool) aofLoadResult {
 	return ret
 }
 
-// loadFile is loadSingleAppendOnlyFile.
-func (a *aofState) loadFile(name string) aofLoadResult {
+// loadFile is loadSingleAppendOnlyFile; progress is where the file
+// starts in the load's total.
+func (a *aofState) loadFile(name string, progress int64) aofLoadResult {
 	s := a.s
 	path := a.path(name)
 	data, err := os.ReadFile(path)
@@ -168,7 +175,7 @@ func (a *aofState) loadFile(name string) aofLoadResult {
 		} else {
 			s.log.Info("Reading RDB base file on AOF loading...")
 		}
-		n, err := s.loadRDBImage(data)
+		n, err := s.loadRDBImage(data, progress)
 		if err != nil {
 			s.log.Warn("RDB image of the AOF did not load", zap.Error(err))
 			if oldStyle {
@@ -206,6 +213,7 @@ func (a *aofState) loadFile(name string) aofLoadResult {
 			c.run(args)
 		}
 		c.Out = c.Out[:0]
+		s.loadedKey(progress + int64(end)) // and key-load-delay, as debugDelay per command
 		return nil
 	})
 	switch {
@@ -279,7 +287,7 @@ func (a *aofState) newLoadClient() *Client {
 // keyspace (keys that exist are replaced) and returns its length. Keys
 // already expired are loaded too, as Redis loads an AOF's RDB preamble:
 // they expire once the load is over.
-func (s *Server) loadRDBImage(data []byte) (int, error) {
+func (s *Server) loadRDBImage(data []byte, progress int64) (int, error) {
 	var libs []*functionLib
 	h := rdb.FileHandlers{
 		Key: func(k *rdb.LoadedKey) error {
@@ -295,6 +303,7 @@ func (s *Server) loadRDBImage(data []byte) (int, error) {
 				db.SetExpire(k.Key, e, k.ExpireAt)
 			}
 			s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
+			s.loadedKey(progress + k.Offset)
 			return nil
 		},
 		Function: func(code []byte) error {
