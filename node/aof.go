@@ -134,13 +134,19 @@ func (a *aofState) fatalAlways(err error) {
 	if errors.Is(err, os.ErrClosed) {
 		return // the AOF was turned off meanwhile
 	}
-	a.s.log.Warn(fmt.Sprintf("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...", syscallText(err)))
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Op == "fdatasync" {
+		a.s.log.Warn(fmt.Sprintf("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...", syscallText(err)))
+	} else {
+		a.s.log.Warn("Error writing to the AOF file: " + syscallText(err))
+		a.s.log.Warn("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...")
+	}
 	os.Exit(1)
 }
 
-// writeErrLogged limits the error lines to one per 30 s
+// writeErrLogEvery limits the error lines to one per 30 s
 // (AOF_WRITE_LOG_ERROR_RATE).
-var writeErrLogEvery = 30 * time.Second
+const writeErrLogEvery = 30 * time.Second
 
 func (a *aofState) noteWriteError(err error) {
 	if errors.Is(err, os.ErrClosed) {
@@ -154,10 +160,11 @@ func (a *aofState) noteWriteError(err error) {
 
 // ---------------------------------------------------------------- the cron
 
-// aofLoop is the appender's background work, every 100 ms while the AOF
-// is on: write what no client waited for (the master link's writes,
-// expiry), fsync once a second under everysec, retry after a write error,
-// start a scheduled or automatic rewrite.
+// loop is the AOF's background work, every 100 ms, on its own goroutine
+// (Redis's bio thread and the AOF part of serverCron): write what no client
+// waited for (the master link's writes, expiry), fsync once a second under
+// everysec, retry after a write error, start a scheduled or automatic
+// rewrite.
 func (a *aofState) loop(stop <-chan struct{}) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -180,8 +187,10 @@ func (a *aofState) cron() {
 			}
 		}
 		if a.fsync.Load() == config.AppendFsyncEverySec && time.Now().Unix() > app.LastFsync() &&
-			!a.fsyncPausedForRewrite() && !app.FsyncInProgress() {
-			go func() { _ = app.SyncInBackground() }()
+			!a.fsyncPausedForRewrite() {
+			if err := app.SyncInBackground(); err != nil {
+				a.noteWriteError(err)
+			}
 		}
 		if a.fsync.Load() == config.AppendFsyncAlways && !a.fsyncPausedForRewrite() && app.Synced() < app.Written() {
 			if err := app.WaitSynced(app.Written()); err != nil {
