@@ -346,33 +346,25 @@ func debugLoadAOF(c *Client) {
 	a := s.aof
 	release := c.closeGate()
 	defer release()
-	if app := a.app.Load(); app != nil {
+	// mu keeps a rewrite from ending (and changing the manifest) meanwhile.
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	app := a.app.Load()
+	if app != nil {
 		if err := app.Flush(); err != nil {
 			a.noteWriteError(err)
 		}
+		// The load's own writes must not reach the AOF it reads.
+		s.RemoveEffectFeed(app)
+		defer s.AddEffectFeed(app)
 	}
 	s.ks.FlushAll()
 	s.tx.functions.install(nil, true, true)
-	a.mu.Lock()
-	err := a.loadManifest()
-	if err == nil {
-		a.delHistoryLocked()
-	}
-	a.mu.Unlock()
-	if err != nil {
+	if err := a.loadManifest(); err != nil {
 		os.Exit(1)
 	}
-	// The load's own writes must not reach the AOF it reads.
-	app := a.app.Swap(nil)
-	if app != nil {
-		s.RemoveEffectFeed(app)
-	}
-	ret := a.loadFiles(s.loadsAsReplica(false))
-	if app != nil {
-		a.app.Store(app)
-		s.AddEffectFeed(app)
-	}
-	if ret != aofLoadOK && ret != aofLoadEmpty {
+	a.delHistoryLocked()
+	if ret := a.loadFiles(s.loadsAsReplica(false)); ret != aofLoadOK && ret != aofLoadEmpty {
 		s.log.Warn("DEBUG LOADAOF failed: exiting")
 		os.Exit(1)
 	}
