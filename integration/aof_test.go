@@ -448,3 +448,31 @@ func TestAOFAutoRewrite(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, digest, got)
 }
+
+// BGSAVE while the AOF is rewritten: refused with Redis's text, or
+// scheduled with SCHEDULE and run once the rewrite is over.
+func TestAOFBgsaveDuringRewrite(t *testing.T) {
+	s := StartServer(t, "--appendonly", "yes", "--save", "", "--rdb-key-save-delay", "100000")
+	fillKeys(t, s, 30) // the rewrite takes ~3 s
+	out, err := Query(s.Addr, "BGREWRITEAOF")
+	require.NoError(t, err)
+	require.Equal(t, "Background append only file rewriting started", out)
+	out, err = Query(s.Addr, "BGSAVE")
+	require.NoError(t, err)
+	require.Equal(t, "-ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.", out)
+	out, err = Query(s.Addr, "BGSAVE", "SCHEDULE")
+	require.NoError(t, err)
+	require.Equal(t, "Background saving scheduled", out)
+	out, err = Query(s.Addr, "BGREWRITEAOF")
+	require.NoError(t, err)
+	require.Equal(t, "-ERR Background append only file rewriting already in progress", out)
+	_, err = Query(s.Addr, "CONFIG", "SET", "rdb-key-save-delay", "0")
+	require.NoError(t, err)
+	waitRewriteDone(t, s.Addr)
+	WaitFor(t, 20*time.Second, "the scheduled BGSAVE", func() string {
+		if _, err := os.Stat(filepath.Join(s.Dir, "dump.rdb")); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+}

@@ -90,8 +90,8 @@ func (s *Server) backgroundSave() bool {
 // save succeeded or was tried more than bgsaveRetryDelay seconds ago.
 func (s *Server) saveCron(now time.Time) {
 	st := &s.rdbSave
-	if st.bgRunning.Load() {
-		return
+	if st.bgRunning.Load() || s.aof.rewriting.Load() {
+		return // one "child" at a time, as serverCron
 	}
 	unix := now.Unix()
 	dirty := s.changesSinceSave()
