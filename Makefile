@@ -10,7 +10,8 @@
 #                              bin/shoal-server, files by name or number (default: all 31: 17 min on the shared 2-core VM)
 #   make pipe-test             1M SETs through redis-cli --pipe + redis-benchmark, no errors allowed
 #   make bench                 shoal vs redis-server with ../shared/bench (REPEATS, PLAN, KEYS... pass through)
-#                              and SET -P 16 under maxmemory, every write evicting (scripts/bench-evict.sh)
+#                              and SET -P 16 under maxmemory, every write evicting (scripts/bench-evict.sh),
+#                              and SET -P 16 with the AOF on (scripts/bench-aof.sh)
 #   make evict-compare         shoal vs redis-server at maxmemory 16mb: hot-set survival under allkeys-lru/lfu,
 #                              memory, RSS, CPU/request, noeviction's refusal (scripts/evictcompare; ~80 s;
 #                              EVICT_ARGS="-policies allkeys-lru -pause 0" etc. pass through)
