@@ -180,11 +180,14 @@ func TestAppenderConcurrentWaitAndSwitch(t *testing.T) {
 	for i := 0; i <= switches; i++ {
 		data, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(i)))
 		require.NoError(t, err)
+		db := -1 // each file selects its database before its first command
 		_, err = ReadCommands(data, 0, func(args [][]byte, _ int) error {
 			if string(args[0]) == "SELECT" {
+				db, _ = strconv.Atoi(string(args[1]))
 				return nil
 			}
 			w, _ := strconv.Atoi(string(args[1][1:]))
+			assert.Equal(t, w%2, db, "file %d: writer %d's command in the wrong database", i, w)
 			assert.Equal(t, strconv.Itoa(next[w]), string(args[2]), "writer %d", w)
 			next[w]++
 			return nil

@@ -232,10 +232,19 @@ func (a *Appender) Flush() error {
 // bytes that did not reach the file in the buffer, ahead of what came
 // since; a short write is first cut off the file (ftruncate), as Redis
 // does, so the file never ends in half a command. The caller holds wmu.
-func (a *Appender) flushLocked() error {
+func (a *Appender) flushLocked() error { return a.flushCut(false) }
+
+// flushCut is flushLocked; with newFile the next command appended starts
+// with a SELECT, decided in the same critical section that takes the
+// buffer, so every byte encoded against the old file's database goes to
+// the old file.
+func (a *Appender) flushCut(newFile bool) error {
 	a.mu.Lock()
 	data, end := a.buf, a.appended.Load()
 	a.buf = a.spare[:0]
+	if newFile {
+		a.selDB = -1
+	}
 	a.mu.Unlock()
 	a.spare = nil
 	if len(data) == 0 {
@@ -315,13 +324,10 @@ func (a *Appender) Switch(f *os.File, size int64, syncOld bool) error {
 	defer a.syncMu.Unlock()
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
-	err := a.flushLocked()
+	err := a.flushCut(true)
 	old := a.f
 	a.f = f
 	a.fileSize.Store(size)
-	a.mu.Lock()
-	a.selDB = -1
-	a.mu.Unlock()
 	if syncOld {
 		if serr := fdatasync(old); serr != nil && err == nil {
 			err = serr
