@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -475,4 +477,43 @@ func TestAOFBgsaveDuringRewrite(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// The client sockets are bound before the PID line and the load, as
+// redis-server does: Redis's test suite connects as soon as it sees the
+// PID, and was refused while shoal loaded its AOF.
+func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
+	s := StartServer(t, "--appendonly", "yes", "--save", "")
+	fillKeys(t, s, 200)
+	s.Stop()
+	cmd := exec.Command(s.Bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
+		"--appendonly", "yes", "--save", "", "--key-load-delay", "5000") // ~1 s of loading
+	cmd.Dir = s.Dir
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	WaitFor(t, 10*time.Second, "the PID line", func() string {
+		if !strings.Contains(out.String(), " PID: ") {
+			return "not yet"
+		}
+		return ""
+	})
+	require.NotContains(t, out.String(), readyLine, "the load is still running")
+	conn, err := net.DialTimeout("tcp", s.Addr, 5*time.Second)
+	require.NoError(t, err, "connecting while the AOF loads")
+	defer conn.Close()
+	_, err = conn.Write([]byte("PING\r\n"))
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
+	buf := make([]byte, 7)
+	_, err = io.ReadFull(conn, buf)
+	require.NoError(t, err)
+	require.Equal(t, "+PONG\r\n", string(buf), "answered once the load is over")
+	require.Equal(t, "200", func() string { v, _ := Query(s.Addr, "DBSIZE"); return v }())
 }
