@@ -113,8 +113,6 @@ type acceptedRow struct {
 }
 
 var acceptedRows = []acceptedRow{
-	{names: []string{"aof-rewrite-incremental-fsync"}, differs: true,
-		why: "the rewrite's base file is fsynced once when written, not every 4 MB"},
 	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
 		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
 		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -413,7 +414,7 @@ func (a *aofState) writeBase(path string, atStart func() [][2]string, cancelled 
 		a.s.log.Warn("Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): " + syscallText(err))
 		return isRDB, err
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(a.incrementalSync(f), 1<<20)
 	_, err = a.s.snapshotRDB(nil, bw, [][2]string{
 		{"redis-ver", Version},
 		{"redis-bits", "64"},
@@ -440,6 +441,35 @@ func (a *aofState) writeBase(path string, atStart func() [][2]string, cancelled 
 		return isRDB, err
 	}
 	return isRDB, nil
+}
+
+// autosyncBytes is REDIS_AUTOSYNC_BYTES: with
+// aof-rewrite-incremental-fsync, the rewrite's file is fsynced every 4 MB
+// written, so the kernel never holds much of it to flush at once.
+const autosyncBytes = 4 << 20
+
+// incrementalSync wraps the rewrite's file per aof-rewrite-incremental-fsync.
+func (a *aofState) incrementalSync(f *os.File) io.Writer {
+	if !a.s.cfg.Bool("aof-rewrite-incremental-fsync") {
+		return f
+	}
+	return &autosyncWriter{f: f}
+}
+
+// autosyncWriter fsyncs its file every autosyncBytes written (rioSetAutoSync).
+type autosyncWriter struct {
+	f       *os.File
+	pending int
+}
+
+func (w *autosyncWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.pending += n
+	if err == nil && w.pending >= autosyncBytes {
+		w.pending = 0
+		err = w.f.Sync()
+	}
+	return n, err
 }
 
 // delHistory is aofDelHistoryFiles.

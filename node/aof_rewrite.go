@@ -37,7 +37,7 @@ func (a *aofState) rdbToCommands(rdbPath, path string) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(a.incrementalSync(f), 1<<20)
 	w := &aofCmdWriter{w: bw, db: -1}
 	if a.s.cfg.Bool("aof-timestamp-enabled") {
 		w.raw("#TS:" + strconv.FormatInt(time.Now().Unix(), 10) + "\r\n")
