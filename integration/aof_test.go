@@ -517,3 +517,32 @@ func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	require.Equal(t, "+PONG\r\n", string(buf), "answered once the load is over")
 	require.Equal(t, "200", func() string { v, _ := Query(s.Addr, "DBSIZE"); return v }())
 }
+
+// A MULTI without its EXEC at the end of the AOF is reverted: the file is
+// cut where the MULTI began (aof-load-truncated yes) and its commands are
+// not applied.
+func TestAOFUnfinishedMultiReverted(t *testing.T) {
+	s := StartServer(t, "--appendonly", "yes", "--save", "", "--appendfsync", "always")
+	_, err := Query(s.Addr, "SET", "a", "1")
+	require.NoError(t, err)
+	s.Kill()
+	incr := filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	before, err := os.ReadFile(incr)
+	require.NoError(t, err)
+	f, err := os.OpenFile(incr, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	s.Restart()
+	require.Contains(t, s.Log(), "Revert incomplete MULTI/EXEC transaction in AOF file appendonly.aof.1.incr.aof")
+	got, err := Query(s.Addr, "EXISTS", "b")
+	require.NoError(t, err)
+	require.Equal(t, "0", got)
+	got, err = Query(s.Addr, "GET", "a")
+	require.NoError(t, err)
+	require.Equal(t, "1", got)
+	after, err := os.ReadFile(incr)
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after), "cut where the MULTI began")
+}

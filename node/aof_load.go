@@ -36,7 +36,7 @@ const (
 	aofLoadTruncated
 )
 
-// loadAOFAtStartup is loadDataFromDisk's AOF branch: the AOF is loaded
+// loadAtStartup is loadDataFromDisk's AOF branch: the AOF is loaded
 // instead of the RDB file whenever appendonly is yes (with no AOF yet the
 // dataset starts empty and openAtStartup makes a base of it).
 func (a *aofState) loadAtStartup() error {
@@ -194,7 +194,9 @@ func (a *aofState) loadFile(name string, progress int64) aofLoadResult {
 		}
 	}
 	c := a.newLoadClient()
-	validBeforeMulti := pos
+	// Where the last whole command ended, and where the open MULTI began
+	// (Redis's valid_up_to and valid_before_multi).
+	validUpTo, validBeforeMulti := pos, pos
 	var unknown string
 	valid, err := aof.ReadCommands(data, pos, func(args [][]byte, end int) error {
 		spec, _ := s.table.lookup(args)
@@ -203,7 +205,7 @@ func (a *aofState) loadFile(name string, progress int64) aofLoadResult {
 			return errUnknownAOFCommand
 		}
 		if spec.FullName() == "multi" {
-			validBeforeMulti = end - commandLen(args)
+			validBeforeMulti = validUpTo
 		}
 		c.Out = c.Out[:0]
 		c.startBatch()
@@ -214,6 +216,7 @@ func (a *aofState) loadFile(name string, progress int64) aofLoadResult {
 		}
 		c.Out = c.Out[:0]
 		s.loadedKey(progress + int64(end)) // and key-load-delay, as debugDelay per command
+		validUpTo = end
 		return nil
 	})
 	switch {
@@ -235,16 +238,6 @@ func (a *aofState) loadFile(name string, progress int64) aofLoadResult {
 }
 
 var errUnknownAOFCommand = errors.New("unknown command in the AOF")
-
-// commandLen is the size of a command in RESP (to find where a MULTI
-// started from where it ended).
-func commandLen(args [][]byte) int {
-	n := len(fmt.Sprintf("*%d\r\n", len(args)))
-	for _, a := range args {
-		n += len(fmt.Sprintf("$%d\r\n", len(a))) + len(a) + 2
-	}
-	return n
-}
 
 // truncated handles a file that ends inside a command: with
 // aof-load-truncated it is cut after its last whole command and the load
