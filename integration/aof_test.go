@@ -487,7 +487,7 @@ func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	fillKeys(t, s, 200)
 	s.Stop()
 	cmd := exec.Command(s.Bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
-		"--appendonly", "yes", "--save", "", "--key-load-delay", "5000") // ~1 s of loading
+		"--appendonly", "yes", "--save", "", "--key-load-delay", "20000") // ~4 s of loading
 	cmd.Dir = s.Dir
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
