@@ -498,7 +498,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("mem_clients_slaves", m.clientsReplicas)
 	w.int("mem_clients_normal", m.clientsNormal)
 	w.int("mem_cluster_links", 0)
-	w.int("mem_aof_buffer", 0)
+	w.int("mem_aof_buffer", s.aof.bufferLength()) // node/aof.go
 	w.str("mem_allocator", "go")
 	w.int("active_defrag_running", 0)
 	w.int("lazyfree_pending_objects", 0)
@@ -530,18 +530,7 @@ func (s *Server) infoPersistence(w *infoWriter) {
 	w.int("rdb_last_cow_size", 0) // no fork, no copy-on-write
 	w.int("rdb_last_load_keys_expired", st.loadedExpired.Load())
 	w.int("rdb_last_load_keys_loaded", st.loadedKeys.Load())
-	w.int("aof_enabled", 0)
-	w.int("aof_rewrite_in_progress", 0)
-	w.int("aof_rewrite_scheduled", 0)
-	w.int("aof_last_rewrite_time_sec", -1)
-	w.int("aof_current_rewrite_time_sec", -1)
-	w.str("aof_last_bgrewrite_status", "ok")
-	w.int("aof_rewrites", 0)
-	w.int("aof_rewrites_consecutive_failures", 0)
-	w.str("aof_last_write_status", "ok")
-	w.int("aof_last_cow_size", 0)
-	w.int("module_fork_in_progress", 0)
-	w.int("module_fork_last_cow_size", 0)
+	s.infoAOF(w)     // node/aof.go
 	s.infoLoading(w) // node/loading.go
 }
 

@@ -51,6 +51,7 @@ type Server struct {
 	cevict       clientEviction    // client memory totals and maxmemory-clients (node/client_evict.go)
 	feeds        effectFeeds       // consumers of the write-effect feed (node/effects.go)
 	repl         *replState        // replication, both sides (node/replication*.go)
+	aof          *aofState         // the append-only file (node/aof*.go)
 	tx           serverTx          // WATCH registry, execution gate, scripts (node/multi.go)
 	migrations   *migrate.Manager  // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
 	migrateConns migrate.ConnCache // MIGRATE's cached target connections
@@ -178,6 +179,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.registerConfigHooks()
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
+	s.aof = newAOFState(s) // node/aof.go
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
 	s.applyMaxmemoryConfig()
 	s.registerMaxmemoryHooks()
@@ -204,7 +206,20 @@ func (s *Server) LoadData() error {
 	}
 	s.cluster = bus
 	// After nodes.conf: a cluster replica keeps expired keys at load.
-	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
+	// With appendonly yes the AOF is loaded instead of the RDB file, as
+	// Redis's loadDataFromDisk (node/aof_load.go).
+	if err := s.aof.loadManifest(); err != nil {
+		return err
+	}
+	if s.cfg.Bool("appendonly") {
+		err = s.aof.loadAtStartup()
+	} else {
+		err = s.loadRDBAtStartup() // node/cmd_dump_save.go
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.aof.openAtStartup(); err != nil {
 		return err
 	}
 	s.slotStats = s.newSlotStats()
@@ -257,9 +272,23 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // ErrListen is returned by Listen when a listening socket cannot be created.
 var ErrListen = errors.New("listen failed")
 
-// Listen opens the client listeners on every bind address and starts
-// serving. It returns once the sockets are bound.
-func (s *Server) Listen() error {
+// Bind opens the client listeners on every bind address (and the unix
+// socket) without serving them yet: redis-server binds before it logs its
+// PID and loads the data set, so a harness that connects as soon as it
+// sees the PID (Redis's test suite) is queued, not refused, while the data
+// loads. Listen serves them; it opens them itself when Bind was not called.
+func (s *Server) Bind() error {
+	lns, unixLn, err := s.openClientListeners()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.listeners, s.unixLn = lns, unixLn
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 	port := int(s.cfg.Int("port"))
 	binds := s.cfg.Strings("bind")
 	if len(binds) == 0 {
@@ -270,14 +299,30 @@ func (s *Server) Listen() error {
 	lns, err := openListeners(int64(port), binds, s.stopCron)
 	if err != nil {
 		s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
-		return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+		return nil, nil, fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
 	}
 	unixLn, err := s.listenUnix()
 	if err != nil {
 		for _, ln := range lns {
 			_ = ln.Close()
 		}
-		return err
+		return nil, nil, err
+	}
+	return lns, unixLn, nil
+}
+
+// Listen serves the client listeners (opening them first unless Bind did)
+// and starts the cron and the other services. It returns once the sockets
+// are bound.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	lns, unixLn := s.listeners, s.unixLn
+	s.mu.Unlock()
+	if lns == nil {
+		var err error
+		if lns, unixLn, err = s.openClientListeners(); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	s.listeners = lns
@@ -304,8 +349,12 @@ func (s *Server) Listen() error {
 		s.Shutdown()
 		return err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.cron()
+	go func() {
+		defer s.wg.Done()
+		s.aof.loop(s.stopCron) // node/aof.go
+	}()
 	s.startReplication()
 	return nil
 }
