@@ -60,6 +60,10 @@ func (t MsgType) String() string {
 const (
 	MFlagPaused   uint8 = 1 << 0 // master paused for a manual failover
 	MFlagForceAck uint8 = 1 << 1 // vote even if the master is not failing
+	// MFlagDataLost is shoal's own (Redis has no such flag): the sender
+	// restarted as a master without its data and waits for a replica that
+	// holds it to take over (failover/datalost.go).
+	MFlagDataLost uint8 = 1 << 7
 )
 
 // GossipEntry is what a PING/PONG/MEET says about one other node.
