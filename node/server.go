@@ -57,6 +57,9 @@ type Server struct {
 	rdbSave      rdbSaveState      // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
+	// dataLost: this cluster master restarted without its data and waits
+	// for a replica holding it to take over (node/datalost.go).
+	dataLost atomic.Bool
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -200,9 +203,11 @@ func (s *Server) LoadData() error {
 	}
 	s.cluster = bus
 	// After nodes.conf: a cluster replica keeps expired keys at load.
+	found := s.dataSetFilesExist() // node/datalost.go
 	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
 		return err
 	}
+	s.checkRestartedWithoutData(found) // node/datalost.go
 	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return nil

@@ -49,6 +49,17 @@ type FSM interface {
 	OpenStream(conn net.Conn, db int) Stream
 }
 
+// EmptyHistoryGuard is an FSM that may refuse a full sync which would
+// replace its data with a master's new, shorter history (cluster mode).
+// It is asked only when the master is the same node (by cluster node ID)
+// whose stream this replica last synced from, and it answered PSYNC with
+// a replication ID other than ours and an offset behind ours: the master
+// restarted without its data. Refusing drops the connection; the link
+// retries after a second.
+type EmptyHistoryGuard interface {
+	RefuseEmptyHistory(masterNodeID string) bool
+}
+
 // Stream applies the commands of one connection to the master (the node's
 // master-link client).
 type Stream interface {
@@ -95,6 +106,11 @@ type Replica struct {
 	lastIO  atomic.Int64 // unix seconds of the last read from the master
 	downAt  atomic.Int64 // unix seconds the link went down
 	bytesIn atomic.Int64 // read from the master (total_net_repl_input_bytes)
+
+	// syncedFrom is the cluster node ID of the master whose stream this
+	// replica holds (a full sync or a partial resync completed with it);
+	// nil: none, or not in cluster mode.
+	syncedFrom atomic.Pointer[string]
 
 	// applyMu orders the apply-then-forward of one command against a
 	// sub-replica's full-sync walker (the node's), which must not image a
@@ -371,6 +387,9 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	default:
 		return fmt.Errorf("unexpected reply to PSYNC from master: %s", reply)
 	}
+	if ml.nodeID != "" {
+		r.syncedFrom.Store(&ml.nodeID)
+	}
 	return r.stream(ml, conn, rd, timeout)
 }
 
@@ -384,6 +403,9 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	newOff, err := strconv.ParseInt(f[2], 10, 64)
 	if err != nil {
 		return fmt.Errorf("bad FULLRESYNC reply: %q", reply)
+	}
+	if r.refuseEmptyHistory(ml, f[1], newOff) {
+		return fmt.Errorf("%w (replid %s offset %d)", ErrEmptyHistoryRefused, f[1], newOff)
 	}
 	r.log.Info("Full resync from master", zap.String("replid", f[1]), zap.Int64("offset", newOff))
 	r.syncing.Store(true)
@@ -424,6 +446,28 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	}
 	r.m.ResetTo(f[1], newOff, streamDB)
 	return nil
+}
+
+// ErrEmptyHistoryRefused: a full sync from a master that restarted without
+// its data was refused (EmptyHistoryGuard).
+var ErrEmptyHistoryRefused = errors.New("refused a full sync from a master that restarted without its data")
+
+// refuseEmptyHistory asks the FSM's EmptyHistoryGuard, if it has one,
+// about a +FULLRESYNC replid offset from the master this replica last
+// synced from, when it starts a new history behind ours.
+func (r *Replica) refuseEmptyHistory(ml *masterLink, replid string, offset int64) bool {
+	g, ok := r.fsm.(EmptyHistoryGuard)
+	if !ok || ml.nodeID == "" {
+		return false
+	}
+	if from := r.syncedFrom.Load(); from == nil || *from != ml.nodeID {
+		return false
+	}
+	id, mine := r.m.IDs()
+	if mine <= 0 || offset >= mine || replid == id {
+		return false
+	}
+	return g.RefuseEmptyHistory(ml.nodeID)
 }
 
 // stream applies the master's stream until the link fails or stops.
