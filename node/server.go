@@ -203,7 +203,8 @@ func (s *Server) LoadData() error {
 	}
 	s.cluster = bus
 	// After nodes.conf: a cluster replica keeps expired keys at load.
-	found := s.dataSetFilesExist()               // node/datalost.go
+	// Whether a data set file exists, before loading (node/datalost.go).
+	found := s.dataSetFilesExist()
 	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
 		return err
 	}
