@@ -46,11 +46,16 @@ func TestMasterRestartedWithoutDataWaitsForItsReplica(t *testing.T) {
 	require.Contains(t, c.do("CLUSTER", "MYID"), lostMasterID, "cluster commands are served")
 
 	require.True(t, s.dataLost.Load())
+	ready, why := s.readiness()
+	require.False(t, ready)
+	require.Contains(t, why, "restarted without its data")
 	testharness.WaitFor(t, 15*time.Second, "the slots served once the replica is unreachable", func() bool {
 		return c.do("SET", "k", "v") == "+OK\r\n"
 	})
 	require.Equal(t, "$1\r\nv\r\n", c.do("GET", "k"))
 	require.True(t, strings.HasPrefix(c.do("PSYNC", "?", "-1"), "+FULLRESYNC"))
+	ready, why = s.readiness()
+	require.True(t, ready, why)
 }
 
 // An RDB file that holds no keys is an empty data set, not a lost one: the
