@@ -115,7 +115,8 @@ for ((i = 0; i < KEYS; i++)); do printf 'SET %s:p%d %d\r\n' "$TAG" "$i" "$i"; do
   n=0
   while :; do
     if [[ $("$REDIS_CLI" -c -h 127.0.0.1 -p "$BASE" SET "$TAG:w$n" "$n" 2>/dev/null) == OK ]]; then
-      n=$((n + 1)); echo "$n" >"$DIR/writer.acked"
+      n=$((n + 1))
+      echo "$n" >"$DIR/writer.tmp" && mv "$DIR/writer.tmp" "$DIR/writer.acked"
     else
       sleep 0.05
     fi
