@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/strconvx"
@@ -404,9 +405,6 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	if err != nil {
 		return fmt.Errorf("bad FULLRESYNC reply: %q", reply)
 	}
-	if r.refuseEmptyHistory(ml, f[1], newOff) {
-		return fmt.Errorf("%w (replid %s offset %d)", ErrEmptyHistoryRefused, f[1], newOff)
-	}
 	r.log.Info("Full resync from master", zap.String("replid", f[1]), zap.Int64("offset", newOff))
 	r.syncing.Store(true)
 	ml.setState("sync")
@@ -421,6 +419,9 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 		return nil
 	}); err != nil {
 		return err
+	}
+	if r.refuseEmptyHistory(ml, f[1], newOff, payload.Bytes()) {
+		return fmt.Errorf("%w (replid %s offset %d)", ErrEmptyHistoryRefused, f[1], newOff)
 	}
 	streamDB, images := 0, false
 	keys, libs, err := r.fsm.LoadPayload(payload.Bytes(), func(name, value []byte) {
@@ -453,9 +454,11 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 var ErrEmptyHistoryRefused = errors.New("refused a full sync from a master that restarted without its data")
 
 // refuseEmptyHistory asks the FSM's EmptyHistoryGuard, if it has one,
-// about a +FULLRESYNC replid offset from the master this replica last
-// synced from, when it starts a new history behind ours.
-func (r *Replica) refuseEmptyHistory(ml *masterLink, replid string, offset int64) bool {
+// about a full sync (+FULLRESYNC replid offset, then payload) from the
+// master this replica last synced from, when it starts a new history
+// behind ours and brings no key at all: a master restarted with its data
+// (an RDB file) brings its keys and is followed as usual.
+func (r *Replica) refuseEmptyHistory(ml *masterLink, replid string, offset int64, payload []byte) bool {
 	g, ok := r.fsm.(EmptyHistoryGuard)
 	if !ok || ml.nodeID == "" {
 		return false
@@ -464,10 +467,32 @@ func (r *Replica) refuseEmptyHistory(ml *masterLink, replid string, offset int64
 		return false
 	}
 	id, mine := r.m.IDs()
-	if mine <= 0 || offset >= mine || replid == id {
+	if mine <= 0 || offset >= mine || replid == id || payloadKeys(payload) != 0 {
 		return false
 	}
 	return g.RefuseEmptyHistory(ml.nodeID)
+}
+
+// payloadKeys counts the keys a full sync brings: those of its RDB payload
+// plus, from a shoal master, those its slot images will bring (AuxKeys).
+// -1 when unknown (a payload that does not parse: loading it fails anyway).
+func payloadKeys(payload []byte) int64 {
+	var n int64
+	err := rdb.LoadFileWith(payload, rdb.DefaultLimits(), rdb.FileHandlers{
+		Key: func(*rdb.LoadedKey) error { n++; return nil },
+		Aux: func(name, value []byte) error {
+			if string(name) == AuxKeys {
+				if v, ok := strconvx.ParseInt(value); ok && v > 0 {
+					n += v
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // stream applies the master's stream until the link fails or stops.

@@ -269,7 +269,8 @@ func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
 	r := NewReplica(m, g, zap.NewNop())
 	a := &masterLink{nodeID: "node-a"}
 
-	if r.refuseEmptyHistory(a, other, 0) {
+	empty := SyncPreamble("7.0.15", nil, 0, [2]string{AuxKeys, "0"})
+	if r.refuseEmptyHistory(a, other, 0, empty) {
 		t.Fatal("refused before any sync with node-a")
 	}
 	r.syncedFrom.Store(&a.nodeID)
@@ -283,18 +284,34 @@ func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
 		{a, other, 500},                           // not behind us
 		{a, mine, 10},                             // our own history
 	} {
-		if r.refuseEmptyHistory(c.link, c.replid, c.offset) {
+		if r.refuseEmptyHistory(c.link, c.replid, c.offset, empty) {
 			t.Errorf("refused %+v", c)
+		}
+	}
+	// A master restarted with its data (an RDB file) brings its keys, as
+	// slot images or in the payload.
+	withImages := SyncPreamble("7.0.15", nil, 0, [2]string{AuxKeys, "3333"})
+	var withKeys bytes.Buffer
+	src := store.New(1, nil, nil).DB(0)
+	fw := rdb.NewFileWriter(&withKeys)
+	fw.SelectDB(0, 1, 0)
+	fw.Entry(src.SetString([]byte("k"), []byte("v"), false))
+	if err := fw.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][]byte{withImages, withKeys.Bytes()} {
+		if r.refuseEmptyHistory(a, other, 0, p) {
+			t.Error("refused a master that brings keys")
 		}
 	}
 	if len(g.asked) != 0 {
 		t.Fatalf("guard asked %v", g.asked)
 	}
-	if !r.refuseEmptyHistory(a, other, 0) || len(g.asked) != 1 || g.asked[0] != "node-a" {
+	if !r.refuseEmptyHistory(a, other, 0, empty) || len(g.asked) != 1 || g.asked[0] != "node-a" {
 		t.Fatalf("a restarted master's empty history: asked %v", g.asked)
 	}
 	g.refuse = false
-	if r.refuseEmptyHistory(a, other, 499) {
+	if r.refuseEmptyHistory(a, other, 499, empty) {
 		t.Fatal("the guard's acceptance was overridden")
 	}
 }
