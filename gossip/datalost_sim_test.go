@@ -7,20 +7,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// killedWithData builds a 3+3 cluster with the server's data-lost guards,
+// writes n to master m until its replica r has them, then kills m.
+func killedWithData(t *testing.T, seed uint64, m, r int, n int64) *fsim {
+	fs := newCluster(t, seed, scenarioOpts(), 3, 1)
+	fs.dataGuards = true
+	require.True(t, fs.write(m, int(n)))
+	fs.run(500 * time.Millisecond)
+	require.Equal(t, n, fs.nodes[r].offset)
+	fs.kill(m)
+	fs.run(50 * time.Millisecond)
+	return fs
+}
+
 // A master killed and restarted at once without its data (issue 18): it
 // says so on the bus, its replica, which holds the data, takes its slots
 // over before anyone flags the master FAIL, and the old master rejoins as
 // the new master's replica and gets the data back. At no point does the
 // replica take the empty data set.
 func TestDataLostMasterIsTakenOverByItsReplica(t *testing.T) {
-	fs := newCluster(t, 18, scenarioOpts(), 3, 1)
-	fs.dataGuards = true
-	require.True(t, fs.write(0, 1000))
-	fs.run(500 * time.Millisecond)
-	require.Equal(t, int64(1000), fs.nodes[3].offset)
-
-	fs.kill(0)
-	fs.run(50 * time.Millisecond)
+	fs := killedWithData(t, 18, 0, 3, 1000)
 	require.True(t, fs.restartEmpty(0), "its replica was not heard from yet: the master waits")
 	took := fs.waitFor(5*time.Second, "#3 takes over and #0 follows it", func() bool {
 		require.Equal(t, int64(1000), fs.nodes[3].offset, "the replica kept its data")
@@ -58,14 +64,7 @@ func TestDataLostMasterServesWhenItsReplicaIsEmpty(t *testing.T) {
 // does not say so (the flag never reached its replica, or it stopped
 // waiting). The replica refuses the empty history and takes over.
 func TestReplicaRefusesEmptyHistoryAndTakesOver(t *testing.T) {
-	fs := newCluster(t, 20, scenarioOpts(), 3, 1)
-	fs.dataGuards = true
-	require.True(t, fs.write(2, 500))
-	fs.run(500 * time.Millisecond)
-	require.Equal(t, int64(500), fs.nodes[5].offset)
-
-	fs.kill(2)
-	fs.run(50 * time.Millisecond)
+	fs := killedWithData(t, 20, 2, 5, 500)
 	fs.restart(2) // no RestartedWithoutData: the master serves at once
 	fs.waitFor(5*time.Second, "#5 takes over and #2 follows it", func() bool {
 		require.Equal(t, int64(500), fs.nodes[5].offset, "the replica kept its data")
