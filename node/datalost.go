@@ -21,13 +21,14 @@ import (
 // master has no way to hand its role to its replica, and a replica follows
 // whatever master REPLICAOF names, as in Redis.
 //
-// Meanwhile its slots answer -CLUSTERDOWN: what Redis clients see while a
-// failover is under way (the slot has no serving master), on which they
-// retry and refresh their slot map — which is what they need, since the
-// slots are about to move to the replica. TRYAGAIN would make them retry
-// the same node without refreshing. PSYNC is answered -LOADING, which a
-// redis-server replica also takes as "try again later" (shoal's retries
-// every second).
+// Meanwhile its slots answer -CLUSTERDOWN, what Redis answers when a slot
+// has no serving master (as during a failover): the situation is one, and
+// the slots are about to move. Cluster clients treat it as transient —
+// go-redis retries it like TRYAGAIN, redis-py also reloads its slot map on
+// it, which is what finds the replica once it took over — while TRYAGAIN
+// means "a multi-key request during resharding" to Redis users. PSYNC is
+// answered -LOADING, which a redis-server replica also takes as "try again
+// later" (shoal's link retries every second).
 
 const (
 	msgDataLostSlot = "CLUSTERDOWN The master of this slot restarted without its data and waits for a replica holding it to take over"
