@@ -26,8 +26,8 @@ import (
 //
 // The wait is bounded: the master serves its slots, empty, as soon as no
 // replica can take over — it has none, or every one that is reachable has
-// announced replication offset 0 (a fresh cluster holds no data) — and in
-// any case after dataLostWait.
+// announced replication offset 0 and no data of its own (a fresh cluster
+// holds no data) — and in any case after dataLostWait.
 //
 // The replica's side of the race: a replica whose master answers its PSYNC
 // with a new history behind its own offset (the master restarted and does
@@ -84,7 +84,7 @@ func (m *Machine) checkDataLost(v View, me Node, now time.Time) {
 			continue
 		}
 		// Not heard from since the restart: its offset is unknown yet.
-		if r.LastSeen.Before(m.dataLostSince) || r.ReplOffset > 0 {
+		if r.LastSeen.Before(m.dataLostSince) || holdsData(r) {
 			holders++
 		}
 	}
@@ -125,7 +125,7 @@ func (m *Machine) RefuseEmptySync(v View, master string) bool {
 // which did not fail but restarted without its data, because this replica
 // holds data.
 func (m *Machine) takeoverFrom(me, master Node, now time.Time) bool {
-	if me.ReplOffset <= 0 || m.cfg.NoFailover || master.Fail {
+	if !holdsData(me) || m.cfg.NoFailover || master.Fail {
 		return false
 	}
 	if master.DataLost {
@@ -133,3 +133,9 @@ func (m *Machine) takeoverFrom(me, master Node, now time.Time) bool {
 	}
 	return m.emptyMaster == master.ID && now.Sub(m.emptyMasterAt) < m.dataLostWait()
 }
+
+// holdsData reports whether a replica may hold data: it received some of a
+// master's stream (offset > 0), or it restarted from its own data set file
+// with keys and has not synced since (a whole shard restarted: the replica
+// kept its disk, the master lost its).
+func holdsData(n Node) bool { return n.ReplOffset > 0 || n.LoadedData }

@@ -159,3 +159,29 @@ func TestReplicaRefusesEmptySyncWhileItCanTakeOver(t *testing.T) {
 	v.nodes[id('a')].DataLost = true
 	require.True(t, m.RefuseEmptySync(v, id('a')))
 }
+
+// A replica that restarted from its own data set file (offset 0, keys
+// loaded) holds data too: its master waits for it and it takes over.
+func TestReplicaRestartedWithItsDataCountsAsHoldingData(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1000, 0))
+	v, m := restartedEmpty(clk)
+	require.True(t, m.RestartedWithoutData(v))
+	clk.Advance(5 * time.Millisecond)
+	for _, r := range []byte{'x', 'y'} {
+		v.nodes[id(r)].LastSeen = clk.Now()
+	}
+	v.nodes[id('x')].LoadedData = true
+	require.Empty(t, m.Tick(v), "x holds data: the master waits")
+	v.nodes[id('x')].LoadedData = false
+	require.Equal(t, []ActionKind{ActDataLostEnded}, kinds(m.Tick(v)))
+
+	rv := threeShards(id('x'), clk.Now())
+	rv.nodes[id('x')].LoadedData = true
+	rv.nodes[id('a')].DataLost = true
+	rm := newTestMachine(clk)
+	require.Equal(t, []ActionKind{ActPongSiblings}, kinds(rm.Tick(rv)))
+	clk.Advance(200 * time.Millisecond)
+	acts := rm.Tick(rv)
+	require.Equal(t, []ActionKind{ActSetCurrentEpoch, ActRequestVotes}, kinds(acts))
+	require.True(t, acts[1].ForceAck)
+}

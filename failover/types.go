@@ -37,6 +37,10 @@ type Node struct {
 	// DataLost: the node's last bus message said it restarted as a master
 	// without its data and waits for a replica to take over (datalost.go).
 	DataLost bool
+	// LoadedData: the node restarted from its own data set file with keys
+	// and has not synced from a master since (its replication offset is 0
+	// then, yet it holds data: datalost.go).
+	LoadedData bool
 }
 
 // View is the read-only cluster state the machine decides on. It is

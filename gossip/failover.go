@@ -48,6 +48,7 @@ func (v *failoverView) node(n *node) failover.Node {
 		PFail: n.timedOut(), Fail: n.failed(), NoFailover: n.flags&FlagNoFailover != 0,
 		NumSlots: n.numSlots, ConfigEpoch: n.configEpoch, ReplOffset: n.replOffset,
 		MigrateTo: n.flags&FlagMigrateTo != 0, LastSeen: n.dataReceived, DataLost: n.dataLost,
+		LoadedData: n.loadedData,
 	}
 	if n == s.myself {
 		fn.LastSeen = s.clock.Now()
@@ -261,6 +262,12 @@ func (s *State) RestartedWithoutData() bool {
 	return s.fo.RestartedWithoutData(s.view())
 }
 
+// RestartedWithData tells the cluster state that this node restarted from
+// its own data set file holding keys: until it syncs from a master (its
+// replication offset turns non-zero) its messages say it holds data, so a
+// master of it that restarted without its data waits for it to take over.
+func (s *State) RestartedWithData() { s.myself.loadedData = true }
+
 // MasterRestartedEmpty is called by a replica whose master (by node id)
 // answered its PSYNC with a new history behind the replica's offset: it
 // restarted without its data. It returns whether the replica refuses that
@@ -294,6 +301,12 @@ func (b *Bus) RestartedWithoutData() bool {
 	var wait bool
 	_ = b.do(func(s *State) error { wait = s.RestartedWithoutData(); return nil })
 	return wait
+}
+
+// RestartedWithData: see State.RestartedWithData. Call it once the data set
+// is loaded, before Start.
+func (b *Bus) RestartedWithData() {
+	_ = b.do(func(s *State) error { s.RestartedWithData(); return nil })
 }
 
 // MasterRestartedEmpty: see State.MasterRestartedEmpty.

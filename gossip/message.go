@@ -64,6 +64,10 @@ const (
 	// restarted as a master without its data and waits for a replica that
 	// holds it to take over (failover/datalost.go).
 	MFlagDataLost uint8 = 1 << 7
+	// MFlagLoadedData is shoal's own too: the sender restarted from its own
+	// data set file with keys and has not synced from a master since (its
+	// replication offset, 0, does not show that it holds data).
+	MFlagLoadedData uint8 = 1 << 6
 )
 
 // GossipEntry is what a PING/PONG/MEET says about one other node.

@@ -39,6 +39,9 @@ func (s *State) header(t MsgType) *Message {
 	if s.fo.DataLost() {
 		m.MFlags |= MFlagDataLost
 	}
+	if me.loadedData {
+		m.MFlags |= MFlagLoadedData
+	}
 	return m
 }
 
@@ -213,6 +216,7 @@ func (s *State) Step(m *Message) {
 			s.save(true)
 		}
 		sender.replOffset = m.Offset
+		sender.loadedData = m.MFlags&MFlagLoadedData != 0
 		lost := m.MFlags&MFlagDataLost != 0
 		if lost != sender.dataLost {
 			sender.dataLost = lost

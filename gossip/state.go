@@ -90,6 +90,10 @@ type node struct {
 	// without its data and waits for a replica to take over
 	// (MFlagDataLost, failover/datalost.go).
 	dataLost bool
+	// loadedData: the node restarted from its own data set file with keys
+	// and has not synced since (MFlagLoadedData; for myself, set by
+	// RestartedWithData and cleared by a non-zero replication offset).
+	loadedData bool
 
 	failReports map[string]time.Time // reporting master id → last report
 	lastGossip  uint64               // ping counter when last put in a gossip section

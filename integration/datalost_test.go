@@ -290,3 +290,60 @@ func TestMasterRestartedWithoutDataKeepsReplicaData(t *testing.T) {
 	require.Zero(t, code, out)
 	require.True(t, strings.Contains(out, "[OK] All 16384 slots covered."), out)
 }
+
+// A whole shard killed at once: the replica kept its data (an RDB file
+// from SAVE), the master has none. The replica, restarted with offset 0
+// but holding keys, says so on the bus; the master waits for it and it
+// takes the slots over with its keys.
+func TestShardRestartedReplicaWithDataTakesOver(t *testing.T) {
+	nodes, _, _ := startReplicatedCluster(t, "--cluster-node-timeout", "2000")
+	slot := int(slots.KeySlot([]byte(dataLostTag)))
+	master, replicas, err := slotOwner(nodes[0].Addr, slot)
+	require.NoError(t, err)
+	require.Len(t, replicas, 1)
+	replica := replicas[0]
+	var observer string
+	for _, n := range nodes {
+		if n.Addr != master && n.Addr != replica {
+			observer = n.Addr
+			break
+		}
+	}
+
+	const keys = 2000
+	ctx := context.Background()
+	mc := redis.NewClient(&redis.Options{Addr: master, PoolSize: 1})
+	defer mc.Close()
+	_, err = mc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := 0; i < keys; i++ {
+			p.Set(ctx, dataLostKey(i), i, 0)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), mc.Wait(ctx, 1, 5000).Val())
+	v, err := Query(replica, "SAVE")
+	require.NoError(t, err)
+	require.Equal(t, "OK", v)
+
+	mn, rn := nodeByAddr(nodes, master), nodeByAddr(nodes, replica)
+	mn.Kill()
+	rn.Kill()
+	rn.Restart() // loads its RDB
+	mn.Restart() // nothing to load
+
+	WaitFor(t, 60*time.Second, "the replica serves the slot and the old master follows it", func() string {
+		m, r, err := slotOwner(observer, slot)
+		if err != nil {
+			return err.Error()
+		}
+		if m != replica || len(r) != 1 || r[0] != master {
+			return fmt.Sprintf("slot served by %s, replicas %v", m, r)
+		}
+		return ""
+	})
+	waitReplicaCaughtUp(t, replica, master, 60*time.Second)
+	require.Zero(t, missingKeys(t, replica, keys))
+	require.Zero(t, missingKeys(t, master, keys))
+	WaitClusterSettled(t, nodes, 3, 60*time.Second)
+}

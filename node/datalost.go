@@ -59,9 +59,16 @@ func (s *Server) dataSetFilesExist() bool {
 // checkRestartedWithoutData is called at start-up once the data set is
 // loaded: a cluster master that owns slots according to nodes.conf and
 // found no data set file waits for a replica holding the data to take over,
-// when one may exist.
+// when one may exist; a node that loaded keys says so on the bus until it
+// syncs (its replication offset, 0 after a restart, does not show them).
 func (s *Server) checkRestartedWithoutData(found bool) {
-	if s.cluster == nil || found {
+	if s.cluster == nil {
+		return
+	}
+	if found {
+		if s.ks.DB(0).Size() > 0 {
+			s.cluster.RestartedWithData()
+		}
 		return
 	}
 	if s.cluster.RestartedWithoutData() {
