@@ -29,11 +29,16 @@ import (
 // announced replication offset 0 and no data of its own (a fresh cluster
 // holds no data) — and in any case after dataLostWait.
 //
+// A replica holds data when it received some of a master's stream (offset
+// > 0) or restarted from its own data file with keys and has not synced
+// since (LoadedData: a whole shard restarted, only the master lost its
+// disk).
+//
 // The replica's side of the race: a replica whose master answers its PSYNC
-// with a new history behind its own offset (the master restarted and does
-// not know, or stopped waiting) reports it (MasterRestartedEmpty); within
-// dataLostWait of that it refuses the empty full sync (RefuseEmptySync) and
-// takes over instead.
+// with a new history behind its own offset that brings no key (the master
+// restarted and does not know, or stopped waiting) reports it
+// (MasterRestartedEmpty); within dataLostWait of that it refuses the empty
+// full sync (RefuseEmptySync) and takes over instead.
 
 // dataLostWait is how long a master that restarted without its data waits
 // for a replica to take over before it serves its slots empty: one
