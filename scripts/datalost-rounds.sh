@@ -14,7 +14,9 @@
 # (failover/datalost.go).
 #
 # Environment: SHOAL_SERVER (default <repo>/bin/shoal-server; /usr/bin/redis-server for Redis),
-# DATALOST_BASE_PORT (25100; bus ports are +10000), DATALOST_KEYS (10000),
+# DATALOST_BASE_PORT (25100; bus ports are +10000, in the kernel's ephemeral range: if one is
+# taken by an outgoing connection the start fails, run again or pick another base),
+# DATALOST_KEYS (10000),
 # DATALOST_WATCH (10 s), REDIS_CLI (redis-cli). The cluster is stopped at the end (and on
 # failure); only the processes this script (through scripts/cluster.sh) started are signalled.
 set -euo pipefail
