@@ -62,6 +62,9 @@ type Server struct {
 	tracking     trackingTable     // CLIENT TRACKING (node/tracking.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
+	// dataLost: this cluster master restarted without its data and waits
+	// for a replica holding it to take over (node/datalost.go).
+	dataLost atomic.Bool
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -206,6 +209,9 @@ func (s *Server) LoadData() error {
 	}
 	s.cluster = bus
 	// After nodes.conf: a cluster replica keeps expired keys at load.
+	// Whether a data set file exists, before the load may create one
+	// (node/datalost.go).
+	found := s.dataSetFilesExist()
 	// With appendonly yes the AOF is loaded instead of the RDB file, as
 	// Redis's loadDataFromDisk (node/aof_load.go).
 	if err := s.aof.loadManifest(); err != nil {
@@ -222,6 +228,7 @@ func (s *Server) LoadData() error {
 	if err := s.aof.openAtStartup(); err != nil {
 		return err
 	}
+	s.checkRestartedWithoutData(found) // node/datalost.go
 	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return nil
