@@ -1,0 +1,151 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// A whole cluster restarted (issue 18): a 3+3 cluster with appendonly yes
+// and appendfsync always, its six processes killed at once with kill -9
+// under pipelined writes through a cluster client and restarted from their
+// directories (nodes.conf and the AOF) on the same ports. Each round: the
+// cluster comes back to cluster_state:ok with the same masters, every
+// replica catches up with its master to the same DEBUG DIGEST, every write
+// acknowledged in this round or any before reads back (aofWriter.verify:
+// what a lost reply leaves undecided may be either way), and redis-cli
+// --cluster check passes.
+//
+// SHOAL_CLUSTER_RESTART_ROUNDS sets the number of rounds (default 2).
+
+func clusterRestartRounds(t *testing.T) int {
+	if v := os.Getenv("SHOAL_CLUSTER_RESTART_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "SHOAL_CLUSTER_RESTART_ROUNDS")
+		return n
+	}
+	return 2
+}
+
+// clusterRestartWait bounds every wait of the test.
+const clusterRestartWait = 90 * time.Second
+
+func TestClusterKill9AllNodesAOFAlwaysLosesNoAcknowledgedWrite(t *testing.T) {
+	nodes, pairs, _ := startReplicatedCluster(t, "--appendonly", "yes", "--appendfsync", "always",
+		"--enable-debug-command", "yes")
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	var all []*aofWriter
+	for round := range clusterRestartRounds(t) {
+		// The writers' client does not retry (MaxRedirects -1): a batch
+		// sent again after a lost reply would be applied twice.
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: -1,
+			PoolSize: aofWriters, ReadTimeout: 10 * time.Second})
+		load := startAOFLoadOn(cc, fmt.Sprintf("cr%d", round))
+		load.waitAcked(t, aofRoundOps, "writes before the kill")
+
+		killAll(nodes)
+		all = append(all, load.end()...)
+		restartedAt := time.Now()
+		restartAll(t, nodes)
+		ready := time.Since(restartedAt)
+		WaitFor(t, clusterRestartWait, "cluster_state:ok on every node", func() string {
+			for _, n := range nodes {
+				info, err := Query(n.Addr, "CLUSTER", "INFO")
+				if err != nil {
+					return err.Error()
+				}
+				if !strings.Contains(info, "cluster_state:ok\r\n") {
+					return n.Addr + " is not cluster_state:ok"
+				}
+			}
+			return ""
+		})
+		stateOK := time.Since(restartedAt)
+		WaitClusterSettled(t, nodes, 3, clusterRestartWait)
+		settled := time.Since(restartedAt)
+
+		// Nothing failed over: each node kept its role and its data.
+		require.Equal(t, pairs, masterReplicaPairs(t, nodes), "round %d: the masters and replicas after the restart", round)
+		for m, r := range pairs {
+			waitReplicaCaughtUp(t, m, r, clusterRestartWait)
+			md, err := Query(m, "DEBUG", "DIGEST")
+			require.NoError(t, err)
+			rd, err := Query(r, "DEBUG", "DIGEST")
+			require.NoError(t, err)
+			require.Equal(t, md, rd, "round %d: replica %s has its master %s's dataset", round, r, m)
+		}
+
+		checked := verifyWritersOnCluster(t, addrs, all)
+		t.Logf("round %d: %d ops acked before kill -9 of all 6 nodes; %d acknowledged writes (all rounds) read back; "+
+			"all 6 ready %v, cluster_state:ok %v, settled %v after the restart began",
+			round, load.acked(), checked, ready.Round(time.Millisecond), stateOK.Round(time.Millisecond), settled.Round(time.Millisecond))
+
+		// redis-cli is there: CreateCluster skips the test without it.
+		out, code := RunTool(t, 30*time.Second, redisCLIPath(t), "--cluster", "check", nodes[0].Addr)
+		require.Zero(t, code, out)
+		require.Contains(t, out, "[OK] All 16384 slots covered.")
+	}
+}
+
+// killAll sends SIGKILL to every node at once and waits until all are gone.
+func killAll(nodes []*ClusterNode) {
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.Kill()
+		}()
+	}
+	wg.Wait()
+}
+
+// restartAll starts every node again at once, on its port and in its
+// directory, and waits until all are ready.
+func restartAll(t *testing.T, nodes []*ClusterNode) {
+	t.Helper()
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for attempt := 1; attempt <= startAttempts; attempt++ {
+				busy, err := n.start()
+				errs[i] = err
+				if err == nil || !busy {
+					return
+				}
+				time.Sleep(200 * time.Millisecond) // the old socket may linger briefly
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "restarting node %d (%s)", i, nodes[i].Addr)
+	}
+}
+
+// verifyWritersOnCluster checks every writer's acknowledged ops through a
+// fresh cluster client and returns how many writes it checked.
+func verifyWritersOnCluster(t *testing.T, addrs []string, writers []*aofWriter) int {
+	t.Helper()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ReadTimeout: 10 * time.Second})
+	defer c.Close()
+	checked := 0
+	for _, w := range writers {
+		checked += w.verify(t, context.Background(), c)
+	}
+	return checked
+}
