@@ -20,7 +20,8 @@ import (
 // directories (nodes.conf and the AOF) on the same ports. Each round: the
 // cluster comes back to cluster_state:ok with the same masters, every
 // replica catches up with its master to the same DEBUG DIGEST, every write
-// acknowledged in this round or any before reads back (aofWriter.verify:
+// acknowledged in this round or any before reads back (odd rounds rewrite
+// the AOFs first) (aofWriter.verify:
 // what a lost reply leaves undecided may be either way), and redis-cli
 // --cluster check passes.
 //
@@ -52,6 +53,17 @@ func TestClusterKill9AllNodesAOFAlwaysLosesNoAcknowledgedWrite(t *testing.T) {
 		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: -1,
 			PoolSize: aofWriters, ReadTimeout: 10 * time.Second})
 		load := startAOFLoadOn(cc, fmt.Sprintf("cr%d", round))
+		// Rounds after the first rewrite every node's AOF while the
+		// writers run: the nodes then load a base file (an RDB image with
+		// replication aux fields) and the incr file after it.
+		if round%2 == 1 {
+			load.waitAcked(t, aofRoundOps/2, "writes before the rewrite")
+			for _, n := range nodes {
+				out, err := Query(n.Addr, "BGREWRITEAOF")
+				require.NoError(t, err)
+				require.Equal(t, "Background append only file rewriting started", out)
+			}
+		}
 		load.waitAcked(t, aofRoundOps, "writes before the kill")
 
 		killAll(nodes)
@@ -79,11 +91,7 @@ func TestClusterKill9AllNodesAOFAlwaysLosesNoAcknowledgedWrite(t *testing.T) {
 		require.Equal(t, pairs, masterReplicaPairs(t, nodes), "round %d: the masters and replicas after the restart", round)
 		for m, r := range pairs {
 			waitReplicaCaughtUp(t, m, r, clusterRestartWait)
-			md, err := Query(m, "DEBUG", "DIGEST")
-			require.NoError(t, err)
-			rd, err := Query(r, "DEBUG", "DIGEST")
-			require.NoError(t, err)
-			require.Equal(t, md, rd, "round %d: replica %s has its master %s's dataset", round, r, m)
+			requireSameDigest(t, m, r)
 		}
 
 		checked := verifyWritersOnCluster(t, addrs, all)
@@ -148,4 +156,88 @@ func verifyWritersOnCluster(t *testing.T, addrs []string, writers []*aofWriter) 
 		checked += w.verify(t, context.Background(), c)
 	}
 	return checked
+}
+
+// One cluster master restarted from nodes.conf and its AOF, twice: killed
+// with kill -9 under writes and restarted before its replica could take
+// over, it is the master of its slots again with every acknowledged
+// write, and its replica resyncs to its dataset; killed once its replica
+// holds all it acknowledged and restarted after the replica took over, it
+// rejoins as that replica's replica (its AOF's dataset replaced by the new
+// master's, under writes) and no acknowledged write is lost.
+func TestClusterNodeRestartsFromNodesConfAndAOF(t *testing.T) {
+	nodes, pairs, _ := startReplicatedCluster(t, "--appendonly", "yes", "--appendfsync", "always",
+		"--enable-debug-command", "yes")
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	newLoad := func(prefix string) *aofLoad {
+		return startAOFLoadOn(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: -1,
+			PoolSize: aofWriters, ReadTimeout: 10 * time.Second}), prefix)
+	}
+	var masters []string
+	for m := range pairs {
+		masters = append(masters, m)
+	}
+
+	// 1. Restarted at once: still the master, with its data.
+	load := newLoad("alone")
+	load.waitAcked(t, aofRoundOps, "writes before the kill")
+	victim := nodeByAddr(nodes, masters[0])
+	victim.Kill()
+	restartedAt := time.Now()
+	victim.Restart()
+	all := load.end()
+	WaitClusterSettled(t, nodes, 3, clusterRestartWait)
+	require.Equal(t, pairs, masterReplicaPairs(t, nodes), "the restarted master kept its slots")
+	checked := verifyWritersOnCluster(t, addrs, all)
+	waitReplicaCaughtUp(t, masters[0], pairs[masters[0]], clusterRestartWait)
+	requireSameDigest(t, masters[0], pairs[masters[0]])
+	t.Logf("master restarted at once: %d acknowledged writes read back; settled %v after the restart began",
+		checked, time.Since(restartedAt).Round(time.Millisecond))
+
+	// 2. Restarted after its replica took over: it follows the new master.
+	load = newLoad("promoted")
+	load.waitAcked(t, aofRoundOps, "writes before the failover")
+	all = append(all, load.end()...)
+	old, promoted := masters[1], pairs[masters[1]]
+	waitReplicaCaughtUp(t, old, promoted, clusterRestartWait) // it holds every acknowledged write
+	victim = nodeByAddr(nodes, old)
+	victim.Kill()
+	WaitFor(t, clusterRestartWait, promoted+" takes over from "+old, func() string {
+		l, err := Myself(promoted)
+		if err != nil {
+			return err.Error()
+		}
+		if !l.HasFlag("master") || len(l.Slots) == 0 {
+			return promoted + " is " + l.Flags
+		}
+		return ""
+	})
+	load = newLoad("rejoin") // writes go on while the old master rejoins
+	victim.Restart()
+	load.waitAcked(t, aofRoundOps, "writes while the old master rejoins")
+	all = append(all, load.end()...)
+	WaitClusterSettled(t, nodes, 3, clusterRestartWait)
+	now := masterReplicaPairs(t, nodes)
+	require.Equal(t, old, now[promoted], "the old master follows the replica that took over")
+	waitReplicaCaughtUp(t, promoted, old, clusterRestartWait)
+	requireSameDigest(t, promoted, old)
+	checked = verifyWritersOnCluster(t, addrs, all)
+	t.Logf("master restarted after the failover: rejoined as a replica; %d acknowledged writes read back", checked)
+	out, code := RunTool(t, 30*time.Second, redisCLIPath(t), "--cluster", "check", nodes[0].Addr)
+	require.Zero(t, code, out)
+	require.Contains(t, out, "[OK] All 16384 slots covered.")
+}
+
+// requireSameDigest checks that a master and its replica hold the same
+// dataset (DEBUG DIGEST).
+func requireSameDigest(t *testing.T, master, replica string) {
+	t.Helper()
+	md, err := Query(master, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	rd, err := Query(replica, "DEBUG", "DIGEST")
+	require.NoError(t, err)
+	require.Equal(t, md, rd, "replica %s has its master %s's dataset", replica, master)
 }
