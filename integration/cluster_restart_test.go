@@ -241,3 +241,57 @@ func requireSameDigest(t *testing.T, master, replica string) {
 	require.NoError(t, err)
 	require.Equal(t, md, rd, "replica %s has its master %s's dataset", replica, master)
 }
+
+// Keys moved by a reshard (MIGRATE to the new owner, DEL on the old) are
+// where the AOFs say after the whole cluster is killed and restarted: on
+// the node that owns their slot in its nodes.conf, nowhere else.
+func TestClusterKill9AllNodesAfterReshard(t *testing.T) {
+	nodes, pairs, cc := startReplicatedCluster(t, "--appendonly", "yes", "--appendfsync", "always",
+		"--enable-debug-command", "yes")
+	ctx := context.Background()
+	const keys = 3000
+	key := func(i int) string { return "moved:" + strconv.Itoa(i) }
+	_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range keys {
+			p.Set(ctx, key(i), "v"+strconv.Itoa(i), 0)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	var masters []string
+	for m := range pairs {
+		masters = append(masters, m)
+	}
+	cli(t, "--cluster", "reshard", masters[0], "--cluster-from", myID(t, masters[0]), "--cluster-to", myID(t, masters[1]),
+		"--cluster-slots", "2000", "--cluster-yes")
+	clusterCheck(t, masters[0])
+	for m, r := range pairs {
+		waitReplicaCaughtUp(t, m, r, clusterRestartWait)
+	}
+
+	killAll(nodes)
+	restartAll(t, nodes)
+	WaitClusterSettled(t, nodes, 3, clusterRestartWait)
+	require.Equal(t, pairs, masterReplicaPairs(t, nodes))
+	total := 0
+	for m, r := range pairs {
+		waitReplicaCaughtUp(t, m, r, clusterRestartWait)
+		requireSameDigest(t, m, r)
+		n, err := strconv.Atoi(mustQuery(t, m, "DBSIZE"))
+		require.NoError(t, err)
+		total += n
+	}
+	require.Equal(t, keys, total, "each key on one master only")
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	for i := range keys {
+		v, err := c.Get(ctx, key(i)).Result()
+		require.NoError(t, err, key(i))
+		require.Equal(t, "v"+strconv.Itoa(i), v, key(i))
+	}
+	clusterCheck(t, masters[0])
+}
