@@ -25,13 +25,18 @@ import (
 
 // aofRounds is how many kill -9 rounds the durability test runs:
 // SHOAL_AOF_ROUNDS (e.g. 20 for a long run), else 3.
-func aofRounds(t *testing.T) int {
-	if v := os.Getenv("SHOAL_AOF_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		require.NoError(t, err, "SHOAL_AOF_ROUNDS")
-		return n
+func aofRounds(t *testing.T) int { return envRounds(t, "SHOAL_AOF_ROUNDS", 3) }
+
+// envRounds is the number in the environment variable name, else def.
+func envRounds(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
 	}
-	return 3
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, name)
+	return n
 }
 
 const (

@@ -3,9 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,39 +18,20 @@ import (
 // directories (nodes.conf and the AOF) on the same ports. Each round: the
 // cluster comes back to cluster_state:ok with the same masters, every
 // replica catches up with its master to the same DEBUG DIGEST, every write
-// acknowledged in this round or any before reads back (odd rounds rewrite
-// the AOFs first) (aofWriter.verify:
+// acknowledged in this round or any before reads back (aofWriter.verify:
 // what a lost reply leaves undecided may be either way), and redis-cli
-// --cluster check passes.
+// --cluster check passes. Odd rounds rewrite the AOFs first.
 //
 // SHOAL_CLUSTER_RESTART_ROUNDS sets the number of rounds (default 2).
-
-func clusterRestartRounds(t *testing.T) int {
-	if v := os.Getenv("SHOAL_CLUSTER_RESTART_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		require.NoError(t, err, "SHOAL_CLUSTER_RESTART_ROUNDS")
-		return n
-	}
-	return 2
-}
 
 // clusterRestartWait bounds every wait of the test.
 const clusterRestartWait = 90 * time.Second
 
 func TestClusterKill9AllNodesAOFAlwaysLosesNoAcknowledgedWrite(t *testing.T) {
-	nodes, pairs, _ := startReplicatedCluster(t, "--appendonly", "yes", "--appendfsync", "always",
-		"--enable-debug-command", "yes")
-	var addrs []string
-	for _, n := range nodes {
-		addrs = append(addrs, n.Addr)
-	}
+	nodes, pairs, addrs := startAOFAlwaysCluster(t)
 	var all []*aofWriter
-	for round := range clusterRestartRounds(t) {
-		// The writers' client does not retry (MaxRedirects -1): a batch
-		// sent again after a lost reply would be applied twice.
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: -1,
-			PoolSize: aofWriters, ReadTimeout: 10 * time.Second})
-		load := startAOFLoadOn(cc, fmt.Sprintf("cr%d", round))
+	for round := range envRounds(t, "SHOAL_CLUSTER_RESTART_ROUNDS", 2) {
+		load := startClusterAOFLoad(addrs, fmt.Sprintf("cr%d", round))
 		// Rounds after the first rewrite every node's AOF while the
 		// writers run: the nodes then load a base file (an RDB image with
 		// replication aux fields) and the incr file after it.
@@ -71,18 +50,7 @@ func TestClusterKill9AllNodesAOFAlwaysLosesNoAcknowledgedWrite(t *testing.T) {
 		restartedAt := time.Now()
 		restartAll(t, nodes)
 		ready := time.Since(restartedAt)
-		WaitFor(t, clusterRestartWait, "cluster_state:ok on every node", func() string {
-			for _, n := range nodes {
-				info, err := Query(n.Addr, "CLUSTER", "INFO")
-				if err != nil {
-					return err.Error()
-				}
-				if !strings.Contains(info, "cluster_state:ok\r\n") {
-					return n.Addr + " is not cluster_state:ok"
-				}
-			}
-			return ""
-		})
+		WaitFor(t, clusterRestartWait, "cluster_state:ok on every node", func() string { return liveOK(nodes) })
 		stateOK := time.Since(restartedAt)
 		WaitClusterSettled(t, nodes, 3, clusterRestartWait)
 		settled := time.Since(restartedAt)
@@ -104,6 +72,28 @@ func TestClusterKill9AllNodesAOFAlwaysLosesNoAcknowledgedWrite(t *testing.T) {
 		require.Zero(t, code, out)
 		require.Contains(t, out, "[OK] All 16384 slots covered.")
 	}
+}
+
+// startAOFAlwaysCluster starts a 3+3 cluster with appendonly yes,
+// appendfsync always and DEBUG enabled; it returns the nodes, the master
+// → replica pairs and the nodes' addresses.
+func startAOFAlwaysCluster(t *testing.T) ([]*ClusterNode, map[string]string, []string) {
+	t.Helper()
+	nodes, pairs, _ := startReplicatedCluster(t, "--appendonly", "yes", "--appendfsync", "always",
+		"--enable-debug-command", "yes")
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Addr)
+	}
+	return nodes, pairs, addrs
+}
+
+// startClusterAOFLoad runs the aofWriters through a cluster client that
+// does not retry (MaxRedirects -1): a batch sent again after a lost reply
+// would be applied twice.
+func startClusterAOFLoad(addrs []string, prefix string) *aofLoad {
+	return startAOFLoadOn(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: -1,
+		PoolSize: aofWriters, ReadTimeout: 10 * time.Second}), prefix)
 }
 
 // killAll sends SIGKILL to every node at once and waits until all are gone.
@@ -166,23 +156,14 @@ func verifyWritersOnCluster(t *testing.T, addrs []string, writers []*aofWriter) 
 // rejoins as that replica's replica (its AOF's dataset replaced by the new
 // master's, under writes) and no acknowledged write is lost.
 func TestClusterNodeRestartsFromNodesConfAndAOF(t *testing.T) {
-	nodes, pairs, _ := startReplicatedCluster(t, "--appendonly", "yes", "--appendfsync", "always",
-		"--enable-debug-command", "yes")
-	var addrs []string
-	for _, n := range nodes {
-		addrs = append(addrs, n.Addr)
-	}
-	newLoad := func(prefix string) *aofLoad {
-		return startAOFLoadOn(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: -1,
-			PoolSize: aofWriters, ReadTimeout: 10 * time.Second}), prefix)
-	}
+	nodes, pairs, addrs := startAOFAlwaysCluster(t)
 	var masters []string
 	for m := range pairs {
 		masters = append(masters, m)
 	}
 
 	// 1. Restarted at once: still the master, with its data.
-	load := newLoad("alone")
+	load := startClusterAOFLoad(addrs, "alone")
 	load.waitAcked(t, aofRoundOps, "writes before the kill")
 	victim := nodeByAddr(nodes, masters[0])
 	victim.Kill()
@@ -198,7 +179,7 @@ func TestClusterNodeRestartsFromNodesConfAndAOF(t *testing.T) {
 		checked, time.Since(restartedAt).Round(time.Millisecond))
 
 	// 2. Restarted after its replica took over: it follows the new master.
-	load = newLoad("promoted")
+	load = startClusterAOFLoad(addrs, "promoted")
 	load.waitAcked(t, aofRoundOps, "writes before the failover")
 	all = append(all, load.end()...)
 	old, promoted := masters[1], pairs[masters[1]]
@@ -215,7 +196,7 @@ func TestClusterNodeRestartsFromNodesConfAndAOF(t *testing.T) {
 		}
 		return ""
 	})
-	load = newLoad("rejoin") // writes go on while the old master rejoins
+	load = startClusterAOFLoad(addrs, "rejoin") // writes go on while the old master rejoins
 	victim.Restart()
 	load.waitAcked(t, aofRoundOps, "writes while the old master rejoins")
 	all = append(all, load.end()...)
@@ -246,8 +227,9 @@ func requireSameDigest(t *testing.T, master, replica string) {
 // where the AOFs say after the whole cluster is killed and restarted: on
 // the node that owns their slot in its nodes.conf, nowhere else.
 func TestClusterKill9AllNodesAfterReshard(t *testing.T) {
-	nodes, pairs, cc := startReplicatedCluster(t, "--appendonly", "yes", "--appendfsync", "always",
-		"--enable-debug-command", "yes")
+	nodes, pairs, addrs := startAOFAlwaysCluster(t)
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer cc.Close()
 	ctx := context.Background()
 	const keys = 3000
 	key := func(i int) string { return "moved:" + strconv.Itoa(i) }
@@ -282,14 +264,10 @@ func TestClusterKill9AllNodesAfterReshard(t *testing.T) {
 		total += n
 	}
 	require.Equal(t, keys, total, "each key on one master only")
-	var addrs []string
-	for _, n := range nodes {
-		addrs = append(addrs, n.Addr)
-	}
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
-	defer c.Close()
+	cc = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}) // no connection from before the kill
+	defer cc.Close()
 	for i := range keys {
-		v, err := c.Get(ctx, key(i)).Result()
+		v, err := cc.Get(ctx, key(i)).Result()
 		require.NoError(t, err, key(i))
 		require.Equal(t, "v"+strconv.Itoa(i), v, key(i))
 	}
