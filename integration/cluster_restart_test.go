@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,16 +186,24 @@ func TestClusterNodeRestartsFromNodesConfAndAOF(t *testing.T) {
 	old, promoted := masters[1], pairs[masters[1]]
 	waitReplicaCaughtUp(t, old, promoted, clusterRestartWait) // it holds every acknowledged write
 	victim = nodeByAddr(nodes, old)
+	slot := firstSlot(t, old)
 	victim.Kill()
+	// Every live node knows of the takeover before the writers start: a
+	// writer stops at its first error (it does not retry).
 	WaitFor(t, clusterRestartWait, promoted+" takes over from "+old, func() string {
-		l, err := Myself(promoted)
-		if err != nil {
-			return err.Error()
+		for _, n := range nodes {
+			if n == victim {
+				continue
+			}
+			m, _, err := slotOwner(n.Addr, slot)
+			if err != nil {
+				return err.Error()
+			}
+			if m != promoted {
+				return fmt.Sprintf("%s: the slots are served by %s", n.Addr, m)
+			}
 		}
-		if !l.HasFlag("master") || len(l.Slots) == 0 {
-			return promoted + " is " + l.Flags
-		}
-		return ""
+		return liveOK(nodes)
 	})
 	load = startClusterAOFLoad(addrs, "rejoin") // writes go on while the old master rejoins
 	victim.Restart()
@@ -272,4 +281,16 @@ func TestClusterKill9AllNodesAfterReshard(t *testing.T) {
 		require.Equal(t, "v"+strconv.Itoa(i), v, key(i))
 	}
 	clusterCheck(t, masters[0])
+}
+
+// firstSlot returns the first slot a master serves.
+func firstSlot(t *testing.T, master string) int {
+	t.Helper()
+	me, err := Myself(master)
+	require.NoError(t, err)
+	require.NotEmpty(t, me.Slots, master)
+	lo, _, _ := strings.Cut(me.Slots[0], "-")
+	n, err := strconv.Atoi(lo)
+	require.NoError(t, err)
+	return n
 }
