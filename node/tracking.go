@@ -793,13 +793,7 @@ func (s *Server) trackingSlotsLost(slotSet []int) {
 	if !t.active() {
 		return
 	}
-	var inSet map[uint16]bool
-	if slotSet != nil {
-		inSet = make(map[uint16]bool, len(slotSet))
-		for _, sl := range slotSet {
-			inSet[uint16(sl)] = true
-		}
-	}
+	inSet := slotMembership(slotSet) // node/watch.go
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k := range t.keys {
