@@ -140,9 +140,7 @@ func (s *Server) infoString(req infoRequest) string {
 		}
 	}
 	if req.wants("latencystats") {
-		// Per-command latency histograms are not recorded yet: the section
-		// is empty, as in a Redis running with latency-tracking no.
-		w.section("Latencystats")
+		s.infoLatencyStats(w) // node/metrics_hist.go
 	}
 	if req.wants("cluster") {
 		w.section("Cluster")
