@@ -103,7 +103,10 @@ type Bus struct {
 	log *zap.Logger
 
 	mu sync.Mutex // guards st and saving nodes.conf
-	st *State
+	// cfLock is the flock on nodes.conf held from New to Stop (nil
+	// without a ConfigFile): a second node on the file refuses to start.
+	cfLock *configLock
+	st     *State
 	// hold is taken by the loop around every step (received messages,
 	// ticks) and by Hold: a MULTI/EXEC of CLUSTER commands runs as one
 	// step, as in single-threaded Redis.
@@ -187,7 +190,18 @@ func New(cfg Config) (*Bus, error) {
 	}
 	b.guard = newBusGuard(b.log)
 	var st *State
+	ok := false
 	if cfg.ConfigFile != "" {
+		lock, err := lockConfigFile(cfg.ConfigFile) // gossip/conflock.go
+		if err != nil {
+			return nil, err
+		}
+		b.cfLock = lock
+		defer func() {
+			if !ok {
+				lock.release()
+			}
+		}()
 		data, err := os.ReadFile(cfg.ConfigFile)
 		switch {
 		case err == nil && len(data) > 0:
@@ -215,6 +229,7 @@ func New(cfg Config) (*Bus, error) {
 		return nil, err
 	}
 	b.mu.Unlock()
+	ok = true
 	b.dispatch(rd, false)
 	return b, nil
 }
@@ -321,7 +336,11 @@ func (b *Bus) Start() error {
 
 // Stop saves nodes.conf, leaves memberlist and stops every goroutine.
 func (b *Bus) Stop() error {
-	if !b.started.Load() || !b.stopped.CompareAndSwap(false, true) {
+	if !b.started.Load() {
+		b.cfLock.release() // never started: nothing to save
+		return nil
+	}
+	if !b.stopped.CompareAndSwap(false, true) {
 		return nil
 	}
 	close(b.stop)
@@ -337,6 +356,7 @@ func (b *Bus) Stop() error {
 	b.mu.Lock()
 	err := b.persistLocked(Ready{Save: true, Fsync: true})
 	b.mu.Unlock()
+	b.cfLock.release()
 	if ml := b.ml.Load(); ml != nil {
 		_ = ml.Leave(200 * time.Millisecond)
 		_ = ml.Shutdown()
@@ -492,7 +512,7 @@ func (b *Bus) persistLocked(rd Ready) error {
 	// fsynced before the node goes on; the others are written (an atomic
 	// rename) and left to the OS: fsyncing every SETSLOT made a redis-cli
 	// reshard spend milliseconds per command on the disk.
-	if err := WriteConfigFile(b.cfg.ConfigFile, b.st.ConfigText(), rd.Fsync); err != nil {
+	if err := writeConfigFile(b.cfg.ConfigFile, b.st.ConfigText(), rd.Fsync, b.cfLock); err != nil {
 		b.saveErr.Store(&err)
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -83,6 +84,26 @@ func TestClusterPortTooHighExits1(t *testing.T) {
 	code, out := runBinary(t, t.TempDir(), "--port", "60000", "--bind", "127.0.0.1", "--cluster-enabled", "yes")
 	require.Equal(t, 1, code)
 	require.Contains(t, out, "Your Redis port number must be 55535 or less.")
+}
+
+// TestSecondNodeOnLockedNodesConfExits1: two processes on one nodes.conf
+// would run with the same node ID; as Redis (clusterLockConfig) the second
+// finds the file locked, logs why and exits 1, and the first goes on.
+func TestSecondNodeOnLockedNodesConfExits1(t *testing.T) {
+	first := StartServer(t, "--cluster-enabled", "yes")
+	id, err := RedisCLI(t, first, "CLUSTER", "MYID")
+	require.NoError(t, err)
+	port, err := testharness.FreePort()
+	require.NoError(t, err)
+	code, out := runBinary(t, first.Dir, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--cluster-enabled", "yes", "--dir", first.Dir)
+	require.Equal(t, 1, code, "second node's output:\n%s", out)
+	require.Contains(t, out, "Sorry, the cluster configuration file "+filepath.Join(first.Dir, "nodes.conf")+
+		" is already used by a different Redis Cluster node. Please make sure that different nodes use different cluster configuration files.")
+	require.True(t, first.Running())
+	again, err := RedisCLI(t, first, "CLUSTER", "MYID")
+	require.NoError(t, err)
+	require.Equal(t, id, again)
 }
 
 func TestSignalsAndShutdownStopCleanly(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/node"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -106,7 +107,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.Info(fmt.Sprintf("Running mode=%s, Port: %d PID: %d", mode, cfg.Int("port"), pid))
 	log.Info("Server initialized")
 	if err := srv.LoadData(); err != nil {
-		if !errors.Is(err, node.ErrDataNotLoaded) {
+		var inUse *gossip.ConfigInUseError
+		switch {
+		case errors.As(err, &inUse):
+			log.Error(inUse.Error()) // Redis's clusterLockConfig text, then exit 1
+		case !errors.Is(err, node.ErrDataNotLoaded):
 			log.Error("Fatal: " + err.Error())
 		}
 		return 1
