@@ -30,13 +30,20 @@ TCL_UNIT_TIMEOUT ?= 180
 export TCL_UNIT_TIMEOUT
 
 BIN := bin/shoal-server
+# The commit the binary is built from: --version, INFO server's redis_git_sha1/redis_git_dirty and
+# redis_build_id (internal/buildinfo; a plain `go build` falls back to Go's VCS stamp, if any).
+# GIT_DIRTY counts changed lines, as Redis's mkreleasehdr.sh does.
+GIT_SHA1  ?= $(shell git rev-parse --short=8 HEAD 2>/dev/null)
+GIT_DIRTY ?= $(strip $(shell git diff --no-ext-diff 2>/dev/null | wc -l))
+BUILDINFO := github.com/shoal-db/shoal/internal/buildinfo
+LDFLAGS   := -X $(BUILDINFO).gitSHA1=$(GIT_SHA1) -X $(BUILDINFO).gitDirty=$(GIT_DIRTY)
 # with SHOAL_SERVER=/path the scripts test that binary: no need to build ours
 SERVER_DEP := $(if $(SHOAL_SERVER),,build)
 
 .PHONY: build run cluster test vet gotest fuzz tcl tcl-cluster pipe-test bench evict-compare fmt lint image
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/shoal-server
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(LDFLAGS)' -o $(BIN) ./cmd/shoal-server
 
 # The image's build context: the binary (stripped: -s -w) and an empty /data,
 # both owned by the image's user through COPY --chown (deploy/Dockerfile).
@@ -44,7 +51,7 @@ IMAGE     ?= shoal-server:latest
 IMAGE_CTX := bin/image
 image:
 	rm -rf $(IMAGE_CTX) && mkdir -p $(IMAGE_CTX)/rootfs/data
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_CTX)/rootfs/shoal-server ./cmd/shoal-server
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w $(LDFLAGS)' -o $(IMAGE_CTX)/rootfs/shoal-server ./cmd/shoal-server
 	cp deploy/Dockerfile $(IMAGE_CTX)/Dockerfile
 	docker build -t $(IMAGE) $(IMAGE_CTX)
 	@ls -l $(IMAGE_CTX)/rootfs/shoal-server | awk '{print "binary: " $$5 " bytes"}'

@@ -46,9 +46,42 @@ func TestVersionAndHelp(t *testing.T) {
 	code, out := runBinary(t, t.TempDir(), "--version")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "redis_version=7.0.15")
+	require.Regexp(t, `^shoal-server v=\S+ redis_version=7\.0\.15 sha=[0-9a-f]{8}:[01] malloc=go bits=\d+ build=[0-9a-f]+ go=\S+\n$`, out)
 	code, out = runBinary(t, t.TempDir(), "--help")
-	require.Equal(t, 0, code)
+	require.Equal(t, 1, code, "redis-server --help exits 1")
 	require.Contains(t, out, "Usage: ./shoal-server")
+}
+
+// TestMakeBuildStampsCommit: the Makefile's build sets the commit, so
+// --version and INFO server name it (they said 00000000).
+func TestMakeBuildStampsCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full build")
+	}
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+	head, err := exec.Command("git", "-C", root, "rev-parse", "--short=8", "HEAD").Output()
+	if err != nil {
+		t.Skipf("no git work tree: %v", err)
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	sha := strings.TrimSpace(string(head))[:8]
+	bin := filepath.Join(t.TempDir(), "shoal-server")
+	out, err := exec.Command("make", "-s", "-C", root, "build", "BIN="+bin).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	version, err := exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	require.Contains(t, string(version), " sha="+sha+":")
+
+	s := StartServer(t) // the harness's binary (a plain go build), restarted as make's
+	s.Bin = bin
+	s.Restart()
+	got, err := RedisCLI(t, s, "INFO", "server")
+	require.NoError(t, err)
+	require.Regexp(t, `redis_git_sha1:`+sha+`\r?\n`, got)
+	require.Regexp(t, `redis_git_dirty:[01]\r?\nredis_build_id:[0-9a-f]+\r?\n`, got)
 }
 
 func TestBadConfigExitsWithRedisMessage(t *testing.T) {

@@ -30,9 +30,6 @@ import (
 // Version is the Redis version shoal answers to (HELLO, INFO redis_version).
 const Version = "7.0.15"
 
-// ShoalVersion is shoal's own version.
-const ShoalVersion = "0.1.0"
-
 // Server is one node.
 //
 // Concurrency: commands run on their connection's goroutine; the keyspace

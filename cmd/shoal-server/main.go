@@ -16,6 +16,7 @@ import (
 
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
+	"github.com/shoal-db/shoal/internal/buildinfo"
 	"github.com/shoal-db/shoal/node"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -33,15 +34,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "--prestop" { // cmd/shoal-server/prestop.go
 		return prestop(args[1:], stdout, stderr)
 	}
-	if len(args) == 1 {
+	// As redis-server: the first argument alone decides (main() in server.c);
+	// the version on stdout and exit 0, the usage on stderr and exit 1.
+	if len(args) > 0 {
 		switch args[0] {
 		case "-v", "--version":
-			fmt.Fprintf(stdout, "shoal-server v=%s redis_version=%s sha=00000000:0 malloc=go bits=%d build=%s\n",
-				node.ShoalVersion, node.Version, strconv.IntSize, runtime.Version())
+			build := buildinfo.Get()
+			fmt.Fprintf(stdout, "shoal-server v=%s redis_version=%s sha=%s:%d malloc=go bits=%d build=%s go=%s\n",
+				buildinfo.Version, node.Version, build.GitSHA1, build.DirtyFlag(), strconv.IntSize, build.BuildID, runtime.Version())
 			return 0
 		case "-h", "--help":
-			fmt.Fprint(stdout, usage)
-			return 0
+			fmt.Fprint(stderr, usage)
+			return 1
 		}
 	}
 	cfg, err := config.Load(args)
@@ -67,8 +71,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	pid := os.Getpid()
 	log.Info("oO0OoO0OoO0Oo shoal is starting oO0OoO0OoO0Oo")
-	log.Info(fmt.Sprintf("shoal version=%s (Redis %s compatible), bits=%d, pid=%d, just started",
-		node.ShoalVersion, node.Version, strconv.IntSize, pid))
+	build := buildinfo.Get()
+	log.Info(fmt.Sprintf("shoal version=%s (Redis %s compatible), bits=%d, commit=%s, modified=%d, pid=%d, just started",
+		buildinfo.Version, node.Version, strconv.IntSize, build.GitSHA1, build.DirtyFlag(), pid))
 	if path := cfg.ConfigFile(); path != "" {
 		log.Info("Configuration loaded", zap.String("file", path))
 	} else {
