@@ -124,6 +124,9 @@ func remapped(t *testing.T, cmd []string, ports map[int]int) []string {
 // process on free ports and returns them, started concurrently.
 func startHostCompose(t *testing.T) []*deployNode {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a 6-node self-forming cluster (skipped with -short)")
+	}
 	bin := BuildServer(t)
 	names, cmds := hostComposeCommands(t)
 	ports := map[int]int{} // compose port → this run's
