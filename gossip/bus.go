@@ -132,6 +132,9 @@ type Bus struct {
 	saveErr                       atomic.Pointer[error]
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
+	// curEpoch is the current epoch as of the last step, for Identity
+	// (read by every log line, which must not take mu: the bus logs under it).
+	curEpoch atomic.Uint64
 
 	srcMu  sync.Mutex
 	srcIPs map[string]string // destination IP → our source address toward it
@@ -505,6 +508,8 @@ func (b *Bus) persistLocked(rd Ready) error {
 	if id := b.st.MyID(); b.myIDAtomic() != id {
 		b.myID.Store(&id)
 	}
+	cur, _ := b.st.Epochs()
+	b.curEpoch.Store(cur)
 	if !rd.Save || b.cfg.ConfigFile == "" {
 		return nil
 	}
@@ -941,6 +946,12 @@ const maxSourceIPs = 1024
 
 // myIDAtomic reads the id for memberlist's NodeMeta, which may be called
 // while the Bus lock is held by a goroutine waiting on memberlist.
+// Identity is this node's id and the current epoch as of the bus's last
+// step, without taking mu: what every log line of the node carries.
+func (b *Bus) Identity() (id string, currentEpoch uint64) {
+	return b.myIDAtomic(), b.curEpoch.Load()
+}
+
 func (b *Bus) myIDAtomic() string {
 	if p := b.myID.Load(); p != nil {
 		return *p

@@ -107,7 +107,7 @@ func TestBusyPortExits1(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	code, out := runBinary(t, t.TempDir(), "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
 	require.Equal(t, 1, code)
-	require.Contains(t, out, fmt.Sprintf("Failed listening on port %d (TCP), aborting.", port))
+	require.Contains(t, out, fmt.Sprintf("ERROR\tFailed listening on port %d (TCP), aborting.", port), "a fatal abort is logged at ERROR")
 }
 
 // TestClusterPortTooHighExits1: with cluster-enabled and no cluster-port,
@@ -116,6 +116,7 @@ func TestBusyPortExits1(t *testing.T) {
 func TestClusterPortTooHighExits1(t *testing.T) {
 	code, out := runBinary(t, t.TempDir(), "--port", "60000", "--bind", "127.0.0.1", "--cluster-enabled", "yes")
 	require.Equal(t, 1, code)
+	require.Contains(t, out, "ERROR\tRedis port number too high.")
 	require.Contains(t, out, "Your Redis port number must be 55535 or less.")
 }
 
@@ -131,7 +132,7 @@ func TestSecondNodeOnLockedNodesConfExits1(t *testing.T) {
 	code, out := runBinary(t, first.Dir, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--cluster-enabled", "yes", "--dir", first.Dir)
 	require.Equal(t, 1, code, "second node's output:\n%s", out)
-	require.Contains(t, out, "Sorry, the cluster configuration file "+filepath.Join(first.Dir, "nodes.conf")+
+	require.Contains(t, out, "ERROR\tSorry, the cluster configuration file "+filepath.Join(first.Dir, "nodes.conf")+
 		" is already used by a different Redis Cluster node. Please make sure that different nodes use different cluster configuration files.")
 	require.True(t, first.Running())
 	again, err := RedisCLI(t, first, "CLUSTER", "MYID")

@@ -41,6 +41,7 @@ type Server struct {
 	ks    *store.Keyspace
 	table *commandTable
 	runID string
+	logID *logIdentity // the node_id/current_epoch of every log line
 	start time.Time
 	pid   int
 
@@ -153,7 +154,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		stopCron:     make(chan struct{}),
 		shutdownHook: opts.OnShutdown,
 	}
-	s.log = log.With(zap.String("node", s.runID[:8]))
+	s.logID = &logIdentity{runID: s.runID, cluster: cfg.Bool("cluster-enabled")}
+	s.log = withIdentity(log, s.logID) // node/logidentity.go
 	s.auxState = newServerAux()
 	s.blockReg = newBlockRegistry()
 	s.pubsub = newPubsubRegistry()
@@ -197,6 +199,9 @@ func (s *Server) LoadData() error {
 		return fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
+	if bus != nil {
+		s.logID.bus.Store(bus)
+	}
 	// After nodes.conf: a cluster replica keeps expired keys at load.
 	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
 		return err

@@ -85,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// Redis's clusterInit port check: the bus takes port+10000 unless
 	// cluster-port says otherwise.
 	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && cfg.Int("port") > 65535-10000 {
-		log.Warn("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
+		log.Error("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
 		return 1
 	}
 
@@ -100,6 +100,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("Fatal: " + err.Error())
 		return 1
 	}
+	// From here on every line carries the node's identity (node_id,
+	// current_epoch: node/logidentity.go).
+	log = srv.Logger()
 	mode := "standalone"
 	if cfg.Bool("cluster-enabled") {
 		mode = "cluster"
@@ -123,7 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := srv.Listen(); err != nil {
 		if errors.Is(err, node.ErrListen) {
-			log.Warn(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
+			log.Error(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
 		} else {
 			log.Error(err.Error())
 		}
