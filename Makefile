@@ -53,7 +53,7 @@ LDFLAGS   := -X $(BUILDINFO).gitSHA1=$(GIT_SHA1) -X $(BUILDINFO).gitDirty=$(GIT_
 # with SHOAL_SERVER=/path the scripts test that binary: no need to build ours
 SERVER_DEP := $(if $(SHOAL_SERVER),,build)
 
-.PHONY: build run cluster test test-short vet gotest fuzz tcl tcl-cluster pipe-test bench evict-compare fmt lint image
+.PHONY: build run cluster test test-short vet gotest gotest-scale fuzz tcl tcl-cluster pipe-test bench evict-compare fmt lint image
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(LDFLAGS)' -o $(BIN) ./cmd/shoal-server
@@ -91,6 +91,13 @@ vet:
 
 gotest:
 	$(GO) test -race -count=1 -timeout $(GOTEST_TIMEOUT) ./...
+	$(MAKE) gotest-scale
+
+# Scale tests skip themselves under -race (50 buses in one process: several GB and more CPU than
+# a shared 2-core machine has with the race detector); they run here without it.
+SCALE_TESTS ?= TestBusFiftyNodesConverge
+gotest-scale:
+	$(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) -run '^($(SCALE_TESTS))$$' ./gossip
 
 # Two fuzz targets, FUZZTIME each: the request reader alone (resp, differential: one read vs
 # small reads) and the whole request path of a server (node: reader, dispatcher, handlers, replies).
