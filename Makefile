@@ -1,7 +1,7 @@
 # shoal -- build, run, test, benchmark.
 #
 #   make build                 bin/shoal-server (static, CGO_ENABLED=0)
-#   make run [PORT=6379]       one standalone node in the foreground, --dir $(DIR)
+#   make run [PORT=7379]       one standalone node in the foreground, --dir $(DIR)
 #   make cluster               3 masters + 3 replicas on 127.0.0.1:7000-7005 via redis-cli --cluster create
 #                              (CLUSTER_BASE_PORT, CLUSTER_NODES...; stop: scripts/cluster.sh stop)
 #   make test                  vet, race tests, a short fuzz run, the Redis tcl units, the pipe check
@@ -25,7 +25,8 @@
 # Scripts honour SHOAL_SERVER=/path (e.g. /usr/bin/redis-server to check the checks themselves).
 
 GO        ?= go
-PORT      ?= 6379
+# not 6379: Debian's redis-server service (installed for the tests) listens there
+PORT      ?= 7379
 DIR       ?= /tmp/shoal-$(PORT)
 FUZZTIME  ?= 30s
 TCL_UNITS ?= unit/keyspace unit/dump unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command unit/querybuf unit/slowlog unit/introspection-2 unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/bitops unit/bitfield unit/hyperloglog unit/geo unit/sort unit/type/stream unit/type/stream-cgroups unit/multi unit/scripting unit/functions unit/pubsub unit/pubsubshard unit/obuf-limits unit/client-eviction unit/maxmemory

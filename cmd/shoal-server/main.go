@@ -77,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if path := cfg.ConfigFile(); path != "" {
 		log.Info("Configuration loaded", zap.String("file", path))
 	} else {
-		log.Warn("Warning: no config file specified, using the default config. In order to specify a config file use shoal-server /path/to/shoal.conf")
+		log.Warn("Warning: no config file specified, using the default config. In order to specify a config file use shoal-server /path/to/shoal.conf (a commented sample: deploy/shoal.conf)")
 	}
 
 	disableTHP(cfg, log) // cmd/shoal-server/thp_linux.go
