@@ -252,9 +252,10 @@ func TestComposeFilesLoad(t *testing.T) {
 		require.NoError(t, err)
 		var cf composeFile
 		require.NoError(t, yaml.Unmarshal(data, &cf), file)
-		require.Len(t, cf.Services, 6, file)
+		nodes := cf.nodes()
+		require.Len(t, nodes, 6, file)
 		wantSeeds := map[string]bool{}
-		for name, svc := range cf.Services {
+		for name, svc := range nodes {
 			require.Equal(t, "${SHOAL_IMAGE:-shoal-server:latest}", svc.Image, "%s %s", file, name)
 			host := name
 			if svc.NetworkMode == "host" {
@@ -266,7 +267,27 @@ func TestComposeFilesLoad(t *testing.T) {
 			}
 			wantSeeds[host+":"+port] = true
 		}
-		for name, svc := range cf.Services {
+		// The ready probe and every node's healthcheck wait for exactly the
+		// nodes there are (shoal-server --wait-cluster).
+		probe, ok := cf.Services["ready"]
+		require.True(t, ok, "%s: a ready service", file)
+		require.True(t, probe.isProbe(), "%s ready: %v", file, probe.Command)
+		require.Equal(t, []string{"ready"}, probe.Profiles, "%s: not started by up", file)
+		probeAddrs := func(addrs string) map[string]bool {
+			got := map[string]bool{}
+			for _, a := range strings.Split(addrs, ",") {
+				got[a] = true
+			}
+			return got
+		}
+		require.Equal(t, wantSeeds, probeAddrs(probe.Command[1]), "%s ready", file)
+		for name, svc := range nodes {
+			hc := svc.Healthcheck.Test
+			require.Len(t, hc, 5, "%s %s healthcheck", file, name)
+			require.Equal(t, []string{"CMD", "/shoal-server", "--wait-cluster"}, hc[:3], "%s %s", file, name)
+			require.Equal(t, wantSeeds, probeAddrs(hc[3]), "%s %s healthcheck", file, name)
+		}
+		for name, svc := range nodes {
 			args := slices.Clone(svc.Command)
 			for i := range args {
 				if i > 0 && args[i-1] == "--dir" {
@@ -284,7 +305,7 @@ func TestComposeFilesLoad(t *testing.T) {
 				got[s.Host+":"+strconv.Itoa(s.Port)] = true
 			}
 			require.Equal(t, wantSeeds, got, "%s %s seeds", file, name)
-			require.EqualValues(t, len(cf.Services), cfg.Int("cluster-bootstrap-masters")*(1+cfg.Int("cluster-bootstrap-replicas")), "%s %s", file, name)
+			require.EqualValues(t, len(nodes), cfg.Int("cluster-bootstrap-masters")*(1+cfg.Int("cluster-bootstrap-replicas")), "%s %s", file, name)
 			if svc.NetworkMode != "host" {
 				require.Equal(t, name, cfg.String("cluster-announce-hostname"), "%s %s", file, name)
 				require.Equal(t, "hostname", cfg.String("cluster-preferred-endpoint-type"), "%s %s", file, name)

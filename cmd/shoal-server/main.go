@@ -34,6 +34,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "--prestop" { // cmd/shoal-server/prestop.go
 		return prestop(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "--wait-cluster" { // cmd/shoal-server/waitcluster.go
+		return waitCluster(args[1:], stdout, stderr)
+	}
 	// As redis-server: the first argument alone decides (main() in server.c);
 	// the version on stdout and exit 0, the usage on stderr and exit 1.
 	if len(args) > 0 {
@@ -267,6 +270,7 @@ const usage = `Usage: ./shoal-server [/path/to/shoal.conf] [options] [-]
        ./shoal-server - (read config from stdin)
        ./shoal-server -v or --version
        ./shoal-server -h or --help
+       ./shoal-server --wait-cluster host:port[,host:port...] [timeout-seconds]
 
 shoal-server is configured like redis-server: every redis.conf directive can
 be given in the file or on the command line as --directive value.
