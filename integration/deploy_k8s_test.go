@@ -47,8 +47,8 @@ func loadK8sManifests(t *testing.T) k8sManifests {
 	kust, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	require.NoError(t, err)
 	var k struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
+		APIVersion string     `json:"apiVersion"`
+		Kind       string     `json:"kind"`
 		Resources  []string   `json:"resources"`
 		Images     []k8sImage `json:"images"`
 	}
