@@ -60,7 +60,6 @@ func oneOf(vals ...string) func(string) bool {
 
 // Features, shared by several rows.
 const (
-	featAOF        = "The append only file (AOF)"
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
 	featNotify     = "Keyspace notification"
@@ -72,7 +71,6 @@ const (
 	featCPUList    = "Pinning threads to CPUs"
 	featSocketMark = "Marking listening sockets (SO_MARK)"
 	featWatchdog   = "The software watchdog"
-	featDebugDelay = "Delaying each key while loading"
 	featSupervised = "Notifying upstart or systemd (supervised)"
 	featExpEffort  = "Tuning the active expiry effort"
 	featNoChecksum = "Writing RDB files without checksum"
@@ -80,7 +78,6 @@ const (
 
 // refusedRows is the table of refused values, in the documentation's order.
 var refusedRows = []refusedRow{
-	{name: "appendonly", when: "yes", needs: isYes, feature: featAOF, issue: 18},
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
@@ -99,7 +96,6 @@ var refusedRows = []refusedRow{
 	{name: "bgsave_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
 	{name: "socket-mark-id", when: "> 0", needs: nonZero, feature: featSocketMark},
 	{name: "watchdog-period", when: "> 0", needs: nonZero, feature: featWatchdog},
-	{name: "key-load-delay", when: "≠ 0", needs: nonZero, feature: featDebugDelay},
 	{name: "supervised", when: "not no", needs: other("no"), feature: featSupervised},
 	{name: "active-expire-effort", when: "≠ 1", needs: other("1"), feature: featExpEffort},
 	{name: "rdbchecksum", when: "no", needs: isNo, feature: featNoChecksum,
@@ -117,10 +113,6 @@ type acceptedRow struct {
 }
 
 var acceptedRows = []acceptedRow{
-	{names: []string{"appendfsync", "appendfilename", "appenddirname", "auto-aof-rewrite-percentage",
-		"auto-aof-rewrite-min-size", "aof-rewrite-incremental-fsync", "no-appendfsync-on-rewrite",
-		"aof-load-truncated", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc"},
-		why: "inert while appendonly is no (refused as yes), as in Redis"},
 	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
 		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
 		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",

@@ -331,9 +331,12 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		}
 		s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
 		keys++
+		s.loadedKey(k.Offset)
 		return nil
 	}
+	stopLoading := s.startLoading(int64(len(data)))
 	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
+	stopLoading()
 	if err == nil && len(libs) > 0 {
 		// Libraries that exist already fail the load unless merging.
 		if errMsg := s.tx.functions.install(libs, merge, false); errMsg != "" {
@@ -418,9 +421,11 @@ func cmdBgsave(c *Client, args [][]byte) {
 	switch {
 	case s.rdbSave.bgRunning.Load():
 		c.Error("ERR Background save already in progress")
-	case c.inExec:
+	case c.inExec || (len(args) == 2 && s.aof.rewriting.Load()):
 		s.rdbSave.scheduled.Store(true)
 		c.Status("Background saving scheduled")
+	case s.aof.rewriting.Load(): // Redis's AOF child (node/aof.go)
+		c.Error("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
 	case s.backgroundSave(): // node/persistence.go
 		c.Status("Background saving started")
 	default:
