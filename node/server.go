@@ -30,9 +30,6 @@ import (
 // Version is the Redis version shoal answers to (HELLO, INFO redis_version).
 const Version = "7.0.15"
 
-// ShoalVersion is shoal's own version.
-const ShoalVersion = "0.1.0"
-
 // Server is one node.
 //
 // Concurrency: commands run on their connection's goroutine; the keyspace
@@ -44,6 +41,7 @@ type Server struct {
 	ks    *store.Keyspace
 	table *commandTable
 	runID string
+	logID *logIdentity // the node_id/current_epoch of every log line
 	start time.Time
 	pid   int
 
@@ -163,7 +161,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		stopCron:     make(chan struct{}),
 		shutdownHook: opts.OnShutdown,
 	}
-	s.log = log.With(zap.String("node", s.runID[:8]))
+	s.logID = &logIdentity{runID: s.runID, cluster: cfg.Bool("cluster-enabled")}
+	s.log = withIdentity(log, s.logID) // node/logidentity.go
 	s.auxState = newServerAux()
 	s.blockReg = newBlockRegistry()
 	s.pubsub = newPubsubRegistry()
@@ -208,6 +207,9 @@ func (s *Server) LoadData() error {
 		return fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
+	if bus != nil {
+		s.logID.bus.Store(bus)
+	}
 	// After nodes.conf: a cluster replica keeps expired keys at load.
 	// Whether a data set file exists, before the load may create one
 	// (node/datalost.go).
