@@ -58,6 +58,7 @@ type Server struct {
 	loading      loadingState      // a dataset is being loaded (node/loading.go)
 	monitors     monitorRegistry   // MONITOR clients (node/monitor.go)
 	tracking     trackingTable     // CLIENT TRACKING (node/tracking.go)
+	oomScore     oomScoreState     // oom-score-adj (node/oomscore.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
 	// dataLost: this cluster master restarted without its data and waits
@@ -181,7 +182,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.registerConfigHooks()
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
-	s.aof = newAOFState(s) // node/aof.go
+	s.aof = newAOFState(s)    // node/aof.go
+	s.registerOOMScoreHooks() // node/oomscore.go
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
 	s.applyMaxmemoryConfig()
 	s.registerMaxmemoryHooks()
