@@ -63,7 +63,6 @@ const (
 	featAOF        = "The append only file (AOF)"
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
-	featNotify     = "Keyspace notification"
 	featRename     = "Renaming commands"
 	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
 	featOOMScore   = "Setting the kernel's OOM score (oom-score-adj)"
@@ -85,7 +84,6 @@ var refusedRows = []refusedRow{
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
 	{name: lineUser, when: "any line", feature: featACL, issue: 20},
-	{name: "notify-keyspace-events", when: "not empty", needs: nonEmpty, feature: featNotify, issue: 19},
 	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
 	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
 	{name: "oom-score-adj", when: "not no", needs: other("no"), feature: featOOMScore, issue: 24},

@@ -14,28 +14,27 @@ import (
 // of a line keyword) that needs the missing feature. Every row must have
 // one: TestUnbuiltEveryRowHasAnExample.
 var refusedExamples = map[string][]string{
-	"appendonly":             {"yes"},
-	"tls-port":               {"6380"},
-	"tls-replication":        {"yes"},
-	"tls-cluster":            {"yes"},
-	"aclfile":                {"users.acl"},
-	lineUser:                 {"alice", "on", ">pw", "+@all"},
-	"notify-keyspace-events": {"KEA"},
-	lineRenameCommand:        {"flushall", ""},
-	"bind-source-addr":       {"127.0.0.1"},
-	"oom-score-adj":          {"relative"},
-	lineLoadModule:           {"/usr/lib/redis/modules/redisbloom.so"},
-	lineModuleConfig:         {"1"},
-	"syslog-enabled":         {"yes"},
-	"server_cpulist":         {"0-1"},
-	"bio_cpulist":            {"0"},
-	"aof_rewrite_cpulist":    {"1"},
-	"bgsave_cpulist":         {"1"},
-	"socket-mark-id":         {"7"},
-	"watchdog-period":        {"100"},
-	"supervised":             {"systemd"},
-	"active-expire-effort":   {"5"},
-	"rdbchecksum":            {"no"},
+	"appendonly":           {"yes"},
+	"tls-port":             {"6380"},
+	"tls-replication":      {"yes"},
+	"tls-cluster":          {"yes"},
+	"aclfile":              {"users.acl"},
+	lineUser:               {"alice", "on", ">pw", "+@all"},
+	lineRenameCommand:      {"flushall", ""},
+	"bind-source-addr":     {"127.0.0.1"},
+	"oom-score-adj":        {"relative"},
+	lineLoadModule:         {"/usr/lib/redis/modules/redisbloom.so"},
+	lineModuleConfig:       {"1"},
+	"syslog-enabled":       {"yes"},
+	"server_cpulist":       {"0-1"},
+	"bio_cpulist":          {"0"},
+	"aof_rewrite_cpulist":  {"1"},
+	"bgsave_cpulist":       {"1"},
+	"socket-mark-id":       {"7"},
+	"watchdog-period":      {"100"},
+	"supervised":           {"systemd"},
+	"active-expire-effort": {"5"},
+	"rdbchecksum":          {"no"},
 }
 
 // lineName is how a row's example is written as a configuration line.
@@ -148,10 +147,10 @@ func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	_, err = Load([]string{p, "--tls-port", "0", "--appendonly", "yes"})
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, &LoadError{Line: 6, Text: `appendonly "yes"`, Reason: refusedByName["appendonly"].reason()}, le)
-	_, err = Load([]string{"--appendonly", "no", "--notify-keyspace-events", "KEA", "--appendonly", "yes"})
+	_, err = Load([]string{"--appendonly", "no", "--syslog-enabled", "yes", "--appendonly", "yes"})
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, 3, le.Line)
-	assert.Equal(t, `notify-keyspace-events "KEA"`, le.Text)
+	assert.Equal(t, `syslog-enabled "yes"`, le.Text)
 
 	// An included file numbers its own lines.
 	inc := writeFile(t, dir, "inc.conf", "hz 10\ntls-port 6380\n")

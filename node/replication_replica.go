@@ -115,6 +115,7 @@ func (f replicaFSM) ApplyImage(db int, slot uint16, payload []byte) error {
 // holds the data.
 func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error) {
 	ks := f.r.s.ks
+	defer f.r.s.quietLoad()() // no "new" events (node/notify.go)
 	ks.FlushAll()
 	var codes [][]byte
 	err = rdb.LoadFileWith(data, command.RDBLimits(f.r.s.cfg), rdb.FileHandlers{
