@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -124,6 +125,7 @@ func expireGeneric(c *command.Ctx, args [][]byte, name string, relative, seconds
 	if when <= ks.Now() && !ks.ReplicaMode() {
 		db.Delete(key)
 		c.ReplaceEffect(argDEL, key)
+		c.Notify(config.NotifyGeneric, "del", key)
 		c.Int(1)
 		return
 	}
@@ -132,6 +134,7 @@ func expireGeneric(c *command.Ctx, args [][]byte, name string, relative, seconds
 	fx := make([][]byte, 0, len(args))
 	fx = append(fx, argPEXPIREAT, key, strconv.AppendInt(nil, when, 10))
 	c.ReplaceEffect(append(fx, args[3:]...)...)
+	c.Notify(config.NotifyGeneric, "expire", key)
 	c.Int(1)
 }
 
@@ -187,5 +190,6 @@ func cmdPersist(c *command.Ctx, args [][]byte) {
 		return
 	}
 	db.SetExpire(args[1], e, 0)
+	c.Notify(config.NotifyGeneric, "persist", args[1])
 	c.Int(1)
 }
