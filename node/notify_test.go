@@ -1,0 +1,195 @@
+package node
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Keyspace notifications compared with a live redis-server 7.0: each case
+// runs the same commands on both servers with two subscribers listening to
+// every __keyspace@ and __keyevent@ channel (one RESP2, one RESP3), and the
+// replies and the subscribers' streams must be byte-identical.
+
+// notifySyncChannel ends a case's stream: its message follows every event
+// the case raised.
+const notifySyncChannel = "notify-sync"
+
+type notifyCase struct {
+	name  string
+	flags string     // notify-keyspace-events
+	steps [][]string // commands; "@dbsize0" polls DBSIZE until the database is empty
+}
+
+// runNotifyCase runs c against the server at addr and returns the writer's
+// replies and the RESP2 and RESP3 subscribers' streams, one raw message per
+// element (compared whole, they are the byte streams).
+func runNotifyCase(t *testing.T, addr string, c notifyCase) (replies []string, streams [][]string) {
+	t.Helper()
+	w := dialTestAddr(t, addr)
+	w.do("FLUSHALL")
+	w.do("CONFIG", "SET", "notify-keyspace-events", c.flags)
+	defer w.do("CONFIG", "SET", "notify-keyspace-events", "")
+	var subs []*testConn
+	for _, proto := range []string{"2", "3"} {
+		sub := dialTestAddr(t, addr)
+		sub.do("HELLO", proto)
+		sub.do("PSUBSCRIBE", "__key*__:*")
+		sub.do("SUBSCRIBE", notifySyncChannel)
+		subs = append(subs, sub)
+	}
+	for _, st := range c.steps {
+		if st[0] == "@dbsize0" {
+			deadline := time.Now().Add(10 * time.Second)
+			for w.do("DBSIZE") != ":0\r\n" {
+				require.True(t, time.Now().Before(deadline), "the database did not empty")
+				time.Sleep(10 * time.Millisecond)
+			}
+			continue
+		}
+		replies = append(replies, w.do(st...))
+	}
+	w.do("PUBLISH", notifySyncChannel, "end")
+	for _, sub := range subs {
+		var msgs []string
+		for range 10000 {
+			m := sub.read()
+			if strings.Contains(m, notifySyncChannel) {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		streams = append(streams, msgs)
+	}
+	return replies, streams
+}
+
+func ncmd(args ...string) []string { return args }
+
+func TestKeyspaceNotificationsMatchRedis(t *testing.T) {
+	realAddr := startRealRedis(t, "--enable-debug-command", "yes")
+	s := startTestServer(t, "--enable-debug-command", "yes")
+	cases := []notifyCase{
+		{name: "generic", flags: "KEA", steps: [][]string{
+			ncmd("SET", "a", "1"), ncmd("SET", "b", "2"), ncmd("DEL", "a", "b", "nokey"), ncmd("UNLINK", "nokey"),
+			ncmd("SET", "r", "1"), ncmd("RENAME", "r", "r2"), ncmd("SET", "r3", "x"), ncmd("RENAME", "r2", "r3"),
+			ncmd("RENAMENX", "r3", "r3"), ncmd("SET", "r4", "y"), ncmd("RENAMENX", "r3", "r4"), ncmd("RENAMENX", "r3", "r5"),
+			ncmd("EXPIRE", "r5", "100"), ncmd("PEXPIRE", "r5", "100000", "GT"), ncmd("EXPIRE", "r5", "1", "NX"),
+			ncmd("PERSIST", "r5"), ncmd("PERSIST", "r5"), ncmd("EXPIRE", "r5", "-1"), ncmd("EXPIRE", "nokey", "10"),
+			ncmd("SET", "p", "1"), ncmd("PEXPIREAT", "p", "1"),
+			ncmd("SET", "m", "1"), ncmd("MOVE", "m", "1"), ncmd("MOVE", "m", "1"),
+			ncmd("SET", "c", "1"), ncmd("COPY", "c", "c2"), ncmd("COPY", "c", "c2"), ncmd("COPY", "c", "c2", "REPLACE"),
+			ncmd("COPY", "c", "c2", "DB", "2"),
+			ncmd("SET", "d", "v"), ncmd("EXPIRE", "d", "100"),
+			ncmd("SELECT", "1"), ncmd("DEL", "m"), ncmd("SELECT", "2"), ncmd("DEL", "c2"), ncmd("SELECT", "0"),
+		}},
+		{name: "string", flags: "KEA", steps: [][]string{
+			ncmd("SET", "s", "v"), ncmd("SET", "s", "v", "NX"), ncmd("SET", "s", "w", "XX", "GET"),
+			ncmd("SET", "s", "x", "EX", "100"), ncmd("SET", "s", "y", "KEEPTTL"), ncmd("SETNX", "s", "z"),
+			ncmd("SETNX", "s2", "z"), ncmd("SETEX", "s3", "100", "v"), ncmd("PSETEX", "s4", "100000", "v"),
+			ncmd("MSET", "m1", "a", "m2", "b"), ncmd("MSETNX", "m1", "a", "m3", "b"), ncmd("MSETNX", "m4", "a", "m5", "b"),
+			ncmd("GETSET", "s", "g"), ncmd("GETDEL", "s"), ncmd("GETDEL", "s"),
+			ncmd("SET", "e", "v"), ncmd("GETEX", "e", "EX", "100"), ncmd("GETEX", "e", "PERSIST"), ncmd("GETEX", "e", "PERSIST"),
+			ncmd("GETEX", "e"), ncmd("GETEX", "e", "PXAT", "1"),
+			ncmd("APPEND", "ap", "x"), ncmd("APPEND", "ap", "y"), ncmd("SETRANGE", "sr", "2", "ab"), ncmd("SETRANGE", "sr", "0", ""),
+			ncmd("SETRANGE", "sr2", "0", ""), ncmd("SETRANGE", "sr", "1", "z"),
+			ncmd("INCR", "n"), ncmd("DECR", "n"), ncmd("INCRBY", "n", "5"), ncmd("DECRBY", "n", "2"), ncmd("INCRBYFLOAT", "f", "1.5"),
+			ncmd("INCR", "ap"),
+		}},
+		{name: "list", flags: "KEA", steps: [][]string{
+			ncmd("LPUSH", "l", "a", "b", "c"), ncmd("RPUSH", "l", "d"), ncmd("LPUSHX", "l", "e"), ncmd("RPUSHX", "l", "f"),
+			ncmd("LPUSHX", "nol", "e"), ncmd("LINSERT", "l", "BEFORE", "a", "x"), ncmd("LINSERT", "l", "AFTER", "zz", "x"),
+			ncmd("LSET", "l", "0", "y"), ncmd("LPOP", "l"), ncmd("RPOP", "l", "2"), ncmd("LREM", "l", "0", "a"), ncmd("LREM", "l", "0", "q"),
+			ncmd("LTRIM", "l", "0", "1"), ncmd("RPOPLPUSH", "l", "l2"), ncmd("LMOVE", "l", "l2", "LEFT", "RIGHT"),
+			ncmd("RPUSH", "l3", "a", "b"), ncmd("LMPOP", "2", "nol", "l3", "LEFT", "COUNT", "5"),
+			ncmd("RPUSH", "l4", "a"), ncmd("LTRIM", "l4", "1", "0"), ncmd("RPUSH", "l5", "a"), ncmd("LREM", "l5", "0", "a"),
+			ncmd("RPUSH", "l6", "a"), ncmd("BLPOP", "l6", "1"), ncmd("RPUSH", "l7", "a", "b"), ncmd("BLMOVE", "l7", "l7", "LEFT", "RIGHT", "1"),
+			ncmd("BRPOPLPUSH", "l7", "l8", "1"), ncmd("BLMPOP", "1", "1", "l7", "RIGHT"),
+		}},
+		{name: "hash", flags: "KEA", steps: [][]string{
+			ncmd("HSET", "h", "a", "1", "b", "2"), ncmd("HSETNX", "h", "a", "1"), ncmd("HSETNX", "h", "c", "3"),
+			ncmd("HMSET", "h", "d", "4"), ncmd("HINCRBY", "h", "a", "2"), ncmd("HINCRBYFLOAT", "h", "b", "1.5"),
+			ncmd("HDEL", "h", "zz"), ncmd("HDEL", "h", "a", "b"), ncmd("HDEL", "h", "c", "d"), ncmd("HGET", "h", "a"),
+		}},
+		{name: "set", flags: "KEA", steps: [][]string{
+			ncmd("SADD", "s", "a", "b", "c", "d"), ncmd("SADD", "s", "a"), ncmd("SREM", "s", "zz"), ncmd("SREM", "s", "a"),
+			ncmd("SMOVE", "s", "t", "b"), ncmd("SMOVE", "s", "t", "zz"), ncmd("SADD", "u", "c"), ncmd("SMOVE", "u", "t", "c"),
+			ncmd("SPOP", "t"), ncmd("SPOP", "t", "5"), ncmd("SADD", "x", "1", "2", "3"), ncmd("SADD", "y", "2", "3", "4"),
+			ncmd("SINTERSTORE", "d", "x", "y"), ncmd("SUNIONSTORE", "d", "x", "y"), ncmd("SDIFFSTORE", "d", "x", "y"),
+			ncmd("SDIFFSTORE", "d", "x", "x"), ncmd("SINTERSTORE", "d2", "x", "nokey"), ncmd("SREM", "x", "1", "2", "3"),
+			ncmd("SPOP", "y", "0"), ncmd("SPOP", "s", "1"), ncmd("SPOP", "s", "10"),
+		}},
+		{name: "zset", flags: "KEA", steps: [][]string{
+			ncmd("ZADD", "z", "1", "a", "2", "b", "3", "c"), ncmd("ZADD", "z", "1", "a"), ncmd("ZADD", "z", "INCR", "5", "a"),
+			ncmd("ZINCRBY", "z", "1", "b"), ncmd("ZREM", "z", "zz"), ncmd("ZREM", "z", "a"),
+			ncmd("ZADD", "z", "1", "a", "2", "d", "7", "e"), ncmd("ZREMRANGEBYSCORE", "z", "0", "1"), ncmd("ZREMRANGEBYRANK", "z", "0", "0"),
+			ncmd("ZREMRANGEBYLEX", "z", "-", "+"), ncmd("ZADD", "w", "1", "a", "2", "b"), ncmd("ZADD", "v", "1", "b"),
+			ncmd("ZUNIONSTORE", "o", "2", "w", "v"), ncmd("ZINTERSTORE", "o", "2", "w", "v"), ncmd("ZDIFFSTORE", "o", "2", "w", "w"),
+			ncmd("ZRANGESTORE", "o2", "w", "0", "-1"), ncmd("ZPOPMIN", "w"), ncmd("ZPOPMAX", "w", "3"), ncmd("ZPOPMIN", "w"),
+			ncmd("ZADD", "q", "1", "a"), ncmd("BZPOPMIN", "q", "1"), ncmd("ZADD", "q", "1", "a", "2", "b"), ncmd("ZMPOP", "1", "q", "MAX"),
+			ncmd("BZMPOP", "1", "1", "q", "MIN"), ncmd("ZSCORE", "nokey", "a"),
+		}},
+		{name: "keymiss-new", flags: "KEAmn", steps: [][]string{
+			ncmd("GET", "nokey"), ncmd("SET", "k", "v"), ncmd("SET", "k", "w"), ncmd("EXISTS", "nokey", "k"), ncmd("TYPE", "nokey"),
+			ncmd("TTL", "nokey"), ncmd("LRANGE", "nolist", "0", "-1"), ncmd("HGET", "noh", "f"), ncmd("SMEMBERS", "nos"),
+			ncmd("ZRANGE", "noz", "0", "-1"), ncmd("MGET", "k", "nokey"), ncmd("OBJECT", "ENCODING", "nokey"),
+			ncmd("LPUSH", "l", "a"), ncmd("SADD", "s", "a"), ncmd("HSET", "h", "f", "v"), ncmd("ZADD", "z", "1", "a"),
+			ncmd("RENAME", "k", "k2"), ncmd("COPY", "k2", "k3"), ncmd("INCR", "n"), ncmd("APPEND", "ap", "x"),
+		}},
+		{name: "only-keyevent-generic", flags: "Eg", steps: [][]string{
+			ncmd("SET", "a", "1"), ncmd("EXPIRE", "a", "100"), ncmd("LPUSH", "l", "a"), ncmd("DEL", "a", "l"),
+		}},
+		{name: "only-keyspace-list", flags: "Kl", steps: [][]string{
+			ncmd("SET", "a", "1"), ncmd("LPUSH", "l", "a"), ncmd("DEL", "a", "l"),
+		}},
+		{name: "expired-lazy-and-active", flags: "KEA", steps: [][]string{
+			ncmd("DEBUG", "SET-ACTIVE-EXPIRE", "0"),
+			ncmd("SET", "x", "1", "PX", "1"), ncmd("DEBUG", "SLEEP", "0.01"), ncmd("GET", "x"),
+			ncmd("SET", "y", "1", "PX", "1"), ncmd("DEBUG", "SLEEP", "0.01"), ncmd("SET", "y", "2"),
+			ncmd("DEBUG", "SET-ACTIVE-EXPIRE", "1"),
+			ncmd("SET", "z", "1", "PX", "1"), ncmd("@dbsize0"),
+		}},
+		{name: "evicted", flags: "KEA", steps: [][]string{
+			ncmd("SET", "big", strings.Repeat("x", 1000)),
+			ncmd("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"), ncmd("CONFIG", "SET", "maxmemory", "1"),
+			ncmd("@dbsize0"), ncmd("CONFIG", "SET", "maxmemory", "0"), ncmd("CONFIG", "SET", "maxmemory-policy", "noeviction"),
+		}},
+		{name: "multi-exec", flags: "KEA", steps: [][]string{
+			ncmd("MULTI"), ncmd("SET", "a", "1"), ncmd("LPUSH", "l", "x"), ncmd("DEL", "a"), ncmd("INCR", "n"), ncmd("EXEC"),
+		}},
+		{name: "script", flags: "KEA", steps: [][]string{
+			ncmd("EVAL", "redis.call('set',KEYS[1],'1') redis.call('sadd',KEYS[2],'m') redis.call('del',KEYS[1]) return 1", "2", "{t}a", "{t}s"),
+		}},
+		{name: "sort-store", flags: "KEA", steps: [][]string{
+			ncmd("RPUSH", "src", "3", "1", "2"), ncmd("SORT", "src", "STORE", "dst"), ncmd("SORT", "nokey", "STORE", "dst"),
+		}},
+		{name: "stream", flags: "KEA", steps: [][]string{
+			ncmd("XADD", "st", "1-1", "f", "v"), ncmd("XADD", "st", "2-1", "f", "v"), ncmd("XADD", "st2", "NOMKSTREAM", "*", "f", "v"),
+			ncmd("XGROUP", "CREATE", "st", "g", "0"), ncmd("XGROUP", "CREATE", "st", "g", "0"), ncmd("XGROUP", "CREATECONSUMER", "st", "g", "c1"),
+			ncmd("XREADGROUP", "GROUP", "g", "c2", "COUNT", "1", "STREAMS", "st", ">"), ncmd("XACK", "st", "g", "1-1"),
+			ncmd("XCLAIM", "st", "g", "c3", "0", "1-1"), ncmd("XAUTOCLAIM", "st", "g", "c4", "0", "0"),
+			ncmd("XSETID", "st", "5-0"), ncmd("XGROUP", "SETID", "st", "g", "0"), ncmd("XGROUP", "DELCONSUMER", "st", "g", "c1"),
+			ncmd("XDEL", "st", "1-1"), ncmd("XDEL", "st", "9-9"), ncmd("XTRIM", "st", "MAXLEN", "0"), ncmd("XTRIM", "st", "MAXLEN", "0"),
+			ncmd("XGROUP", "DESTROY", "st", "g"), ncmd("XGROUP", "DESTROY", "st", "g"),
+		}},
+		{name: "misc-types", flags: "KEA", steps: [][]string{
+			ncmd("SETBIT", "b", "7", "1"), ncmd("SETBIT", "b", "7", "1"), ncmd("BITOP", "OR", "b2", "b", "b"), ncmd("BITOP", "AND", "b3", "nokey"),
+			ncmd("BITFIELD", "bf", "SET", "u8", "0", "1"), ncmd("BITFIELD", "bf", "GET", "u8", "0"),
+			ncmd("PFADD", "hl", "a"), ncmd("PFADD", "hl", "a"), ncmd("PFADD", "hl2"), ncmd("PFMERGE", "hl3", "hl", "hl2"), ncmd("PFCOUNT", "hl", "hl3"),
+			ncmd("GEOADD", "g", "13.361389", "38.115556", "p"), ncmd("GEOSEARCHSTORE", "g2", "g", "FROMLONLAT", "13", "38", "BYRADIUS", "500", "km"),
+			ncmd("GEORADIUS", "g", "13", "38", "500", "km", "STORE", "g3"), ncmd("GEOSEARCHSTORE", "g2", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"),
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantReplies, wantStreams := runNotifyCase(t, realAddr, c)
+			gotReplies, gotStreams := runNotifyCase(t, s.Addr().String(), c)
+			assert.Equal(t, wantReplies, gotReplies, "replies")
+			assert.Equal(t, wantStreams[0], gotStreams[0], "RESP2 subscriber's stream")
+			assert.Equal(t, wantStreams[1], gotStreams[1], "RESP3 subscriber's stream")
+		})
+	}
+}
