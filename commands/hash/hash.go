@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 	"github.com/shoal-db/shoal/strconvx"
 )
@@ -101,6 +102,7 @@ func cmdHSet(c *command.Ctx, args [][]byte) {
 		}
 	}
 	c.Dirty(int64(len(args)-2) / 2) // every field set counts, new or not, as Redis
+	c.Notify(config.NotifyHash, "hset", args[1])
 	if isHSet {
 		c.Int(int64(created))
 	} else {
@@ -125,6 +127,7 @@ func cmdHSetNX(c *command.Ctx, args [][]byte) {
 	maxEntries, maxValue := hashLimits(c)
 	h.TryConvert(maxValue, args[2:4])
 	h.Set(args[2], args[3], maxEntries, maxValue)
+	c.Notify(config.NotifyHash, "hset", args[1])
 	c.Int(1)
 }
 
@@ -169,16 +172,23 @@ func cmdHDel(c *command.Ctx, args [][]byte) {
 	if !ok {
 		return
 	}
-	deleted := 0
+	deleted, keyRemoved := 0, false
 	if h != nil {
 		for _, f := range args[2:] {
 			if h.Delete(f) {
 				deleted++
 				if h.Len() == 0 {
 					c.DB().Delete(args[1])
+					keyRemoved = true
 					break
 				}
 			}
+		}
+	}
+	if deleted > 0 {
+		c.Notify(config.NotifyHash, "hdel", args[1])
+		if keyRemoved {
+			c.Notify(config.NotifyGeneric, "del", args[1])
 		}
 	}
 	c.Int(int64(deleted))
@@ -289,6 +299,7 @@ func cmdHIncrBy(c *command.Ctx, args [][]byte) {
 	var buf [24]byte
 	maxEntries, maxValue := hashLimits(c)
 	h.Set(args[2], strconv.AppendInt(buf[:0], cur, 10), maxEntries, maxValue)
+	c.Notify(config.NotifyHash, "hincrby", args[1])
 	c.Int(cur)
 }
 
@@ -329,6 +340,7 @@ func cmdHIncrByFloat(c *command.Ctx, args [][]byte) {
 	}
 	maxEntries, maxValue := hashLimits(c)
 	h.Set(args[2], out, maxEntries, maxValue)
+	c.Notify(config.NotifyHash, "hincrbyfloat", args[1])
 	c.Bulk(out)
 	// The final value, not the increment: float formatting may differ.
 	c.ReplaceEffect(argHSET, args[1], args[2], bytes.Clone(out))
