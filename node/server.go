@@ -175,7 +175,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
-	s.registerNotifyHooks() // node/notify.go
+	s.registerNotifyHooks()         // node/notify.go
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
