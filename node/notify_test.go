@@ -196,3 +196,46 @@ func TestKeyspaceNotificationsMatchRedis(t *testing.T) {
 		})
 	}
 }
+
+// On a replica, the commands applied from the master's stream raise their
+// events as on the master, and a key expires only by the master's DEL: the
+// replica's subscribers see "del", never "expired" (Redis 7.0).
+func TestKeyspaceNotificationsOnReplicaMatchRedis(t *testing.T) {
+	run := func(t *testing.T, masterAddr, replicaAddr string) []string {
+		m, r := dialTestAddr(t, masterAddr), dialTestAddr(t, replicaAddr)
+		m.do("DEBUG", "SET-ACTIVE-EXPIRE", "0") // the master expires k lazily, below
+		host, port, _ := strings.Cut(masterAddr, ":")
+		require.Equal(t, "+OK\r\n", r.do("REPLICAOF", host, port))
+		waitInSync(t, m, r)
+		r.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		sub := dialTestAddr(t, replicaAddr)
+		sub.do("PSUBSCRIBE", "__key*__:*")
+		sub.do("SUBSCRIBE", notifySyncChannel)
+		for _, st := range [][]string{
+			ncmd("SET", "a", "1"), ncmd("LPUSH", "l", "x", "y"), ncmd("RPOP", "l"), ncmd("EXPIRE", "a", "100"),
+			ncmd("MULTI"), ncmd("INCR", "n"), ncmd("DEL", "a"), ncmd("EXEC"),
+			ncmd("SET", "k", "v", "PX", "20"),
+		} {
+			m.do(st...)
+		}
+		waitInSync(t, m, r)
+		time.Sleep(100 * time.Millisecond) // k is past its deadline on both
+		r.do("GET", "k")                   // the replica neither deletes it nor raises anything
+		m.do("GET", "k")                   // the master expires it: DEL reaches the replica
+		waitInSync(t, m, r)
+		r.do("PUBLISH", notifySyncChannel, "end")
+		var msgs []string
+		for range 1000 {
+			msg := sub.read()
+			if strings.Contains(msg, notifySyncChannel) {
+				break
+			}
+			msgs = append(msgs, msg)
+		}
+		return msgs
+	}
+	want := run(t, startRealRedis(t, "--enable-debug-command", "yes"), startRealRedis(t))
+	require.NotEmpty(t, want)
+	got := run(t, startTestServer(t, "--enable-debug-command", "yes").Addr().String(), startTestServer(t).Addr().String())
+	assert.Equal(t, want, got)
+}
