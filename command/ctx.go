@@ -93,7 +93,7 @@ type Session interface {
 	// answers -UNBLOCKED then); nothing if the client did not block.
 	WatchStreamKeys(keys [][]byte)
 	// NotifyKeyspaceEvent publishes a keyspace notification (see Ctx.Notify).
-	NotifyKeyspaceEvent(class int64, event string, key []byte, db int)
+	NotifyKeyspaceEvent(class int64, event string, key []byte, db *store.DB)
 }
 
 // Ctx is the context a handler runs in. The embedded resp.Writer builds the
@@ -152,12 +152,12 @@ func (c *Ctx) NowMs() int64 { return c.ks.Now() }
 // where Redis does, after the change, with the key's slot locked. It costs
 // one atomic load when the class is not enabled.
 func (c *Ctx) Notify(class int64, event string, key []byte) {
-	c.sess.NotifyKeyspaceEvent(class, event, key, c.DB().ID())
+	c.sess.NotifyKeyspaceEvent(class, event, key, c.DB())
 }
 
 // NotifyIn is Notify for a key in another database (MOVE, COPY ... DB).
 func (c *Ctx) NotifyIn(db *store.DB, class int64, event string, key []byte) {
-	c.sess.NotifyKeyspaceEvent(class, event, key, db.ID())
+	c.sess.NotifyKeyspaceEvent(class, event, key, db)
 }
 
 // SignalKeyReady notes that the running command made key (in its database)

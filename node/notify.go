@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/store"
 )
 
 // Keyspace notifications (Redis 7.0's notify.c).
@@ -88,8 +89,10 @@ func appendNotifyChannel(b []byte, prefix string, db int) []byte {
 }
 
 // NotifyKeyspaceEvent is the command.Session side of command.Ctx.Notify.
-func (c *Client) NotifyKeyspaceEvent(class int64, event string, key []byte, db int) {
-	c.srv.notifyKeyspaceEvent(class, event, key, db)
+func (c *Client) NotifyKeyspaceEvent(class int64, event string, key []byte, db *store.DB) {
+	if c.srv.notifyEnabled(class) {
+		c.srv.notifyKeyspaceEvent(class, event, key, db.ID())
+	}
 }
 
 // KeyAdded raises "new" (store.Events; Redis's dbAdd).
