@@ -21,7 +21,7 @@ const notifySyncChannel = "notify-sync"
 type notifyCase struct {
 	name  string
 	flags string     // notify-keyspace-events
-	steps [][]string // commands; "@dbsize0" polls DBSIZE until the database is empty
+	steps [][]string // commands; "@dbsize0" polls DBSIZE until the database is empty; "@bg" cmd... sends cmd on a second connection and waits until it blocks, "@bgread" reads its reply
 }
 
 // runNotifyCase runs c against the server at addr and returns the writer's
@@ -41,7 +41,24 @@ func runNotifyCase(t *testing.T, addr string, c notifyCase) (replies []string, s
 		sub.do("SUBSCRIBE", notifySyncChannel)
 		subs = append(subs, sub)
 	}
+	var bg *testConn // "@bg" sends a command there without reading its reply
 	for _, st := range c.steps {
+		switch st[0] {
+		case "@bg":
+			if bg == nil {
+				bg = dialTestAddr(t, addr)
+			}
+			bg.send(st[1:]...)
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(w.do("INFO", "clients"), "blocked_clients:1\r\n") {
+				require.True(t, time.Now().Before(deadline), "the client did not block")
+				time.Sleep(10 * time.Millisecond)
+			}
+			continue
+		case "@bgread":
+			replies = append(replies, bg.read())
+			continue
+		}
 		if st[0] == "@dbsize0" {
 			deadline := time.Now().Add(10 * time.Second)
 			for w.do("DBSIZE") != ":0\r\n" {
@@ -164,6 +181,14 @@ func TestKeyspaceNotificationsMatchRedis(t *testing.T) {
 		}},
 		{name: "script", flags: "KEA", steps: [][]string{
 			ncmd("EVAL", "redis.call('set',KEYS[1],'1') redis.call('sadd',KEYS[2],'m') redis.call('del',KEYS[1]) return 1", "2", "{t}a", "{t}s"),
+		}},
+		{name: "blocked-clients-served", flags: "KEA", steps: [][]string{
+			ncmd("@bg", "BLPOP", "bl", "0"), ncmd("RPUSH", "bl", "a"), ncmd("@bgread"),
+			ncmd("@bg", "BLMOVE", "bl", "bl2", "LEFT", "RIGHT", "0"), ncmd("LPUSH", "bl", "x", "y"), ncmd("@bgread"),
+			ncmd("@bg", "BLMPOP", "0", "1", "bl3", "LEFT", "COUNT", "5"), ncmd("RPUSH", "bl3", "a", "b"), ncmd("@bgread"),
+			ncmd("@bg", "BZPOPMAX", "bz", "0"), ncmd("ZADD", "bz", "1", "a"), ncmd("@bgread"),
+			ncmd("XADD", "bs", "1-1", "f", "v"), ncmd("XGROUP", "CREATE", "bs", "g", "$"),
+			ncmd("@bg", "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "bs", ">"), ncmd("XADD", "bs", "2-1", "f", "v"), ncmd("@bgread"),
 		}},
 		{name: "sort-store", flags: "KEA", steps: [][]string{
 			ncmd("RPUSH", "src", "3", "1", "2"), ncmd("SORT", "src", "STORE", "dst"), ncmd("SORT", "nokey", "STORE", "dst"),
