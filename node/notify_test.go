@@ -264,3 +264,52 @@ func TestKeyspaceNotificationsOnReplicaMatchRedis(t *testing.T) {
 	got := run(t, startTestServer(t, "--enable-debug-command", "yes").Addr().String(), startTestServer(t).Addr().String())
 	assert.Equal(t, want, got)
 }
+
+// In a cluster an event is raised and delivered on the node that owns the
+// key only: notifications never cross the bus, unlike PUBLISH, which ends
+// each stream here (the same as two redis-server cluster nodes).
+func TestKeyspaceNotificationsStayOnTheOwnerInClusterMatchRedis(t *testing.T) {
+	tag, _ := migrationTag() // a slot of the first master
+	key := "{" + tag + "}k"
+	run := func(real bool) (owner, other []string) {
+		var aAddr, bAddr string
+		var aPort, aCPort int
+		if real {
+			aAddr, aPort, aCPort = startRealClusterRedis(t)
+			bAddr, _, _ = startRealClusterRedis(t)
+		} else {
+			a, b := startClusterTestServer(t, ""), startClusterTestServer(t, "")
+			aAddr, aPort, aCPort, bAddr = a.addr, a.port, a.cport, b.addr
+		}
+		ac, bc := dialTestAddr(t, aAddr), dialTestAddr(t, bAddr)
+		formMasters(t, ac, bc, aPort, aCPort, bulkBody(t, ac.do("CLUSTER", "MYID")), bulkBody(t, bc.do("CLUSTER", "MYID")))
+		var subs []*testConn
+		for _, c := range []*testConn{ac, bc} {
+			c.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+			sub := dialTestAddr(t, c.c.RemoteAddr().String())
+			sub.do("PSUBSCRIBE", "__key*__:*")
+			sub.do("SUBSCRIBE", notifySyncChannel)
+			subs = append(subs, sub)
+		}
+		require.Equal(t, "+OK\r\n", ac.do("SET", key, "v"))
+		require.Equal(t, ":1\r\n", ac.do("DEL", key))
+		ac.do("PUBLISH", notifySyncChannel, "end") // reaches b over the bus
+		var streams [2][]string
+		for i, sub := range subs {
+			for range 100 {
+				m := sub.read()
+				if strings.Contains(m, notifySyncChannel) {
+					break
+				}
+				streams[i] = append(streams[i], m)
+			}
+		}
+		return streams[0], streams[1]
+	}
+	wantOwner, wantOther := run(true)
+	gotOwner, gotOther := run(false)
+	require.Len(t, wantOwner, 4, "set and del, keyspace and keyevent")
+	assert.Equal(t, wantOwner, gotOwner)
+	assert.Empty(t, wantOther)
+	assert.Equal(t, wantOther, gotOther)
+}
