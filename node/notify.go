@@ -96,16 +96,18 @@ func (c *Client) NotifyKeyspaceEvent(class int64, event string, key []byte, db *
 }
 
 // KeyAdded raises "new" (store.Events; Redis's dbAdd).
-func (e *expiryEvents) KeyAdded(db int, key []byte) {
+func (e *expiryEvents) KeyAdded(db *store.DB, key []byte) {
 	s := (*Server)(e)
 	if s.notifyEnabled(config.NotifyNew) && s.notify.bulkLoads.Load() == 0 {
-		s.notifyKeyspaceEvent(config.NotifyNew, "new", key, db)
+		s.notifyKeyspaceEvent(config.NotifyNew, "new", key, db.ID())
 	}
 }
 
 // KeyMissed raises "keymiss" (store.Events; Redis's lookupKey for reading).
-func (e *expiryEvents) KeyMissed(db int, key []byte) {
-	(*Server)(e).notifyKeyspaceEvent(config.NotifyKeyMiss, "keymiss", key, db)
+func (e *expiryEvents) KeyMissed(db *store.DB, key []byte) {
+	if s := (*Server)(e); s.notifyEnabled(config.NotifyKeyMiss) {
+		s.notifyKeyspaceEvent(config.NotifyKeyMiss, "keymiss", key, db.ID())
+	}
 }
 
 // notifyExpired raises "expired" for a key the keyspace expired.

@@ -104,7 +104,7 @@ func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
 		} else {
 			s.misses.Add(1)
 			if flags&LookupNoNotify == 0 && db.ks.events != nil {
-				db.ks.events.KeyMissed(db.ID(), key)
+				db.ks.events.KeyMissed(db, key)
 			}
 		}
 	}
@@ -170,7 +170,7 @@ func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 		db.addCharge(s, SlotCharge)
 	}
 	if db.ks.events != nil {
-		db.ks.events.KeyAdded(db.ID(), key)
+		db.ks.events.KeyAdded(db, key)
 	}
 	return e
 }

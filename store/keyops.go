@@ -54,7 +54,7 @@ func (db *DB) relink(e *Entry, key []byte) {
 		db.addVolatile(s, e)
 	}
 	if db.ks.events != nil {
-		db.ks.events.KeyAdded(db.ID(), key) // Redis's dbAdd raises "new"
+		db.ks.events.KeyAdded(db, key) // Redis's dbAdd raises "new"
 	}
 }
 

@@ -33,11 +33,11 @@ type Events interface {
 	KeyExpired(db int, key string)
 	// KeyAdded: key was created (it did not exist, or only logically
 	// expired). key is only valid during the call.
-	KeyAdded(db int, key []byte)
+	KeyAdded(db *DB, key []byte)
 	// KeyMissed: a read lookup (one that counts keyspace hits and misses,
 	// without LookupNoNotify) found no live key. key is only valid during
 	// the call.
-	KeyMissed(db int, key []byte)
+	KeyMissed(db *DB, key []byte)
 }
 
 // Keyspace is the whole dataset: a fixed number of databases.
