@@ -21,7 +21,7 @@ const notifySyncChannel = "notify-sync"
 type notifyCase struct {
 	name  string
 	flags string     // notify-keyspace-events
-	steps [][]string // commands; "@dbsize0" polls DBSIZE until the database is empty; "@bg" cmd... sends cmd on a second connection and waits until it blocks, "@bgread" reads its reply
+	steps [][]string // commands; "@dbsize0" polls DBSIZE until the database is empty; "@bg" cmd... sends cmd on a second connection and waits until it blocks, "@bgread" reads its reply; "@dumprestore" src dst restores DUMP src as dst with REPLACE
 }
 
 // runNotifyCase runs c against the server at addr and returns the writer's
@@ -54,6 +54,10 @@ func runNotifyCase(t *testing.T, addr string, c notifyCase) (replies []string, s
 				require.True(t, time.Now().Before(deadline), "the client did not block")
 				time.Sleep(10 * time.Millisecond)
 			}
+			continue
+		case "@dumprestore": // RESTORE st[2] 0 <DUMP st[1]> REPLACE
+			payload := bulkBody(t, w.do("DUMP", st[1]))
+			replies = append(replies, w.do("RESTORE", st[2], "0", payload, "REPLACE"))
 			continue
 		case "@bgread":
 			replies = append(replies, bg.read())
@@ -157,6 +161,9 @@ func TestKeyspaceNotificationsMatchRedis(t *testing.T) {
 			ncmd("ZRANGE", "noz", "0", "-1"), ncmd("MGET", "k", "nokey"), ncmd("OBJECT", "ENCODING", "nokey"),
 			ncmd("LPUSH", "l", "a"), ncmd("SADD", "s", "a"), ncmd("HSET", "h", "f", "v"), ncmd("ZADD", "z", "1", "a"),
 			ncmd("RENAME", "k", "k2"), ncmd("COPY", "k2", "k3"), ncmd("INCR", "n"), ncmd("APPEND", "ap", "x"),
+			// Redis deletes an existing destination and adds the key again: "new" each time.
+			ncmd("COPY", "k2", "k3", "REPLACE"), ncmd("RENAME", "k3", "k2"), ncmd("MOVE", "k2", "1"),
+			ncmd("SET", "k2", "v"), ncmd("@dumprestore", "k2", "k2"), ncmd("@dumprestore", "k2", "k4"),
 		}},
 		{name: "only-keyevent-generic", flags: "Eg", steps: [][]string{
 			ncmd("SET", "a", "1"), ncmd("EXPIRE", "a", "100"), ncmd("LPUSH", "l", "a"), ncmd("DEL", "a", "l"),
