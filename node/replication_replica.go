@@ -105,6 +105,7 @@ func (f replicaFSM) NumDBs() int { return f.r.s.ks.NumDBs() }
 
 // ApplyImage replaces one slot with a slot image's payload.
 func (f replicaFSM) ApplyImage(db int, slot uint16, payload []byte) error {
+	defer f.r.s.quietLoad()() // part of the full sync: no "new" events (node/notify.go)
 	return replication.ApplySlotImage(f.r.s.ks.DB(db), slot, payload, command.RDBLimits(f.r.s.cfg))
 }
 
