@@ -75,20 +75,26 @@ func runNotifyCase(t *testing.T, addr string, c notifyCase) (replies []string, s
 	}
 	w.do("PUBLISH", notifySyncChannel, "end")
 	for _, sub := range subs {
-		var msgs []string
-		for range 10000 {
-			m := sub.read()
-			if strings.Contains(m, notifySyncChannel) {
-				break
-			}
-			msgs = append(msgs, m)
-		}
-		streams = append(streams, msgs)
+		streams = append(streams, readUntilSync(sub))
 	}
 	return replies, streams
 }
 
 func ncmd(args ...string) []string { return args }
+
+// readUntilSync returns the raw messages a subscriber receives before the
+// message on notifySyncChannel (at most 10000).
+func readUntilSync(sub *testConn) []string {
+	var msgs []string
+	for range 10000 {
+		m := sub.read()
+		if strings.Contains(m, notifySyncChannel) {
+			break
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
 
 func TestKeyspaceNotificationsMatchRedis(t *testing.T) {
 	realAddr := startRealRedis(t, "--enable-debug-command", "yes")
@@ -261,15 +267,7 @@ func TestKeyspaceNotificationsOnReplicaMatchRedis(t *testing.T) {
 		m.do("GET", "k")                   // the master expires it: DEL reaches the replica
 		waitInSync(t, m, r)
 		r.do("PUBLISH", notifySyncChannel, "end")
-		var msgs []string
-		for range 1000 {
-			msg := sub.read()
-			if strings.Contains(msg, notifySyncChannel) {
-				break
-			}
-			msgs = append(msgs, msg)
-		}
-		return msgs
+		return readUntilSync(sub)
 	}
 	want := run(t, startRealRedis(t, "--enable-debug-command", "yes"), startRealRedis(t))
 	require.NotEmpty(t, want)
@@ -308,13 +306,7 @@ func TestKeyspaceNotificationsStayOnTheOwnerInClusterMatchRedis(t *testing.T) {
 		ac.do("PUBLISH", notifySyncChannel, "end") // reaches b over the bus
 		var streams [2][]string
 		for i, sub := range subs {
-			for range 100 {
-				m := sub.read()
-				if strings.Contains(m, notifySyncChannel) {
-					break
-				}
-				streams[i] = append(streams[i], m)
-			}
+			streams[i] = readUntilSync(sub)
 		}
 		return streams[0], streams[1]
 	}
