@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -316,4 +317,21 @@ func TestKeyspaceNotificationsStayOnTheOwnerInClusterMatchRedis(t *testing.T) {
 	assert.Equal(t, wantOwner, gotOwner)
 	assert.Empty(t, wantOther)
 	assert.Equal(t, wantOther, gotOther)
+}
+
+// An event costs no allocation per message once published (the encodings
+// are built on the publisher's stack; the subscribers' queues grow by
+// doubling), and nothing when its class is off.
+func TestKeyspaceNotificationDoesNotAllocate(t *testing.T) {
+	s := startTestServer(t, "--notify-keyspace-events", "KE$")
+	for _, proto := range []string{"2", "3"} {
+		sub := dialTest(t, s)
+		sub.do("HELLO", proto)
+		sub.do("PSUBSCRIBE", "__key*__:*")
+	}
+	key := []byte("some:key")
+	for _, class := range []int64{config.NotifyString, config.NotifyList} { // on, off
+		got := testing.AllocsPerRun(200, func() { s.notifyKeyspaceEvent(class, "set", key, 0) })
+		assert.Zero(t, got, "class %d", class)
+	}
 }
