@@ -251,7 +251,7 @@ func (s *Server) evictUntil(budget time.Duration) evictResult {
 // change (Redis's signalModifiedKey). The evicted keyspace event of
 // notifications is emitted from here.
 func (s *Server) keyEvicted(db *store.DB, key []byte) {
-	s.notifyKeyspaceEvent(config.NotifyEvicted, "evicted", key, db.ID()) // node/notify.go
+	s.notifyKeyspaceEvent(nil, config.NotifyEvicted, "evicted", key, db.ID()) // node/notify.go
 	if s.tx.watch.watching() {
 		s.tx.watch.touch(db.ID(), key, nil)
 	}

@@ -63,7 +63,7 @@ func (s *Server) notifyEnabled(class int64) bool {
 
 // notifyKeyspaceEvent publishes the event of class named event for key in
 // database db, if the class is enabled (Redis's notifyKeyspaceEvent).
-func (s *Server) notifyKeyspaceEvent(class int64, event string, key []byte, db int) {
+func (s *Server) notifyKeyspaceEvent(from *Client, class int64, event string, key []byte, db int) {
 	flags := s.notify.flags.Load()
 	if flags&class == 0 {
 		return
@@ -72,12 +72,12 @@ func (s *Server) notifyKeyspaceEvent(class int64, event string, key []byte, db i
 	if flags&config.NotifyKeyspace != 0 {
 		ch := appendNotifyChannel(buf[:0], "__keyspace@", db)
 		ch = append(ch, key...)
-		s.publish(ch, []byte(event), false)
+		s.publish(from, ch, []byte(event), false)
 	}
 	if flags&config.NotifyKeyevent != 0 {
 		ch := appendNotifyChannel(buf[:0], "__keyevent@", db)
 		ch = append(ch, event...)
-		s.publish(ch, key, false)
+		s.publish(from, ch, key, false)
 	}
 }
 
@@ -91,7 +91,7 @@ func appendNotifyChannel(b []byte, prefix string, db int) []byte {
 // NotifyKeyspaceEvent is the command.Session side of command.Ctx.Notify.
 func (c *Client) NotifyKeyspaceEvent(class int64, event string, key []byte, db *store.DB) {
 	if c.srv.notifyEnabled(class) {
-		c.srv.notifyKeyspaceEvent(class, event, key, db.ID())
+		c.srv.notifyKeyspaceEvent(c, class, event, key, db.ID())
 	}
 }
 
@@ -99,20 +99,20 @@ func (c *Client) NotifyKeyspaceEvent(class int64, event string, key []byte, db *
 func (e *expiryEvents) KeyAdded(db *store.DB, key []byte) {
 	s := (*Server)(e)
 	if s.notifyEnabled(config.NotifyNew) && s.notify.bulkLoads.Load() == 0 {
-		s.notifyKeyspaceEvent(config.NotifyNew, "new", key, db.ID())
+		s.notifyKeyspaceEvent(nil, config.NotifyNew, "new", key, db.ID())
 	}
 }
 
 // KeyMissed raises "keymiss" (store.Events; Redis's lookupKey for reading).
 func (e *expiryEvents) KeyMissed(db *store.DB, key []byte) {
 	if s := (*Server)(e); s.notifyEnabled(config.NotifyKeyMiss) {
-		s.notifyKeyspaceEvent(config.NotifyKeyMiss, "keymiss", key, db.ID())
+		s.notifyKeyspaceEvent(nil, config.NotifyKeyMiss, "keymiss", key, db.ID())
 	}
 }
 
 // notifyExpired raises "expired" for a key the keyspace expired.
 func (s *Server) notifyExpired(db int, key string) {
 	if s.notifyEnabled(config.NotifyExpired) {
-		s.notifyKeyspaceEvent(config.NotifyExpired, "expired", []byte(key), db)
+		s.notifyKeyspaceEvent(nil, config.NotifyExpired, "expired", []byte(key), db)
 	}
 }

@@ -333,7 +333,58 @@ func TestKeyspaceNotificationDoesNotAllocate(t *testing.T) {
 	}
 	key := []byte("some:key")
 	for _, class := range []int64{config.NotifyString, config.NotifyList} { // on, off
-		got := testing.AllocsPerRun(2000, func() { s.notifyKeyspaceEvent(class, "set", key, 0) })
+		got := testing.AllocsPerRun(2000, func() { s.notifyKeyspaceEvent(nil, class, "set", key, 0) })
 		assert.Zero(t, got, "class %d", class)
+	}
+}
+
+// A RESP3 client subscribed to its own writes' events gets each push where
+// Redis adds it to the client's output: before or after the command's reply,
+// as the command notifies before or after replying.
+func TestKeyspaceNotificationsToTheWriterItselfMatchRedis(t *testing.T) {
+	run := func(addr string) string {
+		c := dialTestAddr(t, addr)
+		c.do("CONFIG", "SET", "notify-keyspace-events", "KEA")
+		c.do("HELLO", "3")
+		c.do("PSUBSCRIBE", "__keyevent@*")
+		for _, cmd := range [][]string{
+			ncmd("SET", "a", "1"), ncmd("LPUSH", "l", "x"), ncmd("HSET", "h", "f", "v"), ncmd("SADD", "s", "m"),
+			ncmd("ZADD", "z", "1", "m"), ncmd("INCR", "n"), ncmd("EXPIRE", "a", "100"), ncmd("RPOP", "l"),
+			ncmd("DEL", "a", "h", "s", "z", "n"), ncmd("PUBLISH", "__keyevent@0__:own", "x"),
+			ncmd("HSET", "h", "a", "1", "b", "2"), ncmd("HSETNX", "h", "c", "3"), ncmd("HINCRBY", "h", "a", "1"),
+			ncmd("HINCRBYFLOAT", "h", "a", "1.5"), ncmd("HDEL", "h", "a", "b", "c"),
+			ncmd("SADD", "s", "1", "2", "3"), ncmd("SREM", "s", "1"), ncmd("SMOVE", "s", "s2", "2"), ncmd("SPOP", "s"),
+			ncmd("SADD", "s3", "1"), ncmd("SINTERSTORE", "s4", "s2", "s3"), ncmd("SUNIONSTORE", "s4", "s2", "s3"),
+			ncmd("ZADD", "z", "1", "a", "2", "b", "3", "c"), ncmd("ZINCRBY", "z", "1", "a"), ncmd("ZREM", "z", "a"),
+			ncmd("ZPOPMIN", "z"), ncmd("ZUNIONSTORE", "z2", "1", "z"), ncmd("ZREMRANGEBYRANK", "z2", "0", "-1"),
+			ncmd("ZINTERSTORE", "z3", "1", "nokey"),
+			ncmd("RPUSH", "l", "a", "b", "c"), ncmd("LSET", "l", "0", "x"), ncmd("LINSERT", "l", "BEFORE", "x", "w"),
+			ncmd("LREM", "l", "0", "w"), ncmd("LTRIM", "l", "0", "0"), ncmd("LMOVE", "l", "l2", "LEFT", "RIGHT"),
+			ncmd("SET", "s1", "v"), ncmd("APPEND", "s1", "w"), ncmd("SETRANGE", "s1", "0", "x"), ncmd("GETSET", "s1", "y"),
+			ncmd("MSET", "m1", "1", "m2", "2"), ncmd("INCRBYFLOAT", "f", "1.5"), ncmd("GETDEL", "s1"),
+			ncmd("SET", "e", "v", "EX", "100"), ncmd("PERSIST", "e"), ncmd("GETEX", "e", "EX", "100"), ncmd("EXPIRE", "e", "-1"),
+			ncmd("SET", "r", "v"), ncmd("RENAME", "r", "r2"), ncmd("COPY", "r2", "r3"), ncmd("SETBIT", "b", "1", "1"),
+			ncmd("PFADD", "hl", "a"), ncmd("XADD", "x", "1-1", "f", "v"), ncmd("XDEL", "x", "1-1"),
+			ncmd("RPUSH", "so", "2", "1"), ncmd("SORT", "so", "STORE", "so2"),
+		} {
+			c.send(cmd...)
+		}
+		c.send("PING", "end")
+		var b strings.Builder
+		for range 100 {
+			m := c.read()
+			b.WriteString(m)
+			if m == "$3\r\nend\r\n" {
+				break
+			}
+		}
+		c.do("CONFIG", "SET", "notify-keyspace-events", "")
+		return b.String()
+	}
+	want := run(startRealRedis(t))
+	got := run(startTestServer(t).Addr().String())
+	if !assert.Equal(t, strings.Split(want, "\r\n"), strings.Split(got, "\r\n")) {
+		t.Logf("redis: %q", want)
+		t.Logf("shoal: %q", got)
 	}
 }

@@ -335,8 +335,12 @@ func appendPubsubMessage(b []byte, resp int, word, pattern string, channel, body
 
 // publish delivers a message to this node's subscribers and returns their
 // number (channel subscribers, then pattern subscribers; shard channels
-// ignore patterns). Each encoding is built once per protocol.
-func (s *Server) publish(channel, body []byte, shard bool) int64 {
+// ignore patterns). Each encoding is built once per protocol. from, when
+// not nil, is the client whose command publishes, on its own goroutine: if
+// it is a subscriber (RESP3) its message goes into the reply being built,
+// where Redis adds it to the client's output, before or after the
+// command's own reply.
+func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 	r := s.pubsub
 	k := kindChannel
 	if shard {
@@ -352,7 +356,7 @@ func (s *Server) publish(channel, body []byte, shard bool) int64 {
 		if enc[resp] == nil {
 			enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, pubsubWords[k][2], "", channel, body)
 		}
-		c.ps.push.enqueue(enc[resp], s)
+		c.deliver(from, enc[resp], s)
 		n++
 	}
 	if shard || len(r.patOrder) == 0 {
@@ -369,11 +373,21 @@ func (s *Server) publish(channel, body []byte, shard bool) int64 {
 			if enc[resp] == nil {
 				enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, "pmessage", pat, channel, body)
 			}
-			c.ps.push.enqueue(enc[resp], s)
+			c.deliver(from, enc[resp], s)
 			n++
 		}
 	}
 	return n
+}
+
+// deliver hands a subscriber one message: into its push queue, or, when it
+// is the publishing client itself, into the reply its command is building.
+func (c *Client) deliver(from *Client, msg []byte, s *Server) {
+	if c == from {
+		c.Out = append(c.Out, msg...)
+		return
+	}
+	c.ps.push.enqueue(msg, s)
 }
 
 // dropShardChannels unsubscribes, with a notification, every client of the
@@ -546,6 +560,6 @@ func (w *pushWriter) close() {
 // cluster bus to this node's subscribers (they are not forwarded again).
 func (s *Server) deliverInbound(msgs []*gossip.Message) {
 	for _, m := range msgs {
-		s.publish(m.Channel, m.Payload, m.Type == gossip.MsgPublishShard)
+		s.publish(nil, m.Channel, m.Payload, m.Type == gossip.MsgPublishShard)
 	}
 }

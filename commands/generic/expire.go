@@ -134,8 +134,8 @@ func expireGeneric(c *command.Ctx, args [][]byte, name string, relative, seconds
 	fx := make([][]byte, 0, len(args))
 	fx = append(fx, argPEXPIREAT, key, strconv.AppendInt(nil, when, 10))
 	c.ReplaceEffect(append(fx, args[3:]...)...)
-	c.Notify(config.NotifyGeneric, "expire", key)
 	c.Int(1)
+	c.Notify(config.NotifyGeneric, "expire", key) // after the reply, as Redis
 }
 
 // TTL key

@@ -102,12 +102,12 @@ func cmdHSet(c *command.Ctx, args [][]byte) {
 		}
 	}
 	c.Dirty(int64(len(args)-2) / 2) // every field set counts, new or not, as Redis
-	c.Notify(config.NotifyHash, "hset", args[1])
 	if isHSet {
 		c.Int(int64(created))
 	} else {
 		c.OK()
 	}
+	c.Notify(config.NotifyHash, "hset", args[1]) // after the reply, as Redis
 }
 
 // HSETNX key field value
@@ -127,8 +127,8 @@ func cmdHSetNX(c *command.Ctx, args [][]byte) {
 	maxEntries, maxValue := hashLimits(c)
 	h.TryConvert(maxValue, args[2:4])
 	h.Set(args[2], args[3], maxEntries, maxValue)
-	c.Notify(config.NotifyHash, "hset", args[1])
 	c.Int(1)
+	c.Notify(config.NotifyHash, "hset", args[1])
 }
 
 // HGET key field
@@ -299,8 +299,8 @@ func cmdHIncrBy(c *command.Ctx, args [][]byte) {
 	var buf [24]byte
 	maxEntries, maxValue := hashLimits(c)
 	h.Set(args[2], strconv.AppendInt(buf[:0], cur, 10), maxEntries, maxValue)
-	c.Notify(config.NotifyHash, "hincrby", args[1])
 	c.Int(cur)
+	c.Notify(config.NotifyHash, "hincrby", args[1])
 }
 
 // HINCRBYFLOAT key field increment: long double arithmetic and formatting,
@@ -340,8 +340,8 @@ func cmdHIncrByFloat(c *command.Ctx, args [][]byte) {
 	}
 	maxEntries, maxValue := hashLimits(c)
 	h.Set(args[2], out, maxEntries, maxValue)
-	c.Notify(config.NotifyHash, "hincrbyfloat", args[1])
 	c.Bulk(out)
+	c.Notify(config.NotifyHash, "hincrbyfloat", args[1])
 	// The final value, not the increment: float formatting may differ.
 	c.ReplaceEffect(argHSET, args[1], args[2], bytes.Clone(out))
 }

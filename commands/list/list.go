@@ -204,8 +204,8 @@ func cmdLSet(c *command.Ctx, args [][]byte) {
 		c.Error(msgListIndexRange)
 		return
 	}
-	c.Notify(config.NotifyList, "lset", args[1])
 	c.OK()
+	c.Notify(config.NotifyList, "lset", args[1]) // after the reply, as Redis
 }
 
 // ---------------------------------------------------------------- pops

@@ -70,11 +70,11 @@ func cmdSAdd(c *command.Ctx, args [][]byte) {
 			added++
 		}
 	}
-	c.Int(int64(added))
-	c.Changed(int64(added)) // nothing changed: not propagated, as Redis
 	if added > 0 {
 		c.Notify(config.NotifySet, "sadd", args[1])
 	}
+	c.Int(int64(added))
+	c.Changed(int64(added)) // nothing changed: not propagated, as Redis
 }
 
 // SREM key member [member ...]

@@ -92,12 +92,12 @@ func zsetChanged(c *command.Ctx, db *store.DB, key []byte, z *store.ZSet, event 
 // the element count.
 func zsetStore(c *command.Ctx, dst []byte, elems []store.ZMember, event string) {
 	if len(elems) == 0 {
+		c.Int(0)
 		if !c.DB().Delete(dst) {
 			c.NoEffect() // nothing deleted: no change, as Redis
 		} else {
 			c.Notify(config.NotifyGeneric, "del", dst)
 		}
-		c.Int(0)
 		return
 	}
 	c.DB().SetValue(dst, store.BuildZSet(elems, Limits(c)))
@@ -676,8 +676,15 @@ func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool,
 		c.Bulk(key)
 		c.Array(n)
 	}
+	event := "zpopmin"
+	if max {
+		event = "zpopmax"
+	}
 	for i := 0; i < n; i++ {
 		m, s := z.Pop(max)
+		if i == 0 { // Redis notifies after the first pop, inside the reply
+			c.NotifyIn(db, config.NotifyZset, event, key)
+		}
 		if nested {
 			c.Array(2)
 		}
@@ -685,11 +692,10 @@ func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool,
 		c.Double(s)
 	}
 	c.Dirty(int64(n)) // one change per element popped, as Redis
-	event := "zpopmin"
-	if max {
-		event = "zpopmax"
+	if z.Len() == 0 {
+		db.Delete(key)
+		c.NotifyIn(db, config.NotifyGeneric, "del", key)
 	}
-	zsetChanged(c, db, key, z, event)
 	return true
 }
 
