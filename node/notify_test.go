@@ -366,6 +366,8 @@ func TestKeyspaceNotificationsToTheWriterItselfMatchRedis(t *testing.T) {
 			ncmd("SET", "r", "v"), ncmd("RENAME", "r", "r2"), ncmd("COPY", "r2", "r3"), ncmd("SETBIT", "b", "1", "1"),
 			ncmd("PFADD", "hl", "a"), ncmd("XADD", "x", "1-1", "f", "v"), ncmd("XDEL", "x", "1-1"),
 			ncmd("RPUSH", "so", "2", "1"), ncmd("SORT", "so", "STORE", "so2"),
+			ncmd("MULTI"), ncmd("SET", "t", "1"), ncmd("LPUSH", "tl", "a"), ncmd("PUBLISH", "__keyevent@0__:own", "y"), ncmd("EXEC"),
+			ncmd("EVAL", "redis.call('set', KEYS[1], '1') return redis.call('lpush', KEYS[2], 'a')", "2", "{e}a", "{e}b"),
 		} {
 			c.send(cmd...)
 		}
