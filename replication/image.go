@@ -34,20 +34,27 @@ const ImageCommand = "REPLIMAGE"
 // ends the sync). A redis-server replica ignores unknown fields.
 const AuxSlotImages = "shoal-slot-images"
 
+// AuxKeys is the auxiliary field of a shoal master's full-sync payload that
+// counts the keys its slot images will bring (the data set's size at the
+// sync's instant). A replica holding keys refuses a sync that brings none
+// from a master that restarted without its data (EmptyHistoryGuard).
+const AuxKeys = "shoal-keys"
+
 // SyncPreamble returns a full sync's RDB payload: no keys (they follow as
 // slot images), the function libraries' code (Redis's RDB carries them), and
 // repl-stream-db, the database the stream is in at the sync's offset (a
 // proxying replica's stream does not start with SELECT). version is the
-// redis-ver field.
-func SyncPreamble(version string, libs [][]byte, streamDB int) []byte {
+// redis-ver field; aux are more auxiliary fields (AuxKeys).
+func SyncPreamble(version string, libs [][]byte, streamDB int, aux ...[2]string) []byte {
 	var buf bytes.Buffer
-	fw := rdb.NewFileWriter(&buf,
-		[2]string{"redis-ver", version},
-		[2]string{"redis-bits", "64"},
-		[2]string{"ctime", strconv.FormatInt(time.Now().Unix(), 10)},
-		[2]string{"repl-stream-db", strconv.Itoa(streamDB)},
-		[2]string{AuxSlotImages, "1"},
-	)
+	fields := append([][2]string{
+		{"redis-ver", version},
+		{"redis-bits", "64"},
+		{"ctime", strconv.FormatInt(time.Now().Unix(), 10)},
+		{"repl-stream-db", strconv.Itoa(streamDB)},
+		{AuxSlotImages, "1"},
+	}, aux...)
+	fw := rdb.NewFileWriter(&buf, fields...)
 	for _, code := range libs {
 		fw.Function(code)
 	}
