@@ -92,6 +92,8 @@ type Session interface {
 	// server wake the client when one of keys is deleted or replaced (Redis
 	// answers -UNBLOCKED then); nothing if the client did not block.
 	WatchStreamKeys(keys [][]byte)
+	// NotifyKeyspaceEvent publishes a keyspace notification (see Ctx.Notify).
+	NotifyKeyspaceEvent(class int64, event string, key []byte, db *store.DB)
 }
 
 // Ctx is the context a handler runs in. The embedded resp.Writer builds the
@@ -144,6 +146,19 @@ func (c *Ctx) ValidDB(n int) bool { return n >= 0 && n < c.ks.NumDBs() }
 // NowMs is the keyspace clock in unix milliseconds (frozen during a script
 // or transaction, as Redis's mstime cache).
 func (c *Ctx) NowMs() int64 { return c.ks.Now() }
+
+// Notify raises the keyspace notification event of class (config.Notify*)
+// for key in the command's database, as Redis's notifyKeyspaceEvent: call it
+// where Redis does, after the change, with the key's slot locked. It costs
+// one atomic load when the class is not enabled.
+func (c *Ctx) Notify(class int64, event string, key []byte) {
+	c.sess.NotifyKeyspaceEvent(class, event, key, c.DB())
+}
+
+// NotifyIn is Notify for a key in another database (MOVE, COPY ... DB).
+func (c *Ctx) NotifyIn(db *store.DB, class int64, event string, key []byte) {
+	c.sess.NotifyKeyspaceEvent(class, event, key, db)
+}
 
 // SignalKeyReady notes that the running command made key (in its database)
 // able to serve blocked clients: it pushed to a list, added to a sorted

@@ -62,7 +62,6 @@ func oneOf(vals ...string) func(string) bool {
 const (
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
-	featNotify     = "Keyspace notification"
 	featRename     = "Renaming commands"
 	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
 	featModules    = "Loading Redis modules"
@@ -82,7 +81,6 @@ var refusedRows = []refusedRow{
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
 	{name: lineUser, when: "any line", feature: featACL, issue: 20},
-	{name: "notify-keyspace-events", when: "not empty", needs: nonEmpty, feature: featNotify, issue: 19},
 	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
 	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},

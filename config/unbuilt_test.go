@@ -14,26 +14,25 @@ import (
 // of a line keyword) that needs the missing feature. Every row must have
 // one: TestUnbuiltEveryRowHasAnExample.
 var refusedExamples = map[string][]string{
-	"tls-port":               {"6380"},
-	"tls-replication":        {"yes"},
-	"tls-cluster":            {"yes"},
-	"aclfile":                {"users.acl"},
-	lineUser:                 {"alice", "on", ">pw", "+@all"},
-	"notify-keyspace-events": {"KEA"},
-	lineRenameCommand:        {"flushall", ""},
-	"bind-source-addr":       {"127.0.0.1"},
-	lineLoadModule:           {"/usr/lib/redis/modules/redisbloom.so"},
-	lineModuleConfig:         {"1"},
-	"syslog-enabled":         {"yes"},
-	"server_cpulist":         {"0-1"},
-	"bio_cpulist":            {"0"},
-	"aof_rewrite_cpulist":    {"1"},
-	"bgsave_cpulist":         {"1"},
-	"socket-mark-id":         {"7"},
-	"watchdog-period":        {"100"},
-	"supervised":             {"systemd"},
-	"active-expire-effort":   {"5"},
-	"rdbchecksum":            {"no"},
+	"tls-port":             {"6380"},
+	"tls-replication":      {"yes"},
+	"tls-cluster":          {"yes"},
+	"aclfile":              {"users.acl"},
+	lineUser:               {"alice", "on", ">pw", "+@all"},
+	lineRenameCommand:      {"flushall", ""},
+	"bind-source-addr":     {"127.0.0.1"},
+	lineLoadModule:         {"/usr/lib/redis/modules/redisbloom.so"},
+	lineModuleConfig:       {"1"},
+	"syslog-enabled":       {"yes"},
+	"server_cpulist":       {"0-1"},
+	"bio_cpulist":          {"0"},
+	"aof_rewrite_cpulist":  {"1"},
+	"bgsave_cpulist":       {"1"},
+	"socket-mark-id":       {"7"},
+	"watchdog-period":      {"100"},
+	"supervised":           {"systemd"},
+	"active-expire-effort": {"5"},
+	"rdbchecksum":          {"no"},
 }
 
 // lineName is how a row's example is written as a configuration line.
@@ -146,10 +145,10 @@ func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	_, err = Load([]string{p, "--tls-port", "0", "--syslog-enabled", "yes"})
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, &LoadError{Line: 6, Text: `syslog-enabled "yes"`, Reason: refusedByName["syslog-enabled"].reason()}, le)
-	_, err = Load([]string{"--syslog-enabled", "no", "--notify-keyspace-events", "KEA", "--syslog-enabled", "yes"})
+	_, err = Load([]string{"--syslog-enabled", "no", "--hz", "10", "--syslog-enabled", "yes"})
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, 3, le.Line)
-	assert.Equal(t, `notify-keyspace-events "KEA"`, le.Text)
+	assert.Equal(t, 4, le.Line) // the options are lines 2, 3 and 4
+	assert.Equal(t, `syslog-enabled "yes"`, le.Text)
 
 	// An included file numbers its own lines.
 	inc := writeFile(t, dir, "inc.conf", "hz 10\ntls-port 6380\n")
@@ -198,14 +197,14 @@ func TestUnbuiltRefusedByConfigSet(t *testing.T) {
 // CONFIG REWRITE never writes a refused value: none can be set.
 func TestUnbuiltNeverRewritten(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "w.conf", "notify-keyspace-events \"\"\nport 7002\n")
+	p := writeFile(t, dir, "w.conf", "syslog-enabled no\nport 7002\n")
 	c, err := Load([]string{p})
 	require.NoError(t, err)
-	require.Error(t, c.Set("notify-keyspace-events", "KEA"))
+	require.Error(t, c.Set("syslog-enabled", "yes"))
 	require.Error(t, c.Set("tls-port", "6390"))
 	require.NoError(t, c.Rewrite(p))
 	text := readString(t, p)
-	assert.NotContains(t, text, "KEA")
+	assert.NotContains(t, text, "syslog-enabled yes")
 	assert.NotContains(t, text, "tls-port")
 	_, err = Load([]string{p})
 	require.NoError(t, err, "the rewritten file loads")

@@ -335,7 +335,9 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		return nil
 	}
 	stopLoading := s.startLoading(int64(len(data)))
+	loaded := s.quietLoad() // no "new" events (node/notify.go)
 	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
+	loaded()
 	stopLoading()
 	if err == nil && len(libs) > 0 {
 		// Libraries that exist already fail the load unless merging.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/migrate"
 )
 
@@ -110,6 +111,7 @@ func cmdMigrate(c *Client, args [][]byte) {
 	err := c.srv.migrateConns.Migrate(req, keys, c.srv.ks.Now, func(key []byte) {
 		if !m.copy {
 			db.Delete(key)
+			c.Notify(config.NotifyGeneric, "del", key)
 			deletedKeys = append(deletedKeys, key)
 		}
 	})

@@ -46,7 +46,7 @@ func cmdSubscribe(k pubsubKind) HandlerFunc {
 func cmdPublish(shard bool) HandlerFunc {
 	return func(c *Client, args [][]byte) {
 		s := c.srv
-		n := s.publish(args[1], args[2], shard)
+		n := s.publish(c, args[1], args[2], shard)
 		if s.cluster != nil {
 			// Every node's subscribers hear a PUBLISH; an SPUBLISH
 			// reaches the shard (master and replicas) only.

@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync/atomic"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/resp"
 )
 
@@ -17,6 +18,9 @@ import (
 type serverLimits struct {
 	resp.Limits                // proto-max-bulk-len, client-query-buffer-limit, timeout
 	outputCheckAt atomic.Int64 // normal clients' output size that needs a look at the limits (node/output.go)
+	// output is client-output-buffer-limit by class, read on every pushed
+	// message (node/pubsub.go enqueue) without the configuration's lookup.
+	output atomic.Pointer[[3]config.ClientBufferLimit]
 }
 
 // newGuard wraps a socket for a client not registered yet: the server's

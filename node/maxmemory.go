@@ -255,6 +255,8 @@ func (s *Server) keyEvicted(db *store.DB, key []byte) {
 		s.tx.watch.touch(db.ID(), key, nil)
 	}
 	s.trackingInvalidate(nil, key, true) // node/tracking.go
+	// After the invalidation, as Redis's performEvictions.
+	s.notifyKeyspaceEvent(nil, config.NotifyEvicted, "evicted", key, db.ID()) // node/notify.go
 	if s.feeds.list.Load() != nil {
 		s.propagate(db.ID(), [][][]byte{{[]byte("DEL"), key}})
 	}

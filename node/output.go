@@ -106,7 +106,9 @@ func outputCheckAt(lim config.ClientBufferLimit) int64 {
 // applyOutputLimits refreshes the hot path's copy of the normal class's
 // threshold (a config hook).
 func (s *Server) applyOutputLimits() {
-	s.limits.outputCheckAt.Store(outputCheckAt(s.cfg.ClientOutputBufferLimits()[config.ClientNormal]))
+	lims := s.cfg.ClientOutputBufferLimits()
+	s.limits.output.Store(&lims)
+	s.limits.outputCheckAt.Store(outputCheckAt(lims[config.ClientNormal]))
 }
 
 // outputClass is the client-output-buffer-limit class of a client that

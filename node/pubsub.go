@@ -314,45 +314,55 @@ func (c *Client) unsubscribeAll() {
 	r.mu.Unlock()
 }
 
-// pubsubMessage caches one published message's encodings per protocol.
-type pubsubMessage struct {
-	word          string
-	channel, body []byte
-	enc           [4][]byte // by RESP version (2 and 3 used)
-}
+// pubsubScratch is the size of a message's encoding that publish builds on
+// its own stack, without allocating (a queue copies what it is given).
+const pubsubScratch = 192
 
-func (m *pubsubMessage) bytes(resp int) []byte {
-	if m.enc[resp] == nil {
-		b := appendPushHeader(nil, resp, 3)
-		b = appendBulkStr(b, m.word)
-		b = appendBulkBytes(b, m.channel)
-		m.enc[resp] = appendBulkBytes(b, m.body)
+// appendPubsubMessage encodes one delivery: [word, channel, body], or
+// ["pmessage", pattern, channel, body] when pattern is not empty.
+func appendPubsubMessage(b []byte, resp int, word, pattern string, channel, body []byte) []byte {
+	if pattern == "" {
+		b = appendPushHeader(b, resp, 3)
+	} else {
+		b = appendPushHeader(b, resp, 4)
+		b = appendBulkStr(b, word)
+		word = pattern
 	}
-	return m.enc[resp]
+	b = appendBulkStr(b, word)
+	b = appendBulkBytes(b, channel)
+	return appendBulkBytes(b, body)
 }
 
 // publish delivers a message to this node's subscribers and returns their
 // number (channel subscribers, then pattern subscribers; shard channels
-// ignore patterns).
-func (s *Server) publish(channel, body []byte, shard bool) int64 {
+// ignore patterns). Each encoding is built once per protocol. from, when
+// not nil, is the client whose command publishes, on its own goroutine: if
+// it is a subscriber (RESP3) its message goes into the reply being built,
+// where Redis adds it to the client's output, before or after the
+// command's own reply.
+func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 	r := s.pubsub
 	k := kindChannel
 	if shard {
 		k = kindShard
 	}
-	msg := pubsubMessage{word: pubsubWords[k][2], channel: channel, body: body}
+	var enc [4][]byte // by RESP version (2 and 3 used)
+	var scratch [4][pubsubScratch]byte
 	var n int64
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, c := range r.table(k)[string(channel)] {
-		c.ps.push.enqueue(msg.bytes(c.ps.resp), s)
+		resp := c.ps.resp
+		if enc[resp] == nil {
+			enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, pubsubWords[k][2], "", channel, body)
+		}
+		c.deliver(from, enc[resp], s)
 		n++
 	}
 	if shard || len(r.patOrder) == 0 {
 		return n
 	}
 	ch := string(channel)
-	var enc [4][]byte
 	for _, pat := range r.patOrder {
 		if !glob.Match(pat, ch, false) {
 			continue
@@ -361,17 +371,23 @@ func (s *Server) publish(channel, body []byte, shard bool) int64 {
 		for _, c := range r.patterns[pat] {
 			resp := c.ps.resp
 			if enc[resp] == nil {
-				b := appendPushHeader(nil, resp, 4)
-				b = appendBulkStr(b, "pmessage")
-				b = appendBulkStr(b, pat)
-				b = appendBulkBytes(b, channel)
-				enc[resp] = appendBulkBytes(b, body)
+				enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, "pmessage", pat, channel, body)
 			}
-			c.ps.push.enqueue(enc[resp], s)
+			c.deliver(from, enc[resp], s)
 			n++
 		}
 	}
 	return n
+}
+
+// deliver hands a subscriber one message: into its push queue, or, when it
+// is the publishing client itself, into the reply its command is building.
+func (c *Client) deliver(from *Client, msg []byte, s *Server) {
+	if c == from {
+		c.Out = append(c.Out, msg...)
+		return
+	}
+	c.ps.push.enqueue(msg, s)
 }
 
 // dropShardChannels unsubscribes, with a notification, every client of the
@@ -460,8 +476,12 @@ func (w *pushWriter) enqueue(b []byte, s *Server) {
 	w.buf = append(w.buf, b...)
 	used := len(w.buf) + w.inflight
 	w.c.obuf.held.Store(int64(used))
-	lim := s.cfg.ClientOutputBufferLimits()[w.c.outputClass()]
-	over := outputLimitReached(lim, uint64(used), &w.c.obuf.softSince, time.Now().Unix())
+	lim := s.limits.output.Load()[w.c.outputClass()]
+	var now int64 // the clock matters only past the soft limit
+	if lim.SoftBytes > 0 && uint64(used) >= lim.SoftBytes {
+		now = time.Now().Unix()
+	}
+	over := outputLimitReached(lim, uint64(used), &w.c.obuf.softSince, now)
 	w.mu.Unlock()
 	if over {
 		s.noteOutputPeak(int64(used))
@@ -540,6 +560,6 @@ func (w *pushWriter) close() {
 // cluster bus to this node's subscribers (they are not forwarded again).
 func (s *Server) deliverInbound(msgs []*gossip.Message) {
 	for _, m := range msgs {
-		s.publish(m.Channel, m.Payload, m.Type == gossip.MsgPublishShard)
+		s.publish(nil, m.Channel, m.Payload, m.Type == gossip.MsgPublishShard)
 	}
 }

@@ -107,6 +107,7 @@ func (f replicaFSM) NumDBs() int { return f.r.s.ks.NumDBs() }
 
 // ApplyImage replaces one slot with a slot image's payload.
 func (f replicaFSM) ApplyImage(db int, slot uint16, payload []byte) error {
+	defer f.r.s.quietLoad()() // part of the full sync: no "new" events (node/notify.go)
 	return replication.ApplySlotImage(f.r.s.ks.DB(db), slot, payload, command.RDBLimits(f.r.s.cfg))
 }
 
@@ -117,6 +118,7 @@ func (f replicaFSM) ApplyImage(db int, slot uint16, payload []byte) error {
 // holds the data.
 func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error) {
 	ks := f.r.s.ks
+	defer f.r.s.quietLoad()() // no "new" events (node/notify.go)
 	ks.FlushAll()
 	var codes [][]byte
 	err = rdb.LoadFileWith(data, command.RDBLimits(f.r.s.cfg), rdb.FileHandlers{

@@ -87,6 +87,7 @@ type Server struct {
 	slotStats        *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg         *blockRegistry
 	pubsub           *pubsubRegistry // node/pubsub.go
+	notify           keyspaceNotify  // notify-keyspace-events (node/notify.go)
 	// outputPeak holds, per second (unix time mod outputPeakSlots), the
 	// largest client output buffer seen (node/output.go).
 	outputPeak [outputPeakSlots]atomic.Int64
@@ -180,6 +181,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.table = newCommandTable()
 	s.applyLimits()
 	s.registerConfigHooks()
+	s.registerNotifyHooks()         // node/notify.go
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
 	s.aof = newAOFState(s)    // node/aof.go
@@ -244,6 +246,7 @@ type expiryEvents Server
 
 func (e *expiryEvents) KeyExpired(db int, key string) {
 	s := (*Server)(e)
+	s.notifyExpired(db, key) // node/notify.go
 	if s.tx.watch.watching() {
 		s.tx.watch.touch(db, []byte(key), nil) // deleted: no longer live
 	}

@@ -124,10 +124,6 @@ cp -a "$REDIS_SRC/runtest" "$REDIS_SRC/tests" "$WORK/"
 rm -rf "$WORK/tests/tmp" && mkdir -p "$WORK/tests/tmp"
 # Blocks whose overrides shoal refuses are skipped as ignored (scripts/tcl-refused-overrides.tcl).
 cat "$ROOT/scripts/tcl-refused-overrides.tcl" >>"$WORK/tests/support/server.tcl"
-# Normal-mode units start servers from tests/assets/default.conf, which turns on keyspace
-# notifications; shoal refuses them until they exist (issue 19), so the copy leaves that line out
-# (its tests are skipped in tcl-skips.txt anyway).
-sed -i '/^notify-keyspace-events /d' "$WORK/tests/assets/default.conf"
 for b in redis-server redis-cli redis-benchmark redis-check-aof redis-check-rdb; do
   if command -v "$b" >/dev/null; then ln -sf "$(command -v "$b")" "$WORK/src/$b"; fi
 done

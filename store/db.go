@@ -78,6 +78,9 @@ const (
 	// LookupNoExpire does not delete a logically expired key (it is still
 	// reported missing).
 	LookupNoExpire
+	// LookupNoNotify raises no keymiss event for a missing key (Redis's
+	// LOOKUP_NONOTIFY: OBJECT counts the miss but raises nothing).
+	LookupNoNotify
 )
 
 // Find returns the live entry for key, or nil. A logically expired key is
@@ -100,6 +103,9 @@ func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
 			s.hits.Add(1)
 		} else {
 			s.misses.Add(1)
+			if flags&LookupNoNotify == 0 && db.ks.events != nil {
+				db.ks.events.KeyMissed(db, key)
+			}
 		}
 	}
 	if e != nil && flags&LookupNoTouch == 0 {
@@ -162,6 +168,9 @@ func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 	db.addCharge(s, e.charge())
 	if s.dict.count == 1 {
 		db.addCharge(s, SlotCharge)
+	}
+	if db.ks.events != nil {
+		db.ks.events.KeyAdded(db, key)
 	}
 	return e
 }

@@ -53,6 +53,9 @@ func (db *DB) relink(e *Entry, key []byte) {
 	if e.expire != 0 {
 		db.addVolatile(s, e)
 	}
+	if db.ks.events != nil {
+		db.ks.events.KeyAdded(db, key) // Redis's dbAdd raises "new"
+	}
 }
 
 // Rename moves src's value, expiry and LRU clock to dst, replacing whatever
@@ -107,8 +110,12 @@ func (db *DB) CopyTo(dst *DB, src, dstKey []byte, replace bool) bool {
 	if dst == db && string(src) == string(dstKey) {
 		return false
 	}
-	if _, _, d := dst.liveEntry(dstKey); d != nil && !replace {
-		return false
+	if ds, dh, d := dst.liveEntry(dstKey); d != nil {
+		if !replace {
+			return false
+		}
+		// Redis deletes the old dstKey and adds the copy (a "new" event).
+		dst.unlink(ds, dh, d)
 	}
 	if e.Type() == TypeString {
 		mutable := e.meta&metaMutable != 0

@@ -25,10 +25,19 @@ import (
 const NumSlots = slots.Count
 
 // Events receives what the keyspace does on its own (not on behalf of a
-// command): keys deleted by expiry. It is called with the slot lock held
-// and must not block or call back into the keyspace.
+// command): keys deleted by expiry; and the two keyspace-notification
+// events Redis raises inside the keyspace itself rather than in commands
+// (db.c: "new" in dbAdd, "keymiss" in lookupKey). It is called with the slot
+// lock held and must not block or call back into the keyspace.
 type Events interface {
 	KeyExpired(db int, key string)
+	// KeyAdded: key was created (it did not exist, or only logically
+	// expired). key is only valid during the call.
+	KeyAdded(db *DB, key []byte)
+	// KeyMissed: a read lookup (one that counts keyspace hits and misses,
+	// without LookupNoNotify) found no live key. key is only valid during
+	// the call.
+	KeyMissed(db *DB, key []byte)
 }
 
 // Keyspace is the whole dataset: a fixed number of databases.

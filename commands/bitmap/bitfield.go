@@ -3,6 +3,7 @@ package bitmap
 import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/str"
+	"github.com/shoal-db/shoal/config"
 )
 
 // BITFIELD key [GET type offset] [SET type offset value]
@@ -150,6 +151,8 @@ func bitfieldCommand(c *command.Ctx, args [][]byte, readOnly bool) {
 			c.Dirty(changes)
 			if changes == 0 {
 				c.NoEffect()
+			} else {
+				c.Notify(config.NotifyString, "setbit", args[1])
 			}
 		}
 	}()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/str"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -97,6 +98,8 @@ func cmdSetBit(c *command.Ctx, args [][]byte) {
 	}
 	if !grown && (old != 0) == (on == 1) {
 		c.NoEffect() // the bit already had that value: no change, as Redis
+	} else {
+		c.Notify(config.NotifyString, "setbit", args[1])
 	}
 	if old != 0 {
 		c.Int(1)
@@ -443,7 +446,9 @@ func cmdBitOp(c *command.Ctx, args [][]byte) {
 	}
 	dest := args[2]
 	if maxLen == 0 {
-		db.Delete(dest)
+		if db.Delete(dest) {
+			c.Notify(config.NotifyGeneric, "del", dest)
+		}
 		c.Int(0)
 		return
 	}
@@ -458,6 +463,7 @@ func cmdBitOp(c *command.Ctx, args [][]byte) {
 		applyBitOp(op, res, src)
 	}
 	db.SetRawString(dest, res, false)
+	c.Notify(config.NotifyString, "set", dest)
 	c.Int(int64(maxLen))
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/store"
 )
@@ -121,6 +122,7 @@ func cmdRestore(c *command.Ctx, args [][]byte) {
 	if ttl != 0 && ttl <= now && !c.Keyspace().ReplicaMode() {
 		if deleted {
 			c.ReplaceEffect([]byte("DEL"), key)
+			c.Notify(config.NotifyGeneric, "del", key)
 		} else {
 			c.NoEffect()
 		}
@@ -140,5 +142,6 @@ func cmdRestore(c *command.Ctx, args [][]byte) {
 	}
 	c.Keyspace().RestoreAccess(e, o.idle, o.freq) // objectSetLRUOrLFU
 	c.SignalKeyReady(key)
+	c.Notify(config.NotifyGeneric, "restore", key)
 	c.OK()
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -124,6 +125,7 @@ func expireGeneric(c *command.Ctx, args [][]byte, name string, relative, seconds
 	if when <= ks.Now() && !ks.ReplicaMode() {
 		db.Delete(key)
 		c.ReplaceEffect(argDEL, key)
+		c.Notify(config.NotifyGeneric, "del", key)
 		c.Int(1)
 		return
 	}
@@ -133,6 +135,7 @@ func expireGeneric(c *command.Ctx, args [][]byte, name string, relative, seconds
 	fx = append(fx, argPEXPIREAT, key, strconv.AppendInt(nil, when, 10))
 	c.ReplaceEffect(append(fx, args[3:]...)...)
 	c.Int(1)
+	c.Notify(config.NotifyGeneric, "expire", key) // after the reply, as Redis
 }
 
 // TTL key
@@ -187,5 +190,6 @@ func cmdPersist(c *command.Ctx, args [][]byte) {
 		return
 	}
 	db.SetExpire(args[1], e, 0)
+	c.Notify(config.NotifyGeneric, "persist", args[1])
 	c.Int(1)
 }

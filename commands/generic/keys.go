@@ -13,6 +13,7 @@ import (
 	"bytes"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -70,6 +71,7 @@ func cmdDel(c *command.Ctx, args [][]byte) {
 	var n int64
 	for _, k := range args[1:] {
 		if db.Delete(k) {
+			c.Notify(config.NotifyGeneric, "del", k)
 			n++
 		}
 	}
@@ -142,6 +144,8 @@ func renameGeneric(c *command.Ctx, args [][]byte, nx bool) {
 	}
 	db.Rename(src, dst)
 	c.SignalKeyReady(dst) // clients blocked on dst may now be served
+	c.Notify(config.NotifyGeneric, "rename_from", src)
+	c.Notify(config.NotifyGeneric, "rename_to", dst)
 	if nx {
 		c.Int(1)
 	} else {

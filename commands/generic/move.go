@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -48,6 +49,8 @@ func cmdMove(c *command.Ctx, args [][]byte) {
 	}
 	src.MoveTo(dst, key)
 	c.SignalKeyReadyIn(dst, key)
+	c.NotifyIn(src, config.NotifyGeneric, "move_from", key)
+	c.NotifyIn(dst, config.NotifyGeneric, "move_to", key)
 	c.Int(1)
 }
 
@@ -102,6 +105,7 @@ func cmdCopy(c *command.Ctx, args [][]byte) {
 	}
 	srcDB.CopyTo(dstDB, src, dst, replace)
 	c.SignalKeyReadyIn(dstDB, dst)
+	c.NotifyIn(dstDB, config.NotifyGeneric, "copy_to", dst)
 	c.Int(1)
 }
 

@@ -16,7 +16,7 @@ import (
 
 // objectLookup finds the key of OBJECT <sub> key, replying null if missing.
 func objectLookup(c *command.Ctx, args [][]byte) *store.Entry {
-	e := c.DB().Lookup(args[2], store.LookupNoTouch)
+	e := c.DB().Lookup(args[2], store.LookupNoTouch|store.LookupNoNotify) // Redis: LOOKUP_NONOTIFY
 	if e == nil {
 		c.Null()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/commands/zset"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/geohash"
 	"github.com/shoal-db/shoal/store"
 	"github.com/shoal-db/shoal/strconvx"
@@ -491,9 +492,7 @@ func georadiusGeneric(c *command.Ctx, args [][]byte, srcIdx int, flags geoFlags)
 
 	if z == nil {
 		if storing {
-			if !c.DB().Delete(storeKey) {
-				c.NoEffect() // nothing deleted: no change, as Redis
-			}
+			geoDeleteStoreKey(c, storeKey)
 			c.Int(0)
 		} else {
 			c.Array(0)
@@ -575,14 +574,17 @@ func georadiusGeneric(c *command.Ctx, args [][]byte, srcIdx int, flags geoFlags)
 	}
 	slices.SortFunc(elems, zset.CompareMember)
 	if len(elems) == 0 {
-		if !c.DB().Delete(storeKey) {
-			c.NoEffect() // nothing deleted: no change, as Redis
-		}
+		geoDeleteStoreKey(c, storeKey)
 		c.Int(0)
 		return
 	}
 	c.DB().SetValue(storeKey, store.BuildZSet(elems, zset.Limits(c)))
 	c.SignalKeyReady(storeKey)
+	if flags&geoSearch != 0 {
+		c.Notify(config.NotifyZset, "geosearchstore", storeKey)
+	} else {
+		c.Notify(config.NotifyZset, "georadiusstore", storeKey)
+	}
 	c.Dirty(int64(returned)) // one change per element stored, as Redis
 	c.Int(int64(returned))
 }
@@ -639,4 +641,14 @@ func geoStoreKeys(args [][]byte, optStart int) []int {
 		keys = append(keys, written)
 	}
 	return keys
+}
+
+// geoDeleteStoreKey deletes the destination of a search that found
+// nothing, with its "del" event if it existed.
+func geoDeleteStoreKey(c *command.Ctx, storeKey []byte) {
+	if !c.DB().Delete(storeKey) {
+		c.NoEffect() // nothing deleted: no change, as Redis
+		return
+	}
+	c.Notify(config.NotifyGeneric, "del", storeKey)
 }

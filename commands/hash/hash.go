@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 	"github.com/shoal-db/shoal/strconvx"
 )
@@ -106,6 +107,7 @@ func cmdHSet(c *command.Ctx, args [][]byte) {
 	} else {
 		c.OK()
 	}
+	c.Notify(config.NotifyHash, "hset", args[1]) // after the reply, as Redis
 }
 
 // HSETNX key field value
@@ -126,6 +128,7 @@ func cmdHSetNX(c *command.Ctx, args [][]byte) {
 	h.TryConvert(maxValue, args[2:4])
 	h.Set(args[2], args[3], maxEntries, maxValue)
 	c.Int(1)
+	c.Notify(config.NotifyHash, "hset", args[1])
 }
 
 // HGET key field
@@ -169,16 +172,23 @@ func cmdHDel(c *command.Ctx, args [][]byte) {
 	if !ok {
 		return
 	}
-	deleted := 0
+	deleted, keyRemoved := 0, false
 	if h != nil {
 		for _, f := range args[2:] {
 			if h.Delete(f) {
 				deleted++
 				if h.Len() == 0 {
 					c.DB().Delete(args[1])
+					keyRemoved = true
 					break
 				}
 			}
+		}
+	}
+	if deleted > 0 {
+		c.Notify(config.NotifyHash, "hdel", args[1])
+		if keyRemoved {
+			c.Notify(config.NotifyGeneric, "del", args[1])
 		}
 	}
 	c.Int(int64(deleted))
@@ -290,6 +300,7 @@ func cmdHIncrBy(c *command.Ctx, args [][]byte) {
 	maxEntries, maxValue := hashLimits(c)
 	h.Set(args[2], strconv.AppendInt(buf[:0], cur, 10), maxEntries, maxValue)
 	c.Int(cur)
+	c.Notify(config.NotifyHash, "hincrby", args[1])
 }
 
 // HINCRBYFLOAT key field increment: long double arithmetic and formatting,
@@ -330,6 +341,7 @@ func cmdHIncrByFloat(c *command.Ctx, args [][]byte) {
 	maxEntries, maxValue := hashLimits(c)
 	h.Set(args[2], out, maxEntries, maxValue)
 	c.Bulk(out)
+	c.Notify(config.NotifyHash, "hincrbyfloat", args[1])
 	// The final value, not the increment: float formatting may differ.
 	c.ReplaceEffect(argHSET, args[1], args[2], bytes.Clone(out))
 }

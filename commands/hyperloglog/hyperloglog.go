@@ -5,6 +5,7 @@ package hyperloglog
 
 import (
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/hll"
 	"github.com/shoal-db/shoal/store"
 )
@@ -75,6 +76,7 @@ func cmdPFAdd(c *command.Ctx, args [][]byte) {
 	c.Changed(int64(updated)) // the key created plus each register raised, as Redis
 	if updated > 0 {
 		hll.InvalidateCache(*p)
+		c.Notify(config.NotifyString, "pfadd", key)
 		c.Int(1)
 		return
 	}
@@ -168,6 +170,8 @@ func cmdPFMerge(c *command.Ctx, args [][]byte) {
 		hll.Set(p, i, v, maxBytes)
 	}
 	hll.InvalidateCache(*p)
+	// Redis raises pfadd for a merge too (a mass add of elements).
+	c.Notify(config.NotifyString, "pfadd", args[1])
 	c.OK()
 }
 

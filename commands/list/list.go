@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/resp"
 
 	"github.com/shoal-db/shoal/store"
@@ -120,6 +121,7 @@ func listPush(c *command.Ctx, args [][]byte, head, onlyExisting bool) {
 	c.Dirty(int64(len(args) - 2)) // one change per element pushed, as Redis
 	c.Int(int64(l.Len()))
 	c.SignalKeyReady(key)
+	c.Notify(config.NotifyList, pushEvent(head), key)
 }
 
 // LINSERT key BEFORE|AFTER pivot element
@@ -145,6 +147,7 @@ func cmdLInsert(c *command.Ctx, args [][]byte) {
 		c.Int(-1)
 		return
 	}
+	c.Notify(config.NotifyList, "linsert", args[1])
 	c.Int(int64(l.Len()))
 }
 
@@ -202,15 +205,37 @@ func cmdLSet(c *command.Ctx, args [][]byte) {
 		return
 	}
 	c.OK()
+	c.Notify(config.NotifyList, "lset", args[1]) // after the reply, as Redis
 }
 
 // ---------------------------------------------------------------- pops
 
-// deleteEmptyList removes a list key left empty, as Redis does.
-func deleteEmptyList(db *store.DB, key []byte, l *store.List) {
+// listChanged raises the list event of a change to key ("" for none), then
+// removes the key if the list is left empty, with its "del" event, as
+// Redis does.
+func listChanged(c *command.Ctx, db *store.DB, key []byte, l *store.List, event string) {
+	if event != "" {
+		c.NotifyIn(db, config.NotifyList, event, key)
+	}
 	if l.Len() == 0 {
 		db.Delete(key)
+		c.NotifyIn(db, config.NotifyGeneric, "del", key)
 	}
+}
+
+// popEvent and pushEvent name the events of the two ends.
+func popEvent(head bool) string {
+	if head {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+func pushEvent(head bool) string {
+	if head {
+		return "lpush"
+	}
+	return "rpush"
 }
 
 // listRangeReply is addListRangeReply: the elements start..end (Redis
@@ -253,7 +278,7 @@ func listPopRange(c *command.Ctx, db *store.DB, key []byte, l *store.List, head 
 		l.DelRange(int(n-take), int(take))
 	}
 	c.Dirty(take) // one change per element popped, as Redis
-	deleteEmptyList(db, key, l)
+	listChanged(c, db, key, l, popEvent(head))
 }
 
 // listPopRangeWithKey is listPopRangeAndReplyWithKey: [key, [elements]].
@@ -269,7 +294,7 @@ func listPopOneWithKey(c *command.Ctx, db *store.DB, key []byte, l *store.List, 
 	c.Array(2)
 	c.Bulk(key)
 	c.Bulk(v)
-	deleteEmptyList(db, key, l)
+	listChanged(c, db, key, l, popEvent(head))
 }
 
 // listPop is LPOP / RPOP key [count].
@@ -306,7 +331,7 @@ func listPop(c *command.Ctx, args [][]byte, head bool) {
 		c.NoEffect()
 	case !hasCount:
 		c.Bulk(l.Pop(head))
-		deleteEmptyList(db, key, l)
+		listChanged(c, db, key, l, popEvent(head))
 	default:
 		listPopRange(c, db, key, l, head, count)
 	}
@@ -434,7 +459,7 @@ func cmdLTrim(c *command.Ctx, args [][]byte) {
 	}
 	l.DelRange(0, int(ltrim))
 	l.DelRange(l.Len()-int(rtrim), int(rtrim))
-	deleteEmptyList(db, key, l)
+	listChanged(c, db, key, l, "ltrim")
 	c.Changed(ltrim + rtrim)
 	c.OK()
 }
@@ -550,7 +575,11 @@ func cmdLRem(c *command.Ctx, args [][]byte) {
 		return
 	}
 	removed := l.Remove(args[3], count)
-	deleteEmptyList(db, key, l)
+	event := ""
+	if removed > 0 {
+		event = "lrem"
+	}
+	listChanged(c, db, key, l, event)
 	c.Changed(removed)
 	c.Int(removed)
 }
@@ -601,10 +630,9 @@ func listMoveElement(c *command.Ctx, db *store.DB, src []byte, l *store.List, ds
 		dl = newList(c, db, dst)
 	}
 	dl.Push(v, toHead)
+	c.NotifyIn(db, config.NotifyList, pushEvent(toHead), dst)
 	c.Bulk(v)
-	if l.Len() == 0 && !bytes.Equal(src, dst) {
-		db.Delete(src)
-	}
+	listChanged(c, db, src, l, popEvent(fromHead)) // src == dst: not empty
 	return true
 }
 

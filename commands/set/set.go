@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -69,6 +70,9 @@ func cmdSAdd(c *command.Ctx, args [][]byte) {
 			added++
 		}
 	}
+	if added > 0 {
+		c.Notify(config.NotifySet, "sadd", args[1])
+	}
 	c.Int(int64(added))
 	c.Changed(int64(added)) // nothing changed: not propagated, as Redis
 }
@@ -79,16 +83,23 @@ func cmdSRem(c *command.Ctx, args [][]byte) {
 	if !ok {
 		return
 	}
-	removed := 0
+	removed, keyRemoved := 0, false
 	if s != nil {
 		for _, m := range args[2:] {
 			if s.Remove(m) {
 				removed++
 				if s.Len() == 0 {
 					c.DB().Delete(args[1])
+					keyRemoved = true
 					break
 				}
 			}
+		}
+	}
+	if removed > 0 {
+		c.Notify(config.NotifySet, "srem", args[1])
+		if keyRemoved {
+			c.Notify(config.NotifyGeneric, "del", args[1])
 		}
 	}
 	c.Int(int64(removed))
@@ -167,8 +178,10 @@ func cmdSMove(c *command.Ctx, args [][]byte) {
 		c.Int(0)
 		return
 	}
+	c.Notify(config.NotifySet, "srem", srcKey)
 	if src.Len() == 0 {
 		db.Delete(srcKey)
+		c.Notify(config.NotifyGeneric, "del", srcKey)
 	}
 	var dst *store.Set
 	if dstEntry != nil {
@@ -183,6 +196,7 @@ func cmdSMove(c *command.Ctx, args [][]byte) {
 		c.ReplaceEffect([]byte("SREM"), srcKey, member)
 	} else {
 		c.Dirty(2) // the source and the destination changed, as Redis counts
+		c.Notify(config.NotifySet, "sadd", dstKey)
 	}
 	c.Int(1)
 }
@@ -207,10 +221,12 @@ func cmdSPop(c *command.Ctx, args [][]byte) {
 	}
 	var buf [24]byte
 	m := s.PopRandom(buf[:0])
+	c.Notify(config.NotifySet, "spop", args[1])
 	c.Bulk(m)
 	c.ReplaceEffect(argSREM, args[1], bytes.Clone(m)) // the member chosen, as Redis
 	if s.Len() == 0 {
 		c.DB().Delete(args[1])
+		c.Notify(config.NotifyGeneric, "del", args[1])
 	}
 }
 
@@ -244,12 +260,14 @@ func setPopCount(c *command.Ctx, args [][]byte) {
 		c.NoEffect()
 		return
 	}
+	c.Notify(config.NotifySet, "spop", args[1])
 	if count >= int64(s.Len()) {
 		// Redis answers with SUNION of the key (a second, counted lookup)
 		// and deletes it, propagated as DEL.
 		setUnionDiff(c, args[1:2], nil, false)
 		c.Dirty(int64(s.Len())) // every member popped
 		c.DB().Delete(args[1])
+		c.Notify(config.NotifyGeneric, "del", args[1])
 		c.ReplaceEffect(argDEL, args[1])
 		return
 	}
@@ -382,17 +400,27 @@ func lookupSets(c *command.Ctx, keys [][]byte) ([]*store.Set, bool) {
 }
 
 // storeSetResult stores result under dst (replacing whatever was there and
-// its TTL) and replies its size, or deletes dst and replies 0 when empty.
-func storeSetResult(c *command.Ctx, dst []byte, result *store.Set) {
+// its TTL) and replies its size, raising event, or deletes dst and replies
+// 0 when empty.
+func storeSetResult(c *command.Ctx, dst []byte, result *store.Set, event string) {
 	if result.Len() > 0 {
 		c.DB().SetValue(dst, result)
 		c.Int(int64(result.Len()))
+		c.Notify(config.NotifySet, event, dst)
 		return
 	}
+	c.Int(0)
+	deleteSetDestination(c, dst)
+}
+
+// deleteSetDestination deletes a store command's destination when the
+// result is empty, with its "del" event if it existed.
+func deleteSetDestination(c *command.Ctx, dst []byte) {
 	if !c.DB().Delete(dst) {
 		c.NoEffect() // nothing stored, nothing deleted: no change, as Redis
+		return
 	}
-	c.Int(0)
+	c.Notify(config.NotifyGeneric, "del", dst)
 }
 
 // setInter is Redis's sinterGenericCommand: the members of the smallest
@@ -407,9 +435,7 @@ func setInter(c *command.Ctx, keys [][]byte, dst []byte, cardOnly bool, limit in
 		if s == nil { // a missing key is an empty set: so is the result
 			switch {
 			case dst != nil:
-				if !c.DB().Delete(dst) {
-					c.NoEffect() // nothing deleted: no change, as Redis
-				}
+				deleteSetDestination(c, dst)
 				c.Int(0)
 			case cardOnly:
 				c.Int(0)
@@ -457,7 +483,7 @@ func setInter(c *command.Ctx, keys [][]byte, dst []byte, cardOnly bool, limit in
 	case cardOnly:
 		c.Int(card)
 	case dst != nil:
-		storeSetResult(c, dst, result)
+		storeSetResult(c, dst, result, "sinterstore")
 	default:
 		c.Set(len(found.ends))
 		start := 0
@@ -554,7 +580,11 @@ func setUnionDiff(c *command.Ctx, keys [][]byte, dst []byte, diff bool) {
 		}
 	}
 	if dst != nil {
-		storeSetResult(c, dst, result)
+		event := "sunionstore"
+		if diff {
+			event = "sdiffstore"
+		}
+		storeSetResult(c, dst, result, event)
 		return
 	}
 	c.Set(result.Len())

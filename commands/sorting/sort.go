@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -275,8 +276,11 @@ func sortGeneric(c *command.Ctx, args [][]byte, readonly bool) {
 		db.SetValue(o.store, l)
 		c.SignalKeyReady(o.store)
 		c.Dirty(int64(outLen)) // one change per element stored, as Redis
+		c.Notify(config.NotifyList, "sortstore", o.store)
 	} else if !db.Delete(o.store) {
 		c.NoEffect() // nothing stored, nothing deleted: no change
+	} else {
+		c.Notify(config.NotifyGeneric, "del", o.store)
 	}
 	c.Int(int64(outLen))
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 	"github.com/shoal-db/shoal/strconvx"
 )
@@ -59,6 +60,7 @@ func incrDecr(c *command.Ctx, key []byte, by int64) {
 	v += by
 	var buf [24]byte
 	db.SetString(key, strconv.AppendInt(buf[:0], v, 10), true)
+	c.Notify(config.NotifyString, "incrby", key)
 	c.Int(v)
 }
 
@@ -95,6 +97,7 @@ func cmdIncrByFloat(c *command.Ctx, args [][]byte) {
 	out := sum.AppendHuman(buf[:0])
 	// Redis stores the result as a plain string, never int-encoded.
 	db.SetString(key, out, true).KeepStringEncoding()
+	c.Notify(config.NotifyString, "incrbyfloat", key)
 	c.Bulk(out)
 	// The final value, not the increment: float formatting may differ.
 	c.ReplaceEffect(argSET, key, bytes.Clone(out), argKEEPTTL)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -81,6 +82,7 @@ func cmdSet(c *command.Ctx, args [][]byte) {
 	if len(args) == 3 {
 		// The benchmark's hot path: one lookup-or-insert, no option parsing.
 		db.SetString(key, val, false)
+		c.Notify(config.NotifyString, "set", key)
 		c.OK()
 		return
 	}
@@ -118,10 +120,12 @@ func cmdSet(c *command.Ctx, args [][]byte) {
 	// the same result, without taking the key out of the slot's set of
 	// volatile keys only to put it back.
 	e := db.SetString(key, val, opt.flags&optKeepTTL != 0 || opt.expire != nil)
+	c.Notify(config.NotifyString, "set", key)
 	if opt.expire != nil {
 		db.SetExpire(key, e, at)
 		// Propagated with the absolute time, as Redis 7.0 does.
 		c.ReplaceEffect(argSET, key, val, argPXAT, strconv.AppendInt(nil, at, 10))
+		c.Notify(config.NotifyGeneric, "expire", key)
 	}
 	if opt.flags&optGet == 0 {
 		c.OK()
@@ -136,6 +140,7 @@ func cmdSetNX(c *command.Ctx, args [][]byte) {
 		return
 	}
 	db.SetString(args[1], args[2], false)
+	c.Notify(config.NotifyString, "set", args[1])
 	c.Int(1)
 }
 
@@ -150,8 +155,10 @@ func setWithTTL(c *command.Ctx, args [][]byte, unit strOptFlags, name string) {
 	}
 	db := c.DB()
 	e := db.SetString(args[1], args[3], true) // the TTL is replaced just below
+	c.Notify(config.NotifyString, "set", args[1])
 	db.SetExpire(args[1], e, at)
 	c.ReplaceEffect(argSET, args[1], args[3], argPXAT, strconv.AppendInt(nil, at, 10))
+	c.Notify(config.NotifyGeneric, "expire", args[1])
 	c.OK()
 }
 
@@ -188,12 +195,15 @@ func cmdGetEX(c *command.Ctx, args [][]byte) {
 		// An absolute time already past deletes the key (checkAlreadyExpired).
 		db.Delete(key)
 		c.ReplaceEffect(argDEL, key)
+		c.Notify(config.NotifyGeneric, "del", key)
 	case opt.expire != nil:
 		db.SetExpire(key, e, at)
 		c.ReplaceEffect(argPEXPIREAT, key, strconv.AppendInt(nil, at, 10))
+		c.Notify(config.NotifyGeneric, "expire", key)
 	case opt.flags&optPersist != 0 && e.ExpireAt() != 0:
 		db.SetExpire(key, e, 0)
 		c.ReplaceEffect(argPERSIST, key)
+		c.Notify(config.NotifyGeneric, "persist", key)
 	default:
 		c.NoEffect()
 	}
@@ -205,6 +215,7 @@ func cmdGetDel(c *command.Ctx, args [][]byte) {
 	if ok && found {
 		db.Delete(args[1])
 		c.ReplaceEffect(argDEL, args[1])
+		c.Notify(config.NotifyGeneric, "del", args[1])
 		return
 	}
 	c.NoEffect()
@@ -216,6 +227,7 @@ func cmdGetSet(c *command.Ctx, args [][]byte) {
 		return
 	}
 	db.SetString(args[1], args[2], false)
+	c.Notify(config.NotifyString, "set", args[1])
 	c.ReplaceEffect(argSET, args[1], args[2])
 }
 
@@ -240,6 +252,7 @@ func cmdMSet(c *command.Ctx, args [][]byte) {
 	db := c.DB()
 	for i := 1; i < len(args); i += 2 {
 		db.SetString(args[i], args[i+1], false)
+		c.Notify(config.NotifyString, "set", args[i])
 	}
 	c.Dirty(int64(len(args)-1) / 2)
 	c.OK()
@@ -260,6 +273,7 @@ func cmdMSetNX(c *command.Ctx, args [][]byte) {
 	}
 	for i := 1; i < len(args); i += 2 {
 		db.SetString(args[i], args[i+1], false)
+		c.Notify(config.NotifyString, "set", args[i])
 	}
 	c.Dirty(int64(len(args)-1) / 2)
 	c.Int(1)
@@ -296,6 +310,7 @@ func cmdAppend(c *command.Ctx, args [][]byte) {
 		// A new key gets the argument's own encoding (int/embstr/raw), as
 		// Redis's tryObjectEncoding gives it.
 		db.SetString(key, val, false)
+		c.Notify(config.NotifyString, "append", key)
 		c.Int(int64(len(val)))
 		return
 	}
@@ -308,6 +323,7 @@ func cmdAppend(c *command.Ctx, args [][]byte) {
 	}
 	p := e.MutableBytes()
 	*p = append(*p, val...)
+	c.Notify(config.NotifyString, "append", key)
 	c.Int(int64(len(*p)))
 }
 
@@ -356,6 +372,7 @@ func cmdSetRange(c *command.Ctx, args [][]byte) {
 		}
 	}
 	copy((*p)[offset:], val)
+	c.Notify(config.NotifyString, "setrange", key)
 	c.Int(int64(len(*p)))
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/store"
 )
@@ -112,6 +113,7 @@ func cmdXGroup(c *command.Ctx, args [][]byte) {
 			return
 		}
 		c.OK()
+		c.Notify(config.NotifyStream, "xgroup-create", key)
 	case "setid":
 		if len(args) != 5 && len(args) != 7 {
 			c.ErrSubcommandSyntax(args)
@@ -126,6 +128,7 @@ func cmdXGroup(c *command.Ctx, args [][]byte) {
 		g.LastID = id
 		g.EntriesRead = entriesRead
 		c.OK()
+		c.Notify(config.NotifyStream, "xgroup-setid", key)
 	case "destroy":
 		if g == nil {
 			c.Int(0)
@@ -134,6 +137,7 @@ func cmdXGroup(c *command.Ctx, args [][]byte) {
 		}
 		s.DestroyGroup(groupName)
 		c.Int(1)
+		c.Notify(config.NotifyStream, "xgroup-destroy", key)
 		// XREADGROUP clients blocked on the group get -NOGROUP.
 		c.SignalKeyReady(key)
 	case "createconsumer":
@@ -143,10 +147,12 @@ func cmdXGroup(c *command.Ctx, args [][]byte) {
 			return
 		}
 		c.Int(1)
+		c.Notify(config.NotifyStream, "xgroup-createconsumer", key)
 	case "delconsumer":
 		var pending int
 		if consumer := g.Consumer(args[4]); consumer != nil {
 			pending = g.DeleteConsumer(consumer)
+			c.Notify(config.NotifyStream, "xgroup-delconsumer", key)
 		} else {
 			c.NoEffect() // no such consumer: no change, as Redis
 		}
@@ -212,6 +218,7 @@ func cmdXSetID(c *command.Ctx, args [][]byte) {
 	}
 	s.SetID(id, entriesAdded, maxDeleted)
 	c.OK()
+	c.Notify(config.NotifyStream, "xsetid", args[1])
 }
 
 // lookupGroup finds key's stream and its group for XACK, XPENDING, XCLAIM
@@ -484,6 +491,7 @@ func cmdXClaim(c *command.Ctx, args [][]byte) {
 			if consumer = g.Consumer(args[3]); consumer == nil {
 				consumer = g.CreateConsumer(args[3], now)
 				c.Dirty(1) // Redis counts a consumer created
+				c.Notify(config.NotifyStream, "xgroup-createconsumer", args[1])
 			} else {
 				consumer.SeenTime = now
 			}
@@ -585,6 +593,7 @@ func cmdXAutoClaim(c *command.Ctx, args [][]byte) {
 				if consumer = g.Consumer(args[3]); consumer == nil {
 					consumer = g.CreateConsumer(args[3], now)
 					c.Dirty(1) // Redis counts a consumer created
+					c.Notify(config.NotifyStream, "xgroup-createconsumer", args[1])
 				} else {
 					consumer.SeenTime = now
 				}

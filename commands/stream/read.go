@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 
 	"github.com/shoal-db/shoal/store"
 )
@@ -233,6 +234,7 @@ func xreadGeneric(c *command.Ctx, args [][]byte, group bool) {
 		if created {
 			consumer = g.CreateConsumer(r.member, now)
 			c.Dirty(1) // Redis counts the consumer created ...
+			c.Notify(config.NotifyStream, "xgroup-createconsumer", key)
 		} else {
 			consumer.SeenTime = now
 		}
@@ -402,6 +404,7 @@ func blockOnStreams(c *command.Ctx, r xreadReq, ids []store.StreamID) {
 		if created {
 			consumer = g.CreateConsumer(member, now)
 			wc.Dirty(1) // as for a synchronous read
+			wc.NotifyIn(sc.DB, config.NotifyStream, "xgroup-createconsumer", sc.Key)
 		} else {
 			consumer.SeenTime = now
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -432,8 +433,9 @@ func cmdXAdd(c *command.Ctx, args [][]byte) {
 		c.DB().SetValue(key, s)
 	}
 	streamIDReply(c, id)
-	if a.trimming {
-		s.Trim(a.trim)
+	c.Notify(config.NotifyStream, "xadd", key)
+	if a.trimming && s.Trim(a.trim) > 0 {
+		c.Notify(config.NotifyStream, "xtrim", key)
 	}
 	c.SignalKeyReady(key)
 	// Propagated with the ID generated and approximate trimming made exact.
@@ -484,6 +486,9 @@ func cmdXTrim(c *command.Ctx, args [][]byte) {
 		return
 	}
 	n := s.Trim(a.trim)
+	if n > 0 {
+		c.Notify(config.NotifyStream, "xtrim", args[1])
+	}
 	c.Int(n)
 	c.Dirty(n) // one change per entry trimmed, as Redis
 	if n == 0 {
@@ -580,5 +585,8 @@ func cmdXDel(c *command.Ctx, args [][]byte) {
 		}
 	}
 	c.Changed(deleted) // one change per entry deleted; none, no effect
+	if deleted > 0 {
+		c.Notify(config.NotifyStream, "xdel", args[1])
+	}
 	c.Int(deleted)
 }

@@ -15,6 +15,9 @@ import (
 
 type zsetOp uint8
 
+// zstoreEvents are the keyspace events of the three *STORE commands.
+var zstoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}
+
 const (
 	zopUnion zsetOp = iota
 	zopInter
@@ -252,7 +255,7 @@ done:
 	}
 	slices.SortFunc(result, CompareMember)
 	if storing {
-		zsetStore(c, args[1], result)
+		zsetStore(c, args[1], result, zstoreEvents[op])
 		return
 	}
 	if withScores && c.Proto == 2 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 
 	"github.com/shoal-db/shoal/store"
 )
@@ -76,26 +77,33 @@ func zsetWrite(c *command.Ctx, key []byte) (*store.ZSet, bool) {
 	return command.LookupTyped(c, c.DB(), key, true, store.TypeZSet, (*store.Entry).ZSet)
 }
 
-// zsetDeleteIfEmpty removes key when its set became empty, as Redis does.
-func zsetDeleteIfEmpty(c *command.Ctx, key []byte, z *store.ZSet) {
+// zsetChanged raises event for key in db, then removes key when its set
+// became empty, with its "del" event, as Redis does.
+func zsetChanged(c *command.Ctx, db *store.DB, key []byte, z *store.ZSet, event string) {
+	c.NotifyIn(db, config.NotifyZset, event, key)
 	if z.Len() == 0 {
-		c.DB().Delete(key)
+		db.Delete(key)
+		c.NotifyIn(db, config.NotifyGeneric, "del", key)
 	}
 }
 
 // zsetStore replaces dst with a set built from elems (sorted by score then
-// member) or, when there are none, deletes it; it replies the element count.
-func zsetStore(c *command.Ctx, dst []byte, elems []store.ZMember) {
+// member), raising event, or, when there are none, deletes it; it replies
+// the element count.
+func zsetStore(c *command.Ctx, dst []byte, elems []store.ZMember, event string) {
 	if len(elems) == 0 {
+		c.Int(0)
 		if !c.DB().Delete(dst) {
 			c.NoEffect() // nothing deleted: no change, as Redis
+		} else {
+			c.Notify(config.NotifyGeneric, "del", dst)
 		}
-		c.Int(0)
 		return
 	}
 	c.DB().SetValue(dst, store.BuildZSet(elems, Limits(c)))
 	zsetSignalReady(c, dst)
 	c.Int(int64(len(elems)))
+	c.Notify(config.NotifyZset, event, dst)
 }
 
 // zItem is one element of a reply; member aliases the set it came from and
@@ -246,6 +254,11 @@ options:
 	}
 	if added+updated > 0 {
 		zsetSignalReady(c, key)
+		event := "zadd"
+		if incr {
+			event = "zincr"
+		}
+		c.Notify(config.NotifyZset, event, key)
 	}
 }
 
@@ -281,9 +294,11 @@ func cmdZRem(c *command.Ctx, args [][]byte) {
 			deleted++
 		}
 		if z.Len() == 0 {
-			c.DB().Delete(key)
 			break
 		}
+	}
+	if deleted > 0 {
+		zsetChanged(c, c.DB(), key, z, "zrem")
 	}
 	c.Int(deleted)
 	c.Changed(deleted) // nothing changed: not propagated, as Redis
@@ -386,6 +401,9 @@ func cmdZLexCount(c *command.Ctx, args [][]byte) {
 // ---------------------------------------------------------------- ranges
 
 type zrangeType uint8
+
+// zremrangeEvents are the keyspace events of ZREMRANGEBY*.
+var zremrangeEvents = [...]string{zrRank: "zremrangebyrank", zrScore: "zremrangebyscore", zrLex: "zremrangebylex"}
 
 const (
 	zrAuto zrangeType = iota
@@ -526,7 +544,7 @@ func zrangeGeneric(c *command.Ctx, args [][]byte, keyIdx int, storing bool, rt z
 		}
 	}
 	if storing {
-		zsetStore(c, args[1], sortedZMembers(items, reverse))
+		zsetStore(c, args[1], sortedZMembers(items, reverse), "zrangestore")
 		return
 	}
 	replyZItems(c, items, withScores)
@@ -582,7 +600,9 @@ func zremrangeGeneric(c *command.Ctx, args [][]byte, rt zrangeType) {
 	case zrLex:
 		deleted = z.RemoveRangeByLex(&lr)
 	}
-	zsetDeleteIfEmpty(c, key, z)
+	if deleted > 0 {
+		zsetChanged(c, c.DB(), key, z, zremrangeEvents[rt])
+	}
 	c.Changed(int64(deleted))
 	c.Int(int64(deleted))
 }
@@ -656,8 +676,15 @@ func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool,
 		c.Bulk(key)
 		c.Array(n)
 	}
+	event := "zpopmin"
+	if max {
+		event = "zpopmax"
+	}
 	for i := 0; i < n; i++ {
 		m, s := z.Pop(max)
+		if i == 0 { // Redis notifies after the first pop, inside the reply
+			c.NotifyIn(db, config.NotifyZset, event, key)
+		}
 		if nested {
 			c.Array(2)
 		}
@@ -667,6 +694,7 @@ func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool,
 	c.Dirty(int64(n)) // one change per element popped, as Redis
 	if z.Len() == 0 {
 		db.Delete(key)
+		c.NotifyIn(db, config.NotifyGeneric, "del", key)
 	}
 	return true
 }

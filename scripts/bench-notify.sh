@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2317 # cleanup is called from a trap
+# SET -P 16 with keyspace notifications on and one subscriber, shoal-server vs redis-server in the
+# same run (interleaved, REPEATS times each; issue 19's benchmark). Each server starts with
+# --notify-keyspace-events KEA; one `redis-cli psubscribe '__key*__:*'` reads every event (two per
+# SET: __keyspace@0__:<key> and __keyevent@0__:set) while
+#   redis-benchmark -t set -P 16 -r 1000000 -n $NOTIFY_REQUESTS -d 32 -c $NOTIFY_CLIENTS --csv
+# runs. The table gives the medians of rps, p99 and the server's CPU per request (on-CPU time of all
+# its threads, as in scripts/bench.sh), and whether the subscriber was still connected at the end
+# (a subscriber that falls behind by client-output-buffer-limit pubsub is disconnected).
+#
+#   scripts/bench-notify.sh
+#   REPEATS=1 NOTIFY_REQUESTS=200000 scripts/bench-notify.sh   # quick look
+#
+# Environment: SHOAL_SERVER (default <repo>/bin/shoal-server, built if missing), REDIS_BASELINE
+# (default redis-server), REPEATS (3), NOTIFY_REQUESTS (1000000), NOTIFY_CLIENTS (50), NOTIFY_FLAGS
+# (KEA; "" measures the same run without notifications, the baseline). Only the
+# processes it starts are signalled, by PID, on 127.0.0.1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+log() { printf '[bench-notify %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+for t in redis-cli redis-benchmark timeout; do command -v "$t" >/dev/null || die "$t not found"; done
+REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
+SHOAL=${SHOAL_SERVER:-$ROOT/bin/shoal-server}
+if [[ -z ${SHOAL_SERVER:-} && ! -x $SHOAL ]]; then
+  log "building $SHOAL"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
+fi
+REPEATS=${REPEATS:-3}
+REQUESTS=${NOTIFY_REQUESTS:-1000000}
+CLIENTS=${NOTIFY_CLIENTS:-50}
+FLAGS=${NOTIFY_FLAGS-KEA}
+WORK=$(mktemp -d /tmp/shoal-bench-notify.XXXXXX)
+
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+
+SRV="" SUB=""
+stop() { # PID: TERM, wait up to 10 s, KILL
+  local i
+  [[ -n $1 ]] || return 0
+  kill -TERM "$1" 2>/dev/null || true
+  for ((i = 0; i < 200; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+cleanup() { stop "$SUB"; stop "$SRV"; SUB="" SRV=""; }
+trap 'cleanup; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+# run_once WHO BIN: one measured run; appends "rps p99 srv_us/r subscriber_alive" to $WORK/WHO.runs
+run_once() {
+  local who=$1 bin=$2 port dir i c0 c1 csv alive
+  port=$(free_port) || die "no free port"
+  dir=$WORK/$who-$port
+  mkdir -p "$dir"
+  "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize no \
+    --logfile "" --notify-keyspace-events "$FLAGS" >"$dir/log" 2>&1 &
+  SRV=$!
+  for ((i = 0; i < 200; i++)); do
+    [[ $(cli "$port" ping 2>/dev/null) == PONG ]] && break
+    kill -0 "$SRV" 2>/dev/null || { log "$who exited: $(tail -n 3 "$dir/log")"; SRV=""; return 1; }
+    sleep 0.05
+  done
+  redis-cli -h 127.0.0.1 -p "$port" psubscribe '__key*__:*' >/dev/null 2>&1 &
+  SUB=$!
+  for ((i = 0; i < 200; i++)); do
+    [[ $(info_field "$port" stats pubsub_patterns) == 1 ]] && break
+    sleep 0.05
+  done
+  c0=$(cpu_ns "$SRV")
+  csv=$(timeout 600 redis-benchmark -h 127.0.0.1 -p "$port" -t set -P 16 -r 1000000 -n "$REQUESTS" \
+    -d 32 -c "$CLIENTS" --csv 2>/dev/null) || { log "$who: redis-benchmark failed"; cleanup; return 1; }
+  c1=$(cpu_ns "$SRV")
+  alive=$(info_field "$port" stats pubsub_patterns)
+  cleanup
+  awk -F'"?,"?' -v c0="$c0" -v c1="$c1" -v n="$REQUESTS" -v alive="${alive:-0}" '
+    { gsub(/^"|"$/, "") }
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $1 == "SET" { printf "%s %s %.3f %s\n", $col["rps"], $col["p99_latency_ms"], (c1 - c0) / 1000 / n, alive }' \
+    <<<"$csv" >>"$WORK/$who.runs"
+  log "$who: $(tail -n 1 "$WORK/$who.runs") (rps p99_ms srv_us/r subscriber_alive)"
+}
+
+for ((r = 1; r <= REPEATS; r++)); do
+  for who in redis shoal; do
+    bin=$REDIS
+    [[ $who == shoal ]] && bin=$SHOAL
+    log "run $r/$REPEATS $who ($bin)"
+    run_once "$who" "$bin" || log "WARNING: $who run $r failed"
+  done
+done
+
+median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+figure() { [[ -s $WORK/$1.runs ]] && awk -v c="$2" '{print $c}' "$WORK/$1.runs" | median; }
+case="SET P16 c=$CLIENTS n=$REQUESTS d=32, notify-keyspace-events '$FLAGS', 1 psubscriber"
+echo "| metric | case | redis | shoal | shoal/redis | better |"
+echo "|---|---|---:|---:|---:|---|"
+for spec in "rps 1 higher" "p99_ms 2 lower" "srv_us/r 3 lower" "subscriber_alive 4 1"; do
+  read -r metric colno better <<<"$spec"
+  a=$(figure redis "$colno") b=$(figure shoal "$colno")
+  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b != "") printf "%.2f", b / a; else print "n/a" }')
+  echo "| $metric | $case | ${a:--} | ${b:--} | $ratio | $better |"
+done
+echo
+echo "Medians of REPEATS=$REPEATS runs, redis and shoal interleaved, each on a fresh server. srv_us/r ="
+echo "server on-CPU µs per SET (schedstat, all threads); subscriber_alive = pubsub_patterns at the end."
