@@ -3,9 +3,11 @@ package node
 import (
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/replication"
 	"go.uber.org/zap"
 )
@@ -48,8 +50,13 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	if c.repl == nil {
 		c.repl = &clientRepl{}
 	}
+	if c.repl.filter != 0 && !c.repl.eof {
+		// A filtered RDB is only sent over the socket (Redis).
+		c.Error("ERR Filtered replica requires EOF capability")
+		return
+	}
 	req := replication.PsyncRequest{ReplID: "?", From: -1, Sync: oldSync, Psync2: c.repl.psync2,
-		IP: c.repl.ip, Port: c.repl.port, ID: c.id}
+		IP: c.repl.ip, Port: c.repl.port, ID: c.id, RDBOnly: c.repl.rdbOnly}
 	if req.IP == "" {
 		if ta, ok := c.guard.Conn.RemoteAddr().(*net.TCPAddr); ok {
 			req.IP = ta.IP.String()
@@ -63,36 +70,27 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 			req.ReplID = "?"
 		}
 	}
-	// Replies to earlier pipelined commands go first; from now on the link's
-	// writer owns the socket and nothing else is sent to a replica.
+	// Replies to earlier pipelined commands go first; from now on the link
+	// owns the socket's writes and nothing else is sent to a replica.
 	_ = c.flushReplies()
 	c.replyMode = replyOff
 	r.ensureFeed()
-	// The sync's bookkeeping starts before the link joins the stream, so
-	// that every write the replica receives is seen by it (a full sync
-	// needs to know which slots were written before their image).
-	fs := r.syncs.Begin()
-	// The function libraries travel in the payload, read with every other
-	// client stopped: a FUNCTION LOAD is then either in them or in the
-	// stream after the sync's offset, never in neither.
-	release := c.closeGate()
-	req.Preamble = c.srv.fullSyncPreamble()
 	link, full := r.m.Attach(c.guard, req)
-	release()
 	c.repl.link = link
 	c.replKind.Store(int32(clientReplica))
+	name := replicaName(req.IP, req.Port)
 	if !full {
-		r.syncs.End(fs)
 		r.syncPartialOK.Add(1)
-		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", net.JoinHostPort(req.IP, strconv.Itoa(req.Port))))
+		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", name))
 		return
 	}
 	r.syncFull.Add(1)
 	if req.ReplID != "?" && !oldSync {
 		r.syncPartialErr.Add(1)
 	}
-	fs.Attach(link)
-	go fs.Walk(r.holdForImage())
+	c.srv.log.Info("Replica " + name + " asks for synchronization")
+	r.syncer.enqueue(&syncRequest{link: link, name: name, eof: c.repl.eof, oldSync: oldSync,
+		filter: c.repl.filter, since: time.Now()})
 }
 
 // detachReplica runs when a replica's connection closes.
@@ -134,8 +132,11 @@ func cmdReplconf(c *Client, args [][]byte) {
 			}
 			c.repl.ip = string(val)
 		case "capa":
+			// Capabilities this master does not know are ignored.
 			if command.ArgIs(val, "psync2") {
 				c.repl.psync2 = true
+			} else if command.ArgIs(val, "eof") {
+				c.repl.eof = true
 			}
 		case "ack":
 			// Only a replica acknowledges, and it gets no reply.
@@ -149,7 +150,33 @@ func cmdReplconf(c *Client, args [][]byte) {
 			// This node's master asks; the link answers it
 			// (replication_replica.go). No reply.
 			return
-		case "rdb-only", "rdb-filter-only":
+		case "rdb-only":
+			n, ok := command.ParseInt64(val)
+			if !ok {
+				c.ErrNotInteger()
+				return
+			}
+			if n < 0 || n > 1 {
+				c.Error("ERR value is out of range, value must between 0 and 1")
+				return
+			}
+			c.repl.rdbOnly = n == 1
+		case "rdb-filter-only":
+			words, ok := config.SplitArgs(string(val))
+			if !ok {
+				c.Error("ERR Missing rdb-filter-only values")
+				return
+			}
+			// Everything is left out but what the filters name.
+			filter := filterExcludeData | filterExcludeFunctions
+			for _, w := range words {
+				if !strings.EqualFold(w, "functions") {
+					c.Error("ERR Unsupported rdb-filter-only option: " + w)
+					return
+				}
+				filter &^= filterExcludeFunctions
+			}
+			c.repl.filter = filter
 		default:
 			c.Error("ERR Unrecognized REPLCONF option: " + string(args[j]))
 			return

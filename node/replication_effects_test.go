@@ -10,7 +10,6 @@ import (
 
 	"github.com/shoal-db/shoal/resp"
 
-	"github.com/shoal-db/shoal/replication"
 )
 
 // streamCapture is a replica connection that records the commands of a
@@ -69,7 +68,7 @@ func (sc *streamCapture) until() []string {
 		}
 		line := strings.Join(parts, " ")
 		switch strings.ToUpper(parts[0]) {
-		case replication.ImageCommand, "PING", "SELECT", "REPLCONF", "MULTI", "EXEC":
+		case "PING", "SELECT", "REPLCONF", "MULTI", "EXEC":
 			continue
 		}
 		if line == "SET __end__ x" {

@@ -1,13 +1,14 @@
 package node
 
 import (
+	"bytes"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/shoal-db/shoal/replication"
+	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 )
 
@@ -394,6 +395,15 @@ func TestClusterFailoverUnblocksDemotedMastersClients(t *testing.T) {
 
 // fakeMasterSession accepts one replica connection on ln, answers its
 // handshake, and returns its PSYNC arguments and the connection.
+// emptyRDBFile is an RDB file without keys, as a master with no data sends.
+func emptyRDBFile(t *testing.T) []byte {
+	var b bytes.Buffer
+	if err := rdb.NewFileWriter(&b, [2]string{"redis-ver", Version}).Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 func fakeMasterSession(t *testing.T, ln net.Listener) ([]string, net.Conn) {
 	t.Helper()
 	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
@@ -439,7 +449,7 @@ func TestReplicaResumesBeforeAnUnfinishedTransaction(t *testing.T) {
 	}
 	const id = "1111111111111111111111111111111111111111"
 	_, conn := fakeMasterSession(t, ln) // answered with a full sync whatever it asks
-	rdb := replication.EmptyRDB()
+	rdb := emptyRDBFile(t)
 	set := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
 	stream := "+FULLRESYNC " + id + " 0\r\n$" + strconv.Itoa(len(rdb)) + "\r\n" + string(rdb) +
 		set + "*1\r\n$5\r\nMULTI\r\n" + "*3\r\n$3\r\nSET\r\n$1\r\nt\r\n$1\r\nx\r\n"

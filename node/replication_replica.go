@@ -103,21 +103,21 @@ func (f replicaFSM) MasterAddr(nodeID string) (string, bool) {
 
 func (f replicaFSM) NumDBs() int { return f.r.s.ks.NumDBs() }
 
-// ApplyImage replaces one slot with a slot image's payload.
-func (f replicaFSM) ApplyImage(db int, slot uint16, payload []byte) error {
-	return replication.ApplySlotImage(f.r.s.ks.DB(db), slot, payload, command.RDBLimits(f.r.s.cfg))
-}
-
-// LoadPayload flushes the keyspace and loads a full sync's RDB payload,
-// each key under its slot's lock, and replaces the function libraries with
-// the payload's (as Redis's replica does). A shoal master's payload holds
-// no keys (slot images follow) but its libraries; a redis-server master's
-// holds the data.
+// LoadPayload flushes the keyspace and loads a full sync's RDB file, and
+// replaces the function libraries with the file's (as Redis's replica
+// does), with the execution gate closed: no client sees the data half
+// loaded (Redis answers -LOADING meanwhile; shoal's clients wait). Keys
+// logically expired are kept: their master's DEL follows in the stream. A
+// failed load empties the data again (Redis's emptyData after a failed
+// load).
 func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error) {
-	ks := f.r.s.ks
+	s := f.r.s
+	ks := s.ks
+	release := (s.bindClient(&Client{srv: s})).closeGate()
+	defer release()
 	ks.FlushAll()
 	var codes [][]byte
-	err = rdb.LoadFileWith(data, command.RDBLimits(f.r.s.cfg), rdb.FileHandlers{
+	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{
 		Key: func(k *rdb.LoadedKey) error {
 			if k.DB < 0 || k.DB >= ks.NumDBs() {
 				return fmt.Errorf("database %d out of range", k.DB)
@@ -129,6 +129,7 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 			if k.ExpireAt != 0 {
 				db.SetExpire(k.Key, e, k.ExpireAt)
 			}
+			ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
 			db.Unlock(slot)
 			keys++
 			return nil
@@ -142,10 +143,15 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 			return nil
 		},
 	})
-	if err != nil {
-		return keys, 0, err
+	if err == nil {
+		err = s.installFunctionsGated(codes)
 	}
-	return keys, len(codes), f.r.s.replaceFunctions(codes)
+	if err != nil {
+		ks.FlushAll()
+		_ = s.installFunctionsGated(nil)
+		return 0, 0, err
+	}
+	return keys, len(codes), nil
 }
 
 // OpenStream registers the master-link client that runs the stream's
@@ -176,10 +182,6 @@ type masterStream struct {
 // Apply runs one command of the stream (the Replica holds its apply lock).
 func (m masterStream) Apply(args [][]byte) {
 	r, c := m.r, m.c
-	if r.syncs.Active() {
-		db := int(c.dbIndex.Load())
-		r.m.Locked(func() { r.syncs.BeforeEffectLocked(db, [][][]byte{args}, true) })
-	}
 	c.Out = c.Out[:0]
 	if c.multi != nil {
 		// Queued until EXEC: the reader reuses its buffer for the next
@@ -246,12 +248,10 @@ func cloneArgs(args [][]byte) [][]byte {
 	return out
 }
 
-// replaceFunctions makes codes the function libraries, all or nothing,
-// with the execution gate closed (no script runs meanwhile).
-func (s *Server) replaceFunctions(codes [][]byte) error {
+// installFunctionsGated makes codes the function libraries, all or
+// nothing. The caller holds the execution gate (no script runs meanwhile).
+func (s *Server) installFunctionsGated(codes [][]byte) error {
 	fe := &s.tx.functions
-	release := (s.bindClient(&Client{srv: s})).closeGate()
-	defer release()
 	libs := make([]*functionLib, 0, len(codes))
 	for _, code := range codes {
 		lib, errMsg := fe.compileLibrary(s, code)
