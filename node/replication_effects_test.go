@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/resp"
-
 )
 
 // streamCapture is a replica connection that records the commands of a
