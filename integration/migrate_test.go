@@ -505,7 +505,8 @@ func TestRedisCLIFixHalfMigrated(t *testing.T) {
 
 // startStandaloneRedis starts a real redis-server (not cluster-enabled) on
 // a free port, skipping the test without one; it is stopped at cleanup.
-func startStandaloneRedis(t *testing.T) string {
+// extra directives go after the defaults (a later --dir wins).
+func startStandaloneRedis(t *testing.T, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -513,8 +514,9 @@ func startStandaloneRedis(t *testing.T) string {
 	}
 	port, err := testharness.FreePort()
 	require.NoError(t, err)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir())
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", t.TempDir()}, extra...)
+	cmd := exec.Command(bin, args...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
