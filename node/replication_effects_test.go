@@ -154,7 +154,7 @@ var effectScript = [][]string{
 // and a redis-server master and compares what each propagates.
 func TestReplicationEffectsMatchRedis(t *testing.T) {
 	redisAddr := startRealRedis(t)
-	ms := startTestServer(t)
+	ms := startReplServer(t)
 	var streams [2][]string
 	for i, addr := range []string{ms.Addr().String(), redisAddr} {
 		sc := captureStream(t, addr)
@@ -180,8 +180,8 @@ func TestReplicationEffectsMatchRedis(t *testing.T) {
 // TestReplicationEffectsApplyOnReplica: the same commands on a master with a
 // shoal replica leave both with the same dataset.
 func TestReplicationEffectsApplyOnReplica(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -193,7 +193,7 @@ func TestReplicationEffectsApplyOnReplica(t *testing.T) {
 	m.do("XCLAIM", "st", "g", "c4", "0", "0-1", "JUSTID")
 	m.do("XAUTOCLAIM", "st", "g", "c5", "0", "0")
 	waitInSync(t, m, r)
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, m), digest(t, r); a != b {
 		t.Fatalf("digest master %q replica %q", a, b)
 	}
 	// The pending entries and their owners (entries-read may differ, as

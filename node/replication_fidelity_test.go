@@ -19,8 +19,8 @@ import (
 // connection to each.
 func startSyncedPair(t *testing.T) (master, replica *testConn) {
 	t.Helper()
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	master, replica = dialTest(t, ms), dialTest(t, rs)
 	replicaOf(t, replica, ms)
 	waitInSync(t, master, replica)
@@ -30,7 +30,7 @@ func startSyncedPair(t *testing.T) (master, replica *testConn) {
 // sameDigest fails the test unless the two servers hold the same data.
 func sameDigest(t *testing.T, master, replica *testConn) {
 	t.Helper()
-	if a, b := master.do("DEBUG", "DIGEST"), replica.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, master), digest(t, replica); a != b {
 		t.Fatalf("digest master %q replica %q", a, b)
 	}
 }
@@ -72,9 +72,9 @@ func TestReplicationPartialResyncKeepsSelectedDB(t *testing.T) {
 }
 
 func TestReplicationPartialResyncKeepsSelectedDBFromRedisMaster(t *testing.T) {
-	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0")
+	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes")
 	m := dialTestAddr(t, redisAddr)
-	rs := startTestServer(t)
+	rs := startReplServer(t)
 	r := dialTest(t, rs)
 	i := strings.LastIndexByte(redisAddr, ':')
 	if got := r.do("REPLICAOF", redisAddr[:i], redisAddr[i+1:]); got != "+OK\r\n" {
@@ -89,9 +89,9 @@ func TestReplicationPartialResyncKeepsSelectedDBFromRedisMaster(t *testing.T) {
 // from a replica whose proxied stream is in db 9 starts in db 9 (the
 // payload's repl-stream-db): the proxied stream repeats no SELECT.
 func TestReplicationChainedFullSyncKeepsSelectedDB(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
-	ss := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
+	ss := startReplServer(t)
 	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -116,8 +116,8 @@ const fidelityLib = "#!lua name=fidelity\nredis.register_function{function_name=
 // the master's function libraries and replaces the replica's; later
 // FUNCTION LOAD / DELETE reach it through the stream.
 func TestReplicationFullSyncCarriesFunctions(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	if got := m.do("FUNCTION", "LOAD", fidelityLib); got != "$8\r\nfidelity\r\n" {
 		t.Fatalf("FUNCTION LOAD: %q", got)
@@ -149,8 +149,8 @@ func TestReplicationFullSyncCarriesFunctions(t *testing.T) {
 // RPUSH then reaches the list whole (before, it served the blocked client
 // and the replica diverged: master a b c, replica b c).
 func TestReplicaOfUnblocksBlockedClients(t *testing.T) {
-	ms := startTestServer(t)
-	bs := startTestServer(t)
+	ms := startReplServer(t)
+	bs := startReplServer(t)
 	m, b := dialTest(t, ms), dialTest(t, bs)
 	blpop, wait := dialTest(t, bs), dialTest(t, bs)
 	blpop.send("BLPOP", "list", "0")
@@ -207,7 +207,7 @@ return 1`
 // allow-stale, and those only commands allowed while stale (Redis's
 // processCommand / scriptVerifyAllowStale).
 func TestStaleReplicaScriptsNeedAllowStale(t *testing.T) {
-	rs := startTestServer(t, "--replica-serve-stale-data", "no")
+	rs := startReplServer(t, "--replica-serve-stale-data", "no")
 	r := dialTest(t, rs)
 	lib := "#!lua name=stale\n" +
 		"redis.register_function{function_name='f1', callback=function() return 'hello' end, flags={'no-writes'}}\n" +
@@ -248,7 +248,7 @@ func TestStaleReplicaScriptsNeedAllowStale(t *testing.T) {
 // "soon", which is logically expired when this returns.
 func saveExpiredKey(t *testing.T, dir string) {
 	t.Helper()
-	s := startTestServer(t, "--dir", dir)
+	s := startReplServer(t, "--dir", dir)
 	c := dialTest(t, s)
 	c.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
 	c.do("SET", "soon", "v", "PX", "100")
@@ -268,14 +268,14 @@ func TestReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 	saveExpiredKey(t, dir)
 
 	// A replica whose master is not there: nothing deletes the key.
-	replica := dialTest(t, startTestServer(t, "--dir", dir, "--replicaof", "127.0.0.1", "1"))
+	replica := dialTest(t, startReplServer(t, "--dir", dir, "--replicaof", "127.0.0.1", "1"))
 	if got := replica.do("DBSIZE"); got != ":2\r\n" {
 		t.Fatalf("replica DBSIZE after load: %q, want 2 (the expired key kept)", got)
 	}
 	if got := replica.do("GET", "soon"); got != "$-1\r\n" {
 		t.Fatalf("replica GET of the logically expired key: %q", got)
 	}
-	master := dialTest(t, startTestServer(t, "--dir", dir))
+	master := dialTest(t, startReplServer(t, "--dir", dir))
 	if got := master.do("DBSIZE"); got != ":1\r\n" {
 		t.Fatalf("master DBSIZE after load: %q, want 1", got)
 	}
@@ -317,14 +317,14 @@ func TestClusterReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 // the good replicas at once (Redis's updateGoodSlaves), so a write right
 // after it does not wait for the once-a-second recount (replication-2.tcl).
 func TestMinReplicasRecountedOnConfigSet(t *testing.T) {
-	ms := startTestServer(t)
+	ms := startReplServer(t)
 	m := dialTest(t, ms)
 	m.do("CONFIG", "SET", "min-replicas-to-write", "1")
 	if got := m.do("SET", "k", "v"); got != "-NOREPLICAS Not enough good replicas to write.\r\n" {
 		t.Fatalf("SET without replicas: %q", got)
 	}
 	m.do("CONFIG", "SET", "min-replicas-to-write", "0")
-	r := dialTest(t, startTestServer(t))
+	r := dialTest(t, startReplServer(t))
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
 	replWaitFor(t, 10*time.Second, "replica online", func() bool {
@@ -441,7 +441,7 @@ func TestReplicaResumesBeforeAnUnfinishedTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	rs := startTestServer(t)
+	rs := startReplServer(t)
 	r := dialTest(t, rs)
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	if got := r.do("REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
