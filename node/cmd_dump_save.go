@@ -22,13 +22,10 @@ import (
 	"github.com/shoal-db/shoal/store"
 )
 
-// SAVE, BGSAVE and LASTSAVE write an RDB file (package rdb's FileWriter)
-// without forking: the keyspace is walked slot by slot, each slot under its
-// own lock, so writes to other slots go on meanwhile. The file is
-// therefore consistent per slot, not a single point-in-time snapshot of the
-// whole dataset (Redis's fork gives the latter); a multi-key write that
-// spans slots may be half in a file. At start-up dir/dbfilename is loaded
-// if it exists.
+// SAVE, BGSAVE and LASTSAVE write an RDB file without forking: the
+// point-in-time snapshot of node/snapshot.go, so the file is the dataset at
+// the instant the save started (as Redis's fork gives) while writes go on.
+// At start-up dir/dbfilename is loaded if it exists.
 
 func saveHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
@@ -81,70 +78,48 @@ func (s *Server) rdbPath() string {
 // saveRDB writes the whole keyspace to dir/dbfilename through a temporary
 // file renamed into place (rdbSave), with Redis's log lines. On success
 // the changes counted before it started are no longer "since the last
-// save". The caller holds s.rdbSave.mu.
-func (s *Server) saveRDB() error {
+// save". owner is the client running the save (nil: none), which
+// snapshotRDB must not wait for. It takes s.rdbSave.mu at the snapshot's
+// instant (see snapshotRDBHolding for why not before), so the temporary
+// file is opened only then, on the first write.
+func (s *Server) saveRDB(owner *Client) error {
 	start := time.Now()
 	st := &s.rdbSave
 	dirtyAtStart := s.dirty.total()
 	gen := st.cancelGen.Load()
 	path := s.rdbPath()
 	tmpName, tmp := s.tempRDBPath()
-	f, err := os.Create(tmp)
-	if err != nil {
-		s.log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
-			tmpName, serverRootDir(), syscallText(err)))
-		return err
-	}
-	defer os.Remove(tmp) // a no-op once renamed
+	f := &tempFile{path: tmp}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	fw := rdb.NewFileWriter(bw,
-		[2]string{"redis-ver", Version},
-		[2]string{"redis-bits", "64"},
-		[2]string{"ctime", fmt.Sprint(time.Now().Unix())},
-		[2]string{"aof-base", "0"},
-	)
-	for _, l := range s.tx.functions.sortedLibs() {
-		fw.Function(l.code)
-	}
-	dbs, _, _ := s.ks.Stats()
-	keys := 0
-	delay := s.cfg.Int("rdb-key-save-delay")
-	for _, dbStat := range dbs {
-		db := s.ks.DB(dbStat.ID)
-		fw.SelectDB(dbStat.ID, uint64(dbStat.Keys), uint64(dbStat.Expires))
-		for slot := 0; slot < store.NumSlots; slot++ {
-			if db.SlotSize(uint16(slot)) == 0 {
-				continue
-			}
-			// Logically expired keys are written too, as Redis's rdbSave
-			// does: a master's load drops them (rdb_last_load_keys_expired).
-			n := 0
-			db.Lock(uint16(slot))
-			db.ScanSlotLocked(uint16(slot), func(e *store.Entry) {
-				fw.Entry(e)
-				n++
-			})
-			db.Unlock(uint16(slot))
-			keys += n
-			if delay != 0 && n > 0 {
-				saveKeyDelay(delay, n) // outside the slot's lock
-			}
-			if st.cancelGen.Load() != gen {
-				_ = f.Close()
-				return errSaveCancelled
-			}
-		}
-	}
-	op := "rdbSaveRio"
-	err = fw.Finish()
+	keys, err := s.snapshotRDBHolding(owner, &st.mu, bw, [][2]string{
+		{"redis-ver", Version},
+		{"redis-bits", "64"},
+		{"ctime", fmt.Sprint(time.Now().Unix())},
+		{"aof-base", "0"},
+	}, nil, func() bool { return st.cancelGen.Load() != gen })
+	defer st.mu.Unlock()
 	if err == nil {
 		err = bw.Flush()
 	}
+	if f.openErr != nil {
+		s.log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
+			tmpName, serverRootDir(), syscallText(f.openErr)))
+		return f.openErr
+	}
+	if f.f == nil { // nothing written: a save cancelled before its first flush
+		return errSaveCancelled
+	}
+	defer os.Remove(tmp) // a no-op once renamed
+	if errors.Is(err, errSnapshotCancelled) {
+		_ = f.f.Close()
+		return errSaveCancelled
+	}
+	op := "rdbSaveRio"
 	if err == nil {
 		op = "fsync"
-		err = f.Sync()
+		err = f.f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := f.f.Close(); err == nil {
 		op, err = "fclose", cerr
 	}
 	if err != nil {
@@ -172,10 +147,29 @@ func (s *Server) saveRDB() error {
 
 // tempRDBPath is the temporary file a save writes before the rename:
 // temp-<pid>.rdb in the data directory, Redis's name (saves never overlap:
-// they hold rdbSave.mu).
+// they hold rdbSave.mu from the first write on).
 func (s *Server) tempRDBPath() (name, path string) {
 	name = fmt.Sprintf("temp-%d.rdb", os.Getpid())
 	return name, filepath.Join(filepath.Dir(s.rdbPath()), name)
+}
+
+// tempFile is a save's temporary file, created on the first write.
+type tempFile struct {
+	path    string
+	f       *os.File
+	openErr error
+}
+
+func (t *tempFile) Write(p []byte) (int, error) {
+	if t.f == nil {
+		if t.openErr == nil {
+			t.f, t.openErr = os.Create(t.path)
+		}
+		if t.openErr != nil {
+			return 0, t.openErr
+		}
+	}
+	return t.f.Write(p)
 }
 
 // RemoveTempRDB deletes the temporary file of a save under way (the
@@ -378,10 +372,8 @@ func debugReload(c *Client, args [][]byte) {
 	s := c.srv
 	release := c.closeGate()
 	defer release()
-	s.rdbSave.mu.Lock()
-	defer s.rdbSave.mu.Unlock()
 	if save {
-		if err := s.saveRDB(); err != nil {
+		if err := s.saveRDB(c); err != nil {
 			c.Error("ERR")
 			return
 		}
@@ -407,9 +399,7 @@ func cmdSave(c *Client, args [][]byte) {
 	}
 	st := &c.srv.rdbSave
 	st.statSaves.Add(1)
-	st.mu.Lock()
-	err := c.srv.saveRDB()
-	st.mu.Unlock()
+	err := c.srv.saveRDB(c)
 	if err != nil {
 		c.Error("ERR")
 		return

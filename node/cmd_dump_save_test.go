@@ -1,13 +1,17 @@
 package node
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/shoal-db/shoal/rdb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -97,4 +101,110 @@ func TestDebugReload(t *testing.T) {
 	require.Equal(t, ":1\r\n", tc.do("FCALL", "f1", "0"))
 	require.Equal(t, "-ERR Error trying to load the RDB dump\r\n", tc.do("DEBUG", "RELOAD", "NOFLUSH"))
 	require.Equal(t, "-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.\r\n", tc.do("DEBUG", "RELOAD", "X"))
+}
+
+// TestBgsaveIsOneInstant: while BGSAVE walks the keyspace slowly
+// (rdb-key-save-delay), one client keeps incrementing k0 ... k399 in that
+// order. At any instant the counters form a step (a prefix one ahead of
+// the rest), so a point-in-time file must show one; a file read slot by
+// slot at different times shows counters from different rounds.
+func TestBgsaveIsOneInstant(t *testing.T) {
+	dir := t.TempDir()
+	s := startTestServer(t, "--dir", dir, "--rdb-key-save-delay", "300")
+	tc := dialTest(t, s)
+	const nkeys = 400
+	var cmds [][]string
+	for i := 0; i < nkeys; i++ {
+		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), "0"})
+	}
+	require.Empty(t, pipelineDo(t, tc, cmds))
+
+	writer := dialTest(t, s)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		var batch []byte
+		for i := 0; i < nkeys; i++ {
+			batch = append(batch, encodeCommand("INCR", fmt.Sprintf("k%d", i))...)
+		}
+		for round := 0; round < 2000; round++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			_ = writer.c.SetDeadline(time.Now().Add(testIOTimeout))
+			if _, err := writer.c.Write(batch); err != nil {
+				done <- err
+				return
+			}
+			for i := 0; i < nkeys; i++ {
+				var buf bytes.Buffer
+				if err := testharness.ReadRaw(writer.r, &buf); err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+		done <- nil
+	}()
+	// Let a few rounds go by first, so that the counters differ.
+	testharness.WaitFor(t, 10*time.Second, "the writer's first rounds", func() bool {
+		return tc.do("GET", fmt.Sprintf("k%d", nkeys-1)) != "$1\r\n0\r\n"
+	})
+	require.Equal(t, "+Background saving started\r\n", tc.do("BGSAVE"))
+	testharness.WaitFor(t, 30*time.Second, "BGSAVE to finish", func() bool {
+		return strings.Contains(tc.do("INFO", "persistence"), "rdb_bgsave_in_progress:0")
+	})
+	close(stop)
+	require.NoError(t, <-done)
+	require.Contains(t, tc.do("INFO", "persistence"), "rdb_last_bgsave_status:ok")
+
+	data, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+	require.NoError(t, err)
+	vals := make([]int64, nkeys)
+	seen := 0
+	require.NoError(t, rdb.LoadFile(data, rdb.DefaultLimits(), func(k *rdb.LoadedKey) error {
+		var i int
+		_, err := fmt.Sscanf(string(k.Key), "k%d", &i)
+		require.NoError(t, err)
+		vals[i], err = strconv.ParseInt(string(k.Obj.Str), 10, 64)
+		seen++
+		return err
+	}))
+	require.Equal(t, nkeys, seen)
+	// A step: vals[0..j) == r+1 and vals[j..) == r.
+	j := 1
+	for j < nkeys && vals[j] == vals[0] {
+		j++
+	}
+	for i := j; i < nkeys; i++ {
+		require.Equal(t, vals[0]-1, vals[i], "k%d: the file mixes rounds: %v", i, vals)
+	}
+}
+
+// TestSavesDoNotDeadlockWithTheGate: commands that hold the execution gate
+// and save (DEBUG RELOAD, FLUSHALL in a transaction, with save points)
+// while a slow BGSAVE is starting or walking all answer: a background save
+// never waits for the gate while it holds the save lock.
+func TestSavesDoNotDeadlockWithTheGate(t *testing.T) {
+	s := startTestServer(t, "--save", "3600 1", "--rdb-key-save-delay", "100", "--enable-debug-command", "yes")
+	tc := dialTest(t, s)
+	var cmds [][]string
+	for i := 0; i < 500; i++ {
+		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), "v"})
+	}
+	for round := 0; round < 3; round++ {
+		require.Empty(t, pipelineDo(t, tc, cmds))
+		require.Equal(t, "+Background saving started\r\n", tc.do("BGSAVE"))
+		require.Equal(t, "+OK\r\n", tc.do("DEBUG", "RELOAD"))
+		require.Equal(t, "+OK\r\n", tc.do("MULTI"))
+		require.Equal(t, "+QUEUED\r\n", tc.do("FLUSHALL"))
+		require.Equal(t, "*1\r\n+OK\r\n", tc.do("EXEC"))
+		require.Equal(t, ":0\r\n", tc.do("DBSIZE"))
+	}
+	testharness.WaitFor(t, 30*time.Second, "no save running", func() bool {
+		return strings.Contains(tc.do("INFO", "persistence"), "rdb_bgsave_in_progress:0")
+	})
 }

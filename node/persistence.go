@@ -67,9 +67,7 @@ func (s *Server) backgroundSave() bool {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		st.mu.Lock()
-		err := s.saveRDB()
-		st.mu.Unlock()
+		err := s.saveRDB(nil)
 		switch {
 		case err == nil:
 			s.log.Info("Background saving terminated with success")
@@ -125,14 +123,12 @@ func (s *Server) cancelBackgroundSave() {
 // (flushAllDataAndResetRDB): a background save in progress is discarded,
 // and with save points configured an (empty) snapshot replaces the file at
 // once, so a restart does not bring the flushed keys back.
-func (s *Server) saveAfterFlushAll() {
+func (s *Server) saveAfterFlushAll(owner *Client) {
 	s.cancelBackgroundSave()
 	if len(s.cfg.SaveParams()) == 0 {
 		return
 	}
-	s.rdbSave.mu.Lock()
-	_ = s.saveRDB() // a failure is logged; FLUSHALL still answers OK
-	s.rdbSave.mu.Unlock()
+	_ = s.saveRDB(owner) // a failure is logged; FLUSHALL still answers OK
 }
 
 // msgBgsaveError is Redis's shared.bgsaveerr.
@@ -377,9 +373,7 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 	release := owner.closeGate()
 	defer release()
 	s.log.Info("Saving the final RDB snapshot before exiting.")
-	s.rdbSave.mu.Lock()
-	err := s.saveRDB()
-	s.rdbSave.mu.Unlock()
+	err := s.saveRDB(owner)
 	if err != nil {
 		if flags&config.ShutdownForce == 0 {
 			s.log.Warn("Error trying to save the DB, can't exit.")

@@ -239,23 +239,16 @@ func (f *fullSyncer) sync(batch []*syncRequest) {
 		}
 		return true
 	}
-	// The snapshot's instant must also hold the master-link apply (on a
-	// replica, a command applied but not yet forwarded would be in the data
-	// and not before the offset). The apply lock is taken before the
-	// snapshot closes the execution gate — the link takes it before it
-	// waits for the gate — and released at the instant.
-	f.r.rep.LockApply()
-	var unlockOnce sync.Once
-	unlockApply := func() { unlockOnce.Do(f.r.rep.UnlockApply) }
-	defer unlockApply()
+	// atStart runs at the snapshot's instant, with the gate closed and the
+	// master-link apply held (on a replica, a command applied but not yet
+	// forwarded would be in the data and not before the offset).
 	var replID string
 	var offset int64
 	atStart := func() [][2]string {
 		var db int
 		replID, offset, db = f.r.m.StartStreamAt(links)
-		unlockApply()
 		return [][2]string{{"repl-stream-db", strconv.Itoa(db)}, {"repl-id", replID},
-			{"repl-offset", strconv.FormatInt(offset, 10)}}
+			{"repl-offset", strconv.FormatInt(offset, 10)}, {"aof-base", "0"}}
 	}
 	// fullResync is the reply each replica gets first, once S is known.
 	fullResync := func(req *syncRequest) []byte {
@@ -268,7 +261,7 @@ func (f *fullSyncer) sync(batch []*syncRequest) {
 		if batch[0].filter != 0 {
 			return f.filteredRDB(w, batch[0].filter, atStart)
 		}
-		_, err := s.snapshotRDB(w, nil, atStart, cancelled)
+		_, err := s.snapshotRDB(nil, w, syncFileAux(), atStart, cancelled)
 		return err
 	}
 	if socket {
@@ -477,22 +470,30 @@ func (h *firstWriteHook) Write(p []byte) (int, error) {
 // snapshot's.
 func (f *fullSyncer) filteredRDB(w io.Writer, filter syncFilter, atStart func() [][2]string) error {
 	s := f.r.s
-	release := (s.bindClient(&Client{srv: s})).closeGate()
-	aux := [][2]string{{"redis-ver", Version}, {"redis-bits", "64"}, {"ctime", strconv.FormatInt(time.Now().Unix(), 10)}}
-	aux = append(aux, atStart()...)
-	aux = append(aux, [2]string{"aof-base", "0"})
+	// The instant is taken as snapshotRDB takes it: gate closed, the
+	// master-link apply held.
+	release := s.closeGateForInstant(s.bindClient(&Client{srv: s}), nil, true)
+	aux := append(syncFileAux(), atStart()...)
 	var codes [][]byte
 	if filter&filterExcludeFunctions == 0 {
 		for _, l := range s.tx.functions.sortedLibs() {
 			codes = append(codes, l.code)
 		}
 	}
+	s.repl.rep.UnlockApply()
+	s.snapshotMu.Unlock()
 	release()
 	fw := rdb.NewFileWriter(w, aux...)
 	for _, code := range codes {
 		fw.Function(code)
 	}
 	return fw.Finish()
+}
+
+// syncFileAux is the head of a sync file's aux fields, as Redis's
+// rdbSaveInfoAuxFields writes them before the replication ones.
+func syncFileAux() [][2]string {
+	return [][2]string{{"redis-ver", Version}, {"redis-bits", "64"}, {"ctime", strconv.FormatInt(time.Now().Unix(), 10)}}
 }
 
 // replicaName is how the log names a replica: its announced address.

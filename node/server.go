@@ -55,6 +55,7 @@ type Server struct {
 	migrations   *migrate.Manager  // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
 	migrateConns migrate.ConnCache // MIGRATE's cached target connections
 	rdbSave      rdbSaveState      // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
+	snapshotMu   sync.Mutex        // one point-in-time snapshot at a time (node/snapshot.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
 

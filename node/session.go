@@ -67,7 +67,7 @@ func (c *Client) LockForeignSlot(home, other *store.DB, slot uint16) (unlock fun
 	return func() { other.Unlock(slot) }
 }
 
-func (c *Client) SaveAfterFlushAll() { c.srv.saveAfterFlushAll() } // node/persistence.go
+func (c *Client) SaveAfterFlushAll() { c.srv.saveAfterFlushAll(c) } // node/persistence.go
 
 // KeysLocked reports whether the slots of all keys are among the ones the
 // dispatcher locked for the running command.

@@ -89,21 +89,51 @@ func (fw *FileWriter) SelectDB(db int, keys, expires uint64) {
 // Entry appends one key: its expiry, if any, then type, key and value.
 // The caller holds e's slot lock.
 func (fw *FileWriter) Entry(e *store.Entry) {
-	if at := e.ExpireAt(); at != 0 {
-		fw.buf = append(fw.buf, opExpireMS)
-		fw.buf = binary.LittleEndian.AppendUint64(fw.buf, uint64(at))
-	}
-	// AppendValue writes type + value; the key goes in between.
-	fw.tmp = AppendValue(fw.tmp[:0], e)
-	fw.buf = append(fw.buf, fw.tmp[0])
-	fw.buf = appendString(fw.buf, []byte(e.Key()))
-	fw.buf = append(fw.buf, fw.tmp[1:]...)
+	fw.buf, fw.tmp = AppendEntry(fw.buf, fw.tmp, e)
 	if cap(fw.tmp) > 4*fileFlushSize {
 		fw.tmp = nil // do not keep a big value's buffer
 	}
 	if len(fw.buf) >= fileFlushSize {
 		fw.flush()
 	}
+}
+
+// AppendEntry appends one key as a file holds it (expiry, type, key,
+// value) to dst; scratch is a reusable buffer for the value, returned
+// grown. The caller holds e's slot lock.
+func AppendEntry(dst, scratch []byte, e *store.Entry) ([]byte, []byte) {
+	if at := e.ExpireAt(); at != 0 {
+		dst = append(dst, opExpireMS)
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(at))
+	}
+	// AppendValue writes type + value; the key goes in between.
+	scratch = AppendValue(scratch[:0], e)
+	dst = append(dst, scratch[0])
+	dst = appendString(dst, []byte(e.Key()))
+	return append(dst, scratch[1:]...), scratch
+}
+
+// SelectDBAgain switches back to database db without a RESIZEDB hint: a
+// point-in-time snapshot captures slots in any order, so one database's
+// keys may come in several runs (Redis's loader takes SELECTDB anywhere).
+func (fw *FileWriter) SelectDBAgain(db int) {
+	fw.buf = append(fw.buf, opSelectDB)
+	fw.buf = appendLen(fw.buf, uint64(db))
+}
+
+// Entries appends keys already encoded by AppendEntry.
+func (fw *FileWriter) Entries(p []byte) {
+	if len(fw.buf)+len(p) >= fileFlushSize {
+		fw.flush()
+		if len(p) >= fileFlushSize {
+			fw.crc = crc64.Update(fw.crc, jonesTable, p)
+			if fw.err == nil {
+				_, fw.err = fw.w.Write(p)
+			}
+			return
+		}
+	}
+	fw.buf = append(fw.buf, p...)
 }
 
 // Finish writes EOF and the checksum and reports the first write error.

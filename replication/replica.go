@@ -187,6 +187,9 @@ func (r *Replica) DataAge() (time.Duration, bool) {
 func (r *Replica) LockApply()   { r.applyMu.Lock() }
 func (r *Replica) UnlockApply() { r.applyMu.Unlock() }
 
+// TryLockApply is LockApply if the lock is free.
+func (r *Replica) TryLockApply() bool { return r.applyMu.TryLock() }
+
 // Start follows host:port (nodeID in cluster mode, whose address is looked
 // up at every connect). The caller has stopped the previous link (Stop).
 func (r *Replica) Start(host string, port int, nodeID string) {

@@ -20,7 +20,8 @@ type Slot struct {
 	volatileCount atomic.Int64
 	hits, misses  atomic.Int64
 
-	seeExpired bool // replica: the master link is looking (store/replica.go)
+	seeExpired bool   // replica: the master link is looking (store/replica.go)
+	snapGen    uint32 // the last snapshot that captured it (store/snapshot.go)
 }
 
 // DB is one numbered database: NumSlots slot tables. The array is embedded so
@@ -42,7 +43,7 @@ func (db *DB) ID() int { return int(db.id.Load()) }
 func (db *DB) Keyspace() *Keyspace { return db.ks }
 
 // Lock locks one slot.
-func (db *DB) Lock(slot uint16) { db.slots[slot].mu.Lock() }
+func (db *DB) Lock(slot uint16) { db.lockSlot(&db.slots[slot]) }
 
 // Unlock unlocks one slot.
 func (db *DB) Unlock(slot uint16) { db.slots[slot].mu.Unlock() }
@@ -51,7 +52,7 @@ func (db *DB) Unlock(slot uint16) { db.slots[slot].mu.Unlock() }
 // duplicates: one global order means no deadlock between multi-key commands.
 func (db *DB) LockSlots(s []uint16) {
 	for _, x := range s {
-		db.slots[x].mu.Lock()
+		db.lockSlot(&db.slots[x])
 	}
 }
 
@@ -280,7 +281,7 @@ func (db *DB) FlushSlot(slot uint16) int64 {
 	if s.keys.Load() == 0 {
 		return 0
 	}
-	s.mu.Lock()
+	db.lockSlot(s)
 	defer s.mu.Unlock()
 	return db.clearSlot(s)
 }
@@ -317,7 +318,7 @@ func (db *DB) Scan(cursor uint64, count int, fn func(e *Entry)) uint64 {
 			inner = 0
 			continue
 		}
-		s.mu.Lock()
+		db.lockSlot(s)
 		now := db.ks.Now()
 		for {
 			inner = s.dict.scan(inner, func(e *Entry) {
@@ -353,7 +354,7 @@ func (db *DB) ScanSlot(slot uint16, fn func(e *Entry) bool) {
 	if s.keys.Load() == 0 {
 		return
 	}
-	s.mu.Lock()
+	db.lockSlot(s)
 	defer s.mu.Unlock()
 	db.EachInSlot(slot, fn)
 }
@@ -386,7 +387,7 @@ func (db *DB) RandomKey() (string, bool) {
 			continue
 		}
 		s := &db.slots[slot]
-		s.mu.Lock()
+		db.lockSlot(s)
 		e := s.dict.randomEntry(randUint64)
 		if e == nil {
 			s.mu.Unlock()

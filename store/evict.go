@@ -168,7 +168,7 @@ func (db *DB) samplePool(policy EvictionPolicy, n int, fn func(e *Entry)) {
 	volatileOnly := policy.volatileOnly()
 	got := 0
 	db.eachSlotFromRandom(volatileOnly, func(s *Slot) bool {
-		s.mu.Lock()
+		db.lockSlot(s)
 		if volatileOnly {
 			for e := range s.volatile {
 				if got == n {
@@ -218,7 +218,7 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 		for attempt := 0; attempt < 16; attempt++ {
 			found := false
 			db.eachSlotFromRandom(volatileOnly, func(s *Slot) bool {
-				s.mu.Lock()
+				db.lockSlot(s)
 				var e *Entry
 				if volatileOnly {
 					for v := range s.volatile {
@@ -250,7 +250,7 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 // the entry and its expiry were charged.
 func (ks *Keyspace) evictKey(db *DB, key []byte, volatileOnly bool, hook EvictHook) (int64, bool) {
 	s, h := db.slotOf(key)
-	s.mu.Lock()
+	db.lockSlot(s)
 	defer s.mu.Unlock()
 	e := s.dict.find(h, key)
 	if e == nil || volatileOnly && e.expire == 0 {

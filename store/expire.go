@@ -79,7 +79,7 @@ func (ks *Keyspace) ActiveExpireCycle(budget time.Duration) int {
 // under its lock and deletes the expired ones. Go's map iteration starts at
 // a random position, which makes the first entries a random sample.
 func (db *DB) expireSample(s *Slot) (sampled, expired int) {
-	s.mu.Lock()
+	db.lockSlot(s)
 	defer s.mu.Unlock()
 	now := db.ks.Now()
 	var victims [expireSamplesPerLoop]*Entry

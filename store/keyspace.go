@@ -51,6 +51,12 @@ type Keyspace struct {
 
 	events Events
 
+	// The running snapshot (store/snapshot.go); snapMu serialises starting
+	// one and guards snapGen.
+	snap    atomic.Pointer[Snapshot]
+	snapMu  sync.Mutex
+	snapGen uint32
+
 	replicaMode atomic.Bool // keys expire only by the master's DEL (store/replica.go)
 }
 

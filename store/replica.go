@@ -33,7 +33,7 @@ func (db *DB) FlushSlotLocked(slot uint16) int64 {
 // LockAll locks every slot of the database, in ascending order.
 func (db *DB) LockAll() {
 	for i := range db.slots {
-		db.slots[i].mu.Lock()
+		db.lockSlot(&db.slots[i])
 	}
 }
 

@@ -1,0 +1,194 @@
+package node
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/shoal-db/shoal/rdb"
+	"github.com/shoal-db/shoal/store"
+)
+
+// snapshotRDB writes to w an RDB file of the whole dataset as it was at one
+// instant S, without forking and without stopping writers for longer than
+// it takes to mark S (store.Snapshot: a slot is serialised the first time
+// anything locks it after S, so the file is the dataset at S even though
+// writes go on while it is written). atStart (nil: none) runs at S with
+// the execution gate closed and the master link's apply held — nothing
+// changes the dataset while it runs — to register what must start exactly
+// at S (a replica's stream, the AOF's new incr file); the aux fields it
+// returns are added to aux in the file's header. The function libraries
+// are those at S. cancelled (nil: never) is polled between slots; true
+// abandons the file with errSnapshotCancelled. rdb-key-save-delay paces
+// the walk. One snapshot runs at a time: a second caller waits. It
+// returns the number of keys written. owner is the client on whose behalf
+// it runs (nil: none), which closing the gate must not wait for.
+func (s *Server) snapshotRDB(owner *Client, w io.Writer, aux [][2]string, atStart func() [][2]string, cancelled func() bool) (int, error) {
+	return s.snapshotRDBHolding(owner, nil, w, aux, atStart, cancelled)
+}
+
+// snapshotRDBHolding is snapshotRDB that also takes held (nil: none) at S,
+// in the same closing of the gate, and leaves it locked for the caller.
+//
+// Lock order: the gate, then snapshotMu and held. Whoever holds either
+// lock never waits for the gate (a walk needs only slot locks), so a
+// gate owner may wait for them; the reverse — holding one while waiting
+// for the gate — would deadlock against a command that holds the gate
+// (DEBUG RELOAD, SHUTDOWN, an exclusive EXEC) and wants a save. So both
+// are taken with TryLock while the gate is closed, and when either is
+// busy the gate opens again and the attempt is retried.
+func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer, aux [][2]string, atStart func() [][2]string, cancelled func() bool) (int, error) {
+	if owner == nil {
+		owner = s.bindClient(&Client{srv: s})
+	}
+	// With atStart, the master link's apply is held too, so that no
+	// command of a replica's stream is applied but not yet forwarded at S
+	// (a sub-replica's stream registered by atStart would get it twice).
+	// A file needs only the gate: the master link applies as an active
+	// client, so nothing is half-applied while the gate is closed. Callers
+	// with atStart must not hold the gate themselves: the master link may
+	// hold its apply lock while it waits for the gate.
+	holdApply := atStart != nil && !owner.isMasterLink()
+	release := s.closeGateForInstant(owner, held, holdApply)
+	defer s.snapshotMu.Unlock()
+
+	sink := &rdbSnapshotSink{}
+	libs := s.tx.functions.sortedLibs()
+	dbStats, _, _ := s.ks.Stats()
+	sn, err := s.ks.BeginSnapshot(sink)
+	if err == nil && atStart != nil {
+		aux = append(aux[:len(aux):len(aux)], atStart()...)
+	}
+	if holdApply {
+		s.repl.rep.UnlockApply()
+	}
+	release()
+	if err != nil {
+		return 0, err
+	}
+	defer sn.End()
+
+	fw := rdb.NewFileWriter(w, aux...)
+	for _, l := range libs {
+		fw.Function(l.code)
+	}
+	// RESIZEDB hints are the sizes at S (nothing changed while they were
+	// read); a database's later runs of keys select it again without one.
+	hint := map[int][2]uint64{}
+	for _, d := range dbStats {
+		hint[d.ID] = [2]uint64{uint64(d.Keys), uint64(d.Expires)}
+	}
+	selected, started := -1, map[int]bool{}
+	keys := 0
+	drain := func() {
+		for _, c := range sink.take() {
+			if c.db != selected {
+				if started[c.db] {
+					fw.SelectDBAgain(c.db)
+				} else {
+					h := hint[c.db]
+					fw.SelectDB(c.db, h[0], h[1])
+					started[c.db] = true
+				}
+				selected = c.db
+			}
+			fw.Entries(c.data)
+			keys += c.keys
+		}
+	}
+	delay := s.cfg.Int("rdb-key-save-delay")
+	complete := sn.Walk(func(n int64) bool {
+		drain()
+		if delay != 0 {
+			saveKeyDelay(delay, int(n)) // outside every slot lock
+		}
+		return cancelled == nil || !cancelled()
+	})
+	if !complete {
+		return keys, errSnapshotCancelled
+	}
+	sn.End() // every slot is captured: later locks need not look
+	drain()
+	return keys, fw.Finish()
+}
+
+// errSnapshotCancelled is a snapshot abandoned by its cancelled func.
+var errSnapshotCancelled = errors.New("snapshot cancelled")
+
+// rdbSnapshotSink encodes each captured slot into a chunk, on the
+// goroutine that locked the slot (often a writer about to change it), and
+// hands the chunks to the snapshot's goroutine, which writes them in
+// capture order.
+type rdbSnapshotSink struct {
+	mu      sync.Mutex
+	chunks  []snapshotChunk
+	scratch []byte // one value's encoding (under mu)
+}
+
+type snapshotChunk struct {
+	db   int
+	keys int
+	data []byte
+}
+
+func (k *rdbSnapshotSink) CaptureSlot(dbID int, db *store.DB, slot uint16) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c := snapshotChunk{db: dbID}
+	// Logically expired keys are written too, as Redis's rdbSave does: a
+	// master's load drops them (rdb_last_load_keys_expired), a replica's
+	// keeps them until its master's DEL.
+	db.ScanSlotLocked(slot, func(e *store.Entry) {
+		c.data, k.scratch = rdb.AppendEntry(c.data, k.scratch, e)
+		c.keys++
+	})
+	if cap(k.scratch) > 1<<20 {
+		k.scratch = nil // do not keep a big value's buffer
+	}
+	k.chunks = append(k.chunks, c)
+}
+
+// take returns the chunks captured since the last call.
+func (k *rdbSnapshotSink) take() []snapshotChunk {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c := k.chunks
+	k.chunks = nil
+	return c
+}
+
+// closeGateForInstant closes the gate for owner and takes snapshotMu, held
+// (if not nil) and, with holdApply, the master link's apply lock, retrying
+// while one of them is busy (see snapshotRDBHolding's lock order). It
+// returns the gate's release; the locks stay with the caller.
+func (s *Server) closeGateForInstant(owner *Client, held *sync.Mutex, holdApply bool) (release func()) {
+	for {
+		release = owner.closeGate() // re-entrant for a client that holds it
+		if s.tryLockSnapshot(held, holdApply) {
+			return release
+		}
+		release()
+		time.Sleep(time.Millisecond) // a walk, a save or an apply is finishing
+	}
+}
+
+// tryLockSnapshot takes snapshotMu, held (if not nil) and, with
+// holdApply, the master link's apply lock: all or none.
+func (s *Server) tryLockSnapshot(held *sync.Mutex, holdApply bool) bool {
+	if !s.snapshotMu.TryLock() {
+		return false
+	}
+	if held != nil && !held.TryLock() {
+		s.snapshotMu.Unlock()
+		return false
+	}
+	if holdApply && !s.repl.rep.TryLockApply() {
+		if held != nil {
+			held.Unlock()
+		}
+		s.snapshotMu.Unlock()
+		return false
+	}
+	return true
+}
