@@ -491,6 +491,15 @@ func TestReplicationExpiryOnlyByMastersDel(t *testing.T) {
 	if got := r.do("DBSIZE"); got != ":1\r\n" {
 		t.Fatalf("DBSIZE before the master's DEL: %q", got)
 	}
+	// DEBUG OBJECT and MEMORY USAGE find it as Redis's dictFind does
+	// (replication-4.tcl "Replication of an expired key does not delete
+	// the expired key").
+	if got := r.do("DEBUG", "OBJECT", "k"); !strings.HasPrefix(got, "+Value at:") {
+		t.Fatalf("DEBUG OBJECT of the kept key: %q", got)
+	}
+	if got := r.do("MEMORY", "USAGE", "k"); !strings.HasPrefix(got, ":") {
+		t.Fatalf("MEMORY USAGE of the kept key: %q", got)
+	}
 	m.do("GET", "k") // the master expires it and propagates DEL
 	waitInSync(t, m, r)
 	if got := r.do("DBSIZE"); got != ":0\r\n" {
