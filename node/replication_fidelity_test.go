@@ -494,3 +494,20 @@ func TestReplicaAppliesMasterStreamAfterBusyScript(t *testing.T) {
 	}
 	sameDigest(t, m, r)
 }
+
+// TestDebugReplicateReachesOnlyReplicas: DEBUG REPLICATE puts a command in
+// the replication stream and nowhere else (replication-4.tcl "Data
+// divergence can happen under default conditions").
+func TestDebugReplicateReachesOnlyReplicas(t *testing.T) {
+	m, r := startSyncedPair(t)
+	if got := m.do("DEBUG", "REPLICATE", "SET", "x", "1"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG REPLICATE: %q", got)
+	}
+	waitInSync(t, m, r)
+	if got := r.do("GET", "x"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET x on the replica: %q", got)
+	}
+	if got := m.do("EXISTS", "x"); got != ":0\r\n" {
+		t.Fatalf("EXISTS x on the master: %q", got)
+	}
+}

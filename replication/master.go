@@ -227,6 +227,17 @@ func (m *Master) FeedCommand(argv ...string) {
 	m.appendLocked(resp.AppendCommand(nil, argv...))
 }
 
+// FeedArgs appends one command as given to the stream, in the stream's
+// current database (DEBUG REPLICATE).
+func (m *Master) FeedArgs(argv [][]byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		return
+	}
+	m.appendLocked(resp.AppendCommand(nil, argv...))
+}
+
 // FeedRaw appends bytes received from this node's own master to the stream
 // (a replica proxies them to its sub-replicas and backlog unchanged); db is
 // the database the master link is in once they are applied.
