@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/replication"
+	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
@@ -298,6 +300,57 @@ func (c *Client) propagateNow(args [][]byte) {
 	}
 	c.emitEffects(db, [][][]byte{args}) // the feed, or EXEC's capture (node/multi.go)
 	c.NoEffect()
+}
+
+// saveInfoAux is what an RDB file written now records of replication, as
+// Redis's rdbPopulateSaveInfo: the database the stream is in, the
+// replication ID and the offset, so that a replica restarted from the
+// file continues with a partial resync. Nothing when the node is in no
+// replication chain (no backlog). It runs at the snapshot's instant
+// (snapshotRDB's atStart: the gate closed, the master-link apply held).
+func (r *replState) saveInfoAux() [][2]string {
+	id, off, db, ok := r.m.SaveInfo()
+	if !ok {
+		return nil
+	}
+	return [][2]string{{"repl-stream-db", strconv.Itoa(db)}, {"repl-id", id},
+		{"repl-offset", strconv.FormatInt(off, 10)}}
+}
+
+// replSaveInfo collects an RDB file's replication aux fields.
+type replSaveInfo struct {
+	id            string
+	offset, db    int64
+	hasOff, hasDB bool
+}
+
+func (i *replSaveInfo) aux(name, value []byte) error {
+	switch string(name) {
+	case "repl-id":
+		if len(value) == 40 {
+			i.id = string(value)
+		}
+	case "repl-offset":
+		i.offset, i.hasOff = strconvx.ParseInt(value)
+	case "repl-stream-db":
+		i.db, i.hasDB = strconvx.ParseInt(value)
+	}
+	return nil
+}
+
+// restoreSaveInfo acts on the replication fields of the RDB file loaded at
+// start-up, as Redis's loadDataFromDisk: a replica takes the ID, offset
+// and stream database as those of its (cached) master, so its first PSYNC
+// can continue. A master keeps its own new history (Redis would keep the
+// file's as ID2; shoal drops expired keys at load without feeding DELs, so
+// a replica continuing from the file could diverge: it full-syncs).
+func (r *replState) restoreSaveInfo(i replSaveInfo, replica bool) {
+	if !replica || i.id == "" || !i.hasOff || i.offset < 0 || !i.hasDB || i.db < 0 || i.db >= int64(r.s.ks.NumDBs()) {
+		return
+	}
+	r.m.ResetTo(i.id, i.offset, int(i.db))
+	r.s.log.Info("Restored the replication ID and offset from the RDB file",
+		zap.String("replid", i.id), zap.Int64("offset", i.offset))
 }
 
 // ReplOffset is this node's replication offset (master_repl_offset; on a

@@ -124,9 +124,9 @@ func TestFullSyncEOFMarkStreamStartsAtACK(t *testing.T) {
 	if aux["repl-id"] != full[1] || aux["repl-offset"] != full[2] || aux["repl-stream-db"] != "0" {
 		t.Fatalf("aux %v, +FULLRESYNC %q", aux, full)
 	}
-	if got := infoField(t, m, "replication", "slave0"); !strings.Contains(got, "state=online") {
-		t.Fatalf("INFO slave0 %q after the transfer", got)
-	}
+	replWaitFor(t, 5*time.Second, "the replica online after the transfer", func() bool {
+		return strings.Contains(infoField(t, m, "replication", "slave0"), "state=online")
+	})
 	m.do("SET", "after", "1")
 	_ = rr.tc.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	if n, err := rr.rd.Read(make([]byte, 64)); err == nil {
@@ -343,4 +343,37 @@ func TestFullSyncFailedLoadLeavesReplicaEmpty(t *testing.T) {
 	if got := r.do("DBSIZE"); got != ":0\r\n" {
 		t.Fatalf("DBSIZE after a failed load: %q", got)
 	}
+}
+
+// A replica restarted from its own RDB file (repl-id, repl-offset and
+// repl-stream-db in its aux fields) continues with a partial resync, as
+// Redis's loadDataFromDisk (psync2.tcl "Partial resync after restart using
+// RDB aux fields").
+func TestReplicaRestartedFromRDBContinues(t *testing.T) {
+	ms := startReplServer(t)
+	m := dialTest(t, ms)
+	dir := t.TempDir()
+	rs := startReplServer(t, "--dir", dir)
+	r := dialTest(t, rs)
+	replicaOf(t, r, ms)
+	m.do("SELECT", "3")
+	m.do("SET", "k", "v")
+	waitInSync(t, m, r)
+	if got := r.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE on the replica: %q", got)
+	}
+	rs.Shutdown()
+	m.do("SET", "k2", "v2") // in db 3: the restarted replica must be there
+	full, partial := infoField(t, m, "stats", "sync_full"), infoField(t, m, "stats", "sync_partial_ok")
+	host, port, _ := strings.Cut(ms.Addr().String(), ":")
+	rs2 := startReplServer(t, "--dir", dir, "--replicaof", host, port)
+	r2 := dialTest(t, rs2)
+	waitInSync(t, m, r2)
+	if got := infoField(t, m, "stats", "sync_full"); got != full {
+		t.Fatalf("sync_full %s, was %s: the restarted replica did not continue", got, full)
+	}
+	if got := infoField(t, m, "stats", "sync_partial_ok"); got == partial {
+		t.Fatalf("sync_partial_ok stayed %s", got)
+	}
+	sameDigest(t, m, r2)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
-	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
 
@@ -119,20 +118,8 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 	var codes [][]byte
 	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{
 		Key: func(k *rdb.LoadedKey) error {
-			if k.DB < 0 || k.DB >= ks.NumDBs() {
-				return fmt.Errorf("database %d out of range", k.DB)
-			}
-			db := ks.DB(k.DB)
-			slot := slots.KeySlot(k.Key)
-			db.Lock(slot)
-			e := k.Obj.SetIn(db, k.Key)
-			if k.ExpireAt != 0 {
-				db.SetExpire(k.Key, e, k.ExpireAt)
-			}
-			ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
-			db.Unlock(slot)
 			keys++
-			return nil
+			return s.putLoadedKey(k, false)
 		},
 		Function: func(code []byte) error {
 			codes = append(codes, code)

@@ -266,6 +266,18 @@ func (m *Master) appendLocked(p []byte) {
 	}
 }
 
+// SaveInfo is what an RDB file records of the stream (Redis's
+// rdbPopulateSaveInfo): the replication ID, the offset and the database the
+// stream is in; ok is false without a backlog (no replication chain).
+func (m *Master) SaveInfo() (replID string, offset int64, streamDB int, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		return "", 0, 0, false
+	}
+	return m.replID, m.offset, max(m.selDB, 0), true
+}
+
 // StreamDB is the database selected at the end of the stream (0 when none
 // was): where a replica continuing from this node's offset starts.
 func (m *Master) StreamDB() int {
