@@ -133,7 +133,9 @@ func (f *fullSyncer) run(stop <-chan struct{}) {
 }
 
 // keepAlive writes a newline a second to the replicas waiting for their
-// RDB, until stop is closed.
+// RDB, until stop is closed. Like Redis's replicationCron it does not run
+// while the execution gate is closed (DEBUG SLEEP, a busy script): a
+// replica then sees its master silent.
 func (f *fullSyncer) keepAlive(stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -143,6 +145,9 @@ func (f *fullSyncer) keepAlive(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+		}
+		if f.r.s.tx.gate.closed.Load() {
+			continue
 		}
 		f.mu.Lock()
 		links = links[:0]

@@ -377,3 +377,25 @@ func TestReplicaRestartedFromRDBContinues(t *testing.T) {
 	}
 	sameDigest(t, m, r2)
 }
+
+// A replica waiting for its RDB gets a newline a second, but none while
+// the master is busy (DEBUG SLEEP closes the execution gate, as Redis's
+// single thread would not run its replicationCron): replication.tcl "Slave
+// is able to detect timeout during handshake".
+func TestFullSyncKeepAliveStopsWhileBusy(t *testing.T) {
+	ms := startReplServer(t, "--repl-diskless-sync-delay", "60")
+	rr := dialRawReplica(t, ms, []string{"REPLCONF", "capa", "eof"})
+	rr.tc.send("PSYNC", "?", "-1")
+	_ = rr.tc.c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if b, err := rr.rd.ReadByte(); err != nil || b != '\n' {
+		t.Fatalf("keep-alive: %q %v", b, err)
+	}
+	busy := dialTest(t, ms)
+	busy.send("DEBUG", "SLEEP", "3")
+	time.Sleep(200 * time.Millisecond) // the sleep holds the gate
+	_ = rr.tc.c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if b, err := rr.rd.ReadByte(); err == nil {
+		t.Fatalf("a keep-alive %q while the master sleeps", b)
+	}
+	busy.read()
+}

@@ -245,20 +245,41 @@ func (r *Replica) runLink(ml *masterLink) {
 			r.downAt.Store(time.Now().Unix())
 		}
 		r.syncing.Store(false)
-		ml.setState("connect")
+		ml.mu.Lock()
+		state := ml.state
+		ml.state = "connect"
+		ml.mu.Unlock()
 		select {
 		case <-ml.stop:
 			return
 		default:
 		}
 		if err != nil {
-			r.log.Info("Replication link to MASTER lost or failed", zap.Error(err))
+			r.logLinkError(state, err)
 		}
 		select {
 		case <-ml.stop:
 			return
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// logLinkError logs why the link ended; a repl-timeout gets Redis's line
+// for the state the link was in.
+func (r *Replica) logLinkError(state string, err error) {
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		r.log.Info("Replication link to MASTER lost or failed", zap.Error(err))
+		return
+	}
+	switch state {
+	case "connecting", "handshake":
+		r.log.Warn("Timeout connecting to the MASTER...")
+	case "sync":
+		r.log.Warn("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.")
+	default:
+		r.log.Warn("MASTER timeout: no data nor PING received...")
 	}
 }
 
