@@ -72,7 +72,6 @@ const (
 	featCPUList    = "Pinning threads to CPUs"
 	featSocketMark = "Marking listening sockets (SO_MARK)"
 	featWatchdog   = "The software watchdog"
-	featDebugDelay = "Delaying each key while loading"
 	featSupervised = "Notifying upstart or systemd (supervised)"
 	featExpEffort  = "Tuning the active expiry effort"
 	featNoChecksum = "Writing RDB files without checksum"
@@ -99,7 +98,6 @@ var refusedRows = []refusedRow{
 	{name: "bgsave_cpulist", when: "not empty", needs: nonEmpty, feature: featCPUList},
 	{name: "socket-mark-id", when: "> 0", needs: nonZero, feature: featSocketMark},
 	{name: "watchdog-period", when: "> 0", needs: nonZero, feature: featWatchdog},
-	{name: "key-load-delay", when: "≠ 0", needs: nonZero, feature: featDebugDelay},
 	{name: "supervised", when: "not no", needs: other("no"), feature: featSupervised},
 	{name: "active-expire-effort", when: "≠ 1", needs: other("1"), feature: featExpEffort},
 	{name: "rdbchecksum", when: "no", needs: isNo, feature: featNoChecksum,

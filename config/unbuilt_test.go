@@ -33,7 +33,6 @@ var refusedExamples = map[string][]string{
 	"bgsave_cpulist":         {"1"},
 	"socket-mark-id":         {"7"},
 	"watchdog-period":        {"100"},
-	"key-load-delay":         {"100"},
 	"supervised":             {"systemd"},
 	"active-expire-effort":   {"5"},
 	"rdbchecksum":            {"no"},

@@ -341,10 +341,13 @@ func (s *Server) loadRDB(merge, startup bool) error {
 			return err
 		}
 		keys++
+		s.loadedKey(k.Offset)
 		return nil
 	}
 	var rsi replSaveInfo
+	stopLoading := s.startLoading(int64(len(data)))
 	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction, Aux: rsi.aux})
+	stopLoading()
 	if err == nil && len(libs) > 0 {
 		// Libraries that exist already fail the load unless merging.
 		if errMsg := s.tx.functions.install(libs, merge, false); errMsg != "" {

@@ -507,7 +507,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 
 func (s *Server) infoPersistence(w *infoWriter) {
 	w.section("Persistence")
-	w.int("loading", 0)
+	w.int("loading", boolInt(s.loading.active.Load()))
 	w.int("async_loading", 0)
 	w.int("current_cow_peak", 0)
 	w.int("current_cow_size", 0)
@@ -542,6 +542,7 @@ func (s *Server) infoPersistence(w *infoWriter) {
 	w.int("aof_last_cow_size", 0)
 	w.int("module_fork_in_progress", 0)
 	w.int("module_fork_last_cow_size", 0)
+	s.infoLoading(w) // node/loading.go
 }
 
 func (s *Server) infoStats(w *infoWriter) {

@@ -87,7 +87,7 @@ func newReplState(s *Server) *replState {
 
 // updateGuards keeps the one flag the dispatcher reads on every command.
 func (r *replState) updateGuards() {
-	r.guards.Store(r.proxy.Load() || r.s.cfg.Int("min-replicas-to-write") > 0)
+	r.guards.Store(r.proxy.Load() || r.s.cfg.Int("min-replicas-to-write") > 0 || r.s.loading.active.Load())
 }
 
 // Propagate is the EffectFeed: the effect enters the backlog and every
@@ -173,7 +173,7 @@ func (c *Client) replicationAllows(spec *command.Spec) bool {
 			c.rejectCommand(spec, errMasterDown)
 			return false
 		}
-		return true
+		return !c.loadingRefuses(spec)
 	}
 	if write {
 		if min := cfg.Int("min-replicas-to-write"); min > 0 && r.goodReplicas.Load() < min {
@@ -181,7 +181,7 @@ func (c *Client) replicationAllows(spec *command.Spec) bool {
 			return false
 		}
 	}
-	return true
+	return !c.loadingRefuses(spec)
 }
 
 // commandWrites reports whether spec writes and whether it is refused on

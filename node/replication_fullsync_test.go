@@ -399,3 +399,26 @@ func TestFullSyncKeepAliveStopsWhileBusy(t *testing.T) {
 	}
 	busy.read()
 }
+
+// While a replica loads its full sync's RDB it is in the loading state:
+// commands without the loading flag get -LOADING and INFO says loading:1
+// (replication.tcl's loading checks); then it serves the data.
+func TestFullSyncReplicaLoadsInLoadingState(t *testing.T) {
+	ms := startReplServer(t)
+	m := dialTest(t, ms)
+	m.do("DEBUG", "POPULATE", "2000")
+	rs := startReplServer(t, "--key-load-delay", "1000") // 1 ms a key
+	r := dialTest(t, rs)
+	replicaOf(t, r, ms)
+	replWaitFor(t, 10*time.Second, "the replica loading", func() bool {
+		return infoField(t, r, "persistence", "loading") == "1"
+	})
+	if got := r.do("GET", "key:1"); got != "-LOADING Redis is loading the dataset in memory\r\n" {
+		t.Fatalf("GET while loading: %q", got)
+	}
+	waitInSync(t, m, r)
+	if got := r.do("DBSIZE"); got != ":2000\r\n" {
+		t.Fatalf("DBSIZE after the load: %q", got)
+	}
+	sameDigest(t, m, r)
+}

@@ -104,22 +104,30 @@ func (f replicaFSM) NumDBs() int { return f.r.s.ks.NumDBs() }
 
 // LoadPayload flushes the keyspace and loads a full sync's RDB file, and
 // replaces the function libraries with the file's (as Redis's replica
-// does), with the execution gate closed: no client sees the data half
-// loaded (Redis answers -LOADING meanwhile; shoal's clients wait). Keys
-// logically expired are kept: their master's DEL follows in the stream. A
-// failed load empties the data again (Redis's emptyData after a failed
-// load).
+// does), in the loading state: commands without the loading flag are
+// refused -LOADING meanwhile (node/loading.go), so no client sees the data
+// half loaded. The flush and the libraries' change happen with the
+// execution gate closed; a command admitted before the load is judged
+// again (roleGen). Keys logically expired are kept: their master's DEL
+// follows in the stream. A failed load empties the data again (Redis's
+// emptyData after a failed load).
 func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error) {
 	s := f.r.s
-	ks := s.ks
-	release := (s.bindClient(&Client{srv: s})).closeGate()
-	defer release()
-	ks.FlushAll()
+	gate := s.bindClient(&Client{srv: s})
+	release := gate.closeGate()
+	stopLoading := s.startLoading(int64(len(data)))
+	f.r.roleGen.Add(1)
+	s.ks.FlushAll()
+	release()
 	var codes [][]byte
 	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{
 		Key: func(k *rdb.LoadedKey) error {
+			if err := s.putLoadedKey(k, false); err != nil {
+				return err
+			}
 			keys++
-			return s.putLoadedKey(k, false)
+			s.loadedKey(k.Offset)
+			return nil
 		},
 		Function: func(code []byte) error {
 			codes = append(codes, code)
@@ -130,11 +138,16 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 			return nil
 		},
 	})
+	release = gate.closeGate()
+	defer func() {
+		stopLoading() // with the gate still closed: no -LOADING after the load
+		release()
+	}()
 	if err == nil {
 		err = s.installFunctionsGated(codes)
 	}
 	if err != nil {
-		ks.FlushAll()
+		s.ks.FlushAll()
 		_ = s.installFunctionsGated(nil)
 		return 0, 0, err
 	}

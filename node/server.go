@@ -56,6 +56,7 @@ type Server struct {
 	migrateConns migrate.ConnCache // MIGRATE's cached target connections
 	rdbSave      rdbSaveState      // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
 	snapshotMu   sync.Mutex        // one point-in-time snapshot at a time (node/snapshot.go)
+	loading      loadingState      // a dataset is being loaded (node/loading.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
 

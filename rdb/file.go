@@ -158,6 +158,9 @@ type LoadedKey struct {
 	ExpireAt int64 // unix ms, 0 = none
 	IdleSecs int64 // from RDB_OPCODE_IDLE, -1 if absent
 	Freq     int   // from RDB_OPCODE_FREQ, -1 if absent
+	// Offset is how many bytes of the file have been read once this key
+	// was (loading progress, INFO loading_loaded_bytes).
+	Offset int64
 }
 
 // ErrFileVersion is a file of an RDB version this reader cannot load.
@@ -306,6 +309,7 @@ func LoadFileWith(data []byte, lim Limits, h FileHandlers) error {
 		if k.Obj, err = decodeObject(r, op, lim); err != nil {
 			return err
 		}
+		k.Offset = int64(r.pos)
 		if err := fn(&k); err != nil {
 			return err
 		}

@@ -1,0 +1,48 @@
+package node
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLoadingRefusesAndReports: while a dataset loads (slowed by
+// key-load-delay), commands without the loading flag get Redis's -LOADING
+// (PING and GET; EXEC of a queued GET is aborted with it, as rejectCommand), INFO answers with loading:1 and
+// the loading_* progress fields, and both end with the load.
+func TestLoadingRefusesAndReports(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	var cmds [][]string
+	for i := 0; i < 100; i++ {
+		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), "v"})
+	}
+	require.Empty(t, pipelineDo(t, tc, cmds))
+	require.Equal(t, "+OK\r\n", tc.do("SAVE"))
+	require.Equal(t, "+OK\r\n", tc.do("CONFIG", "SET", "key-load-delay", "30000")) // 3 s in all
+	require.Equal(t, "+OK\r\n", tc.do("MULTI"))
+	require.Equal(t, "+QUEUED\r\n", tc.do("GET", "k1"))
+
+	loaded := make(chan error, 1)
+	go func() { loaded <- s.loadRDB(true, false) }()
+	other := dialTest(t, s)
+	testharness.WaitFor(t, 10*time.Second, "the load to start", func() bool {
+		return strings.Contains(other.do("INFO", "persistence"), "loading:1")
+	})
+	info := other.do("INFO", "persistence")
+	for _, f := range []string{"loading_start_time:", "loading_total_bytes:", "loading_loaded_bytes:", "loading_loaded_perc:", "loading_eta_seconds:"} {
+		require.Contains(t, info, f)
+	}
+	const loading = "-LOADING Redis is loading the dataset in memory\r\n"
+	require.Equal(t, loading, other.do("PING"))
+	require.Equal(t, loading, other.do("GET", "k1"))
+	require.Equal(t, "-EXECABORT Transaction discarded because of: LOADING Redis is loading the dataset in memory\r\n", tc.do("EXEC"))
+	require.NoError(t, <-loaded)
+	require.NotContains(t, other.do("INFO", "persistence"), "loading_start_time")
+	require.Equal(t, "$1\r\nv\r\n", other.do("GET", "k1"))
+	require.Equal(t, "+PONG\r\n", other.do("PING"))
+}
