@@ -195,6 +195,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 	if command.ArgIs(args[1], "no") && command.ArgIs(args[2], "one") {
 		if host, _ := r.rep.Master(); host != "" {
 			r.unfollow()
+			c.srv.cfg.RecordReplicaOf("", 0)
 			c.srv.log.Info("MASTER MODE enabled (user request)")
 		}
 		c.OK()
@@ -222,6 +223,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		defer c.enterRunWaiting()
 	}
 	r.follow(host, int(port), "", c)
+	c.srv.cfg.RecordReplicaOf(host, int(port))
 	c.OK()
 }
 
