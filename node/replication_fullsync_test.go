@@ -422,3 +422,33 @@ func TestFullSyncReplicaLoadsInLoadingState(t *testing.T) {
 	}
 	sameDigest(t, m, r)
 }
+
+// REPLICAOF keeps the sub-replicas (Redis's replicationSetMaster): back on
+// the same history they continue without a resync (replication.tcl
+// "Discard cache master before loading transferred RDB when full sync").
+func TestReplicaOfKeepsSubReplicasOnTheSameHistory(t *testing.T) {
+	ms, rs, ss := startReplServer(t), startReplServer(t), startReplServer(t)
+	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
+	m.do("SET", "a", "b")
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	replicaOf(t, sub, rs)
+	waitInSync(t, r, sub)
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a master that never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r.do("REPLICAOF", "127.0.0.1", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	time.Sleep(300 * time.Millisecond)
+	partial := infoField(t, m, "stats", "sync_partial_ok")
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	if got := infoField(t, m, "stats", "sync_partial_ok"); got == partial {
+		t.Fatal("the replica did not continue with its master")
+	}
+	waitInSync(t, r, sub)
+	if full, part := infoField(t, r, "stats", "sync_full"), infoField(t, r, "stats", "sync_partial_ok"); full != "1" || part != "0" {
+		t.Fatalf("the sub-replica resynced: sync_full %s sync_partial_ok %s", full, part)
+	}
+}

@@ -30,8 +30,9 @@ func (r *replState) follow(host string, port int, nodeID string, caller *Client)
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
 	r.rep.Stop()
-	// Sub-replicas reconnect to learn of the change (they may continue).
-	r.m.DropAll()
+	// Sub-replicas stay, as in Redis's replicationSetMaster: they are
+	// dropped when the history changes (+CONTINUE with another ID, or a
+	// full sync's RDB about to load), else they continue with us.
 	// The role changes with every other client stopped (Redis's single
 	// thread): no write admitted as a master's runs once this node is a
 	// replica, and no client blocked as a master's stays blocked. (The
