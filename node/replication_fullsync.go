@@ -81,6 +81,9 @@ type fullSyncer struct {
 	presync map[*replication.Link]struct{}
 
 	tmpSeq atomic.Int64 // numbers the temporary sync files
+	// running is set while a sync's snapshot is produced (INFO's
+	// rdb_bgsave_in_progress, as Redis's replication BGSAVE child).
+	running atomic.Bool
 }
 
 func newFullSyncer(r *replState) *fullSyncer {
@@ -232,6 +235,8 @@ func (f *fullSyncer) sync(batch []*syncRequest) {
 		target = "replicas sockets"
 	}
 	s.log.Info("Starting BGSAVE for SYNC with target: " + target)
+	f.running.Store(true)
+	defer f.running.Store(false)
 	links := make([]*replication.Link, len(batch))
 	for i, req := range batch {
 		links[i] = req.link

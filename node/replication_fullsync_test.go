@@ -452,3 +452,25 @@ func TestReplicaOfKeepsSubReplicasOnTheSameHistory(t *testing.T) {
 		t.Fatalf("the sub-replica resynced: sync_full %s sync_partial_ok %s", full, part)
 	}
 }
+
+// While a full sync's snapshot is produced INFO says
+// rdb_bgsave_in_progress:1 and the replica is in wait_bgsave, as Redis's
+// replication BGSAVE (replication.tcl waits on both).
+func TestFullSyncSnapshotShowsAsBgsave(t *testing.T) {
+	ms := startReplServer(t, "--rdb-key-save-delay", "100000") // 0.1 s a key
+	m := dialTest(t, ms)
+	m.do("DEBUG", "POPULATE", "20")
+	rr := dialRawReplica(t, ms, []string{"REPLCONF", "capa", "eof"})
+	rr.tc.send("PSYNC", "?", "-1")
+	replWaitFor(t, 5*time.Second, "the sync's snapshot in progress", func() bool {
+		return infoField(t, m, "persistence", "rdb_bgsave_in_progress") == "1" &&
+			strings.Contains(infoField(t, m, "replication", "slave0"), "state=wait_bgsave")
+	})
+	rr.line()
+	if keys, _, _ := loadRDBKeys(t, rr.rdbFile(rr.line())); len(keys) != 20 {
+		t.Fatalf("%d keys", len(keys))
+	}
+	replWaitFor(t, 5*time.Second, "the snapshot over", func() bool {
+		return infoField(t, m, "persistence", "rdb_bgsave_in_progress") == "0"
+	})
+}

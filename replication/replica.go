@@ -433,6 +433,7 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 		return err
 	}
 	r.log.Info("MASTER <-> REPLICA sync: Flushing old data", zap.Int("rdb_bytes", payload.Len()))
+	r.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
 	r.m.DropAll()
