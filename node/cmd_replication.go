@@ -62,13 +62,16 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 			req.IP = ta.IP.String()
 		}
 	}
+	name := replicaName(req.IP, req.Port)
+	c.srv.log.Info("Replica " + name + " asks for synchronization")
 	if !oldSync {
-		req.ReplID = string(args[1])
-		if off, ok := command.ParseInt64(args[2]); ok {
-			req.From = off
-		} else {
-			req.ReplID = "?"
+		off, ok := command.ParseInt64(args[2])
+		if !ok {
+			c.srv.log.Warn("Replica " + name + " asks for synchronization but with a wrong offset")
+			c.ErrNotInteger()
+			return
 		}
+		req.ReplID, req.From = string(args[1]), off
 	}
 	// Replies to earlier pipelined commands go first; from now on the link
 	// owns the socket's writes and nothing else is sent to a replica.
@@ -78,7 +81,6 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	link, full := r.m.Attach(c.guard, req)
 	c.repl.link = link
 	c.replKind.Store(int32(clientReplica))
-	name := replicaName(req.IP, req.Port)
 	if !full {
 		r.syncPartialOK.Add(1)
 		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", name))
@@ -88,9 +90,28 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	if req.ReplID != "?" && !oldSync {
 		r.syncPartialErr.Add(1)
 	}
-	c.srv.log.Info("Replica " + name + " asks for synchronization")
 	r.syncer.enqueue(&syncRequest{link: link, name: name, eof: c.repl.eof, oldSync: oldSync,
 		filter: c.repl.filter, since: time.Now()})
+}
+
+// replicaGeneratedReply drops a replica whose command on the replication
+// link produced a reply, as Redis's _addReplyToBufferOrList: the link
+// carries no replies (they would land in the replica's stream). An error
+// reply is logged first, as afterErrorReply does.
+func (c *Client) replicaGeneratedReply() {
+	name := "<unknown>"
+	if spec := c.lastCmd.Load(); spec != nil {
+		name = spec.FullName()
+	}
+	log := c.srv.log
+	if c.Out[0] == '-' {
+		msg := strings.TrimRight(string(c.Out[1:min(len(c.Out), 4096)]), "\r\n")
+		log.Warn("== CRITICAL == This master is sending an error to its replica: '" + msg +
+			"' after processing the command '" + name + "'")
+	}
+	log.Warn("Replica generated a reply to command '" + name + "', disconnecting it: " + c.InfoLine())
+	c.Out = c.Out[:0]
+	c.closeConn()
 }
 
 // detachReplica runs when a replica's connection closes.

@@ -23,6 +23,10 @@ func (s *Server) handle(c *Client, args [][]byte) {
 	c.Out = c.Out[:0]
 	c.run(args)
 	c.endCommandAsking()
+	if len(c.Out) > 0 && c.repl != nil && c.repl.link != nil {
+		c.replicaGeneratedReply() // node/cmd_replication.go
+		return
+	}
 	if len(c.Out) > 0 {
 		switch c.replyMode {
 		case replyOn:

@@ -158,6 +158,12 @@ func (c *Client) replicationAllows(spec *command.Spec) bool {
 			return false
 		}
 	}
+	if c.repl != nil && c.repl.link != nil &&
+		spec.Flags&(command.FlagWrite|command.FlagReadonly|command.FlagMayReplicate) != 0 {
+		// A replica's link only acknowledges (processCommand's check).
+		c.rejectCommand(spec, "ERR Replica can't interact with the keyspace")
+		return false
+	}
 	if !r.guards.Load() || c.isMasterLink() {
 		return true
 	}

@@ -474,3 +474,29 @@ func TestFullSyncSnapshotShowsAsBgsave(t *testing.T) {
 		return infoField(t, m, "persistence", "rdb_bgsave_in_progress") == "0"
 	})
 }
+
+// A replica's link carries no replies: a command that answers drops the
+// replica, a keyspace command is refused first (replication.tcl "replica
+// do not write the reply to the replication link"); PSYNC with an offset
+// that is not a number is an error, not a full sync.
+func TestReplicaLinkCarriesNoReplies(t *testing.T) {
+	ms := startReplServer(t)
+	m := dialTest(t, ms)
+	for _, cmd := range [][]string{{"PING"}, {"GET", "foo"}} {
+		rr := dialRawReplica(t, ms)
+		rr.tc.send("PSYNC", "?", "-1")
+		if got := rr.line(); !strings.HasPrefix(got, "+FULLRESYNC") {
+			t.Fatalf("PSYNC: %q", got)
+		}
+		rr.tc.send(cmd...)
+		replWaitFor(t, 5*time.Second, "the replica dropped after "+cmd[0], func() bool {
+			return infoField(t, m, "replication", "connected_slaves") == "0"
+		})
+	}
+	if got := m.do("PSYNC", "replicationid", "offset_str"); got != "-ERR value is not an integer or out of range\r\n" {
+		t.Fatalf("PSYNC with a bad offset: %q", got)
+	}
+	if got := m.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after: %q", got)
+	}
+}
