@@ -11,9 +11,6 @@ import (
 	"github.com/shoal-db/shoal/strconvx"
 )
 
-// isCPrint reports whether b is printable for C's isprint() in the "C" locale.
-func isCPrint(b byte) bool { return b >= 0x20 && b <= 0x7e }
-
 func isHexDigit(b byte) bool {
 	return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F')
 }
@@ -142,43 +139,10 @@ func SplitArgs(line string) (args []string, ok bool) {
 	}
 }
 
-// Repr quotes s like Redis's sdscatrepr(): the result is enclosed in double
-// quotes, \ and " are backslash-escaped, \n \r \t \a \b use their escapes and
-// every other non-printable byte is written as \xHH. The result can be read
-// back with SplitArgs.
+// Repr quotes s like Redis's sdscatrepr() (strconvx.AppendRepr); the
+// result can be read back with SplitArgs.
 func Repr(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if isCPrint(c) {
-				b.WriteByte(c)
-			} else {
-				const hex = "0123456789abcdef"
-				b.WriteString(`\x`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&15])
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return string(strconvx.AppendRepr(make([]byte, 0, len(s)+2), []byte(s)))
 }
 
 // splitBySpace splits s on single spaces like sdssplitlen(s, " "): an empty

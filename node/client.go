@@ -87,6 +87,7 @@ type Client struct {
 	lastCmd         atomic.Pointer[command.Spec]
 	blocked         atomic.Bool
 	noEvict         atomic.Bool
+	monitoring      atomic.Bool // a MONITOR client (node/monitor.go)
 	killed          atomic.Bool
 	multiLen        atomic.Int32 // commands queued in MULTI (-1 = not in MULTI)
 	outBytes        atomic.Int64 // total reply bytes written
@@ -187,6 +188,10 @@ func (c *Client) infoLine(running [][]byte) string {
 	switch c.kind() { // replicas and the master link, first as in Redis
 	case clientReplica:
 		flags += "S"
+	case clientNormal:
+		if c.monitoring.Load() {
+			flags += "O"
+		}
 	case clientMaster:
 		flags += "M"
 	}

@@ -10,13 +10,14 @@ import (
 // connectionHandlers: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT.
 func connectionHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"ping":   cmdPing,
-		"echo":   func(c *Client, args [][]byte) { c.Bulk(args[1]) },
-		"quit":   cmdQuit,
-		"reset":  cmdReset,
-		"hello":  cmdHello,
-		"auth":   cmdAuth,
-		"select": cmdSelect,
+		"ping":    cmdPing,
+		"echo":    func(c *Client, args [][]byte) { c.Bulk(args[1]) },
+		"quit":    cmdQuit,
+		"reset":   cmdReset,
+		"hello":   cmdHello,
+		"auth":    cmdAuth,
+		"select":  cmdSelect,
+		"monitor": cmdMonitor, // node/monitor.go
 	}
 }
 
@@ -57,6 +58,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.discardTransaction()
 	c.srv.tx.watch.unwatchAll(c)
 	c.unsubscribeAll() // node/pubsub.go
+	c.stopMonitoring() // node/monitor.go
 	c.authenticated = c.srv.cfg.String("requirepass") == ""
 	c.Status("RESET")
 }

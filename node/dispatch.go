@@ -304,5 +304,12 @@ func (c *Client) callHandler(spec *command.Spec, args [][]byte) {
 			c.Error(fmt.Sprintf("ERR internal error executing '%s': %v", spec.FullName(), r))
 		}
 	}()
+	monitored := c.srv.monitors.n.Load() != 0 // node/monitor.go
+	if monitored {
+		c.monitorBefore(spec, args)
+	}
 	spec.Handler(&c.Ctx, args)
+	if monitored {
+		c.monitorAfter(spec, args)
+	}
 }

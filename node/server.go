@@ -57,6 +57,7 @@ type Server struct {
 	rdbSave      rdbSaveState      // SAVE / BGSAVE / start-up load (node/cmd_dump_save.go)
 	snapshotMu   sync.Mutex        // one point-in-time snapshot at a time (node/snapshot.go)
 	loading      loadingState      // a dataset is being loaded (node/loading.go)
+	monitors     monitorRegistry   // MONITOR clients (node/monitor.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
 
@@ -454,7 +455,8 @@ func (s *Server) closed(c *Client, err error) {
 	s.importConnClosed(c)   // node/cmd_cluster_migrate.go
 	s.forgetClientMemory(c) // node/client_evict.go
 	s.tx.watch.unwatchAll(c)
-	c.pubsubClosed() // node/pubsub.go
+	c.stopMonitoring() // node/monitor.go
+	c.pubsubClosed()   // node/pubsub.go
 	if errors.Is(err, resp.ErrQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
 	}
