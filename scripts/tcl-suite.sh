@@ -14,7 +14,7 @@
 #                     fetches it with `apt-get source --download-only redis`)
 #   TCL_EXTRA_ARGS    extra runtest arguments; quotes are honoured, nothing is evaluated, e.g.
 #                     TCL_EXTRA_ARGS='--skiptest "EXPIRE - set timeouts multiple times" --verbose'
-#   TCL_DENY_TAGS     tags to deny (default below: what shoal cannot do yet; needs:debug is allowed)
+#   TCL_DENY_TAGS     tags to deny, e.g. "-needs:repl" (default below: none)
 #   TCL_UNIT_TIMEOUT  wall-clock limit per unit in seconds (default 180)
 #   TCL_DURABLE       1 (default): pass --durable, so a Tcl exception (e.g. an error reply to a
 #                     command the server lacks) is reported and the unit goes on; 0: first
@@ -35,14 +35,13 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEFAULT_UNITS="unit/keyspace unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command"
-# Tags of Redis 7.0.15's suite that shoal cannot serve yet. The suite's needs:* tags are:
+# Tags of Redis 7.0.15's suite that shoal cannot serve yet: none. The suite's needs:* tags are:
 # needs:repl needs:debug needs:save needs:reset needs:config-maxmemory needs:config-resetstat
-# needs:pfdebug needs:latency needs:local-process. Denied: needs:repl (those tests read the
-# replication stream with SYNC, where shoal's fork-less full sync sends slot images after an empty
-# RDB). The others are served: CONFIG SET maxmemory, SAVE, RESET,
-# PFDEBUG/PFSELFTEST, LATENCY, CONFIG RESETSTAT, DEBUG (the server runs with
-# --enable-debug-command yes), and the server is a local process.
-DEFAULT_DENY_TAGS="-needs:repl"
+# needs:pfdebug needs:latency needs:local-process, all served: the replication stream read with
+# SYNC (a full sync sends a real RDB), CONFIG SET maxmemory, SAVE, RESET, PFDEBUG/PFSELFTEST,
+# LATENCY, CONFIG RESETSTAT, DEBUG (the server runs with --enable-debug-command yes), and the
+# server is a local process. Single tests that need more are in scripts/tcl-skips.txt.
+DEFAULT_DENY_TAGS=""
 
 REDIS_SRC=${REDIS_SRC:-/tmp/src/redis-7.0.15}
 TCL_DENY_TAGS=${TCL_DENY_TAGS:-$DEFAULT_DENY_TAGS}
