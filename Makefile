@@ -24,7 +24,7 @@ GO        ?= go
 PORT      ?= 6379
 DIR       ?= /tmp/shoal-$(PORT)
 FUZZTIME  ?= 30s
-TCL_UNITS ?= unit/keyspace unit/dump unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command unit/querybuf unit/slowlog unit/introspection-2 unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/bitops unit/bitfield unit/hyperloglog unit/geo unit/sort unit/type/stream unit/type/stream-cgroups unit/multi unit/scripting unit/functions unit/pubsub unit/pubsubshard unit/obuf-limits unit/client-eviction unit/maxmemory
+TCL_UNITS ?= unit/keyspace unit/dump unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command unit/querybuf unit/slowlog unit/introspection-2 unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/bitops unit/bitfield unit/hyperloglog unit/geo unit/sort unit/type/stream unit/type/stream-cgroups unit/multi unit/scripting unit/functions unit/pubsub unit/pubsubshard unit/obuf-limits unit/client-eviction unit/maxmemory integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl
 # a hung unit must not eat the CI budget (units take 0-12 s against Redis)
 TCL_UNIT_TIMEOUT ?= 180
 export TCL_UNIT_TIMEOUT
