@@ -393,6 +393,7 @@ func (f *fullSyncer) syncDisk(batch []*syncRequest, produce func(io.Writer) erro
 		fail(err)
 		return
 	}
+	s.log.Info("Background saving terminated with success", zap.Int64("bytes", size))
 	f.endPresync(batch)
 	var wg sync.WaitGroup
 	for _, req := range batch {
