@@ -395,6 +395,23 @@ func TestClusterFailoverUnblocksDemotedMastersClients(t *testing.T) {
 
 // fakeMasterSession accepts one replica connection on ln, answers its
 // handshake, and returns its PSYNC arguments and the connection.
+// replicaOfListener starts a replica of a listener the test plays the
+// master on (fakeMasterSession), closed when the test ends.
+func replicaOfListener(t *testing.T) (net.Listener, *testConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	r := dialTest(t, startReplServer(t))
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if got := r.do("REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	return ln, r
+}
+
 // emptyRDBFile is an RDB file without keys, as a master with no data sends.
 func emptyRDBFile(t *testing.T) []byte {
 	var b bytes.Buffer
@@ -436,17 +453,7 @@ func fakeMasterSession(t *testing.T, ln net.Listener) ([]string, net.Conn) {
 // commands are discarded with the link), so the partial resync sends the
 // whole transaction again; counting the queued bytes lost them.
 func TestReplicaResumesBeforeAnUnfinishedTransaction(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	rs := startReplServer(t)
-	r := dialTest(t, rs)
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	if got := r.do("REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
-		t.Fatalf("REPLICAOF: %q", got)
-	}
+	ln, r := replicaOfListener(t)
 	const id = "1111111111111111111111111111111111111111"
 	_, conn := fakeMasterSession(t, ln) // answered with a full sync whatever it asks
 	rdb := emptyRDBFile(t)

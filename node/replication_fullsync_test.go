@@ -274,17 +274,26 @@ func TestFullSyncDiskBasedExactUnderIncrLoad(t *testing.T) {
 	}
 }
 
-// When a replica full-syncs again, its sub-replicas are disconnected and
-// sync again from it (Redis's replicationAttachToNewMaster): they end with
-// its data, replication ID and offset.
-func TestFullSyncChainedSubReplicaResyncs(t *testing.T) {
+// startChain starts a master (holding a=1), its replica and a sub-replica
+// of the replica, all in sync, and returns the master's server and a
+// connection to each.
+func startChain(t *testing.T) (ms *Server, m, r, sub *testConn) {
+	t.Helper()
 	ms, rs, ss := startReplServer(t), startReplServer(t), startReplServer(t)
-	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
+	m, r, sub = dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
 	m.do("SET", "a", "1")
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
 	replicaOf(t, sub, rs)
 	waitInSync(t, r, sub)
+	return ms, m, r, sub
+}
+
+// When a replica full-syncs again, its sub-replicas are disconnected and
+// sync again from it (Redis's replicationAttachToNewMaster): they end with
+// its data, replication ID and offset.
+func TestFullSyncChainedSubReplicaResyncs(t *testing.T) {
+	_, m, r, sub := startChain(t)
 	fullBefore := infoField(t, r, "stats", "sync_full")
 	// A new history on the master: the replica cannot continue.
 	m.do("DEBUG", "CHANGE-REPL-ID")
@@ -310,16 +319,11 @@ func TestFullSyncChainedSubReplicaResyncs(t *testing.T) {
 // A full sync whose RDB does not load leaves the replica empty (not half
 // loaded) and the link retries.
 func TestFullSyncFailedLoadLeavesReplicaEmpty(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ln, r := replicaOfListener(t)
+	r.do("CONFIG", "SET", "replica-read-only", "no")
+	if got := r.do("SET", "old", "1"); got != "+OK\r\n" { // data the sync must flush
+		t.Fatalf("SET on the writable replica: %q", got)
 	}
-	defer ln.Close()
-	rs := startReplServer(t)
-	r := dialTest(t, rs)
-	r.do("SET", "old", "1")
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	r.do("REPLICAOF", "127.0.0.1", port)
 	_, conn := fakeMasterSession(t, ln)
 	// A key, then a broken checksum: the key must not stay.
 	src := store.New(1, nil, nil).DB(0)
@@ -427,13 +431,7 @@ func TestFullSyncReplicaLoadsInLoadingState(t *testing.T) {
 // the same history they continue without a resync (replication.tcl
 // "Discard cache master before loading transferred RDB when full sync").
 func TestReplicaOfKeepsSubReplicasOnTheSameHistory(t *testing.T) {
-	ms, rs, ss := startReplServer(t), startReplServer(t), startReplServer(t)
-	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
-	m.do("SET", "a", "b")
-	replicaOf(t, r, ms)
-	waitInSync(t, m, r)
-	replicaOf(t, sub, rs)
-	waitInSync(t, r, sub)
+	ms, m, r, sub := startChain(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0") // a master that never answers
 	if err != nil {
 		t.Fatal(err)
