@@ -10,7 +10,8 @@
 #                              bin/shoal-server, files by name or number (default: all 31: 17 min on the shared 2-core VM)
 #   make pipe-test             1M SETs through redis-cli --pipe + redis-benchmark, no errors allowed
 #   make bench                 shoal vs redis-server with ../shared/bench (REPEATS, PLAN, KEYS... pass through)
-#                              and SET -P 16 under maxmemory, every write evicting (scripts/bench-evict.sh)
+#                              and SET -P 16 under maxmemory, every write evicting (scripts/bench-evict.sh),
+#                              and SET -P 16 with the AOF on (scripts/bench-aof.sh)
 #   make evict-compare         shoal vs redis-server at maxmemory 16mb: hot-set survival under allkeys-lru/lfu,
 #                              memory, RSS, CPU/request, noeviction's refusal (scripts/evictcompare; ~80 s;
 #                              EVICT_ARGS="-policies allkeys-lru -pause 0" etc. pass through)
@@ -24,7 +25,7 @@ GO        ?= go
 PORT      ?= 6379
 DIR       ?= /tmp/shoal-$(PORT)
 FUZZTIME  ?= 30s
-TCL_UNITS ?= unit/keyspace unit/dump unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command unit/querybuf unit/slowlog unit/introspection-2 unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/bitops unit/bitfield unit/hyperloglog unit/geo unit/sort unit/type/stream unit/type/stream-cgroups unit/multi unit/scripting unit/functions unit/pubsub unit/pubsubshard unit/obuf-limits unit/client-eviction unit/maxmemory integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl
+TCL_UNITS ?= unit/keyspace unit/dump unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command unit/querybuf unit/slowlog unit/introspection-2 unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/bitops unit/bitfield unit/hyperloglog unit/geo unit/sort unit/type/stream unit/type/stream-cgroups unit/multi unit/scripting unit/functions unit/pubsub unit/pubsubshard unit/obuf-limits unit/client-eviction unit/maxmemory unit/tracking unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl
 # a hung unit must not eat the CI budget (units take 0-12 s against Redis)
 TCL_UNIT_TIMEOUT ?= 180
 export TCL_UNIT_TIMEOUT

@@ -60,7 +60,6 @@ func oneOf(vals ...string) func(string) bool {
 
 // Features, shared by several rows.
 const (
-	featAOF        = "The append only file (AOF)"
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
 	featNotify     = "Keyspace notification"
@@ -79,7 +78,6 @@ const (
 
 // refusedRows is the table of refused values, in the documentation's order.
 var refusedRows = []refusedRow{
-	{name: "appendonly", when: "yes", needs: isYes, feature: featAOF, issue: 18},
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
@@ -115,10 +113,6 @@ type acceptedRow struct {
 }
 
 var acceptedRows = []acceptedRow{
-	{names: []string{"appendfsync", "appendfilename", "appenddirname", "auto-aof-rewrite-percentage",
-		"auto-aof-rewrite-min-size", "aof-rewrite-incremental-fsync", "no-appendfsync-on-rewrite",
-		"aof-load-truncated", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc"},
-		why: "inert while appendonly is no (refused as yes), as in Redis"},
 	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
 		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
 		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",

@@ -14,7 +14,6 @@ import (
 // of a line keyword) that needs the missing feature. Every row must have
 // one: TestUnbuiltEveryRowHasAnExample.
 var refusedExamples = map[string][]string{
-	"appendonly":             {"yes"},
 	"tls-port":               {"6380"},
 	"tls-replication":        {"yes"},
 	"tls-cluster":            {"yes"},
@@ -120,12 +119,12 @@ func TestUnbuiltRefusedAtStartup(t *testing.T) {
 }
 
 func TestUnbuiltStartupErrorText(t *testing.T) {
-	_, err := Load([]string{"--port", "7000", "--appendonly", "yes"})
+	_, err := Load([]string{"--port", "7000", "--syslog-enabled", "yes"})
 	require.Error(t, err)
 	assert.Equal(t, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n"+
 		"Reading the configuration file, at line 3\n"+
-		">>> 'appendonly \"yes\"'\n"+
-		"The append only file (AOF) is not available in shoal (issue 18 builds it)\n", err.Error())
+		">>> 'syslog-enabled \"yes\"'\n"+
+		refusedByName["syslog-enabled"].reason()+"\n", err.Error())
 }
 
 // The check runs on the final configuration: a later line (the command line
@@ -133,22 +132,22 @@ func TestUnbuiltStartupErrorText(t *testing.T) {
 // line in reading order is the one reported.
 func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "aof.conf", "appendonly yes\ntls-port 6390\nport 7001\n")
-	c, err := Load([]string{p, "--appendonly", "no", "--tls-port", "0"})
+	p := writeFile(t, dir, "aof.conf", "syslog-enabled yes\ntls-port 6390\nport 7001\n")
+	c, err := Load([]string{p, "--syslog-enabled", "no", "--tls-port", "0"})
 	require.NoError(t, err)
-	assert.False(t, c.Bool("appendonly"))
+	assert.False(t, c.Bool("syslog-enabled"))
 	assert.EqualValues(t, 7001, c.Int("port"))
 
-	_, err = Load([]string{p, "--appendonly", "no"})
+	_, err = Load([]string{p, "--syslog-enabled", "no"})
 	var le *LoadError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, &LoadError{Line: 2, Text: "tls-port 6390", Reason: refusedByName["tls-port"].reason()}, le)
 
 	// The line that set the final value is reported, not an earlier one.
-	_, err = Load([]string{p, "--tls-port", "0", "--appendonly", "yes"})
+	_, err = Load([]string{p, "--tls-port", "0", "--syslog-enabled", "yes"})
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, &LoadError{Line: 6, Text: `appendonly "yes"`, Reason: refusedByName["appendonly"].reason()}, le)
-	_, err = Load([]string{"--appendonly", "no", "--notify-keyspace-events", "KEA", "--appendonly", "yes"})
+	assert.Equal(t, &LoadError{Line: 6, Text: `syslog-enabled "yes"`, Reason: refusedByName["syslog-enabled"].reason()}, le)
+	_, err = Load([]string{"--syslog-enabled", "no", "--notify-keyspace-events", "KEA", "--syslog-enabled", "yes"})
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, 3, le.Line)
 	assert.Equal(t, `notify-keyspace-events "KEA"`, le.Text)
@@ -160,7 +159,7 @@ func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	assert.Equal(t, &LoadError{Line: 2, Text: "tls-port 6380", Reason: refusedByName["tls-port"].reason()}, le)
 
 	// "Off" values of every refused directive load.
-	c, err = Load([]string{"--appendonly", "no", "--maxmemory", "0", "--tls-port", "0", "--unixsocket", "",
+	c, err = Load([]string{"--syslog-enabled", "no", "--maxmemory", "0", "--tls-port", "0", "--unixsocket", "",
 		"--notify-keyspace-events", "", "--oom-score-adj", "no", "--maxmemory-policy", "allkeys-lru",
 		"--supervised", "no", "--rdbchecksum", "yes", "--active-expire-effort", "1"})
 	require.NoError(t, err)
@@ -190,24 +189,24 @@ func TestUnbuiltRefusedByConfigSet(t *testing.T) {
 	}
 	// Aliases are refused under the name the client used.
 	c := New()
-	assert.EqualError(t, c.Set("appendonly", "no", "tls-port", "6390"),
+	assert.EqualError(t, c.Set("hz", "10", "tls-port", "6390"),
 		"ERR CONFIG SET failed (possibly related to argument 'tls-port') - "+refusedByName["tls-port"].reason())
 	// Off values are accepted.
-	require.NoError(t, c.Set("appendonly", "no", "maxmemory", "0", "notify-keyspace-events", "",
+	require.NoError(t, c.Set("hz", "10", "maxmemory", "0", "notify-keyspace-events", "",
 		"maxmemory-policy", "volatile-lru", "tls-replication", "no"))
 }
 
 // CONFIG REWRITE never writes a refused value: none can be set.
 func TestUnbuiltNeverRewritten(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "w.conf", "appendonly no\nport 7002\n")
+	p := writeFile(t, dir, "w.conf", "notify-keyspace-events \"\"\nport 7002\n")
 	c, err := Load([]string{p})
 	require.NoError(t, err)
-	require.Error(t, c.Set("appendonly", "yes"))
+	require.Error(t, c.Set("notify-keyspace-events", "KEA"))
 	require.Error(t, c.Set("tls-port", "6390"))
 	require.NoError(t, c.Rewrite(p))
 	text := readString(t, p)
-	assert.NotContains(t, text, "appendonly yes")
+	assert.NotContains(t, text, "KEA")
 	assert.NotContains(t, text, "tls-port")
 	_, err = Load([]string{p})
 	require.NoError(t, err, "the rewritten file loads")

@@ -4,8 +4,9 @@
 // slot-serving masters, new configEpoch), vote granting (one vote per
 // epoch, the 2 × node-timeout rule per master, the claimed-slots epoch
 // check), manual failover (CLUSTER FAILOVER [FORCE|TAKEOVER] with the
-// MFSTART / PAUSED handshake) and replica migration
-// (cluster-migration-barrier).
+// MFSTART / PAUSED handshake), replica migration
+// (cluster-migration-barrier), and — not in Redis — the takeover from a
+// master that restarted without its data (datalost.go).
 //
 // Machine is a deterministic state machine in the style of etcd-io/raft: no
 // I/O, no goroutines, time from a clock.Clock and randomness from a seeded

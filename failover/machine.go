@@ -163,6 +163,14 @@ type Machine struct {
 	// (zero: a fresh node): see voteGrace.
 	restartedAt time.Time
 
+	// dataLostSince is when this master restarted without its data (zero:
+	// it did not, or stopped waiting): see datalost.go.
+	dataLostSince time.Time
+	// emptyMaster offered this replica an empty history at emptyMasterAt
+	// (MasterRestartedEmpty).
+	emptyMaster   string
+	emptyMasterAt time.Time
+
 	out []Action
 }
 
@@ -344,6 +352,7 @@ func (m *Machine) ManualFailover(v View, mode Mode) ([]Action, error) {
 // promote is clusterFailoverReplaceYourMaster's decision part.
 func (m *Machine) promote(configEpoch uint64, oldMaster string) {
 	m.emit(Action{Kind: ActPromote, Epoch: configEpoch, Node: oldMaster})
+	m.emptyMaster, m.emptyMasterAt = "", time.Time{}
 	m.authTime = time.Time{}
 	m.authSent = false
 	m.resetManual("")
@@ -365,6 +374,7 @@ func (m *Machine) Tick(v View) []Action {
 	if m.mfReplica == "" && !m.mfEnd.IsZero() && me.IsMaster {
 		m.resetManual("no longer a replica")
 	}
+	m.checkDataLost(v, me, now)
 	if me.IsMaster {
 		m.authTime, m.authSent, m.cantReason = time.Time{}, false, cantNone
 		if m.mfReplica != "" && !now.Before(m.mfFlagFrom) {
@@ -595,7 +605,11 @@ func (m *Machine) handleReplicaFailover(v View, now time.Time) {
 	me := v.Myself()
 	manual := !m.mfEnd.IsZero() && m.mfCanStart
 	master, ok := v.Node(me.MasterID)
-	if me.IsMaster || me.MasterID == "" || !ok || (!master.Fail && !manual) ||
+	// A master that restarted without its data is taken over as if it
+	// had failed (datalost.go); it is up, so the vote request carries
+	// FORCEACK.
+	takeover := ok && !me.IsMaster && !manual && m.takeoverFrom(me, master, now)
+	if me.IsMaster || me.MasterID == "" || !ok || (!master.Fail && !manual && !takeover) ||
 		(m.cfg.NoFailover && !manual) || master.NumSlots == 0 {
 		m.cantReason = cantNone
 		return
@@ -675,9 +689,9 @@ func (m *Machine) handleReplicaFailover(v View, now time.Time) {
 		m.authSent = true
 		clear(m.authVoters)
 		m.log.Warn("starting a failover election", zap.Uint64("epoch", epoch), zap.String("master", master.ID),
-			zap.Int("rank", m.authRank), zap.Bool("manual", !m.mfEnd.IsZero()))
+			zap.Int("rank", m.authRank), zap.Bool("manual", !m.mfEnd.IsZero()), zap.Bool("masterLostItsData", takeover))
 		m.emit(Action{Kind: ActSetCurrentEpoch, Epoch: epoch})
-		m.emit(Action{Kind: ActRequestVotes, Epoch: epoch, ForceAck: !m.mfEnd.IsZero()})
+		m.emit(Action{Kind: ActRequestVotes, Epoch: epoch, ForceAck: !m.mfEnd.IsZero() || takeover})
 		return
 	}
 	quorum := v.Size()/2 + 1

@@ -34,6 +34,13 @@ type Node struct {
 	// Unknown, the data age falls back to the master's LastSeen.
 	ReplDataAge      time.Duration
 	ReplDataAgeKnown bool
+	// DataLost: the node's last bus message said it restarted as a master
+	// without its data and waits for a replica to take over (datalost.go).
+	DataLost bool
+	// LoadedData: the node restarted from its own data set file with keys
+	// and has not synced from a master since (its replication offset is 0
+	// then, yet it holds data: datalost.go).
+	LoadedData bool
 }
 
 // View is the read-only cluster state the machine decides on. It is
@@ -140,6 +147,10 @@ const (
 	ActPingPaused
 	// ActReplicate: become a replica of Node (replica migration).
 	ActReplicate
+	// ActDataLostEnded: this master, restarted without its data, stops
+	// waiting for a replica to take over (DataLost turned false): it serves
+	// its slots again, or is a replica by now.
+	ActDataLostEnded
 )
 
 func (k ActionKind) String() string {
@@ -166,6 +177,8 @@ func (k ActionKind) String() string {
 		return "ping-paused"
 	case ActReplicate:
 		return "replicate"
+	case ActDataLostEnded:
+		return "data-lost-ended"
 	}
 	return "unknown"
 }

@@ -88,6 +88,10 @@ type Change struct {
 	// it ended, accept writes again.
 	PauseWrites  time.Duration
 	ResumeWrites bool
+	// DataLostEnded: this master, restarted without its data, no longer
+	// waits for a replica to take over (Bus.RestartedWithoutData): serve
+	// its slots again and let replicas sync.
+	DataLostEnded bool
 }
 
 // Bus is one node's cluster bus: the State, driven by a 100 ms cron and by
@@ -530,11 +534,12 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 		}
 	}
 	if rd.Table == nil && !rd.RoleChanged && !rd.FlushData && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 &&
-		rd.PauseWrites == 0 && !rd.ResumeWrites {
+		rd.PauseWrites == 0 && !rd.ResumeWrites && !rd.DataLostEnded {
 		return
 	}
 	c := Change{Table: rd.Table, RoleChanged: rd.RoleChanged, MasterID: rd.MasterID, FlushData: rd.FlushData,
-		LostSlots: rd.LostSlots, Inbound: rd.Inbound, PauseWrites: rd.PauseWrites, ResumeWrites: rd.ResumeWrites}
+		LostSlots: rd.LostSlots, Inbound: rd.Inbound, PauseWrites: rd.PauseWrites, ResumeWrites: rd.ResumeWrites,
+		DataLostEnded: rd.DataLostEnded}
 	if c.RoleChanged && c.MasterID != "" {
 		b.mu.Lock()
 		if n, ok := b.st.Node(c.MasterID); ok {

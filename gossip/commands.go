@@ -393,7 +393,12 @@ func (s *State) CountFailureReports(id string) (int, error) {
 
 // SetReplOffset records this node's replication offset (sent in every
 // header; CLUSTER SLOTS/SHARDS show it).
-func (s *State) SetReplOffset(off int64) { s.myself.replOffset = off }
+func (s *State) SetReplOffset(off int64) {
+	s.myself.replOffset = off
+	if off > 0 {
+		s.myself.loadedData = false // synced: the offset tells from now on
+	}
+}
 
 // SetOptions replaces the options (CONFIG SET of a cluster-* directive).
 func (s *State) SetOptions(o Options) {

@@ -46,7 +46,8 @@
 //   - OnChange: start/stop replication on RoleChanged (MasterIP:MasterPort),
 //     empty the data set on FlushData, delete keys in LostSlots, deliver
 //     Inbound PUBLISH messages, pause/resume writes on PauseWrites /
-//     ResumeWrites (manual failover);
+//     ResumeWrites (manual failover), serve the slots again on
+//     DataLostEnded (RestartedWithoutData);
 //   - SetReplOffsetSource (or SetReplOffset now and then); SetOptions on
 //     CONFIG SET of the cluster-* directives; Failover for CLUSTER
 //     FAILOVER; Stop at shutdown.

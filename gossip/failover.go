@@ -47,7 +47,8 @@ func (v *failoverView) node(n *node) failover.Node {
 		ID: n.id, IsMaster: n.isMaster(), IsReplica: n.isSlave(),
 		PFail: n.timedOut(), Fail: n.failed(), NoFailover: n.flags&FlagNoFailover != 0,
 		NumSlots: n.numSlots, ConfigEpoch: n.configEpoch, ReplOffset: n.replOffset,
-		MigrateTo: n.flags&FlagMigrateTo != 0, LastSeen: n.dataReceived,
+		MigrateTo: n.flags&FlagMigrateTo != 0, LastSeen: n.dataReceived, DataLost: n.dataLost,
+		LoadedData: n.loadedData,
 	}
 	if n == s.myself {
 		fn.LastSeen = s.clock.Now()
@@ -158,6 +159,9 @@ func (s *State) applyFailover(acts []failover.Action) {
 			if n := s.lookup(a.Node); n != nil && n != me {
 				s.sendPing(n, MsgPing, n.id)
 			}
+		case failover.ActDataLostEnded:
+			s.out.DataLostEnded = true
+			s.BroadcastPong() // without the data-lost flag
 		case failover.ActReplicate:
 			n := s.lookup(a.Node)
 			if n == nil || n == me || !n.isMaster() || me.isMaster() {
@@ -245,12 +249,71 @@ func (s *State) Failover(mode []byte) error {
 	return nil
 }
 
+// RestartedWithoutData tells the failover layer that this node restarted
+// from nodes.conf as a master owning slots without loading any data set
+// (failover/datalost.go). It returns whether the node must wait for a
+// replica to take over: serve none of its slots and let no replica sync
+// until OnChange reports DataLostEnded.
+func (s *State) RestartedWithoutData() bool {
+	me := s.myself
+	if !me.isMaster() || me.numSlots == 0 {
+		return false
+	}
+	return s.fo.RestartedWithoutData(s.view())
+}
+
+// RestartedWithData tells the cluster state that this node restarted from
+// its own data set file holding keys: until it syncs from a master (its
+// replication offset turns non-zero) its messages say it holds data, so a
+// master of it that restarted without its data waits for it to take over.
+func (s *State) RestartedWithData() { s.myself.loadedData = true }
+
+// MasterRestartedEmpty is called by a replica whose master (by node id)
+// answered its PSYNC with a new history behind the replica's offset: it
+// restarted without its data. It returns whether the replica refuses that
+// full sync (it holds data and may take over instead; the takeover is
+// scheduled at once).
+func (s *State) MasterRestartedEmpty(master string) bool {
+	defer s.afterStep()
+	me := s.myself
+	if me.isMaster() || me.master == nil || me.master.id != master {
+		return false
+	}
+	s.fo.MasterRestartedEmpty(master)
+	if !s.fo.RefuseEmptySync(s.view(), master) {
+		return false
+	}
+	s.failoverTick()
+	return true
+}
+
 // ElectionState returns the failover layer's election state (tests, logs).
 func (s *State) ElectionState() failover.Election { return s.fo.Election() }
 
 // Failover is CLUSTER FAILOVER [FORCE|TAKEOVER] (mode nil for none).
 func (b *Bus) Failover(mode []byte) error {
 	return b.do(func(s *State) error { return s.Failover(mode) })
+}
+
+// RestartedWithoutData: see State.RestartedWithoutData. Call it once the
+// data set is known to be missing, before Start.
+func (b *Bus) RestartedWithoutData() bool {
+	var wait bool
+	_ = b.do(func(s *State) error { wait = s.RestartedWithoutData(); return nil })
+	return wait
+}
+
+// RestartedWithData: see State.RestartedWithData. Call it once the data set
+// is loaded, before Start.
+func (b *Bus) RestartedWithData() {
+	_ = b.do(func(s *State) error { s.RestartedWithData(); return nil })
+}
+
+// MasterRestartedEmpty: see State.MasterRestartedEmpty.
+func (b *Bus) MasterRestartedEmpty(master string) bool {
+	var refuse bool
+	_ = b.do(func(s *State) error { refuse = s.MasterRestartedEmpty(master); return nil })
+	return refuse
 }
 
 // SetReplOffsetSource makes the bus read this node's replication offset

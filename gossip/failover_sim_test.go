@@ -47,6 +47,11 @@ type fsim struct {
 	violation string
 	// log, when set, receives every node's logs (debugging a seed).
 	log *zap.Logger
+	// dataGuards models what the server does about a master that restarted
+	// without its data (failover/datalost.go): such a master lets no
+	// replica sync while it waits, and a replica refuses a full sync that
+	// would replace its data with an empty history while it can take over.
+	dataGuards bool
 }
 
 type fnode struct {
@@ -174,6 +179,12 @@ func (fs *fsim) replicate(fn *fnode) {
 	m := fs.byID(me.Master)
 	if m == nil || !m.alive || (fs.cut != nil && fs.cut(fn, m)) {
 		return
+	}
+	if fs.dataGuards && m.offset < fn.offset {
+		if m.st.fo.DataLost() || fn.st.MasterRestartedEmpty(me.Master) {
+			fs.collect(fn)
+			return
+		}
 	}
 	fn.offset = m.offset
 }
@@ -344,6 +355,16 @@ func (fs *fsim) restart(i int) {
 	fn.offset = 0
 	fn.paused = time.Time{}
 	fn.wasRep = st.Myself().IsReplica()
+}
+
+// restartEmpty restarts node i from its nodes.conf without its data, as
+// the server does (Bus.RestartedWithoutData); it returns whether the node
+// waits for a replica to take over.
+func (fs *fsim) restartEmpty(i int) bool {
+	fs.restart(i)
+	wait := fs.nodes[i].st.RestartedWithoutData()
+	fs.collect(fs.nodes[i])
+	return wait
 }
 
 // write acknowledges n writes on master i (when it accepts writes).

@@ -60,6 +60,14 @@ func (t MsgType) String() string {
 const (
 	MFlagPaused   uint8 = 1 << 0 // master paused for a manual failover
 	MFlagForceAck uint8 = 1 << 1 // vote even if the master is not failing
+	// MFlagDataLost is shoal's own (Redis has no such flag): the sender
+	// restarted as a master without its data and waits for a replica that
+	// holds it to take over (failover/datalost.go).
+	MFlagDataLost uint8 = 1 << 7
+	// MFlagLoadedData is shoal's own too: the sender restarted from its own
+	// data set file with keys and has not synced from a master since (its
+	// replication offset, 0, does not show that it holds data).
+	MFlagLoadedData uint8 = 1 << 6
 )
 
 // GossipEntry is what a PING/PONG/MEET says about one other node.

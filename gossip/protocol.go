@@ -36,6 +36,12 @@ func (s *State) header(t MsgType) *Message {
 		// Paused for a manual failover: our offset is final.
 		m.MFlags |= MFlagPaused
 	}
+	if s.fo.DataLost() {
+		m.MFlags |= MFlagDataLost
+	}
+	if me.loadedData {
+		m.MFlags |= MFlagLoadedData
+	}
 	return m
 }
 
@@ -210,6 +216,17 @@ func (s *State) Step(m *Message) {
 			s.save(true)
 		}
 		sender.replOffset = m.Offset
+		sender.loadedData = m.MFlags&MFlagLoadedData != 0
+		lost := m.MFlags&MFlagDataLost != 0
+		if lost != sender.dataLost {
+			sender.dataLost = lost
+			if lost {
+				s.log.Warn("node restarted without its data", zap.String("node", sender.id))
+				// A replica of it that holds data takes over now
+				// rather than at the next cron tick.
+				defer s.masterFailed(sender)
+			}
+		}
 	}
 
 	switch m.Type {

@@ -86,6 +86,14 @@ type node struct {
 	// message after none for node-timeout, or after a kill) was made.
 	inboundTime time.Time
 	replOffset  int64
+	// dataLost: the node's last message said it restarted as a master
+	// without its data and waits for a replica to take over
+	// (MFlagDataLost, failover/datalost.go).
+	dataLost bool
+	// loadedData: the node restarted from its own data set file with keys
+	// and has not synced since (MFlagLoadedData; for myself, set by
+	// RestartedWithData and cleared by a non-zero replication offset).
+	loadedData bool
 
 	failReports map[string]time.Time // reporting master id → last report
 	lastGossip  uint64               // ping counter when last put in a gossip section
@@ -155,6 +163,10 @@ type Ready struct {
 	// ResumeWrites: that pause is over (the failover ended either way).
 	PauseWrites  time.Duration
 	ResumeWrites bool
+	// DataLostEnded: this master, restarted without its data, stops
+	// waiting for a replica to take over (RestartedWithoutData): it serves
+	// its slots again (empty), or has become a replica meanwhile.
+	DataLostEnded bool
 }
 
 // State is Redis Cluster's view of the cluster as seen by one node, as a

@@ -82,14 +82,12 @@ func syncWriteLoad(t *testing.T, addr string, workers, n int) {
 	wg.Wait()
 }
 
-// startRedisServer starts redis-server on a free port with extra
-// arguments, skipping the test when it is not installed.
-func startRedisServer(t *testing.T, extra ...string) string {
+// startRedisDebug starts redis-server without persistence, with DEBUG
+// enabled and extra directives (skipped when it is not installed).
+func startRedisDebug(t *testing.T, extra ...string) string {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
-		t.Skip("/usr/bin/redis-server is not installed")
-	}
-	return startStandaloneRedis(t, append([]string{"--enable-debug-command", "yes"}, extra...)...)
+	return startRedisServer(t, t.TempDir(), append([]string{"--save", "", "--appendonly", "no",
+		"--enable-debug-command", "yes"}, extra...)...)
 }
 
 func TestFullSyncRedisServerReplicaOfShoal(t *testing.T) {
@@ -104,7 +102,7 @@ func TestFullSyncRedisServerReplicaOfShoal(t *testing.T) {
 			}()
 			time.Sleep(50 * time.Millisecond) // the sync starts under the load
 			host, port, _ := strings.Cut(m.Addr, ":")
-			r := startRedisServer(t, "--replicaof", host, port)
+			r := startRedisDebug(t, "--replicaof", host, port)
 			<-done
 			waitReplicaCaughtUp(t, m.Addr, r, 60*time.Second)
 			md, err := Query(m.Addr, "DEBUG", "DIGEST")
@@ -132,14 +130,14 @@ func TestFullSyncRedisCLIRDBBackup(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.Rename(file, filepath.Join(dir, "dump.rdb")))
-	r := startRedisServer(t, "--dir", dir, "--dbfilename", "dump.rdb")
+	r := startRedisServer(t, dir, "--save", "", "--appendonly", "no", "--enable-debug-command", "yes")
 	rd, err := Query(r, "DEBUG", "DIGEST")
 	require.NoError(t, err)
 	require.Equal(t, md, rd, "the backup loaded into redis-server")
 }
 
 func TestFullSyncShoalReplicaOfRedisServer(t *testing.T) {
-	m := startRedisServer(t, "--repl-diskless-sync-delay", "0")
+	m := startRedisDebug(t, "--repl-diskless-sync-delay", "0")
 	fillMixed(t, m)
 	done := make(chan struct{})
 	go func() {

@@ -505,8 +505,14 @@ func TestRedisCLIFixHalfMigrated(t *testing.T) {
 
 // startStandaloneRedis starts a real redis-server (not cluster-enabled) on
 // a free port, skipping the test without one; it is stopped at cleanup.
-// extra directives go after the defaults (a later --dir wins).
-func startStandaloneRedis(t *testing.T, extra ...string) string {
+func startStandaloneRedis(t *testing.T) string {
+	return startRedisServer(t, t.TempDir(), "--save", "", "--appendonly", "no")
+}
+
+// startRedisServer starts redis-server on a free loopback port with --dir
+// dir and args (skipping the test when it is not installed), stops it at
+// cleanup, and returns its address once it answers PING.
+func startRedisServer(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -514,9 +520,7 @@ func startStandaloneRedis(t *testing.T, extra ...string) string {
 	}
 	port, err := testharness.FreePort()
 	require.NoError(t, err)
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--dir", t.TempDir()}, extra...)
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir}, args...)...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()

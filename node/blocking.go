@@ -508,7 +508,7 @@ func (reg *blockRegistry) serveOne(s *Server, w *blockWaiter, db *store.DB, key 
 		// The pop that served the client enters the effect feed here,
 		// under the slot locks serveKeyIn holds (node/replication_effects.go).
 		s.propagate(db.ID(), fx.Cmds)
-		s.servedEffectsApplied(db, fx.Cmds) // WATCH and used_memory (node/effects.go)
+		s.servedEffectsApplied(db, fx.Cmds, w.c) // WATCH, used_memory, tracking (node/effects.go)
 		if !fx.DirtySet {
 			s.dirty.add(rc.id, 1) // Redis's server.dirty (node/persistence.go)
 		}

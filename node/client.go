@@ -87,7 +87,10 @@ type Client struct {
 	lastCmd         atomic.Pointer[command.Spec]
 	blocked         atomic.Bool
 	noEvict         atomic.Bool
-	monitoring      atomic.Bool // a MONITOR client (node/monitor.go)
+	monitoring      atomic.Bool    // a MONITOR client (node/monitor.go)
+	trk             clientTracking // CLIENT TRACKING (node/tracking.go)
+	scriptCaller    *Client        // the script client: the client it runs a script for
+	scriptKeys      [][]byte       // ... and the keys that script declared
 	killed          atomic.Bool
 	multiLen        atomic.Int32 // commands queued in MULTI (-1 = not in MULTI)
 	outBytes        atomic.Int64 // total reply bytes written
@@ -205,6 +208,8 @@ func (c *Client) infoLine(running [][]byte) string {
 	if c.blocked.Load() {
 		flags += "b"
 	}
+	trkFlags, redir := c.trackingFlags() // t, R, B
+	flags += trkFlags
 	if c.tx.watch.dirty.Load() {
 		flags += "d" // a watched key was touched: EXEC will fail
 	}
@@ -266,7 +271,7 @@ func (c *Client) infoLine(running [][]byte) string {
 	field("events", "r")
 	field("cmd", cmd)
 	field("user", "default")
-	field("redir", "-1")
+	field("redir", itoa(redir))
 	resp := int64(c.respShown.Load())
 	if resp == 0 {
 		resp = 2

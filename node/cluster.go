@@ -152,9 +152,13 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 				zap.String("master", ch.MasterID), zap.String("addr", net.JoinHostPort(ch.MasterIP, strconv.Itoa(ch.MasterPort))))
 		}
 	}
+	if ch.DataLostEnded {
+		s.endDataLost() // node/datalost.go
+	}
 	if ch.FlushData {
 		s.ks.FlushAll()
 		s.tx.watch.touchFlushed(-1, nil) // node/watch.go
+		s.trackingSlotsLost(nil)         // node/tracking.go
 	}
 	if ch.Table != nil {
 		s.redirectBlockedClients(ch.Table)

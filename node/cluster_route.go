@@ -41,6 +41,9 @@ const (
 	routeMoved
 	routeAsk
 	routeTryAgain
+	// routeDataLost: this master restarted without its data and waits for
+	// a replica holding it to take over (node/datalost.go).
+	routeDataLost
 	// routeCheckKeys: the slot is open; routeLocked decides under the
 	// slot's lock.
 	routeCheckKeys
@@ -158,6 +161,9 @@ func (c *Client) routeSlots(req routeRequest, first uint16, slotList []uint16) (
 	if c.importing.Active() && c.importing.Slots.Has(int(first)) {
 		return routeHere, first, nil // the stream of an atomic slot migration
 	}
+	if owner.ID == t.MyID && c.srv.dataLost.Load() {
+		return routeDataLost, first, nil // the more telling reason (routeOwner checks it for routeLocked)
+	}
 	if r := c.routeDownState(t, req); r != routeHere {
 		return r, first, nil
 	}
@@ -193,6 +199,9 @@ func (c *Client) routeDownState(t *slots.Table, req routeRequest) clusterRedirec
 // read; MOVED otherwise.
 func (c *Client) routeOwner(t *slots.Table, req routeRequest, slot uint16, owner *slots.Node) (clusterRedirect, uint16, *slots.Node) {
 	if owner.ID == t.MyID {
+		if c.srv.dataLost.Load() {
+			return routeDataLost, slot, nil
+		}
 		return routeHere, slot, nil
 	}
 	if (c.readonly || req.pubsubShard) && !req.write && t.MyMaster != "" && owner.ID == t.MyMaster {
@@ -285,6 +294,8 @@ func (s *Server) redirectText(r clusterRedirect, slot uint16, to *slots.Node) st
 		return "CLUSTERDOWN The cluster is down and only accepts read commands"
 	case routeTryAgain:
 		return "TRYAGAIN Multiple keys request during rehashing of slot"
+	case routeDataLost:
+		return msgDataLostSlot
 	case routeMoved:
 		return fmt.Sprintf("MOVED %d %s:%d", slot, s.preferredEndpoint(to), to.Port)
 	case routeAsk:

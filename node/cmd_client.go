@@ -26,7 +26,8 @@ func clientHandlers() map[string]HandlerFunc {
 		"client|unpause":      cmdClientUnpause,
 		"client|reply":        cmdClientReply,
 		"client|unblock":      cmdClientUnblock,
-		"client|getredir":     func(c *Client, args [][]byte) { c.Int(-1) },
+		"client|getredir":     cmdClientGetredir, // node/tracking.go
+		"client|tracking":     cmdClientTracking,
 		"client|caching":      cmdClientCaching,
 		"client|trackinginfo": cmdClientTrackingInfo,
 		"client|help":         func(c *Client, args [][]byte) { c.ReplyHelp(args, clientHelpLines) },
@@ -422,22 +423,4 @@ func cmdClientUnblock(c *Client, args [][]byte) {
 	} else {
 		c.Int(0)
 	}
-}
-
-// cmdClientCaching: tracking is not implemented, so no client is ever in
-// OPTIN/OPTOUT mode.
-func cmdClientCaching(c *Client, args [][]byte) {
-	c.Error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
-}
-
-// cmdClientTrackingInfo reports tracking as off.
-func cmdClientTrackingInfo(c *Client, args [][]byte) {
-	c.Map(3)
-	c.BulkString("flags")
-	c.Set(1)
-	c.BulkString("off")
-	c.BulkString("redirect")
-	c.Int(-1)
-	c.BulkString("prefixes")
-	c.Array(0)
 }

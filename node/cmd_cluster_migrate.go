@@ -331,6 +331,7 @@ func (s *Server) deleteSlotKeys(list []int) int64 {
 		n += int64(len(keys)) + db.FlushSlot(uint16(slot))
 	}
 	s.tx.watch.touchFlushed(0, list) // node/watch.go
+	s.trackingSlotsLost(list)        // node/tracking.go
 	return n
 }
 

@@ -59,6 +59,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.srv.tx.watch.unwatchAll(c)
 	c.unsubscribeAll() // node/pubsub.go
 	c.stopMonitoring() // node/monitor.go
+	c.trackingClosed() // node/tracking.go
 	c.authenticated = c.srv.cfg.String("requirepass") == ""
 	c.Status("RESET")
 }

@@ -41,6 +41,8 @@ var debugHelpLines = []string{
 	"    unit tests to simulate Redis errors.",
 	"LOG <message>",
 	"    Write <message> to the server log.",
+	"LOADAOF",
+	"    Flush the AOF buffers on disk and reload the AOF in memory.",
 	"OBJECT <key>",
 	"    Show low level info about `key` and associated value.",
 	"POPULATE <count> [<prefix>] [<size>]",
@@ -167,6 +169,10 @@ func cmdDebug(c *Client, args [][]byte) {
 		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
 		s.log.Warn("DEBUG GOROUTINES", zap.Int("goroutines", runtime.NumGoroutine()), zap.String("stacks", b.String()))
 		c.OK()
+	case sub == "aof-flush-sleep" && argc == 3:
+		debugAOFFlushSleep(c, args[2]) // node/aof_load.go
+	case sub == "loadaof" && argc == 2:
+		debugLoadAOF(c) // node/aof_load.go
 	case sub == "reload":
 		debugReload(c, args) // node/cmd_dump_save.go
 	case sub == "heap" && argc == 2:

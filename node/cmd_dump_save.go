@@ -435,9 +435,11 @@ func cmdBgsave(c *Client, args [][]byte) {
 	switch {
 	case s.rdbSave.bgRunning.Load():
 		c.Error("ERR Background save already in progress")
-	case c.inExec:
+	case c.inExec || (len(args) == 2 && s.aof.rewriting.Load()):
 		s.rdbSave.scheduled.Store(true)
 		c.Status("Background saving scheduled")
+	case s.aof.rewriting.Load(): // Redis's AOF child (node/aof.go)
+		c.Error("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
 	case s.backgroundSave(): // node/persistence.go
 		c.Status("Background saving started")
 	default:

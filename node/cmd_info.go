@@ -295,7 +295,7 @@ func (s *Server) infoClients(w *infoWriter) {
 	w.int("client_recent_max_input_buffer", maxQbuf)
 	w.int("client_recent_max_output_buffer", s.recentMaxOutput())
 	w.int("blocked_clients", blocked)
-	w.int("tracking_clients", 0)
+	w.int("tracking_clients", int64(s.tracking.clients.Load()))
 	w.int("clients_in_timeout_table", 0)
 }
 
@@ -498,7 +498,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("mem_clients_slaves", m.clientsReplicas)
 	w.int("mem_clients_normal", m.clientsNormal)
 	w.int("mem_cluster_links", 0)
-	w.int("mem_aof_buffer", 0)
+	w.int("mem_aof_buffer", s.aof.bufferLength()) // node/aof.go
 	w.str("mem_allocator", "go")
 	w.int("active_defrag_running", 0)
 	w.int("lazyfree_pending_objects", 0)
@@ -531,18 +531,7 @@ func (s *Server) infoPersistence(w *infoWriter) {
 	w.int("rdb_last_cow_size", 0) // no fork, no copy-on-write
 	w.int("rdb_last_load_keys_expired", st.loadedExpired.Load())
 	w.int("rdb_last_load_keys_loaded", st.loadedKeys.Load())
-	w.int("aof_enabled", 0)
-	w.int("aof_rewrite_in_progress", 0)
-	w.int("aof_rewrite_scheduled", 0)
-	w.int("aof_last_rewrite_time_sec", -1)
-	w.int("aof_current_rewrite_time_sec", -1)
-	w.str("aof_last_bgrewrite_status", "ok")
-	w.int("aof_rewrites", 0)
-	w.int("aof_rewrites_consecutive_failures", 0)
-	w.str("aof_last_write_status", "ok")
-	w.int("aof_last_cow_size", 0)
-	w.int("module_fork_in_progress", 0)
-	w.int("module_fork_last_cow_size", 0)
+	s.infoAOF(w)     // node/aof.go
 	s.infoLoading(w) // node/loading.go
 }
 
@@ -592,9 +581,10 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("active_defrag_key_misses", 0)
 	w.int("total_active_defrag_time", 0)
 	w.int("current_active_defrag_time", 0)
-	w.int("tracking_total_keys", 0)
-	w.int("tracking_total_items", 0)
-	w.int("tracking_total_prefixes", 0)
+	tkeys, titems, tprefixes := s.trackingCounts() // node/tracking.go
+	w.int("tracking_total_keys", tkeys)
+	w.int("tracking_total_items", titems)
+	w.int("tracking_total_prefixes", tprefixes)
 	w.int("unexpected_error_replies", st.unexpectedErrors.Load())
 	w.int("total_error_replies", st.totalErrorReplies.Load())
 	w.int("dump_payload_sanitizations", 0)

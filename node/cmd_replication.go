@@ -47,6 +47,10 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 		c.Error("ERR Replica can't be used inside MULTI")
 		return
 	}
+	if c.srv.dataLost.Load() {
+		c.Error(msgDataLostSync) // node/datalost.go
+		return
+	}
 	if c.repl == nil {
 		c.repl = &clientRepl{}
 	}

@@ -30,6 +30,7 @@ func serverHandlers() map[string]HandlerFunc {
 		memoryHandlers(),
 		shutdownHandlers(),
 		saveHandlers(),
+		{"bgrewriteaof": cmdBgrewriteaof}, // node/aof.go
 	} {
 		maps.Copy(all, group)
 	}

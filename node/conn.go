@@ -134,6 +134,7 @@ func (s *Server) serveRequests(c *Client) error {
 		}
 		c.flushStats() // before the replies: what a client saw is counted
 		c.executing.Store(false)
+		s.aofBeforeReplies() // the AOF holds what the replies tell (node/aof.go)
 		if err := c.flushReplies(); err != nil {
 			return err
 		}

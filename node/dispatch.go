@@ -21,8 +21,15 @@ func (s *Server) handle(c *Client, args [][]byte) {
 		return // QUIT was received: nothing after it runs (as in Redis)
 	}
 	c.Out = c.Out[:0]
+	if s.tracking.clients.Load() != 0 {
+		s.trackingLimit() // node/tracking.go
+	}
+	if c.trk.enabled {
+		c.trackingBeforeCommand()
+	}
 	c.run(args)
 	c.endCommandAsking()
+	defer c.trackingAfterCommand() // after the reply is queued (node/tracking.go)
 	if len(c.Out) > 0 && c.repl != nil && c.repl.link != nil {
 		c.replicaGeneratedReply() // node/cmd_replication.go
 		return
@@ -311,5 +318,8 @@ func (c *Client) callHandler(spec *command.Spec, args [][]byte) {
 	spec.Handler(&c.Ctx, args)
 	if monitored {
 		c.monitorAfter(spec, args)
+	}
+	if owner := c.onBehalfOf(); owner.trk.enabled {
+		owner.trackingRemember(c, spec, args) // node/tracking.go
 	}
 }

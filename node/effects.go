@@ -96,6 +96,9 @@ func (c *Client) propagateEffects(spec *command.Spec, args [][]byte) {
 	if c.srv.tx.watch.watching() {
 		c.touchWritten(spec, args) // node/watch.go
 	}
+	if c.srv.tracking.active() {
+		c.trackingInvalidateWritten(spec, args) // node/tracking.go
+	}
 	if !fx.Replaced && (spec.Flags&command.FlagWrite == 0 || fx.None || c.errored || c.bs.pending != nil) {
 		// A read, a write that changed nothing or failed, or a blocking
 		// command that is waiting (its effect is the pop that serves it).
@@ -146,10 +149,13 @@ func (c *Client) remeasureWritten(spec *command.Spec, args [][]byte) {
 // servedEffectsApplied accounts for effects applied outside a command's
 // own run (the pop that serves a blocked client), under the written keys'
 // slot locks: the keys they write are remeasured (used_memory,
-// store/memory.go) and touched for their watchers (node/watch.go).
-func (s *Server) servedEffectsApplied(db *store.DB, cmds [][][]byte) {
+// store/memory.go), touched for their watchers (node/watch.go) and
+// invalidated for their trackers (node/tracking.go) on behalf of by, the
+// served client.
+func (s *Server) servedEffectsApplied(db *store.DB, cmds [][][]byte, by *Client) {
 	reg := &s.tx.watch
 	watching := reg.watching()
+	tracking := s.tracking.active()
 	for _, cmd := range cmds {
 		spec, unknown := s.table.lookup(cmd)
 		if spec == nil || unknown {
@@ -160,6 +166,9 @@ func (s *Server) servedEffectsApplied(db *store.DB, cmds [][][]byte) {
 			db.Remeasure(k)
 			if watching {
 				reg.touch(db.ID(), k, func() bool { return db.Exists(k) })
+			}
+			if tracking {
+				s.trackingInvalidate(by, k, true)
 			}
 		}
 	}

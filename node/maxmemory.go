@@ -254,6 +254,7 @@ func (s *Server) keyEvicted(db *store.DB, key []byte) {
 	if s.tx.watch.watching() {
 		s.tx.watch.touch(db.ID(), key, nil)
 	}
+	s.trackingInvalidate(nil, key, true) // node/tracking.go
 	if s.feeds.list.Load() != nil {
 		s.propagate(db.ID(), [][][]byte{{[]byte("DEL"), key}})
 	}
@@ -329,6 +330,11 @@ func (c *Client) admitMemory(spec *command.Spec, args [][]byte) bool {
 		return true
 	}
 	out := s.performEvictions() == evictFail
+	if c.trk.enabled {
+		// Keys evicted for this command are invalidated before its reply,
+		// as Redis flushes its pending invalidations after evicting.
+		c.trackingFlushPending(false) // node/tracking.go
+	}
 	if !out || c.isMasterLink() {
 		// The master link is never refused: a replica that does not
 		// ignore maxmemory evicts, and applies its master's stream.

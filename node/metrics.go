@@ -27,8 +27,10 @@ import (
 //     collector reads them at scrape time.
 //   - /ready: 200 when this node can serve its part of the data: a
 //     standalone node at once; a cluster node when the cluster is ok and it
-//     is a master serving slots, or a replica of one with its replication
-//     link up and no full sync running. Otherwise 503 with the reason.
+//     is a master serving slots (not one that restarted without its data
+//     and waits for a replica to take over, node/datalost.go), or a replica
+//     of one with its replication link up and no full sync running.
+//     Otherwise 503 with the reason.
 //     Kubernetes readiness probes use it.
 //   - /live: 200 while the process answers HTTP (liveness).
 
@@ -100,6 +102,9 @@ func (s *Server) startMetrics() error {
 func (s *Server) readiness() (bool, string) {
 	if s.cluster == nil {
 		return true, "standalone"
+	}
+	if s.dataLost.Load() { // node/datalost.go
+		return false, "master restarted without its data, waiting for a replica to take over"
 	}
 	t := s.cluster.Slots().Load()
 	if !t.OK {

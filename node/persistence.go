@@ -90,8 +90,8 @@ func (s *Server) backgroundSave() bool {
 // save succeeded or was tried more than bgsaveRetryDelay seconds ago.
 func (s *Server) saveCron(now time.Time) {
 	st := &s.rdbSave
-	if st.bgRunning.Load() {
-		return
+	if st.bgRunning.Load() || s.aof.rewriting.Load() {
+		return // one "child" at a time, as serverCron
 	}
 	unix := now.Unix()
 	dirty := s.changesSinceSave()
@@ -362,6 +362,7 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 		s.log.Warn("There is a child saving an .rdb. Killing it!")
 		s.cancelBackgroundSave()
 	}
+	s.aof.shutdown() // node/aof.go
 	save := flags&config.ShutdownSave != 0 || (flags&config.ShutdownNoSave == 0 && len(s.cfg.SaveParams()) > 0)
 	if !save {
 		s.stopServing()

@@ -12,8 +12,8 @@ import (
 )
 
 // streamCapture is a replica connection that records the commands of a
-// master's replication stream (PSYNC ? -1, then every command), skipping
-// shoal's slot images and the keep-alives.
+// master's replication stream (PSYNC ? -1, the RDB, then every command),
+// skipping the keep-alives.
 type streamCapture struct {
 	t    *testing.T
 	conn net.Conn

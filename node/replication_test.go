@@ -84,7 +84,7 @@ func TestReplicationBasicTypesAndDigest(t *testing.T) {
 	ms := startReplServer(t)
 	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
-	// Data written before the replica attaches travels as slot images.
+	// Data written before the replica attaches travels in the RDB.
 	m.do("SET", "s", "v")
 	m.do("RPUSH", "l", "a", "b", "c")
 	m.do("HSET", "h", "f1", "v1", "f2", "v2")

@@ -483,6 +483,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	lc.multiLen.Store(-1)
 	lc.tx.exclusive = true
 	lc.tx.inScript = true
+	lc.scriptCaller, lc.scriptKeys = c, keys
 	lc.bs.denyBlocking = true
 	lc.readonly = c.readonly
 	lc.asking = c.asking
@@ -530,6 +531,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 
 	eng.running.Store(nil)
 	eng.cur = nil
+	lc.scriptKeys = nil // do not keep the caller's arguments
 	L.RemoveContext()
 	if err != nil {
 		c.scriptError(run, err)
@@ -908,9 +910,10 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	if run.readOnly && spec.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0 {
 		return nil, run.refuse(spec, "Write commands are not allowed from read-only scripts.")
 	}
-	if spec.Flags&command.FlagWrite != 0 && !run.dirty.Load() {
+	if spec.Flags&command.FlagWrite != 0 && !run.dirty.Load() && !run.caller.isMasterLink() {
 		// Replica / min-replicas-to-write refusals apply until the script
-		// has written (then it must not fail half-way).
+		// has written (then it must not fail half-way); a script from the
+		// master or the AOF is obeyed (Redis's mustObeyClient).
 		lc.Out = lc.Out[:0]
 		if !lc.replicationAllows(spec) {
 			return nil, run.rejected(spec)

@@ -51,6 +51,7 @@ type Server struct {
 	cevict       clientEviction    // client memory totals and maxmemory-clients (node/client_evict.go)
 	feeds        effectFeeds       // consumers of the write-effect feed (node/effects.go)
 	repl         *replState        // replication, both sides (node/replication*.go)
+	aof          *aofState         // the append-only file (node/aof*.go)
 	tx           serverTx          // WATCH registry, execution gate, scripts (node/multi.go)
 	migrations   *migrate.Manager  // atomic slot migration, nil unless cluster-enabled (node/cmd_cluster_migrate.go)
 	migrateConns migrate.ConnCache // MIGRATE's cached target connections
@@ -58,8 +59,12 @@ type Server struct {
 	snapshotMu   sync.Mutex        // one point-in-time snapshot at a time (node/snapshot.go)
 	loading      loadingState      // a dataset is being loaded (node/loading.go)
 	monitors     monitorRegistry   // MONITOR clients (node/monitor.go)
+	tracking     trackingTable     // CLIENT TRACKING (node/tracking.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
+	// dataLost: this cluster master restarted without its data and waits
+	// for a replica holding it to take over (node/datalost.go).
+	dataLost atomic.Bool
 
 	mu        sync.Mutex
 	clients   map[int64]*Client
@@ -177,6 +182,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.registerConfigHooks()
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
+	s.aof = newAOFState(s) // node/aof.go
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
 	s.applyMaxmemoryConfig()
 	s.registerMaxmemoryHooks()
@@ -203,9 +209,26 @@ func (s *Server) LoadData() error {
 	}
 	s.cluster = bus
 	// After nodes.conf: a cluster replica keeps expired keys at load.
-	if err := s.loadRDBAtStartup(); err != nil { // node/cmd_dump_save.go
+	// Whether a data set file exists, before the load may create one
+	// (node/datalost.go).
+	found := s.dataSetFilesExist()
+	// With appendonly yes the AOF is loaded instead of the RDB file, as
+	// Redis's loadDataFromDisk (node/aof_load.go).
+	if err := s.aof.loadManifest(); err != nil {
 		return err
 	}
+	if s.cfg.Bool("appendonly") {
+		err = s.aof.loadAtStartup()
+	} else {
+		err = s.loadRDBAtStartup() // node/cmd_dump_save.go
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.aof.openAtStartup(); err != nil {
+		return err
+	}
+	s.checkRestartedWithoutData(found) // node/datalost.go
 	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return nil
@@ -220,6 +243,7 @@ func (e *expiryEvents) KeyExpired(db int, key string) {
 	if s.tx.watch.watching() {
 		s.tx.watch.touch(db, []byte(key), nil) // deleted: no longer live
 	}
+	s.trackingInvalidate(nil, []byte(key), true) // node/tracking.go
 	if s.feeds.list.Load() == nil {
 		return
 	}
@@ -255,9 +279,23 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // ErrListen is returned by Listen when a listening socket cannot be created.
 var ErrListen = errors.New("listen failed")
 
-// Listen opens the client listeners on every bind address and starts
-// serving. It returns once the sockets are bound.
-func (s *Server) Listen() error {
+// Bind opens the client listeners on every bind address (and the unix
+// socket) without serving them yet: redis-server binds before it logs its
+// PID and loads the data set, so a harness that connects as soon as it
+// sees the PID (Redis's test suite) is queued, not refused, while the data
+// loads. Listen serves them; it opens them itself when Bind was not called.
+func (s *Server) Bind() error {
+	lns, unixLn, err := s.openClientListeners()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.listeners, s.unixLn = lns, unixLn
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 	port := int(s.cfg.Int("port"))
 	binds := s.cfg.Strings("bind")
 	if len(binds) == 0 {
@@ -268,14 +306,30 @@ func (s *Server) Listen() error {
 	lns, err := openListeners(int64(port), binds, s.stopCron)
 	if err != nil {
 		s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
-		return fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+		return nil, nil, fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
 	}
 	unixLn, err := s.listenUnix()
 	if err != nil {
 		for _, ln := range lns {
 			_ = ln.Close()
 		}
-		return err
+		return nil, nil, err
+	}
+	return lns, unixLn, nil
+}
+
+// Listen serves the client listeners (opening them first unless Bind did)
+// and starts the cron and the other services. It returns once the sockets
+// are bound.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	lns, unixLn := s.listeners, s.unixLn
+	s.mu.Unlock()
+	if lns == nil {
+		var err error
+		if lns, unixLn, err = s.openClientListeners(); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	s.listeners = lns
@@ -302,8 +356,12 @@ func (s *Server) Listen() error {
 		s.Shutdown()
 		return err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.cron()
+	go func() {
+		defer s.wg.Done()
+		s.aof.loop(s.stopCron) // node/aof.go
+	}()
 	s.startReplication()
 	return nil
 }
@@ -456,6 +514,7 @@ func (s *Server) closed(c *Client, err error) {
 	s.forgetClientMemory(c) // node/client_evict.go
 	s.tx.watch.unwatchAll(c)
 	c.stopMonitoring() // node/monitor.go
+	c.trackingClosed() // node/tracking.go
 	c.pubsubClosed()   // node/pubsub.go
 	if errors.Is(err, resp.ErrQueryBufLimit) {
 		s.log.Warn("Closing client that reached max query buffer length", zap.String("client", c.InfoLine()))
@@ -525,6 +584,8 @@ func (s *Server) cron() {
 			// Redis's slow cycle may use 25% of each cron period.
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
 		}
+		s.trackingLimit()     // tracking-table-max-keys (node/tracking.go)
+		s.trackingBroadcast() // BCAST keys the keyspace changed by itself
 	}
 }
 

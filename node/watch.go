@@ -203,7 +203,6 @@ func (c *Client) watchFailed(held func(db int, slot uint16) bool) bool {
 // command's slots locked) when somebody watches: it touches the keys the
 // command wrote.
 func (c *Client) touchWritten(spec *command.Spec, args [][]byte) {
-	fx := c.Effects()
 	if c.errored || c.bs.pending != nil {
 		return
 	}
@@ -212,33 +211,40 @@ func (c *Client) touchWritten(spec *command.Spec, args [][]byte) {
 		c.touchDBWide(spec, args)
 		return
 	}
+	db := c.DB()
+	dbID := db.ID()
+	reg := &c.srv.tx.watch
+	c.eachWrittenKey(spec, args, func(k []byte) {
+		reg.touch(dbID, k, func() bool { return db.Exists(k) })
+	})
+}
+
+// eachWrittenKey calls fn with each key a command changed: the keys of
+// its explicit effect when the handler gave one, else its keys whose key
+// spec is not read-only; none when it changed nothing. (WATCH and client
+// tracking both react to exactly these: Redis's signalModifiedKey.)
+func (c *Client) eachWrittenKey(spec *command.Spec, args [][]byte, fn func(key []byte)) {
+	fx := c.Effects()
 	if fx.None && !fx.Replaced {
 		return
 	}
-	db := c.DB()
-	reg := &c.srv.tx.watch
 	if fx.Replaced {
 		for _, cmd := range fx.Cmds {
 			espec, unknown := c.srv.table.lookup(cmd)
 			if espec == nil || unknown {
 				continue
 			}
-			c.touchKeysOf(reg, db.ID(), espec, cmd)
+			for _, p := range writtenKeys(espec, cmd) {
+				fn(cmd[p])
+			}
 		}
 		return
 	}
 	if spec.Flags&command.FlagWrite == 0 {
 		return
 	}
-	c.touchKeysOf(reg, db.ID(), spec, args)
-}
-
-// touchKeysOf touches the keys of args whose key spec is not read-only.
-func (c *Client) touchKeysOf(reg *watchRegistry, dbID int, spec *command.Spec, args [][]byte) {
-	db := c.DB()
 	for _, p := range writtenKeys(spec, args) {
-		k := args[p]
-		reg.touch(dbID, k, func() bool { return db.Exists(k) })
+		fn(args[p])
 	}
 }
 

@@ -189,129 +189,141 @@ func LoadFile(data []byte, lim Limits, fn func(k *LoadedKey) error) error {
 // checksum (when the file has one) fails it too. Bounds are as in
 // DecodeValue: corrupt files yield ErrBadData, never a panic.
 func LoadFileWith(data []byte, lim Limits, h FileHandlers) error {
+	_, err := LoadPrefixWith(data, lim, h)
+	return err
+}
+
+// LoadPrefixWith is LoadFileWith for an RDB image followed by other data
+// (an AOF base with its command tail): it returns how many bytes the
+// image took, through its EOF opcode and checksum.
+func LoadPrefixWith(data []byte, lim Limits, h FileHandlers) (int, error) {
+	return loadFile(data, lim, h)
+}
+
+func loadFile(data []byte, lim Limits, h FileHandlers) (int, error) {
 	fn := h.Key
 	if lim.MaxString <= 0 {
 		lim.MaxString = DefaultLimits().MaxString
 	}
 	if len(data) < 9 || string(data[:5]) != "REDIS" {
-		return ErrBadData
+		return 0, ErrBadData
 	}
 	ver := 0
 	for _, c := range data[5:9] {
 		if c < '0' || c > '9' {
-			return ErrBadData
+			return 0, ErrBadData
 		}
 		ver = ver*10 + int(c-'0')
 	}
 	if ver < 1 || ver > Version {
-		return ErrFileVersion
+		return 0, ErrFileVersion
 	}
 	r := &reader{b: data, pos: 9, maxAlloc: lim.MaxString}
 	k := LoadedKey{IdleSecs: -1, Freq: -1}
 	for {
 		op, err := r.byte()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		switch op {
 		case opExpireSecs:
 			b, err := r.take(4)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			k.ExpireAt = int64(binary.LittleEndian.Uint32(b)) * 1000
 			continue
 		case opExpireMS:
 			ms, err := r.millis()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			k.ExpireAt = ms
 			continue
 		case opIdle:
 			n, err := r.length()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			k.IdleSecs = int64(min(n, 1<<40))
 			continue
 		case opFreq:
 			b, err := r.byte()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			k.Freq = int(b)
 			continue
 		case opSelectDB:
 			n, err := r.length()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if n > 1<<20 {
-				return ErrBadData
+				return 0, ErrBadData
 			}
 			k.DB = int(n)
 			continue
 		case opResizeDB:
 			if _, err := r.length(); err != nil {
-				return err
+				return 0, err
 			}
 			if _, err := r.length(); err != nil {
-				return err
+				return 0, err
 			}
 			continue
 		case opAux:
 			name, err := r.str()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			value, err := r.str()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if h.Aux != nil {
 				if err := h.Aux(name, value); err != nil {
-					return err
+					return 0, err
 				}
 			}
 			continue
 		case opFunction2:
 			code, err := r.str()
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if h.Function != nil {
 				if err := h.Function(ownedCopy(code)); err != nil {
-					return err
+					return 0, err
 				}
 			}
 			continue
 		case opFunction, opModuleAux:
-			return ErrBadData
+			return 0, ErrBadData
 		case opEOF:
 			if ver >= 5 {
 				b, err := r.take(8)
 				if err != nil {
-					return err
+					return 0, err
 				}
 				got := binary.LittleEndian.Uint64(b)
 				if want := CRC64(data[:r.pos-8]); got != 0 && got != want {
-					return &FileChecksumError{Expected: want, Got: got}
+					return 0, &FileChecksumError{Expected: want, Got: got}
 				}
 			}
-			return nil
+			return r.pos, nil
 		}
 		key, err := r.str()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		k.Key = append(k.Key[:0], key...)
 		if k.Obj, err = decodeObject(r, op, lim); err != nil {
-			return err
+			return 0, err
 		}
 		k.Offset = int64(r.pos)
 		if err := fn(&k); err != nil {
-			return err
+			return 0, err
 		}
 		k = LoadedKey{DB: k.DB, Key: k.Key[:0], IdleSecs: -1, Freq: -1}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
@@ -44,6 +45,17 @@ type FSM interface {
 	LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error)
 	// OpenStream starts applying one connection's stream, in database db.
 	OpenStream(conn net.Conn, db int) Stream
+}
+
+// EmptyHistoryGuard is an FSM that may refuse a full sync which would
+// replace its data with a master's new, shorter history (cluster mode).
+// It is asked only when the master is the same node (by cluster node ID)
+// whose stream this replica last synced from, and it answered PSYNC with
+// a replication ID other than ours and an offset behind ours: the master
+// restarted without its data. Refusing drops the connection; the link
+// retries after a second.
+type EmptyHistoryGuard interface {
+	RefuseEmptyHistory(masterNodeID string) bool
 }
 
 // Stream applies the commands of one connection to the master (the node's
@@ -92,6 +104,11 @@ type Replica struct {
 	lastIO  atomic.Int64 // unix seconds of the last read from the master
 	downAt  atomic.Int64 // unix seconds the link went down
 	bytesIn atomic.Int64 // read from the master (total_net_repl_input_bytes)
+
+	// syncedFrom is the cluster node ID of the master whose stream this
+	// replica holds (a full sync or a partial resync completed with it);
+	// nil: none, or not in cluster mode.
+	syncedFrom atomic.Pointer[string]
 
 	// applyMu makes the apply-then-forward of one command, and the load
 	// of a full sync with the offset it is at, one step for a
@@ -401,6 +418,9 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	default:
 		return fmt.Errorf("unexpected reply to PSYNC from master: %s", reply)
 	}
+	if ml.nodeID != "" {
+		r.syncedFrom.Store(&ml.nodeID)
+	}
 	return r.stream(ml, conn, rd, timeout)
 }
 
@@ -431,6 +451,9 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 		return nil
 	}); err != nil {
 		return err
+	}
+	if r.refuseEmptyHistory(ml, f[1], newOff, payload.Bytes()) {
+		return fmt.Errorf("%w (replid %s offset %d)", ErrEmptyHistoryRefused, f[1], newOff)
 	}
 	r.log.Info("MASTER <-> REPLICA sync: Flushing old data", zap.Int("rdb_bytes", payload.Len()))
 	r.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
@@ -466,6 +489,43 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	r.m.ResetTo(f[1], newOff, streamDB)
 	r.syncing.Store(false)
 	return nil
+}
+
+// ErrEmptyHistoryRefused: a full sync from a master that restarted without
+// its data was refused (EmptyHistoryGuard).
+var ErrEmptyHistoryRefused = errors.New("refused a full sync from a master that restarted without its data")
+
+// refuseEmptyHistory asks the FSM's EmptyHistoryGuard, if it has one,
+// about a full sync (+FULLRESYNC replid offset, then payload) from the
+// master this replica last synced from, when it starts a new history
+// behind ours and brings no key at all: a master restarted with its data
+// (an RDB file) brings its keys and is followed as usual.
+func (r *Replica) refuseEmptyHistory(ml *masterLink, replid string, offset int64, payload []byte) bool {
+	g, ok := r.fsm.(EmptyHistoryGuard)
+	if !ok || ml.nodeID == "" {
+		return false
+	}
+	if from := r.syncedFrom.Load(); from == nil || *from != ml.nodeID {
+		return false
+	}
+	id, mine := r.m.IDs()
+	if mine <= 0 || offset >= mine || replid == id || payloadKeys(payload) != 0 {
+		return false
+	}
+	return g.RefuseEmptyHistory(ml.nodeID)
+}
+
+// payloadKeys counts the keys a full sync's RDB brings; -1 when unknown (a
+// payload that does not parse: loading it fails anyway).
+func payloadKeys(payload []byte) int64 {
+	var n int64
+	err := rdb.LoadFileWith(payload, rdb.DefaultLimits(), rdb.FileHandlers{
+		Key: func(*rdb.LoadedKey) error { n++; return nil },
+	})
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // stream applies the master's stream until the link fails or stops.

@@ -209,3 +209,72 @@ func testReplicaFullSync(t *testing.T, eof bool) {
 		t.Errorf("bytes in %d", r.BytesIn())
 	}
 }
+
+// guardFSM is a fakeFSM with an EmptyHistoryGuard that records its calls.
+type guardFSM struct {
+	*fakeFSM
+	refuse bool
+	asked  []string
+}
+
+func (g *guardFSM) RefuseEmptyHistory(master string) bool {
+	g.asked = append(g.asked, master)
+	return g.refuse
+}
+
+// The guard is asked only about a new history behind ours from the master
+// (same cluster node) whose stream we hold, and its answer is final.
+func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
+	const mine, other = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	g := &guardFSM{fakeFSM: &fakeFSM{ks: store.New(1, nil, nil), aux: map[string]string{}}, refuse: true}
+	m := NewMaster(Config{})
+	m.ResetTo(mine, 500, 0)
+	r := NewReplica(m, g, zap.NewNop())
+	a := &masterLink{nodeID: "node-a"}
+
+	var emptyFile bytes.Buffer
+	if err := rdb.NewFileWriter(&emptyFile, [2]string{"redis-ver", "7.0.15"}).Finish(); err != nil {
+		t.Fatal(err)
+	}
+	empty := emptyFile.Bytes()
+	if r.refuseEmptyHistory(a, other, 0, empty) {
+		t.Fatal("refused before any sync with node-a")
+	}
+	r.syncedFrom.Store(&a.nodeID)
+	for _, c := range []struct {
+		link   *masterLink
+		replid string
+		offset int64
+	}{
+		{&masterLink{}, other, 0},                 // not cluster mode
+		{&masterLink{nodeID: "node-b"}, other, 0}, // another master (CLUSTER REPLICATE, a sibling promoted)
+		{a, other, 500},                           // not behind us
+		{a, mine, 10},                             // our own history
+	} {
+		if r.refuseEmptyHistory(c.link, c.replid, c.offset, empty) {
+			t.Errorf("refused %+v", c)
+		}
+	}
+	// A master restarted with its data (an RDB file) brings its keys.
+	var withKeys bytes.Buffer
+	src := store.New(1, nil, nil).DB(0)
+	fw := rdb.NewFileWriter(&withKeys)
+	fw.SelectDB(0, 1, 0)
+	fw.Entry(src.SetString([]byte("k"), []byte("v"), false))
+	if err := fw.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if r.refuseEmptyHistory(a, other, 0, withKeys.Bytes()) {
+		t.Error("refused a master that brings keys")
+	}
+	if len(g.asked) != 0 {
+		t.Fatalf("guard asked %v", g.asked)
+	}
+	if !r.refuseEmptyHistory(a, other, 0, empty) || len(g.asked) != 1 || g.asked[0] != "node-a" {
+		t.Fatalf("a restarted master's empty history: asked %v", g.asked)
+	}
+	g.refuse = false
+	if r.refuseEmptyHistory(a, other, 499, empty) {
+		t.Fatal("the guard's acceptance was overridden")
+	}
+}

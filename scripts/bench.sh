@@ -4,7 +4,8 @@
 # (../shared/bench/redis-single.sh and redis-memory.sh, next to the repository), interleaved:
 #   single(redis)  single(shoal)  memory(redis)  memory(shoal)
 # then scripts/bench-evict.sh (SET -P 16 under maxmemory with allkeys-lru, every write evicting;
-# it interleaves redis and shoal itself), then ONE table of shoal/redis ratios, printed and
+# it interleaves redis and shoal itself) and scripts/bench-aof.sh (SET -P 16 with the AOF on,
+# appendfsync everysec and always), then ONE table of shoal/redis ratios, printed and
 # written to bench-results/latest.md.
 #
 #   scripts/bench.sh                                   # full run (~5 min)
@@ -29,6 +30,8 @@
 #                         "" runs none, e.g. to look at the eviction row alone)
 #   BENCH_EVICT           yes | no: the eviction row (default yes; its knobs EVICT_* are in
 #                         scripts/bench-evict.sh; REPEATS applies to it too)
+#   BENCH_AOF             yes | no: the append-only file rows (default yes; knobs AOF_* in
+#                         scripts/bench-aof.sh; REPEATS applies to it too)
 #   BENCH_OUT             where the full logs go (default /tmp/shoal-bench.<timestamp>)
 set -euo pipefail
 
@@ -207,6 +210,23 @@ if [[ ${BENCH_EVICT:-yes} == yes ]]; then
   fi
 fi
 
+# the AOF rows (scripts/bench-aof.sh: SET -P 16 with appendfsync everysec and always)
+: >"$OUT/aof.rows"
+if [[ ${BENCH_AOF:-yes} == yes ]]; then
+  log "run bench-aof.sh (redis and shoal interleaved) -> $OUT/bench-aof.log"
+  SHOAL_SERVER=$SHOAL REDIS_BASELINE=$REDIS_BASELINE AOF_ROWS=$OUT/aof.rows \
+    timeout -k 15 "$BENCH_SCRIPT_TIMEOUT" "$ROOT/scripts/bench-aof.sh" >"$OUT/bench-aof.log" 2>"$OUT/bench-aof.log.err" </dev/null &
+  RUN_PID=$!
+  rc=0
+  wait "$RUN_PID" || rc=$?
+  RUN_PID=""
+  if ((rc != 0)); then
+    log "bench-aof.sh failed (rc=$rc); last lines of $OUT/bench-aof.log.err:"
+    tail -n 15 "$OUT/bench-aof.log.err" >&2 || true
+    failed=1
+  fi
+fi
+
 # ---- table -----------------------------------------------------------------------------------
 # single_rows LOG -> "test|P|requests|keyspace|rps|p99|srv" from the summary table (by column name)
 single_rows() {
@@ -239,7 +259,7 @@ table=$(awk -F'|' '
   FILENAME ~ /single-shoal/ { k = $1 "|" $2 "|" $3 "|" $4; if (!(k in R) && !(k in S)) ord[++n] = k; S[k] = $0; next }
   FILENAME ~ /memory-redis/ { k = $1 "|" $2; if (!(k in MR)) mord[++m] = k; MR[k] = $0; next }
   FILENAME ~ /memory-shoal/ { k = $1 "|" $2; if (!(k in MR) && !(k in MS)) mord[++m] = k; MS[k] = $0; next }
-  FILENAME ~ /evict.rows/ { ev[++e] = $0; next }
+  FILENAME ~ /(evict|aof).rows/ { ev[++e] = $0; next }
   END {
     printf "| %-16s | %-30s | %12s | %12s | %11s | %-6s |\n", "metric", "case", "redis", "shoal", "shoal/redis", "better"
     printf "|%s|%s|%s|%s|%s|%s|\n", "------------------", "--------------------------------", "-------------:", "-------------:", "------------:", "--------"
@@ -264,7 +284,7 @@ table=$(awk -F'|' '
       else
         row(f[1], f[2], f[5], f[3], f[4])
     }
-  }' "$OUT/single-redis.rows" "$OUT/single-shoal.rows" "$OUT/memory-redis.rows" "$OUT/memory-shoal.rows" "$OUT/evict.rows")
+  }' "$OUT/single-redis.rows" "$OUT/single-shoal.rows" "$OUT/memory-redis.rows" "$OUT/memory-shoal.rows" "$OUT/evict.rows" "$OUT/aof.rows")
 
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
 dirty=""
@@ -277,7 +297,7 @@ report=$(
   echo "- redis: \`$REDIS_BASELINE\` ($(ver "$REDIS_BASELINE"))"
   echo "- host: $(nproc) cpus, kernel $(uname -r), loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
   shared=$(echo $BENCH_SCRIPTS | tr ' ' ',') # word splitting: the list
-  echo "- scripts: ${shared:+$BENCH_DIR/{$shared} and }scripts/bench-evict.sh (BENCH_EVICT=${BENCH_EVICT:-yes}), interleaved redis/shoal; REPEATS=${REPEATS:-3}" \
+  echo "- scripts: ${shared:+$BENCH_DIR/{$shared} and }scripts/bench-evict.sh (BENCH_EVICT=${BENCH_EVICT:-yes}), scripts/bench-aof.sh (BENCH_AOF=${BENCH_AOF:-yes}), interleaved redis/shoal; REPEATS=${REPEATS:-3}" \
     "PLAN=\"${PLAN:-default}\" KEYS=${KEYS:-1000000} VALUE_SIZE=${VALUE_SIZE:-32}" \
     "load methods redis=\"$REDIS_LOAD_METHODS\" shoal=\"$SHOAL_LOAD_METHODS\"," \
     "cluster modes redis=\"$REDIS_CLUSTER_MODES\" shoal=\"$SHOAL_CLUSTER_MODES\""

@@ -99,6 +99,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mode = "cluster"
 	}
 	setParallelism(cfg.Int("io-threads"), log)
+	// The sockets are bound before the PID is logged and the data loaded,
+	// as redis-server's initServer does: a client that connects meanwhile
+	// waits instead of being refused.
+	if err := srv.Bind(); err != nil {
+		logListenError(log, cfg, err)
+		return 1
+	}
 	// The " PID: <pid>" text is what Redis's test harness waits for; like
 	// redis-server, the PID and "Server initialized" come before the data
 	// set is loaded, so a harness sees a server that started and then
@@ -112,11 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if err := srv.Listen(); err != nil {
-		if errors.Is(err, node.ErrListen) {
-			log.Warn(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
-		} else {
-			log.Error(err.Error())
-		}
+		logListenError(log, cfg, err)
 		return 1
 	}
 	pidfile := cfg.String("pidfile")
@@ -289,4 +292,14 @@ func setParallelism(ioThreads int64, log *zap.Logger) {
 	if n > 1 {
 		log.Info(fmt.Sprintf("Serving clients on %d cores (io-threads)", n))
 	}
+}
+
+// logListenError logs why Bind or Listen failed: Redis's line for a port
+// that cannot be bound, else the error.
+func logListenError(log *zap.Logger, cfg *config.Config, err error) {
+	if errors.Is(err, node.ErrListen) {
+		log.Warn(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
+		return
+	}
+	log.Error(err.Error())
 }

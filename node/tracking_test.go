@@ -1,0 +1,93 @@
+package node
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// trackingTranscript runs one multi-connection tracking session against
+// addr and returns every reply and push the tracking sides read, raw.
+func trackingTranscript(t *testing.T, addr string) []string {
+	var out []string
+	c1, c2 := dialTestAddr(t, addr), dialTestAddr(t, addr)
+	rec := func(s string) { out = append(out, s) }
+	c1.do("HELLO", "3")
+	rec(c1.do("CLIENT", "TRACKING", "on"))
+	rec(c1.do("GET", "a"))
+	rec(c2.do("SET", "a", "1"))
+	rec(c1.read()) // invalidate a
+	rec(c1.do("CLIENT", "TRACKINGINFO"))
+	// NOLOOP: its own write is not sent back; another client's is.
+	rec(c1.do("CLIENT", "TRACKING", "on", "NOLOOP"))
+	rec(c1.do("GET", "c"))
+	rec(c1.do("SET", "c", "1"))
+	rec(c1.do("PING")) // a push would come before this reply
+	rec(c1.do("GET", "c"))
+	rec(c2.do("SET", "c", "2"))
+	rec(c1.read())
+	// Own write without NOLOOP: the invalidation follows the reply.
+	rec(c1.do("CLIENT", "TRACKING", "off"))
+	rec(c1.do("CLIENT", "TRACKING", "on"))
+	rec(c1.do("GET", "e"))
+	rec(c1.do("INCR", "e"))
+	rec(c1.read())
+	// OPTIN: only a read after CLIENT CACHING yes is tracked.
+	rec(c1.do("CLIENT", "TRACKING", "off"))
+	rec(c1.do("CLIENT", "TRACKING", "on", "OPTIN"))
+	rec(c1.do("GET", "b"))
+	rec(c2.do("SET", "b", "1"))
+	rec(c1.do("CLIENT", "CACHING", "yes"))
+	rec(c1.do("CLIENT", "TRACKINGINFO"))
+	rec(c1.do("GET", "b"))
+	rec(c2.do("SET", "b", "2"))
+	rec(c1.read())
+	rec(c1.do("CLIENT", "CACHING", "no")) // only with OPTOUT
+	// BCAST with prefixes, overlap refused.
+	rec(c1.do("CLIENT", "TRACKING", "off"))
+	rec(c1.do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "p:", "PREFIX", "p"))
+	rec(c1.do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "p:", "PREFIX", "q:"))
+	rec(c2.do("SET", "p:1", "x"))
+	rec(c1.read())
+	rec(c2.do("MSET", "q:2", "y", "p:3", "z", "r:1", "w"))
+	first, second := c1.read(), c1.read() // one message per prefix, in either order
+	if first > second {
+		first, second = second, first
+	}
+	rec(first)
+	rec(second)
+	rec(c1.do("CLIENT", "TRACKINGINFO"))
+	// FLUSHALL: a null invalidation.
+	rec(c1.do("CLIENT", "TRACKING", "off"))
+	rec(c1.do("CLIENT", "TRACKING", "on"))
+	rec(c1.do("GET", "a"))
+	rec(c2.do("FLUSHALL"))
+	rec(c1.read())
+	// RESP2 redirect to a subscriber of __redis__:invalidate.
+	c3, c4 := dialTestAddr(t, addr), dialTestAddr(t, addr)
+	id := strings.TrimSuffix(strings.TrimPrefix(c3.do("CLIENT", "ID"), ":"), "\r\n")
+	rec(c3.do("SUBSCRIBE", "__redis__:invalidate"))
+	rec(c4.do("CLIENT", "TRACKING", "on", "REDIRECT", id))
+	require.Equal(t, ":"+id+"\r\n", c4.do("CLIENT", "GETREDIR"))
+	rec(c4.do("GET", "d"))
+	rec(c2.do("SET", "d", "1"))
+	rec(c3.read())
+	rec(c4.do("CLIENT", "TRACKING", "on", "REDIRECT", "999999"))
+	rec(c4.do("CLIENT", "TRACKING", "on", "OPTIN", "OPTOUT"))
+	rec(c4.do("CLIENT", "TRACKING", "on", "PREFIX", "x"))
+	return out
+}
+
+// TestTrackingMatchesRedis: a session covering default tracking, NOLOOP,
+// an own write, OPTIN with CLIENT CACHING, BCAST prefixes, FLUSHALL and a
+// RESP2 redirect reads byte for byte what redis-server 7.0 sends.
+func TestTrackingMatchesRedis(t *testing.T) {
+	want := trackingTranscript(t, startRealRedis(t))
+	s := startTestServer(t)
+	got := trackingTranscript(t, s.Addr().String())
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		require.Equal(t, want[i], got[i], "step %d", i)
+	}
+}
