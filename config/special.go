@@ -368,7 +368,7 @@ func percentilesOps() *specialOps {
 func percentilesValue(p []float64) *value {
 	parts := make([]string, len(p))
 	for i, f := range p {
-		parts[i] = formatPercentile(f)
+		parts[i] = FormatPercentile(f)
 	}
 	return &value{str: strings.Join(parts, " "), data: p}
 }

@@ -65,7 +65,6 @@ const (
 	featNotify     = "Keyspace notification"
 	featRename     = "Renaming commands"
 	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
-	featOOMScore   = "Setting the kernel's OOM score (oom-score-adj)"
 	featModules    = "Loading Redis modules"
 	featSyslog     = "Logging to syslog"
 	featCPUList    = "Pinning threads to CPUs"
@@ -86,7 +85,6 @@ var refusedRows = []refusedRow{
 	{name: "notify-keyspace-events", when: "not empty", needs: nonEmpty, feature: featNotify, issue: 19},
 	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
 	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
-	{name: "oom-score-adj", when: "not no", needs: other("no"), feature: featOOMScore, issue: 24},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: "syslog-enabled", when: "yes", needs: isYes, feature: featSyslog},

@@ -22,7 +22,6 @@ var refusedExamples = map[string][]string{
 	"notify-keyspace-events": {"KEA"},
 	lineRenameCommand:        {"flushall", ""},
 	"bind-source-addr":       {"127.0.0.1"},
-	"oom-score-adj":          {"relative"},
 	lineLoadModule:           {"/usr/lib/redis/modules/redisbloom.so"},
 	lineModuleConfig:         {"1"},
 	"syslog-enabled":         {"yes"},

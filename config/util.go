@@ -300,7 +300,9 @@ func string2d(s string) (float64, bool) {
 }
 
 // formatPercentile formats a float like sprintf("%f") + trimDoubleString().
-func formatPercentile(f float64) string {
+// FormatPercentile writes a percentile as Redis does ("%f" with trailing
+// zeros and point trimmed): 50, 99.9.
+func FormatPercentile(f float64) string {
 	s := strconv.FormatFloat(f, 'f', 6, 64)
 	if strings.IndexByte(s, '.') >= 0 {
 		s = strings.TrimRight(s, "0")

@@ -104,8 +104,8 @@ func TestFormatMemory(t *testing.T) {
 }
 
 func TestFormatPercentile(t *testing.T) {
-	assert.Equal(t, "50", formatPercentile(50))
-	assert.Equal(t, "99.9", formatPercentile(99.9))
-	assert.Equal(t, "0.0001", formatPercentile(0.0001))
-	assert.Equal(t, "0", formatPercentile(0.0000001))
+	assert.Equal(t, "50", FormatPercentile(50))
+	assert.Equal(t, "99.9", FormatPercentile(99.9))
+	assert.Equal(t, "0.0001", FormatPercentile(0.0001))
+	assert.Equal(t, "0", FormatPercentile(0.0000001))
 }

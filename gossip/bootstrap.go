@@ -225,7 +225,15 @@ type Former struct {
 	lastMeet  time.Time
 	lastPoll  time.Time
 	announced bool // this node has its role ("formed" logged), or there is no plan
+	// unresolved holds the seeds whose name did not resolve, with when
+	// that was last logged at WARN (again every seedWarnEvery while it
+	// lasts; a name that resolves again is logged once at INFO).
+	unresolved map[string]time.Time
 }
+
+// seedWarnEvery is how often a seed name that keeps failing to resolve is
+// logged again at WARN (a pod's log must say why it is not ready).
+const seedWarnEvery = time.Minute
 
 // NewFormer returns the former of the node on bus: it meets seeds, and with
 // masters > 0 forms a cluster of masters masters with replicas replicas
@@ -367,9 +375,10 @@ func (f *Former) meetSeeds(ctx context.Context) {
 			addrs, err := r.LookupHost(lctx, seed.Host)
 			cancel()
 			if err != nil || len(addrs) == 0 {
-				f.log.Debug("cluster seed does not resolve yet", zap.String("seed", seed.Host), zap.Error(err))
+				f.seedUnresolved(seed.Host, err)
 				continue
 			}
+			f.seedResolved(seed.Host, addrs)
 			ip = pickSeedAddr(addrs, myIP)
 		}
 		if known[net.JoinHostPort(ip, strconv.Itoa(seed.Port))] {
@@ -382,6 +391,30 @@ func (f *Former) meetSeeds(ctx context.Context) {
 		if err := f.bus.Meet([]byte(ip), []byte(strconv.Itoa(seed.Port)), []byte(strconv.Itoa(cport))); err != nil {
 			f.log.Debug("meeting a cluster seed", zap.String("addr", ip), zap.Error(err))
 		}
+	}
+}
+
+// seedUnresolved logs a seed name's lookup failure at WARN: the first one,
+// then every seedWarnEvery while it lasts (debug in between).
+func (f *Former) seedUnresolved(name string, err error) {
+	if f.unresolved == nil {
+		f.unresolved = map[string]time.Time{}
+	}
+	now := time.Now()
+	if last, ok := f.unresolved[name]; ok && now.Sub(last) < seedWarnEvery {
+		f.log.Debug("cluster seed does not resolve yet", zap.String("seed", name), zap.Error(err))
+		return
+	}
+	f.unresolved[name] = now
+	f.log.Warn("cluster seed does not resolve: this node cannot find the cluster through it",
+		zap.String("seed", name), zap.Error(err))
+}
+
+// seedResolved notes that a name logged as unresolved resolves now.
+func (f *Former) seedResolved(name string, addrs []string) {
+	if _, ok := f.unresolved[name]; ok {
+		delete(f.unresolved, name)
+		f.log.Info("cluster seed resolves now", zap.String("seed", name), zap.Strings("addrs", addrs))
 	}
 }
 

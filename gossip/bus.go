@@ -107,7 +107,10 @@ type Bus struct {
 	log *zap.Logger
 
 	mu sync.Mutex // guards st and saving nodes.conf
-	st *State
+	// cfLock is the flock on nodes.conf held from New to Stop (nil
+	// without a ConfigFile): a second node on the file refuses to start.
+	cfLock *configLock
+	st     *State
 	// hold is taken by the loop around every step (received messages,
 	// ticks) and by Hold: a MULTI/EXEC of CLUSTER commands runs as one
 	// step, as in single-threaded Redis.
@@ -133,6 +136,9 @@ type Bus struct {
 	saveErr                       atomic.Pointer[error]
 
 	myID atomic.Pointer[string] // for NodeMeta, which must not take mu
+	// curEpoch is the current epoch as of the last step, for Identity
+	// (read by every log line, which must not take mu: the bus logs under it).
+	curEpoch atomic.Uint64
 
 	srcMu  sync.Mutex
 	srcIPs map[string]string // destination IP → our source address toward it
@@ -191,7 +197,18 @@ func New(cfg Config) (*Bus, error) {
 	}
 	b.guard = newBusGuard(b.log)
 	var st *State
+	ok := false
 	if cfg.ConfigFile != "" {
+		lock, err := lockConfigFile(cfg.ConfigFile) // gossip/conflock.go
+		if err != nil {
+			return nil, err
+		}
+		b.cfLock = lock
+		defer func() {
+			if !ok {
+				lock.release()
+			}
+		}()
 		data, err := os.ReadFile(cfg.ConfigFile)
 		switch {
 		case err == nil && len(data) > 0:
@@ -219,6 +236,7 @@ func New(cfg Config) (*Bus, error) {
 		return nil, err
 	}
 	b.mu.Unlock()
+	ok = true
 	b.dispatch(rd, false)
 	return b, nil
 }
@@ -325,7 +343,11 @@ func (b *Bus) Start() error {
 
 // Stop saves nodes.conf, leaves memberlist and stops every goroutine.
 func (b *Bus) Stop() error {
-	if !b.started.Load() || !b.stopped.CompareAndSwap(false, true) {
+	if !b.started.Load() {
+		b.cfLock.release() // never started: nothing to save
+		return nil
+	}
+	if !b.stopped.CompareAndSwap(false, true) {
 		return nil
 	}
 	close(b.stop)
@@ -341,6 +363,7 @@ func (b *Bus) Stop() error {
 	b.mu.Lock()
 	err := b.persistLocked(Ready{Save: true, Fsync: true})
 	b.mu.Unlock()
+	b.cfLock.release()
 	if ml := b.ml.Load(); ml != nil {
 		_ = ml.Leave(200 * time.Millisecond)
 		_ = ml.Shutdown()
@@ -489,6 +512,8 @@ func (b *Bus) persistLocked(rd Ready) error {
 	if id := b.st.MyID(); b.myIDAtomic() != id {
 		b.myID.Store(&id)
 	}
+	cur, _ := b.st.Epochs()
+	b.curEpoch.Store(cur)
 	if !rd.Save || b.cfg.ConfigFile == "" {
 		return nil
 	}
@@ -496,7 +521,7 @@ func (b *Bus) persistLocked(rd Ready) error {
 	// fsynced before the node goes on; the others are written (an atomic
 	// rename) and left to the OS: fsyncing every SETSLOT made a redis-cli
 	// reshard spend milliseconds per command on the disk.
-	if err := WriteConfigFile(b.cfg.ConfigFile, b.st.ConfigText(), rd.Fsync); err != nil {
+	if err := writeConfigFile(b.cfg.ConfigFile, b.st.ConfigText(), rd.Fsync, b.cfLock); err != nil {
 		b.saveErr.Store(&err)
 		return err
 	}
@@ -926,6 +951,12 @@ const maxSourceIPs = 1024
 
 // myIDAtomic reads the id for memberlist's NodeMeta, which may be called
 // while the Bus lock is held by a goroutine waiting on memberlist.
+// Identity is this node's id and the current epoch as of the bus's last
+// step, without taking mu: what every log line of the node carries.
+func (b *Bus) Identity() (id string, currentEpoch uint64) {
+	return b.myIDAtomic(), b.curEpoch.Load()
+}
+
 func (b *Bus) myIDAtomic() string {
 	if p := b.myID.Load(); p != nil {
 		return *p

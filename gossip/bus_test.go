@@ -27,11 +27,23 @@ func stopAll(buses []*Bus) {
 // transport (MemNetwork) in one process: 25 masters claim slot ranges with distinct
 // epochs (as redis-cli --cluster create does), 49 nodes MEET node 0, and
 // every node must end with the same 50 nodes and the same slot table.
+//
+// It is a scale test, run without -race (make test's gotest-scale): under
+// the race detector 50 buses in one process need several GB and more CPU
+// than a loaded 2-core machine gives, their queues overflow and PFAIL never
+// clears; the code paths it uses are race-tested by the smaller bus tests.
 func TestBusFiftyNodesConverge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("50-node convergence")
 	}
+	if testharness.RaceEnabled {
+		t.Skip("a scale test: run without -race (make gotest-scale)")
+	}
 	const n, masters = 50, 25
+	// 50 buses under -race in one process on a loaded machine answer late:
+	// a node timeout stretched with the test deadlines keeps late PONGs
+	// from flagging PFAIL, which the convergence check refuses.
+	nodeTimeout := testharness.Slack(15 * time.Second)
 	network := &MemNetwork{}
 	transports := make([]*MemTransport, n)
 	for i := range transports {
@@ -43,7 +55,7 @@ func TestBusFiftyNodesConverge(t *testing.T) {
 	for i := 0; i < n; i++ {
 		cport := transports[i].Port()
 		opts := DefaultOptions()
-		opts.NodeTimeout = 15 * time.Second
+		opts.NodeTimeout = nodeTimeout
 		b, err := New(Config{Options: opts, IP: "127.0.0.1", Port: 7000 + i, ClusterPort: cport,
 			Transport: transports[i], MemberName: fmt.Sprintf("t%d", i), Seed: uint64(i + 1)})
 		require.NoError(t, err)
@@ -112,10 +124,10 @@ func TestBusFiftyNodesConverge(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // let the post-convergence burst of first pings pass
 	s0 := totalSent(buses)
-	window := 15 * time.Second // two node-timeout/2 ping periods: the steady-state average
+	window := nodeTimeout // two node-timeout/2 ping periods: the steady-state average
 	time.Sleep(window)
 	perNode := float64(totalSent(buses)-s0) / n / window.Seconds()
-	t.Logf("50 nodes converged in %s; steady-state gossip %.0f bytes/node/s (node-timeout 15s)", elapsed.Round(10*time.Millisecond), perNode)
+	t.Logf("50 nodes converged in %s; steady-state gossip %.0f bytes/node/s (node-timeout %s)", elapsed.Round(10*time.Millisecond), perNode, nodeTimeout)
 	require.True(t, converged())
 	// Every memberlist message of a real join and of steady gossip
 	// (push/pull, pings, acks, alive, compounds, user messages) passes the

@@ -203,6 +203,12 @@ func atoi(s string) int {
 // a temporary file and a rename per SETSLOT cost a redis-cli reshard or fix
 // about a millisecond per command.
 func WriteConfigFile(path string, data []byte, fsync bool) error {
+	return writeConfigFile(path, data, fsync, nil)
+}
+
+// writeConfigFile is WriteConfigFile keeping lock (nil: none) on the file
+// at path: the temporary file is locked before it is renamed over path.
+func writeConfigFile(path string, data []byte, fsync bool, lock *configLock) error {
 	if !fsync {
 		return overwriteFile(path, data)
 	}
@@ -219,26 +225,26 @@ func WriteConfigFile(path string, data []byte, fsync bool) error {
 			_ = os.Remove(tmp)
 		}
 	}()
+	if err := lock.lockNew(f); err != nil {
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if fsync {
-		if err := f.Sync(); err != nil {
-			return err
-		}
-	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Sync(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Chmod(0o644); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
 	ok = true
-	if !fsync {
-		return nil
+	if lock != nil {
+		lock.adopt(f) // f stays open: its lock is now nodes.conf's
+	} else if err := f.Close(); err != nil {
+		return err
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()

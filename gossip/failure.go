@@ -66,7 +66,7 @@ func (s *State) markFailingIfNeeded(n *node) {
 	if failures < quorum {
 		return
 	}
-	s.log.Warn("marking node as failing (quorum reached)", zap.String("node", n.id), zap.Int("reports", failures),
+	s.log.Warn("marking node as failing (quorum reached)", zap.String("peer", n.id), zap.Int("reports", failures),
 		zap.Int("quorum", quorum), zap.Uint64("currentEpoch", s.currentEpoch))
 	n.flags &^= FlagPFail
 	n.flags |= FlagFail
@@ -81,14 +81,14 @@ func (s *State) markFailingIfNeeded(n *node) {
 func (s *State) clearFailureIfNeeded(n *node) {
 	now := s.clock.Now()
 	if n.isSlave() || n.numSlots == 0 {
-		s.log.Info("clear FAIL state: it is reachable again and serves no slot", zap.String("node", n.id),
+		s.log.Info("clear FAIL state: it is reachable again and serves no slot", zap.String("peer", n.id),
 			zap.Uint64("currentEpoch", s.currentEpoch))
 		n.flags &^= FlagFail
 		s.todoUpdateState = true
 		s.save(false)
 	}
 	if n.isMaster() && n.numSlots > 0 && now.Sub(n.failTime) > s.opts.NodeTimeout*failUndoTimeMult {
-		s.log.Info("clear FAIL state: it is reachable again and nobody took its slots", zap.String("node", n.id),
+		s.log.Info("clear FAIL state: it is reachable again and nobody took its slots", zap.String("peer", n.id),
 			zap.Uint64("currentEpoch", s.currentEpoch))
 		n.flags &^= FlagFail
 		s.todoUpdateState = true
@@ -157,7 +157,7 @@ func (s *State) checkPFail(n *node, now time.Time) bool {
 	if delay <= s.opts.NodeTimeout {
 		return false
 	}
-	s.log.Info("node possibly failing (PFAIL)", zap.String("node", n.id), zap.Duration("silent", delay),
+	s.log.Info("node possibly failing (PFAIL)", zap.String("peer", n.id), zap.Duration("silent", delay),
 		zap.Uint64("currentEpoch", s.currentEpoch))
 	n.flags |= FlagPFail
 	return true

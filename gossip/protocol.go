@@ -336,7 +336,7 @@ func (s *State) stepPing(m *Message, sender *node, now time.Time) {
 			link.pingSent = time.Time{}
 			link.dataReceived = now
 			s.save(false)
-			s.log.Debug("handshake completed", zap.String("node", link.id))
+			s.log.Debug("handshake completed", zap.String("peer", link.id))
 			return // sender stays unknown for this packet, as in Redis
 		} else if link.id != m.Sender {
 			// Someone else answers at this address: forget the address.
@@ -444,7 +444,7 @@ func (s *State) updateAddress(n *node, m *Message) bool {
 	n.ip, n.port, n.cport, n.hostname = m.IP, int(m.Port), int(m.CPort), m.Hostname
 	n.flags &^= FlagNoAddr
 	s.touchTable()
-	s.log.Info("node address updated", zap.String("node", n.id), zap.String("addr", n.addr()))
+	s.log.Info("node address updated", zap.String("peer", n.id), zap.String("addr", n.addr()))
 	if s.myself.isSlave() && s.myself.master == n {
 		s.out.RoleChanged = true // the server re-points replication
 	}

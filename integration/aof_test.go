@@ -25,42 +25,57 @@ import (
 
 // aofRounds is how many kill -9 rounds the durability test runs:
 // SHOAL_AOF_ROUNDS (e.g. 20 for a long run), else 3.
-func aofRounds(t *testing.T) int {
-	if v := os.Getenv("SHOAL_AOF_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		require.NoError(t, err, "SHOAL_AOF_ROUNDS")
-		return n
+func aofRounds(t *testing.T) int { return envRounds(t, "SHOAL_AOF_ROUNDS", 3) }
+
+// envRounds is the number in the environment variable name, else def.
+func envRounds(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
 	}
-	return 3
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, name)
+	return n
 }
 
 const (
 	aofWriters   = 4
-	aofPipeline  = 16    // commands per pipelined batch (one op = 4 commands)
+	aofOpCmds    = 5     // commands per op
+	aofPipeline  = 20    // commands per pipelined batch
 	aofRoundOps  = 1500  // acked ops (all writers) at which a round kills the server
 	aofMaxOps    = 50000 // per writer: a bound, never reached in a round
 	aofRoundWait = 60 * time.Second
 )
 
-// aofWriter writes op i of its stream as four commands on four types:
-// SET s:<w>:<i>, HSET h:<w> f<i>, RPUSH l:<w> <i>, ZADD z:<w> <i> m<i>. Its
-// acked count is the number of ops whose batch came back without error.
+// aofWriter writes op i of its stream as five commands on four types:
+// SET s:<w>:<i>, HSET h:<w> f<i>, RPUSH l:<w> <i>, ZADD z:<w> <i> m<i>, and
+// SET c:<w> <i>, a key each op overwrites. Its acked count is the number of
+// ops whose batch came back without error; sent is the number of ops it
+// ever sent (a batch whose reply was lost may or may not have been
+// applied). The prefix is a hash tag, so in a cluster all of a writer's
+// keys are in one slot and a batch goes to one node.
 type aofWriter struct {
 	prefix string
 	acked  int
+	sent   int
 }
 
-func (w *aofWriter) run(ctx context.Context, c *redis.Client, stopAt int, mu *sync.Mutex) {
+func (w *aofWriter) run(ctx context.Context, c redis.Cmdable, stopAt int, mu *sync.Mutex) {
 	for i := w.ackedUnder(mu); i < stopAt; {
 		pipe := c.Pipeline()
-		n := min(aofPipeline/4, stopAt-i)
+		n := min(aofPipeline/aofOpCmds, stopAt-i)
 		for j := i; j < i+n; j++ {
 			js := strconv.Itoa(j)
 			pipe.Set(ctx, "s:"+w.prefix+":"+js, "v"+js, 0)
 			pipe.HSet(ctx, "h:"+w.prefix, "f"+js, js)
 			pipe.RPush(ctx, "l:"+w.prefix, js)
 			pipe.ZAdd(ctx, "z:"+w.prefix, redis.Z{Score: float64(j), Member: "m" + js})
+			pipe.Set(ctx, "c:"+w.prefix, js, 0)
 		}
+		mu.Lock()
+		w.sent = i + n
+		mu.Unlock()
 		if _, err := pipe.Exec(ctx); err != nil {
 			return // the server was killed
 		}
@@ -77,14 +92,23 @@ func (w *aofWriter) ackedUnder(mu *sync.Mutex) int {
 	return w.acked
 }
 
-// verify checks that every acked op is in the dataset, and that the list
+// verify checks that every acked op is in the dataset, that the list
 // holds the ops in order without a gap (what is there beyond the acked ops
-// was written but not yet answered).
-func (w *aofWriter) verify(t *testing.T, ctx context.Context, c *redis.Client) {
+// was sent but its reply lost), and that the overwritten key holds the last
+// acked op or a later one that was sent. It returns how many writes
+// (commands) of acked ops it checked.
+func (w *aofWriter) verify(t *testing.T, ctx context.Context, c redis.Cmdable) int {
 	t.Helper()
 	list, err := c.LRange(ctx, "l:"+w.prefix, 0, -1).Result()
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(list), w.acked, "%s: acked ops missing from the list", w.prefix)
+	require.LessOrEqual(t, len(list), w.sent, "%s: more ops in the list than were sent", w.prefix)
+	if w.acked > 0 {
+		last, err := c.Get(ctx, "c:"+w.prefix).Int()
+		require.NoError(t, err, "%s: the overwritten key", w.prefix)
+		require.GreaterOrEqual(t, last, w.acked-1, "%s: the overwritten key is older than the last acked op", w.prefix)
+		require.Less(t, last, w.sent, "%s: the overwritten key holds an op never sent", w.prefix)
+	}
 	for i, v := range list {
 		require.Equal(t, strconv.Itoa(i), v, "%s: list element %d", w.prefix, i)
 	}
@@ -110,6 +134,7 @@ func (w *aofWriter) verify(t *testing.T, ctx context.Context, c *redis.Client) {
 			require.Equal(t, strconv.Itoa(from+k), v, "%s field f%d", w.prefix, from+k)
 		}
 	}
+	return w.acked * aofOpCmds
 }
 
 func hashFields(from, to int) []string {
@@ -133,17 +158,23 @@ func TestAOFEverysecKill9LosesNoAcknowledgedWrite(t *testing.T) {
 // aofLoad is aofWriters writers running until the server goes away (or
 // aofMaxOps each).
 type aofLoad struct {
-	c       *redis.Client
+	c       redis.UniversalClient
 	mu      sync.Mutex
 	writers []*aofWriter
 	wg      sync.WaitGroup
 }
 
 func startAOFLoad(addr, prefix string) *aofLoad {
-	l := &aofLoad{c: redis.NewClient(&redis.Options{Addr: addr, PoolSize: aofWriters, MaxRetries: -1})}
+	return startAOFLoadOn(redis.NewClient(&redis.Options{Addr: addr, PoolSize: aofWriters, MaxRetries: -1}), prefix)
+}
+
+// startAOFLoadOn runs the writers on c (a client that does not retry: a
+// retried batch would be applied twice), which end closes.
+func startAOFLoadOn(c redis.UniversalClient, prefix string) *aofLoad {
+	l := &aofLoad{c: c}
 	ctx := context.Background()
 	for w := range aofWriters {
-		wr := &aofWriter{prefix: fmt.Sprintf("%s:w%d", prefix, w)}
+		wr := &aofWriter{prefix: fmt.Sprintf("{%s:w%d}", prefix, w)}
 		l.writers = append(l.writers, wr)
 		l.wg.Add(1)
 		go func() {
@@ -173,10 +204,12 @@ func (l *aofLoad) waitAcked(t *testing.T, n int, what string) {
 	})
 }
 
-// end waits for the writers, whose server was killed, and returns them.
+// end stops the writers, if their server was not killed, by closing their
+// client (a batch whose reply is lost that way counts as sent, not acked),
+// waits for them and returns them.
 func (l *aofLoad) end() []*aofWriter {
-	l.wg.Wait()
 	_ = l.c.Close()
+	l.wg.Wait()
 	return l.writers
 }
 

@@ -112,9 +112,14 @@ func (n *ClusterNode) RestartOnNewPorts(extra ...string) {
 	n.t.Fatalf("could not find a port other than %d", oldPort)
 }
 
-// StartClusterNodes starts count nodes concurrently.
+// StartClusterNodes starts count nodes concurrently. With -short (make
+// test-short) a test of a multi-node cluster is skipped: those take tens of
+// seconds each and are what make test is for.
 func StartClusterNodes(t *testing.T, count int, extra ...string) []*ClusterNode {
 	t.Helper()
+	if testing.Short() && count > 1 {
+		t.Skipf("a %d-node cluster (skipped with -short)", count)
+	}
 	BuildServer(t) // build once, outside the goroutines (it may skip)
 	nodes := make([]*ClusterNode, count)
 	dirs := make([]string, count)

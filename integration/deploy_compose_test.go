@@ -77,6 +77,16 @@ func TestComposeHostNetwork(t *testing.T) {
 		p, _ := strconv.Atoi(directive(newCmd, "port"))
 		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
 	}
+	// The healthchecks and the ready probe wait for this run's addresses.
+	joined := strings.Join(addrs, ",")
+	for _, name := range names {
+		hc := services[name].(map[string]any)["healthcheck"].(map[string]any)
+		test := hc["test"].([]any)
+		test[3] = joined
+	}
+	ready := services["ready"].(map[string]any)
+	ready["image"] = image
+	ready["command"] = []string{"--wait-cluster", joined, "120"}
 	delete(doc, "x-shoal")
 	gen, err := yaml.Marshal(doc)
 	require.NoError(t, err)
@@ -98,6 +108,17 @@ func TestComposeHostNetwork(t *testing.T) {
 	start := time.Now()
 	out, code = run(3*time.Minute, "up", "-d")
 	require.Equal(t, 0, code, out)
+	// The ready probe returns when the cluster accepts writes: from then
+	// on, no write is refused (right after `up -d` they got CLUSTERDOWN).
+	out, code = run(3*time.Minute, "run", "--rm", "ready")
+	require.Equal(t, 0, code, out)
+	t.Logf("up -d to ready: %v (%s)", time.Since(start).Round(time.Millisecond), lastLines(out, 1))
+	for i := range 50 {
+		got, code := RunTool(t, 10*time.Second, cli, "-c", "-p", addrs[0][strings.LastIndexByte(addrs[0], ':')+1:],
+			"SET", "after-ready-"+strconv.Itoa(i), "v")
+		require.Equal(t, 0, code, got)
+		require.Equal(t, "OK", strings.TrimSpace(got), "write %d right after ready", i)
+	}
 	nodes := make([]*ClusterNode, len(addrs))
 	for i, a := range addrs {
 		p, _ := strconv.Atoi(a[strings.LastIndexByte(a, ':')+1:])

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
@@ -25,7 +26,17 @@ type k8sManifests struct {
 	statefulSet *appsv1.StatefulSet
 	services    map[string]*corev1.Service
 	configMaps  map[string]*corev1.ConfigMap
+	secrets     map[string]*corev1.Secret
 	pdb         *policyv1.PodDisruptionBudget
+	netpol      *networkingv1.NetworkPolicy
+	images      []k8sImage // kustomization.yaml's images
+}
+
+// k8sImage is a kustomize image override.
+type k8sImage struct {
+	Name    string `json:"name"`
+	NewName string `json:"newName"`
+	NewTag  string `json:"newTag"`
 }
 
 func loadK8sManifests(t *testing.T) k8sManifests {
@@ -36,13 +47,15 @@ func loadK8sManifests(t *testing.T) k8sManifests {
 	kust, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	require.NoError(t, err)
 	var k struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Resources  []string `json:"resources"`
+		APIVersion string     `json:"apiVersion"`
+		Kind       string     `json:"kind"`
+		Resources  []string   `json:"resources"`
+		Images     []k8sImage `json:"images"`
 	}
 	require.NoError(t, yaml.UnmarshalStrict(kust, &k))
 	require.Equal(t, "Kustomization", k.Kind)
-	m := k8sManifests{services: map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{}}
+	m := k8sManifests{services: map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{},
+		secrets: map[string]*corev1.Secret{}, images: k.Images}
 	for _, res := range k.Resources {
 		data, err := os.ReadFile(filepath.Join(dir, res))
 		require.NoError(t, err)
@@ -69,6 +82,12 @@ func loadK8sManifests(t *testing.T) k8sManifests {
 			case "policy/v1/PodDisruptionBudget":
 				m.pdb = &policyv1.PodDisruptionBudget{}
 				obj = m.pdb
+			case "v1/Secret":
+				obj = &corev1.Secret{}
+			case "networking.k8s.io/v1/NetworkPolicy":
+				require.Nil(t, m.netpol, "one NetworkPolicy")
+				m.netpol = &networkingv1.NetworkPolicy{}
+				obj = m.netpol
 			default:
 				t.Fatalf("%s: unexpected object", where)
 			}
@@ -78,6 +97,8 @@ func loadK8sManifests(t *testing.T) k8sManifests {
 				m.services[o.Name] = o
 			case *corev1.ConfigMap:
 				m.configMaps[o.Name] = o
+			case *corev1.Secret:
+				m.secrets[o.Name] = o
 			}
 		}
 	}
@@ -163,10 +184,28 @@ func TestK8sManifests(t *testing.T) {
 	localDir, mountPath, _ := strings.Cut(confMount, "|")
 	require.NotEmpty(t, c.Args)
 	require.True(t, strings.HasPrefix(c.Args[0], mountPath+"/"), "first argument %s is the mounted config file", c.Args[0])
-	env := map[string]string{"POD_NAME": "shoal-4", "POD_NAMESPACE": "prod", "POD_IP": "10.1.2.3"}
+	// SHOAL_MAXMEMORY_MB as the downward API computes it for a 1Gi limit.
+	var maxmemMB string
+	for _, e := range c.Env {
+		if rf := e.ValueFrom.ResourceFieldRef; rf != nil && e.Name == "SHOAL_MAXMEMORY_MB" {
+			require.Equal(t, "limits.memory", rf.Resource)
+			limit := c.Resources.Limits[corev1.ResourceMemory]
+			mb := (limit.Value() + rf.Divisor.Value() - 1) / rf.Divisor.Value() // rounded up, as the kubelet does
+			require.InDelta(t, 0.75, float64(mb<<20)/float64(limit.Value()), 0.01, "maxmemory is 3/4 of the limit")
+			maxmemMB = strconv.FormatInt(mb, 10)
+		}
+	}
+	require.NotEmpty(t, maxmemMB, "maxmemory from the memory limit")
+	env := map[string]string{"POD_NAME": "shoal-4", "POD_NAMESPACE": "prod", "POD_IP": "10.1.2.3",
+		"SHOAL_PASSWORD": "a-password", "SHOAL_MAXMEMORY_MB": maxmemMB}
 	for _, e := range c.Env {
 		require.NotNil(t, e.ValueFrom, e.Name)
 		require.Contains(t, env, e.Name)
+		if ref := e.ValueFrom.SecretKeyRef; ref != nil {
+			sec := m.secrets[ref.Name]
+			require.NotNil(t, sec, "Secret %s of %s", ref.Name, e.Name)
+			require.NotEmpty(t, sec.StringData[ref.Key]+string(sec.Data[ref.Key]), "%s/%s", ref.Name, ref.Key)
+		}
 	}
 	args := []string{filepath.Join(localDir, strings.TrimPrefix(c.Args[0], mountPath+"/"))}
 	require.Equal(t, dataMount, directive(c.Args, "dir"), "--dir is the data volume")
@@ -189,6 +228,46 @@ func TestK8sManifests(t *testing.T) {
 	require.EqualValues(t, ports["client"], cfg.Int("port"))
 	require.EqualValues(t, ports["bus"], cfg.Int("cluster-port"))
 	require.EqualValues(t, ports["metrics"], cfg.Int("metrics-port"))
+	// The password (a Secret) protects clients and replication, and the
+	// preStop hook, a process of the container, has it in SHOAL_PASSWORD.
+	require.Equal(t, "a-password", cfg.String("requirepass"))
+	require.Equal(t, "a-password", cfg.String("masterauth"))
+	require.EqualValues(t, 768<<20, cfg.Maxmemory(), "maxmemory for a 1Gi limit")
+
+	// The image is named once, and set by kustomize.
+	require.Len(t, m.images, 1)
+	require.Equal(t, c.Image, m.images[0].Name, "kustomization.yaml's images override the container's image")
+	require.NotEmpty(t, m.images[0].NewTag)
+
+	// No two shoal pods on one machine (a master and its replica never
+	// share one), spread over zones.
+	require.NotNil(t, pod.Affinity)
+	require.NotNil(t, pod.Affinity.PodAntiAffinity)
+	req := pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	require.Len(t, req, 1)
+	require.Equal(t, "kubernetes.io/hostname", req[0].TopologyKey)
+	require.Equal(t, labels, req[0].LabelSelector.MatchLabels)
+	require.Len(t, pod.TopologySpreadConstraints, 1)
+	require.Equal(t, "topology.kubernetes.io/zone", pod.TopologySpreadConstraints[0].TopologyKey)
+
+	// The NetworkPolicy admits the bus only from shoal pods, and names
+	// ports the container has.
+	np := m.netpol
+	require.NotNil(t, np, "a NetworkPolicy")
+	require.Equal(t, labels, np.Spec.PodSelector.MatchLabels)
+	busFromShoalOnly := true
+	for _, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			require.Contains(t, ports, p.Port.StrVal, "NetworkPolicy port")
+			if p.Port.StrVal == "bus" {
+				for _, from := range rule.From {
+					busFromShoalOnly = busFromShoalOnly && from.PodSelector != nil && from.NamespaceSelector == nil &&
+						from.PodSelector.MatchLabels["app.kubernetes.io/name"] == labels["app.kubernetes.io/name"]
+				}
+			}
+		}
+	}
+	require.True(t, busFromShoalOnly, "the bus port only from shoal pods")
 
 	// Seeds: every pod of the StatefulSet by its stable name, and the
 	// bootstrap plan uses exactly the pods there are.
@@ -252,9 +331,10 @@ func TestComposeFilesLoad(t *testing.T) {
 		require.NoError(t, err)
 		var cf composeFile
 		require.NoError(t, yaml.Unmarshal(data, &cf), file)
-		require.Len(t, cf.Services, 6, file)
+		nodes := cf.nodes()
+		require.Len(t, nodes, 6, file)
 		wantSeeds := map[string]bool{}
-		for name, svc := range cf.Services {
+		for name, svc := range nodes {
 			require.Equal(t, "${SHOAL_IMAGE:-shoal-server:latest}", svc.Image, "%s %s", file, name)
 			host := name
 			if svc.NetworkMode == "host" {
@@ -266,7 +346,27 @@ func TestComposeFilesLoad(t *testing.T) {
 			}
 			wantSeeds[host+":"+port] = true
 		}
-		for name, svc := range cf.Services {
+		// The ready probe and every node's healthcheck wait for exactly the
+		// nodes there are (shoal-server --wait-cluster).
+		probe, ok := cf.Services["ready"]
+		require.True(t, ok, "%s: a ready service", file)
+		require.True(t, probe.isProbe(), "%s ready: %v", file, probe.Command)
+		require.Equal(t, []string{"ready"}, probe.Profiles, "%s: not started by up", file)
+		probeAddrs := func(addrs string) map[string]bool {
+			got := map[string]bool{}
+			for _, a := range strings.Split(addrs, ",") {
+				got[a] = true
+			}
+			return got
+		}
+		require.Equal(t, wantSeeds, probeAddrs(probe.Command[1]), "%s ready", file)
+		for name, svc := range nodes {
+			hc := svc.Healthcheck.Test
+			require.Len(t, hc, 5, "%s %s healthcheck", file, name)
+			require.Equal(t, []string{"CMD", "/shoal-server", "--wait-cluster"}, hc[:3], "%s %s", file, name)
+			require.Equal(t, wantSeeds, probeAddrs(hc[3]), "%s %s healthcheck", file, name)
+		}
+		for name, svc := range nodes {
 			args := slices.Clone(svc.Command)
 			for i := range args {
 				if i > 0 && args[i-1] == "--dir" {
@@ -284,7 +384,7 @@ func TestComposeFilesLoad(t *testing.T) {
 				got[s.Host+":"+strconv.Itoa(s.Port)] = true
 			}
 			require.Equal(t, wantSeeds, got, "%s %s seeds", file, name)
-			require.EqualValues(t, len(cf.Services), cfg.Int("cluster-bootstrap-masters")*(1+cfg.Int("cluster-bootstrap-replicas")), "%s %s", file, name)
+			require.EqualValues(t, len(nodes), cfg.Int("cluster-bootstrap-masters")*(1+cfg.Int("cluster-bootstrap-replicas")), "%s %s", file, name)
 			if svc.NetworkMode != "host" {
 				require.Equal(t, name, cfg.String("cluster-announce-hostname"), "%s %s", file, name)
 				require.Equal(t, "hostname", cfg.String("cluster-preferred-endpoint-type"), "%s %s", file, name)

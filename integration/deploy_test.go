@@ -35,11 +35,34 @@ const formTimeout = 15 * time.Second
 
 // composeFile is the part of a docker-compose file the tests read.
 type composeFile struct {
-	Services map[string]struct {
-		Image       string   `json:"image"`
-		NetworkMode string   `json:"network_mode"`
-		Command     []string `json:"command"`
-	} `json:"services"`
+	Services map[string]composeService `json:"services"`
+}
+
+type composeService struct {
+	Image       string   `json:"image"`
+	NetworkMode string   `json:"network_mode"`
+	Command     []string `json:"command"`
+	Profiles    []string `json:"profiles"`
+	Healthcheck struct {
+		Test []string `json:"test"`
+	} `json:"healthcheck"`
+}
+
+// isProbe reports whether the service is the ready probe (shoal-server
+// --wait-cluster), not a node.
+func (s composeService) isProbe() bool {
+	return len(s.Command) > 0 && s.Command[0] == "--wait-cluster"
+}
+
+// nodes returns the node services (the ready probe left out).
+func (cf composeFile) nodes() map[string]composeService {
+	out := map[string]composeService{}
+	for name, svc := range cf.Services {
+		if !svc.isProbe() {
+			out[name] = svc
+		}
+	}
+	return out
 }
 
 // hostComposeCommands returns the command lines of the host-network compose
@@ -53,7 +76,7 @@ func hostComposeCommands(t *testing.T) (names []string, cmds map[string][]string
 	var cf composeFile
 	require.NoError(t, yaml.Unmarshal(data, &cf))
 	cmds = map[string][]string{}
-	for name, svc := range cf.Services {
+	for name, svc := range cf.nodes() {
 		require.Equal(t, "host", svc.NetworkMode, name)
 		require.NotEmpty(t, svc.Command, name)
 		names = append(names, name)
@@ -124,6 +147,9 @@ func remapped(t *testing.T, cmd []string, ports map[int]int) []string {
 // process on free ports and returns them, started concurrently.
 func startHostCompose(t *testing.T) []*deployNode {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a 6-node self-forming cluster (skipped with -short)")
+	}
 	bin := BuildServer(t)
 	names, cmds := hostComposeCommands(t)
 	ports := map[int]int{} // compose port → this run's

@@ -29,12 +29,16 @@ import (
 
 const (
 	readyLine      = "Ready to accept connections"
-	readyTimeout   = 10 * time.Second
 	stopTimeout    = 5 * time.Second
 	buildTimeout   = 5 * time.Minute
-	cliTimeout     = 10 * time.Second
 	startAttempts  = 5
 	failedLogLines = 50
+)
+
+// Waits for a process, stretched by SHOAL_TEST_SLACK on a loaded machine.
+var (
+	readyTimeout = testharness.Slack(10 * time.Second)
+	cliTimeout   = testharness.Slack(10 * time.Second)
 )
 
 var (

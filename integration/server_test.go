@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,9 +46,42 @@ func TestVersionAndHelp(t *testing.T) {
 	code, out := runBinary(t, t.TempDir(), "--version")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "redis_version=7.0.15")
+	require.Regexp(t, `^shoal-server v=\S+ redis_version=7\.0\.15 sha=[0-9a-f]{8}:[01] malloc=go bits=\d+ build=[0-9a-f]+ go=\S+\n$`, out)
 	code, out = runBinary(t, t.TempDir(), "--help")
-	require.Equal(t, 0, code)
+	require.Equal(t, 1, code, "redis-server --help exits 1")
 	require.Contains(t, out, "Usage: ./shoal-server")
+}
+
+// TestMakeBuildStampsCommit: the Makefile's build sets the commit, so
+// --version and INFO server name it (they said 00000000).
+func TestMakeBuildStampsCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full build")
+	}
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+	head, err := exec.Command("git", "-C", root, "rev-parse", "--short=8", "HEAD").Output()
+	if err != nil {
+		t.Skipf("no git work tree: %v", err)
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	sha := strings.TrimSpace(string(head))[:8]
+	bin := filepath.Join(t.TempDir(), "shoal-server")
+	out, err := exec.Command("make", "-s", "-C", root, "build", "BIN="+bin).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	version, err := exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	require.Contains(t, string(version), " sha="+sha+":")
+
+	s := StartServer(t) // the harness's binary (a plain go build), restarted as make's
+	s.Bin = bin
+	s.Restart()
+	got, err := RedisCLI(t, s, "INFO", "server")
+	require.NoError(t, err)
+	require.Regexp(t, `redis_git_sha1:`+sha+`\r?\n`, got)
+	require.Regexp(t, `redis_git_dirty:[01]\r?\nredis_build_id:[0-9a-f]+\r?\n`, got)
 }
 
 func TestBadConfigExitsWithRedisMessage(t *testing.T) {
@@ -73,7 +107,7 @@ func TestBusyPortExits1(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	code, out := runBinary(t, t.TempDir(), "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
 	require.Equal(t, 1, code)
-	require.Contains(t, out, fmt.Sprintf("Failed listening on port %d (TCP), aborting.", port))
+	require.Contains(t, out, fmt.Sprintf("ERROR\tFailed listening on port %d (TCP), aborting.", port), "a fatal abort is logged at ERROR")
 }
 
 // TestClusterPortTooHighExits1: with cluster-enabled and no cluster-port,
@@ -82,7 +116,28 @@ func TestBusyPortExits1(t *testing.T) {
 func TestClusterPortTooHighExits1(t *testing.T) {
 	code, out := runBinary(t, t.TempDir(), "--port", "60000", "--bind", "127.0.0.1", "--cluster-enabled", "yes")
 	require.Equal(t, 1, code)
+	require.Contains(t, out, "ERROR\tRedis port number too high.")
 	require.Contains(t, out, "Your Redis port number must be 55535 or less.")
+}
+
+// TestSecondNodeOnLockedNodesConfExits1: two processes on one nodes.conf
+// would run with the same node ID; as Redis (clusterLockConfig) the second
+// finds the file locked, logs why and exits 1, and the first goes on.
+func TestSecondNodeOnLockedNodesConfExits1(t *testing.T) {
+	first := StartServer(t, "--cluster-enabled", "yes")
+	id, err := RedisCLI(t, first, "CLUSTER", "MYID")
+	require.NoError(t, err)
+	port, err := testharness.FreePort()
+	require.NoError(t, err)
+	code, out := runBinary(t, first.Dir, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--cluster-enabled", "yes", "--dir", first.Dir)
+	require.Equal(t, 1, code, "second node's output:\n%s", out)
+	require.Contains(t, out, "ERROR\tSorry, the cluster configuration file "+filepath.Join(first.Dir, "nodes.conf")+
+		" is already used by a different Redis Cluster node. Please make sure that different nodes use different cluster configuration files.")
+	require.True(t, first.Running())
+	again, err := RedisCLI(t, first, "CLUSTER", "MYID")
+	require.NoError(t, err)
+	require.Equal(t, id, again)
 }
 
 func TestSignalsAndShutdownStopCleanly(t *testing.T) {

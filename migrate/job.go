@@ -50,6 +50,8 @@ type Job struct {
 	imaged      [slots.Count]atomic.Bool // the slot's image is in the stream: forward its effects
 	slotsImaged atomic.Int64
 	keys        atomic.Int64
+	keysTotal   atomic.Int64 // keys in the slots when the images began
+	imageBytes  atomic.Int64 // argument bytes of the image commands sent
 	effects     atomic.Int64
 
 	m  *Manager
@@ -114,6 +116,7 @@ type Status struct {
 	Name, Operation, SlotRanges, Source, Target, State, Message string
 	CreateTime, LastUpdateTime                                  int64 // unix ms
 	SlotsTotal, SlotsImaged, Keys, Effects                      int64
+	KeysTotal, ImageBytes                                       int64
 	PauseMillis                                                 int64
 }
 
@@ -123,7 +126,8 @@ func (j *Job) status() Status {
 	return Status{Name: j.name, Operation: j.op, SlotRanges: formatRanges(j.slots), Source: j.source,
 		Target: j.target, State: j.state, Message: j.message, CreateTime: j.created.UnixMilli(),
 		LastUpdateTime: j.updated.UnixMilli(), SlotsTotal: int64(len(j.slots)), SlotsImaged: j.slotsImaged.Load(),
-		Keys: j.keys.Load(), Effects: j.effects.Load(), PauseMillis: j.pause.Milliseconds()}
+		Keys: j.keys.Load(), Effects: j.effects.Load(), KeysTotal: j.keysTotal.Load(), ImageBytes: j.imageBytes.Load(),
+		PauseMillis: j.pause.Milliseconds()}
 }
 
 // Propagate is the job's write-effect feed: the effects of writes to its
@@ -207,13 +211,25 @@ func (m *Manager) export(j *Job, log *zap.Logger) (err error) {
 	m.src.AddEffectFeed(j)
 	start := time.Now()
 	lastLog := start
+	total := m.src.KeysInSlots(j.slots)
+	j.keysTotal.Store(total)
+	emit := func(argv ...[][]byte) {
+		var n int64
+		for _, cmd := range argv {
+			for _, a := range cmd {
+				n += int64(len(a))
+			}
+		}
+		j.imageBytes.Add(n)
+		st.enqueue(argv...)
+	}
 	for i, s := range j.slots {
 		if err := m.throttle(j, st); err != nil {
 			return err
 		}
 		one := []uint16{uint16(s)}
 		m.src.LockSlots(one)
-		n := m.src.SlotImage(uint16(s), func(argv ...[][]byte) { st.enqueue(argv...) })
+		n := m.src.SlotImage(uint16(s), emit)
 		j.imaged[s].Store(true)
 		m.src.UnlockSlots(one)
 		j.keys.Add(int64(n))
@@ -221,11 +237,13 @@ func (m *Manager) export(j *Job, log *zap.Logger) (err error) {
 		if time.Since(lastLog) >= time.Second {
 			lastLog = time.Now()
 			log.Info("slot migration progress", zap.Int("slots_done", i+1), zap.Int("slots", len(j.slots)),
-				zap.Int64("keys", j.keys.Load()), zap.Int64("effects", j.effects.Load()),
-				zap.Int64("acked", st.acked.Load()), zap.Int64("sent", st.enqueued()))
+				zap.Int64("keys_done", j.keys.Load()), zap.Int64("keys_total", total),
+				zap.String("keys_percent", percent(j.keys.Load(), total)), zap.Int64("bytes_done", j.imageBytes.Load()),
+				zap.Int64("effects", j.effects.Load()), zap.Int64("acked", st.acked.Load()), zap.Int64("sent", st.enqueued()))
 		}
 	}
-	log.Info("slot images sent", zap.Int64("keys", j.keys.Load()), zap.Duration("took", time.Since(start)))
+	log.Info("slot images sent", zap.Int64("keys", j.keys.Load()), zap.Int64("keys_total", total),
+		zap.Int64("bytes", j.imageBytes.Load()), zap.Duration("took", time.Since(start)))
 
 	// Catch up until the target is close behind, then pause and flip.
 	j.setState(StateCatchUp, "")
@@ -336,4 +354,13 @@ func importCmd(action, name string) [][]byte {
 // String is for logs.
 func (s Status) String() string {
 	return s.Name + " " + s.Operation + " " + s.SlotRanges + " " + s.State + " keys=" + strconv.FormatInt(s.Keys, 10)
+}
+
+// percent is done of total as "42.0%" (total counted at the start: writes
+// during the job can take done past it, which is shown as 100%).
+func percent(done, total int64) string {
+	if total <= 0 || done >= total {
+		return "100.0%"
+	}
+	return strconv.FormatFloat(float64(done)*100/float64(total), 'f', 1, 64) + "%"
 }

@@ -24,6 +24,9 @@ type Source interface {
 	// commands; it returns the number of keys. The caller holds the slot's
 	// lock; argv is only valid during the call.
 	SlotImage(slot uint16, emit func(argv ...[][]byte)) int
+	// KeysInSlots counts the keys in the given slots now (the total a job's
+	// progress is reported against; writes may change it while it runs).
+	KeysInSlots(list []int) int64
 	// EffectSlot tells which slot an effect command writes: its keys'
 	// slot, or -1 for a command without keys; flush is true for a
 	// keyspace-wide deletion (FLUSHALL, FLUSHDB).

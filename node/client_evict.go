@@ -162,6 +162,7 @@ func (c *Client) publishOwnedMemory() {
 		owned += int64(len(c.multi.queue))*queuedCommandBytes + c.mem.multiArgv.Load()
 	}
 	owned += int64(len(c.tx.watch.keys)) * watchedKeyBytes
+	owned += c.trk.prefixBytes // BCAST prefixes (node/tracking.go)
 	if c.mem.owned.Load() != owned {
 		c.mem.owned.Store(owned)
 	}

@@ -179,6 +179,17 @@ func TestAtomicSlotMigrationUnderLoad(t *testing.T) {
 	require.Equal(t, "0-999", job["slot_ranges"])
 	require.Equal(t, bID, job["target_node"])
 	require.Equal(t, strconv.Itoa(moved), job["slots_snapshotted"])
+	// Progress has its totals: the keys the slots held when the images
+	// began, all of them sent (more if the load created counters since).
+	keysTotal, err := strconv.Atoi(job["keys_total"])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, keysTotal, len(static))
+	keysDone, err := strconv.Atoi(job["keys_snapshotted"])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, keysDone, keysTotal)
+	imageBytes, err := strconv.Atoi(job["bytes_snapshotted"])
+	require.NoError(t, err)
+	require.Greater(t, imageBytes, keysTotal, "every key is at least a name and a value")
 	imports := migrationJobs(t, ctx, rb)
 	require.Len(t, imports, 1)
 	require.Equal(t, "IMPORT", imports[0]["operation"])

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"slices"
+
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/slots"
@@ -126,7 +128,11 @@ var clusterHelpLines = []string{
 	"    Output format is an array where each array element is a map containing attributes of a link",
 }
 
-func cmdClusterHelp(c *Client, args [][]byte) { c.ReplyHelp(args, clusterHelpLines) }
+// cmdClusterHelp is Redis's CLUSTER HELP followed by shoal's extensions
+// (node/cmd_cluster_migrate.go).
+func cmdClusterHelp(c *Client, args [][]byte) {
+	c.ReplyHelp(args, slices.Concat(clusterHelpLines, clusterExtensionHelpLines))
+}
 
 // cmdClusterMeet is CLUSTER MEET ip port [cport]; the metadata's arity (-4)
 // lets six or more arguments through, which Redis answers as a subcommand

@@ -51,6 +51,20 @@ func clusterExtensionMeta() []*command.Spec {
 	}
 }
 
+// clusterExtensionHelpLines are CLUSTER HELP's lines for the subcommands
+// shoal adds to Redis 7.0's, after Redis's own and each marked as such.
+var clusterExtensionHelpLines = []string{
+	"MIGRATESLOTS SLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...] NODE <node-id> [SLOTSRANGE ... NODE <node-id> ...]",
+	"    (shoal extension, as Valkey 9) Move the slots and their keys to <node-id> atomically: the target",
+	"    receives a snapshot of the slots, then the writes to them, and takes them over in one step.",
+	"GETSLOTMIGRATIONS",
+	"    (shoal extension, as Valkey 9) List the running and recent slot migrations with their progress.",
+	"CANCELSLOTMIGRATIONS",
+	"    (shoal extension, as Valkey 9) Cancel the slot migrations started on this node.",
+	"SLOT-STATS SLOTSRANGE <start slot> <end slot> | ORDERBY <metric> [LIMIT <limit>] [ASC|DESC]",
+	"    (shoal extension, as Valkey 8) Return per-slot statistics: keys, CPU time, network bytes.",
+}
+
 // withClusterExtensions adds shoal's CLUSTER subcommands to the metadata
 // (the command-table test compares only command.AllMeta with Redis 7.0).
 func withClusterExtensions(all []*command.Spec) []*command.Spec {
@@ -86,7 +100,7 @@ func cmdClusterGetSlotMigrations(c *Client, args [][]byte) {
 	jobs := c.srv.migrations.Jobs()
 	c.Array(len(jobs))
 	for _, j := range jobs {
-		c.Map(14)
+		c.Map(16)
 		c.BulkString("name")
 		c.BulkString(j.Name)
 		c.BulkString("operation")
@@ -111,6 +125,12 @@ func cmdClusterGetSlotMigrations(c *Client, args [][]byte) {
 		c.Int(j.SlotsImaged)
 		c.BulkString("keys_snapshotted")
 		c.Int(j.Keys)
+		// of keys_total, counted when the images began (writes since may
+		// change it); bytes_snapshotted: argument bytes of the images sent.
+		c.BulkString("keys_total")
+		c.Int(j.KeysTotal)
+		c.BulkString("bytes_snapshotted")
+		c.Int(j.ImageBytes)
 		c.BulkString("effects_streamed")
 		c.Int(j.Effects)
 		c.BulkString("write_pause_ms")
@@ -367,6 +387,14 @@ const (
 	imageChunkBytes = 1 << 20
 	imageMSETKeys   = 256
 )
+
+func (n *migrationNode) KeysInSlots(list []int) int64 {
+	var total int64
+	for _, slot := range list {
+		total += int64(n.s.countKeysInSlot(slot))
+	}
+	return total
+}
 
 func (n *migrationNode) SlotImage(slot uint16, emit func(argv ...[][]byte)) int {
 	keys := 0

@@ -266,6 +266,9 @@ func TestClusterCommandsMatchRedis(t *testing.T) {
 		}
 		want := run(rc, realID)
 		got := run(oc, ourID)
+		if len(cmd) == 2 && cmd[1] == "HELP" {
+			want = withExtensionHelp(t, want)
+		}
 		if cmd[0] == "HELLO" {
 			// Server fields differ (ids, modules list); only the type.
 			require.Equal(t, want[:1], got[:1])
@@ -567,4 +570,27 @@ func TestClusterSaveConfigPersists(t *testing.T) {
 		bulkBody(t, tc2.do("CLUSTER", "NODES")))
 	require.Contains(t, bulkBody(t, tc2.do("CLUSTER", "INFO")), "cluster_current_epoch:7\r\ncluster_my_epoch:7\r\n")
 	require.Contains(t, tc2.do("INFO", "cluster"), "# Cluster\r\ncluster_enabled:1\r\n")
+}
+
+// withExtensionHelp is Redis's CLUSTER HELP reply with shoal's extension
+// lines where shoal puts them: after Redis's, before the closing HELP entry.
+func withExtensionHelp(t *testing.T, redisHelp string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(redisHelp, "\r\n"), "\r\n")
+	n, err := strconv.Atoi(strings.TrimPrefix(lines[0], "*"))
+	require.NoError(t, err)
+	require.Equal(t, n, len(lines)-1)
+	items := lines[1:]
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", n+len(clusterExtensionHelpLines))
+	for _, l := range items[:n-2] {
+		b.WriteString(l + "\r\n")
+	}
+	for _, l := range clusterExtensionHelpLines {
+		b.WriteString("+" + l + "\r\n")
+	}
+	for _, l := range items[n-2:] {
+		b.WriteString(l + "\r\n")
+	}
+	return b.String()
 }

@@ -3,7 +3,6 @@ package node
 import (
 	"bufio"
 	"crypto/rand"
-	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/internal/buildinfo"
 )
 
 // INFO: Redis 7.0.15's sections, field names and field order, with shoal's
@@ -140,9 +140,7 @@ func (s *Server) infoString(req infoRequest) string {
 		}
 	}
 	if req.wants("latencystats") {
-		// Per-command latency histograms are not recorded yet: the section
-		// is empty, as in a Redis running with latency-tracking no.
-		w.section("Latencystats")
+		s.infoLatencyStats(w) // node/metrics_hist.go
 	}
 	if req.wants("cluster") {
 		w.section("Cluster")
@@ -185,9 +183,10 @@ func (s *Server) infoServer(w *infoWriter) {
 	uptime := int64(now.Sub(s.start) / time.Second)
 	w.section("Server")
 	w.str("redis_version", Version)
-	w.str("redis_git_sha1", "00000000")
-	w.int("redis_git_dirty", 0)
-	w.str("redis_build_id", buildID())
+	build := buildinfo.Get()
+	w.str("redis_git_sha1", build.GitSHA1)
+	w.int("redis_git_dirty", int64(build.DirtyFlag()))
+	w.str("redis_build_id", build.BuildID)
 	w.str("redis_mode", s.mode())
 	w.str("os", osDescription())
 	w.int("arch_bits", strconv.IntSize)
@@ -209,7 +208,7 @@ func (s *Server) infoServer(w *infoWriter) {
 	w.str("executable", exe)
 	w.str("config_file", s.cfg.ConfigFile())
 	w.int("io_threads_active", 0)
-	w.str("shoal_version", ShoalVersion)
+	w.str("shoal_version", buildinfo.Version)
 	w.str("shoal_go_version", runtime.Version())
 }
 
@@ -235,13 +234,6 @@ func splitHostPort(addr string) (string, int64, error) {
 	p, err := strconv.ParseInt(addr[i+1:], 10, 64)
 	return addr[:i], p, err
 }
-
-var buildIDOnce = sync.OnceValue(func() string {
-	sum := sha1.Sum([]byte(ShoalVersion + " " + runtime.Version() + " " + runtime.GOARCH))
-	return hex.EncodeToString(sum[:8])
-})
-
-func buildID() string { return buildIDOnce() }
 
 // osDescription is uname's "sysname release machine", as Redis prints it.
 var osDescription = sync.OnceValue(func() string {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/internal/buildinfo"
 )
 
 // serverHandlers returns the handlers of the server-level commands, gathered
@@ -59,5 +60,5 @@ func cmdLolwut(c *Client, args [][]byte) {
 		}
 		version = strconv.FormatUint(uint64(uint32(v)), 10) + ".0.0"
 	}
-	c.Verbatim("Redis ver. "+version+"\nshoal ver. "+ShoalVersion+"\n", "txt")
+	c.Verbatim("Redis ver. "+version+"\nshoal ver. "+buildinfo.Version+"\n", "txt")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/internal/buildinfo"
 )
 
 // Behaviour of the server commands that a comparison with Redis cannot
@@ -84,7 +85,7 @@ func TestInfoRealFigures(t *testing.T) {
 	if !regexp.MustCompile(`^\d+\.\d{6}$`).MatchString(f["used_cpu_user"]) {
 		t.Errorf("used_cpu_user = %q", f["used_cpu_user"])
 	}
-	if f["shoal_version"] != ShoalVersion {
+	if f["shoal_version"] != buildinfo.Version {
 		t.Errorf("shoal_version = %q", f["shoal_version"])
 	}
 	before := infoInt(t, f, "total_commands_processed")

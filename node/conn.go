@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-db/shoal/resp"
 	"github.com/tidwall/redcon"
+	"go.uber.org/zap"
 )
 
 // Serving connections.
@@ -77,11 +78,20 @@ func (s *Server) serveListener(ln net.Listener) {
 
 // serveClient runs c's connection until it ends, then unregisters c.
 func (s *Server) serveClient(c *Client) {
+	// loglevel debug/verbose: each client's arrival and departure, as
+	// Redis's "Accepted <addr>" and "Client closed connection" lines.
+	debug := s.log.Core().Enabled(zap.DebugLevel)
+	if debug {
+		s.log.Debug("Accepted "+c.addr, zap.Int64("client_id", c.id))
+	}
 	err := s.serveRequests(c)
 	c.flushStats()
 	_ = c.guard.Conn.Close()
 	if errors.Is(err, net.ErrClosed) || errors.Is(err, errConnDone) {
 		err = nil
+	}
+	if debug {
+		s.log.Debug("Client closed connection", zap.Int64("client_id", c.id), zap.String("addr", c.addr), zap.Error(err))
 	}
 	s.closed(c, err)
 }

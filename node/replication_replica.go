@@ -45,6 +45,7 @@ func (r *replState) follow(host string, port int, nodeID string, caller *Client)
 	r.s.ks.SetReplicaMode(true)
 	r.proxy.Store(true)
 	r.updateGuards()
+	_ = r.s.applyOOMScore() // the replica's oom-score-adj value (node/oomscore.go)
 	r.roleGen.Add(1) // commands that passed the guards before this judge again
 	if n := r.s.blocking().unblockAllRoleChanged(); n > 0 {
 		r.s.log.Info("Unblocked blocked clients: this node became a replica", zap.Int("clients", n))
@@ -67,6 +68,7 @@ func (r *replState) unfollow() {
 	r.s.ks.SetReplicaMode(false)
 	r.proxy.Store(false)
 	r.updateGuards()
+	_ = r.s.applyOOMScore() // the master's oom-score-adj value (node/oomscore.go)
 }
 
 // replicaFSM is what the replica applies its master's stream to

@@ -30,9 +30,6 @@ import (
 // Version is the Redis version shoal answers to (HELLO, INFO redis_version).
 const Version = "7.0.15"
 
-// ShoalVersion is shoal's own version.
-const ShoalVersion = "0.1.0"
-
 // Server is one node.
 //
 // Concurrency: commands run on their connection's goroutine; the keyspace
@@ -44,6 +41,7 @@ type Server struct {
 	ks    *store.Keyspace
 	table *commandTable
 	runID string
+	logID *logIdentity // the node_id/current_epoch of every log line
 	start time.Time
 	pid   int
 
@@ -60,6 +58,7 @@ type Server struct {
 	loading      loadingState      // a dataset is being loaded (node/loading.go)
 	monitors     monitorRegistry   // MONITOR clients (node/monitor.go)
 	tracking     trackingTable     // CLIENT TRACKING (node/tracking.go)
+	oomScore     oomScoreState     // oom-score-adj (node/oomscore.go)
 	dirty        dirtyCounter      // changes to the dataset, Redis's server.dirty (node/persistence.go)
 	shutdown     shutdownState     // the SHUTDOWN / signal sequence (node/persistence.go)
 	// dataLost: this cluster master restarted without its data and waits
@@ -163,7 +162,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		stopCron:     make(chan struct{}),
 		shutdownHook: opts.OnShutdown,
 	}
-	s.log = log.With(zap.String("node", s.runID[:8]))
+	s.logID = &logIdentity{runID: s.runID, cluster: cfg.Bool("cluster-enabled")}
+	s.log = withIdentity(log, s.logID) // node/logidentity.go
 	s.auxState = newServerAux()
 	s.blockReg = newBlockRegistry()
 	s.pubsub = newPubsubRegistry()
@@ -182,7 +182,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.registerConfigHooks()
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
-	s.aof = newAOFState(s) // node/aof.go
+	s.aof = newAOFState(s)    // node/aof.go
+	s.registerOOMScoreHooks() // node/oomscore.go
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
 	s.applyMaxmemoryConfig()
 	s.registerMaxmemoryHooks()
@@ -208,6 +209,9 @@ func (s *Server) LoadData() error {
 		return fmt.Errorf("cluster bus: %w", err)
 	}
 	s.cluster = bus
+	if bus != nil {
+		s.logID.bus.Store(bus)
+	}
 	// After nodes.conf: a cluster replica keeps expired keys at load.
 	// Whether a data set file exists, before the load may create one
 	// (node/datalost.go).

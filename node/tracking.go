@@ -41,6 +41,10 @@ import (
 
 const trackingChannel = "__redis__:invalidate"
 
+// trackingPrefixBytes is one BCAST prefix's cost beside its bytes: its
+// string header in the client's list and its entries in the prefix table.
+const trackingPrefixBytes = 64
+
 // active reports whether a change may concern tracking: a client tracks,
 // or keys are still in the table (the check every write makes).
 func (t *trackingTable) active() bool { return t.clients.Load() != 0 || t.nkeys.Load() != 0 }
@@ -79,7 +83,10 @@ type clientTracking struct {
 	inCommand bool
 	redirect  int64
 	prefixes  []string // BCAST prefixes, sorted
-	push      *pushWriter
+	// prefixBytes is what the prefixes cost, for client eviction (read by
+	// the client's own goroutine, the only writer).
+	prefixBytes int64
+	push        *pushWriter
 
 	// enabled mirrors `on` for the client's own goroutine (no lock on the
 	// read path).
@@ -229,6 +236,10 @@ func (t *trackingTable) enable(c *Client, redirect int64, bcast, optin, optout, 
 		}
 		slices.Sort(st.prefixes)
 		st.prefixes = slices.Compact(st.prefixes)
+		st.prefixBytes = 0
+		for _, p := range st.prefixes {
+			st.prefixBytes += trackingPrefixBytes + int64(len(p))
+		}
 	}
 	st.optin, st.optout, st.noloop = optin, optout, noloop
 }
@@ -420,6 +431,9 @@ func (t *trackingTable) send(s *Server, c *Client, body []byte) {
 		return // a RESP2 client cannot get pushes on its own connection
 	}
 	push.enqueue(append(b, body...), s)
+	// Its output grew: account it for client eviction now, as Redis's
+	// sendTrackingMessage (the next command evicts it if over the limit).
+	s.updateClientMemory(to)
 }
 
 // pushForTracking returns a redirect target's push queue: it has one once
@@ -779,13 +793,7 @@ func (s *Server) trackingSlotsLost(slotSet []int) {
 	if !t.active() {
 		return
 	}
-	var inSet map[uint16]bool
-	if slotSet != nil {
-		inSet = make(map[uint16]bool, len(slotSet))
-		for _, sl := range slotSet {
-			inSet[uint16(sl)] = true
-		}
-	}
+	inSet := slotMembership(slotSet) // node/watch.go
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k := range t.keys {

@@ -326,13 +326,7 @@ func (r *watchRegistry) touchFlushed(db int, slotSet []int) {
 	if !r.watching() {
 		return
 	}
-	var inSet map[uint16]bool
-	if slotSet != nil {
-		inSet = make(map[uint16]bool, len(slotSet))
-		for _, sl := range slotSet {
-			inSet[uint16(sl)] = true
-		}
-	}
+	inSet := slotMembership(slotSet)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for d, m := range r.dbs {
@@ -350,6 +344,18 @@ func (r *watchRegistry) touchFlushed(db int, slotSet []int) {
 			}
 		}
 	}
+}
+
+// slotMembership is slotSet as a set; nil (every slot) stays nil.
+func slotMembership(slotSet []int) map[uint16]bool {
+	if slotSet == nil {
+		return nil
+	}
+	inSet := make(map[uint16]bool, len(slotSet))
+	for _, sl := range slotSet {
+		inSet[uint16(sl)] = true
+	}
+	return inSet
 }
 
 // liveIn reports whether key is live in database db, locking its slot.

@@ -40,21 +40,11 @@ VALUE_SIZE=100
 WORK=$(mktemp -d /tmp/shoal-bench-aof.XXXXXX)
 
 PID=""
-stop_server() {
-  local i
-  [[ -n $PID ]] || return 0
-  kill -TERM "$PID" 2>/dev/null || true
-  for ((i = 0; i < 200; i++)); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
-  kill -KILL "$PID" 2>/dev/null || true
-  wait "$PID" 2>/dev/null || true
-  PID=""
-}
 trap 'stop_server; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
-median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # start BIN PORT POLICY DIR: the server in the foreground, PID set; 1 when it does not answer PING.
 start() {

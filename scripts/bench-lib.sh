@@ -16,3 +16,17 @@ cli() { local port=$1; shift; timeout 10 redis-cli -h 127.0.0.1 -p "$port" "$@";
 info_field() { cli "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'; }
 # cpu_ns PID prints the on-CPU nanoseconds of all the process's threads.
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+
+# median: the median of the numbers on stdin (empty when none).
+median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# stop_server: TERM the server the script started ($PID), KILL it after 10 s, and reap it.
+stop_server() {
+  local i
+  [[ -n ${PID:-} ]] || return 0
+  kill -TERM "$PID" 2>/dev/null || true
+  for ((i = 0; i < 200; i++)); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
+  kill -KILL "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  PID=""
+}

@@ -22,7 +22,8 @@
 # Environment: SHOAL_SERVER (default <repo>/bin/shoal-server, built if missing), REDIS_SRC (default
 # /tmp/src/redis-7.0.15), TCL_CLUSTER_TIMEOUT, TCL_CLUSTER_RESULTS (default a fresh
 # /tmp/shoal-tests-cluster.XXXXXX). Instance ports: a base of 16000 + 512k (k random, 0-6) with bus
-# ports 10000 above: below the kernel's ephemeral range, clear of tcl-suite.sh's 12000-15999 and of
+# ports 10000 above (a run holds its block: scripts/tcl-ports.sh): below the ephemeral range, clear of
+# tcl-suite.sh's 12000-15999 and 20000-25887 and of
 # the suite's default 30000, so concurrent runs do not collide.
 # Exit status: 0 when every file printed GOOD, 1 otherwise, 2 on setup errors.
 set -euo pipefail
@@ -83,13 +84,11 @@ exec "$SERVER" "\$@" --appendonly no
 EOF
 chmod +x "$WORK/src/redis-server"
 
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-BASE=""
-for k in $(shuf -i 0-6); do
-  b=$((16000 + 512 * k))
-  if ! port_busy "$b" && ! port_busy $((b + 10000)) && ! port_busy $((b + 19)); then BASE=$b; break; fi
-done
-[[ -n $BASE ]] || die "no free port range found"
+# A block no other run of this script holds (an flock, scripts/tcl-ports.sh) and free on the probed ports.
+# shellcheck source=scripts/tcl-ports.sh
+source "$ROOT/scripts/tcl-ports.sh"
+claim_port_block tcl-cluster 16000 512 7 0 19 10000 || die "no free port range found"
+BASE=$PORT_BLOCK
 sed -i -e "s/^set ::redis_base_port .*/set ::redis_base_port $BASE/" \
   -e "s/^set ::redis_port_count .*/set ::redis_port_count 512/" "$WORK/tests/instances.tcl"
 

@@ -14,6 +14,7 @@
 #                     fetches it with `apt-get source --download-only redis`)
 #   TCL_EXTRA_ARGS    extra runtest arguments; quotes are honoured, nothing is evaluated, e.g.
 #                     TCL_EXTRA_ARGS='--skiptest "EXPIRE - set timeouts multiple times" --verbose'
+#                     (without a --baseport here, the run claims a free block of runtest ports)
 #   TCL_DENY_TAGS     tags to deny, e.g. "-needs:repl" (default below: none)
 #   TCL_UNIT_TIMEOUT  wall-clock limit per unit in seconds (default 180)
 #   TCL_DURABLE       1 (default): pass --durable, so a Tcl exception (e.g. an error reply to a
@@ -138,6 +139,18 @@ if [[ -n $TCL_EXTRA_ARGS ]]; then
 fi
 DURABLE=()
 [[ $TCL_DURABLE == 1 ]] && DURABLE=(--durable)
+
+# runtest's ports: its test server takes one of --baseport-32..-1 and normal-mode servers
+# --baseport..+portcount. Unless TCL_EXTRA_ARGS names a --baseport, each run claims a block of
+# 256 ports of its own in 20000-25887 (scripts/tcl-ports.sh; tcl-cluster.sh's bus ports start
+# at 26000), so two runs at once do not collide.
+PORTS=()
+if [[ " ${EXTRA[*]:-} " != *" --baseport "* ]]; then
+  # shellcheck source=scripts/tcl-ports.sh
+  source "$ROOT/scripts/tcl-ports.sh"
+  claim_port_block tcl-suite 20000 256 23 $(seq 0 47) || die "no free block of ports in 20000-25887"
+  PORTS=(--baseport $((PORT_BLOCK + 32)) --portcount 224)
+fi
 
 # ---- server lifecycle --------------------------------------------------------------------
 SRV_PID=""
@@ -264,7 +277,7 @@ failed_lines() {
 # ---- run ---------------------------------------------------------------------------------
 log "server:  $SERVER ($("$SERVER" --version 2>/dev/null | head -1 || echo 'no --version'))"
 log "suite:   $REDIS_SRC  units: ${UNITS[*]}"
-log "tags:    $TCL_DENY_TAGS   extra: ${EXTRA[*]:-none}   results: $RESULTS"
+log "tags:    $TCL_DENY_TAGS   extra: ${EXTRA[*]:-none}   ports: ${PORTS[*]:-from TCL_EXTRA_ARGS}   results: $RESULTS"
 
 declare -a ROWS=()
 any_fail=0
@@ -300,7 +313,7 @@ for u in "${UNITS[@]}"; do
     ln -sf "$SERVER" "$WORK/src/redis-server"
     rc=0
     (cd "$WORK" && exec timeout -k 10 "$TCL_UNIT_TIMEOUT" ./runtest --single "$u" --clients 1 \
-      --tags "$TCL_DENY_TAGS" --timeout "$TCL_UNIT_TIMEOUT" "${DURABLE[@]}" "${SKIP[@]}" "${EXTRA[@]}") \
+      --tags "$TCL_DENY_TAGS" --timeout "$TCL_UNIT_TIMEOUT" "${PORTS[@]}" "${DURABLE[@]}" "${SKIP[@]}" "${EXTRA[@]}") \
       >"$dir/runtest.log" 2>&1 </dev/null &
     RUN_PID=$!
     wait "$RUN_PID" || rc=$?
@@ -329,7 +342,7 @@ for u in "${UNITS[@]}"; do
   # timeout runs runtest (and the tclsh test client it spawns) in a process group of its own;
   # it is started in the background so that the EXIT trap can TERM it on Ctrl-C
   (cd "$WORK" && exec timeout -k 10 "$TCL_UNIT_TIMEOUT" ./runtest --host 127.0.0.1 --port "$PORT" \
-    --single "$u" --tags "$TCL_DENY_TAGS" --timeout "$TCL_UNIT_TIMEOUT" "${DURABLE[@]}" "${SKIP[@]}" "${EXTRA[@]}") \
+    --single "$u" --tags "$TCL_DENY_TAGS" --timeout "$TCL_UNIT_TIMEOUT" "${PORTS[@]}" "${DURABLE[@]}" "${SKIP[@]}" "${EXTRA[@]}") \
     >"$dir/runtest.log" 2>&1 </dev/null &
   RUN_PID=$!
   wait "$RUN_PID" || rc=$?

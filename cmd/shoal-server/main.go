@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/shoal-db/shoal/config"
+	"github.com/shoal-db/shoal/gossip"
+	"github.com/shoal-db/shoal/internal/buildinfo"
 	"github.com/shoal-db/shoal/node"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -32,15 +34,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "--prestop" { // cmd/shoal-server/prestop.go
 		return prestop(args[1:], stdout, stderr)
 	}
-	if len(args) == 1 {
+	if len(args) > 0 && args[0] == "--wait-cluster" { // cmd/shoal-server/waitcluster.go
+		return waitCluster(args[1:], stdout, stderr)
+	}
+	// As redis-server: the first argument alone decides (main() in server.c);
+	// the version on stdout and exit 0, the usage on stderr and exit 1.
+	if len(args) > 0 {
 		switch args[0] {
 		case "-v", "--version":
-			fmt.Fprintf(stdout, "shoal-server v=%s redis_version=%s sha=00000000:0 malloc=go bits=%d build=%s\n",
-				node.ShoalVersion, node.Version, strconv.IntSize, runtime.Version())
+			build := buildinfo.Get()
+			fmt.Fprintf(stdout, "shoal-server v=%s redis_version=%s sha=%s:%d malloc=go bits=%d build=%s go=%s\n",
+				buildinfo.Version, node.Version, build.GitSHA1, build.DirtyFlag(), strconv.IntSize, build.BuildID, runtime.Version())
 			return 0
 		case "-h", "--help":
-			fmt.Fprint(stdout, usage)
-			return 0
+			fmt.Fprint(stderr, usage)
+			return 1
 		}
 	}
 	cfg, err := config.Load(args)
@@ -66,12 +74,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	pid := os.Getpid()
 	log.Info("oO0OoO0OoO0Oo shoal is starting oO0OoO0OoO0Oo")
-	log.Info(fmt.Sprintf("shoal version=%s (Redis %s compatible), bits=%d, pid=%d, just started",
-		node.ShoalVersion, node.Version, strconv.IntSize, pid))
+	build := buildinfo.Get()
+	log.Info(fmt.Sprintf("shoal version=%s (Redis %s compatible), bits=%d, commit=%s, modified=%d, pid=%d, just started",
+		buildinfo.Version, node.Version, strconv.IntSize, build.GitSHA1, build.DirtyFlag(), pid))
 	if path := cfg.ConfigFile(); path != "" {
 		log.Info("Configuration loaded", zap.String("file", path))
 	} else {
-		log.Warn("Warning: no config file specified, using the default config. In order to specify a config file use shoal-server /path/to/shoal.conf")
+		log.Warn("Warning: no config file specified, using the default config. In order to specify a config file use shoal-server /path/to/shoal.conf (a commented sample: deploy/shoal.conf)")
 	}
 
 	disableTHP(cfg, log) // cmd/shoal-server/thp_linux.go
@@ -79,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// Redis's clusterInit port check: the bus takes port+10000 unless
 	// cluster-port says otherwise.
 	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && cfg.Int("port") > 65535-10000 {
-		log.Warn("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
+		log.Error("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
 		return 1
 	}
 
@@ -94,6 +103,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("Fatal: " + err.Error())
 		return 1
 	}
+	// From here on every line carries the node's identity (node_id,
+	// current_epoch: node/logidentity.go).
+	log = srv.Logger()
 	mode := "standalone"
 	if cfg.Bool("cluster-enabled") {
 		mode = "cluster"
@@ -113,7 +125,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.Info(fmt.Sprintf("Running mode=%s, Port: %d PID: %d", mode, cfg.Int("port"), pid))
 	log.Info("Server initialized")
 	if err := srv.LoadData(); err != nil {
-		if !errors.Is(err, node.ErrDataNotLoaded) {
+		var inUse *gossip.ConfigInUseError
+		switch {
+		case errors.As(err, &inUse):
+			log.Error(inUse.Error()) // Redis's clusterLockConfig text, then exit 1
+		case !errors.Is(err, node.ErrDataNotLoaded):
 			log.Error("Fatal: " + err.Error())
 		}
 		return 1
@@ -257,6 +273,7 @@ const usage = `Usage: ./shoal-server [/path/to/shoal.conf] [options] [-]
        ./shoal-server - (read config from stdin)
        ./shoal-server -v or --version
        ./shoal-server -h or --help
+       ./shoal-server --wait-cluster host:port[,host:port...] [timeout-seconds]
 
 shoal-server is configured like redis-server: every redis.conf directive can
 be given in the file or on the command line as --directive value.
@@ -298,7 +315,7 @@ func setParallelism(ioThreads int64, log *zap.Logger) {
 // that cannot be bound, else the error.
 func logListenError(log *zap.Logger, cfg *config.Config, err error) {
 	if errors.Is(err, node.ErrListen) {
-		log.Warn(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
+		log.Error(fmt.Sprintf("Failed listening on port %d (TCP), aborting.", cfg.Int("port")))
 		return
 	}
 	log.Error(err.Error())

@@ -71,3 +71,9 @@ func TestParseReplyTree(t *testing.T) {
 		{Kind: '*'},
 	}}, v)
 }
+
+func TestParseSlack(t *testing.T) {
+	for v, want := range map[string]float64{"": 1, "3": 3, "2.5": 2.5, "0.5": 1, "x": 1, "1000": 1} {
+		require.Equal(t, want, parseSlack(v), "SHOAL_TEST_SLACK=%q", v)
+	}
+}
