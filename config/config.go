@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -276,6 +277,18 @@ func (c *Config) ClientOutputBufferLimits() [3]ClientBufferLimit {
 // OOMScoreAdjValues returns oom-score-adj-values (master, replica, bgchild).
 func (c *Config) OOMScoreAdjValues() [3]int {
 	return c.mustDir("oom-score-adj-values").load().data.([3]int)
+}
+
+// RecordReplicaOf records the master this node now follows (REPLICAOF at
+// run time; host "" for none): ReplicaOf and CONFIG REWRITE then report
+// it, as Redis's rewriteConfigReplicaOfOption writes server.masterhost.
+func (c *Config) RecordReplicaOf(host string, port int) {
+	v := &value{data: replicaOf{}}
+	if host != "" {
+		r := replicaOf{host: host, port: port, set: true}
+		v = &value{str: r.host + " " + strconv.Itoa(r.port), data: r}
+	}
+	c.mustDir("replicaof").cur.Store(v)
 }
 
 // ReplicaOf returns the replicaof directive; ok is false when none is set.

@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -230,4 +232,28 @@ func TestConcurrentAccess(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	assert.GreaterOrEqual(t, c.MaxClients(), int64(1299))
+}
+
+// REPLICAOF at run time is what CONFIG REWRITE writes (Redis's
+// rewriteConfigReplicaOfOption reads server.masterhost), and NO ONE removes
+// the line.
+func TestRecordReplicaOfIsRewritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shoal.conf")
+	require.NoError(t, os.WriteFile(path, []byte("port 7000\n"), 0o644))
+	c, err := Load([]string{path})
+	require.NoError(t, err)
+	c.RecordReplicaOf("10.0.0.1", 6380)
+	host, port, ok := c.ReplicaOf()
+	require.True(t, ok)
+	require.Equal(t, "10.0.0.1", host)
+	require.Equal(t, 6380, port)
+	require.NoError(t, c.Rewrite(path))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "replicaof 10.0.0.1 6380")
+	c.RecordReplicaOf("", 0)
+	require.NoError(t, c.Rewrite(path))
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "replicaof")
 }

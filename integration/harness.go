@@ -219,6 +219,9 @@ func (s *Server) start() (portBusy bool, err error) {
 	args := []string{
 		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
 		"--daemonize", "no", "--logfile", "",
+		// Full syncs start at once, as in Redis's own test configuration
+		// (the default waits 5 s for more replicas to share the snapshot).
+		"--repl-diskless-sync-delay", "0",
 	}
 	args = append(args, s.Args...)
 	cmd := exec.Command(s.Bin, args...)

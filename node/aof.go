@@ -542,6 +542,20 @@ func (a *aofState) stop() {
 	a.cancelRewrite()
 }
 
+// restartAfterSync is Redis's restartAOFAfterSYNC: a replica that loaded
+// its master's data outside the feed rewrites its AOF from the new
+// dataset (the rewrite runs in the background; its instant waits for the
+// master link's apply, which the caller may hold).
+func (a *aofState) restartAfterSync() {
+	if !a.s.cfg.Bool("appendonly") {
+		return
+	}
+	a.stop()
+	if err := a.start(); err != nil {
+		a.s.log.Warn("Failed enabling the AOF after successful master synchronization! Trying it again in one second.")
+	}
+}
+
 // cancelRewrite makes the running rewrite discard its work
 // (killAppendOnlyChild). It does not wait: the rewrite may be waiting to
 // mark S, which needs the caller's own command to end.

@@ -54,6 +54,8 @@ var debugHelpLines = []string{
 	"    Reply with a test value of the specified type. <type> can be: string,",
 	"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
 	"    true, false.",
+	"REPLICATE <string>",
+	"    Replicates the provided string to replicas, allowing data divergence.",
 	"SDSLEN <key>",
 	"    Show low level SDS string info representing `key` and value.",
 	"SET-ACTIVE-EXPIRE <0|1>",
@@ -142,6 +144,13 @@ func cmdDebug(c *Client, args [][]byte) {
 		debugProtocol(c, args[2])
 	case sub == "error" && argc == 3:
 		c.Error(string(args[2]))
+	case sub == "replicate" && argc >= 3:
+		// The command goes to the replicas only, in the stream's current
+		// database (replicationFeedSlaves); a replica feeds nothing.
+		if !s.repl.proxy.Load() {
+			s.repl.m.FeedArgs(args[2:])
+		}
+		c.OK()
 	case sub == "change-repl-id" && argc == 2:
 		s.log.Warn("Changing replication IDs after receiving DEBUG change-repl-id")
 		s.repl.m.ChangeID() // node/replication.go

@@ -96,7 +96,7 @@ func (s *Server) saveRDB(owner *Client) error {
 		{"redis-bits", "64"},
 		{"ctime", fmt.Sprint(time.Now().Unix())},
 		{"aof-base", "0"},
-	}, nil, func() bool { return st.cancelGen.Load() != gen })
+	}, s.repl.saveInfoAux, func() bool { return st.cancelGen.Load() != gen })
 	defer st.mu.Unlock()
 	if err == nil {
 		err = bw.Flush()
@@ -267,6 +267,28 @@ func (s *Server) reportRDBError(reason string, err error) {
 	s.log.Warn("Terminating server after rdb file reading failure.")
 }
 
+// putLoadedKey stores one key read from an RDB file, under its slot lock,
+// with its expiry and access figures; with failOnDuplicate a key that
+// exists already fails (errDuplicateKey), else it is replaced.
+func (s *Server) putLoadedKey(k *rdb.LoadedKey, failOnDuplicate bool) error {
+	if k.DB < 0 || k.DB >= s.ks.NumDBs() {
+		return fmt.Errorf("key %q is in database %d, the server has %d", k.Key, k.DB, s.ks.NumDBs())
+	}
+	db := s.ks.DB(k.DB)
+	slot := slots.KeySlot(k.Key)
+	db.Lock(slot)
+	defer db.Unlock(slot)
+	if failOnDuplicate && db.Lookup(k.Key, store.LookupNoStats|store.LookupNoTouch) != nil {
+		return fmt.Errorf("%w %q", errDuplicateKey, k.Key)
+	}
+	e := k.Obj.SetIn(db, k.Key)
+	if k.ExpireAt != 0 {
+		db.SetExpire(k.Key, e, k.ExpireAt)
+	}
+	s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
+	return nil
+}
+
 // errDuplicateKey is a loaded key that already exists, without MERGE.
 var errDuplicateKey = errors.New("duplicate key")
 
@@ -309,34 +331,23 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		return nil
 	}
 	loadKey := func(k *rdb.LoadedKey) error {
-		if k.DB >= s.ks.NumDBs() {
-			return fmt.Errorf("key %q is in database %d, the server has %d", k.Key, k.DB, s.ks.NumDBs())
-		}
 		if k.ExpireAt != 0 && k.ExpireAt <= now {
 			expired++
 			if dropExpired {
 				return nil
 			}
 		}
-		db := s.ks.DB(k.DB)
-		slot := slots.KeySlot(k.Key)
-		db.Lock(slot)
-		defer db.Unlock(slot)
-		if !merge && db.Lookup(k.Key, store.LookupNoStats|store.LookupNoTouch) != nil {
-			return fmt.Errorf("%w %q", errDuplicateKey, k.Key)
+		if err := s.putLoadedKey(k, !merge); err != nil {
+			return err
 		}
-		e := k.Obj.SetIn(db, k.Key)
-		if k.ExpireAt != 0 {
-			db.SetExpire(k.Key, e, k.ExpireAt)
-		}
-		s.ks.RestoreAccess(e, k.IdleSecs, int64(k.Freq))
 		keys++
 		s.loadedKey(k.Offset)
 		return nil
 	}
+	var rsi replSaveInfo
 	stopLoading := s.startLoading(int64(len(data)))
 	loaded := s.quietLoad() // no "new" events (node/notify.go)
-	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction})
+	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{Key: loadKey, Function: loadFunction, Aux: rsi.aux})
 	loaded()
 	stopLoading()
 	if err == nil && len(libs) > 0 {
@@ -347,6 +358,9 @@ func (s *Server) loadRDB(merge, startup bool) error {
 	}
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", path, err)
+	}
+	if startup {
+		s.repl.restoreSaveInfo(rsi, s.loadsAsReplica(startup))
 	}
 	s.rdbSave.loadedKeys.Store(int64(keys))
 	s.rdbSave.loadedExpired.Store(int64(expired))

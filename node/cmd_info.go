@@ -509,7 +509,8 @@ func (s *Server) infoPersistence(w *infoWriter) {
 	w.int("current_save_keys_total", 0)
 	st := &s.rdbSave
 	w.int("rdb_changes_since_last_save", s.changesSinceSave())
-	w.int("rdb_bgsave_in_progress", boolInt(st.bgRunning.Load()))
+	// A full sync's snapshot counts, as Redis's replication BGSAVE child.
+	w.int("rdb_bgsave_in_progress", boolInt(st.bgRunning.Load() || s.repl.syncer.running.Load()))
 	w.int("rdb_last_save_time", s.lastSaveTime())
 	w.str("rdb_last_bgsave_status", map[bool]string{false: "ok", true: "err"}[st.lastFailed.Load()])
 	w.int("rdb_last_bgsave_time_sec", st.lastBgDuration.Load())

@@ -64,7 +64,7 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 		samples = n
 		j++
 	}
-	e := c.DB().Lookup(args[2], lookupPeek)
+	e := c.DB().Lookup(args[2], lookupDictFind)
 	if e == nil {
 		c.Null()
 		return

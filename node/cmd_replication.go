@@ -3,9 +3,11 @@ package node
 import (
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/replication"
 	"go.uber.org/zap"
 )
@@ -52,51 +54,68 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 	if c.repl == nil {
 		c.repl = &clientRepl{}
 	}
+	if c.repl.filter != 0 && !c.repl.eof {
+		// A filtered RDB is only sent over the socket (Redis).
+		c.Error("ERR Filtered replica requires EOF capability")
+		return
+	}
 	req := replication.PsyncRequest{ReplID: "?", From: -1, Sync: oldSync, Psync2: c.repl.psync2,
-		IP: c.repl.ip, Port: c.repl.port, ID: c.id}
+		IP: c.repl.ip, Port: c.repl.port, ID: c.id, RDBOnly: c.repl.rdbOnly}
 	if req.IP == "" {
 		if ta, ok := c.guard.Conn.RemoteAddr().(*net.TCPAddr); ok {
 			req.IP = ta.IP.String()
 		}
 	}
+	name := replicaName(req.IP, req.Port)
+	c.srv.log.Info("Replica " + name + " asks for synchronization")
 	if !oldSync {
-		req.ReplID = string(args[1])
-		if off, ok := command.ParseInt64(args[2]); ok {
-			req.From = off
-		} else {
-			req.ReplID = "?"
+		off, ok := command.ParseInt64(args[2])
+		if !ok {
+			c.srv.log.Warn("Replica " + name + " asks for synchronization but with a wrong offset")
+			c.ErrNotInteger()
+			return
 		}
+		req.ReplID, req.From = string(args[1]), off
 	}
-	// Replies to earlier pipelined commands go first; from now on the link's
-	// writer owns the socket and nothing else is sent to a replica.
+	// Replies to earlier pipelined commands go first; from now on the link
+	// owns the socket's writes and nothing else is sent to a replica.
 	_ = c.flushReplies()
 	c.replyMode = replyOff
 	r.ensureFeed()
-	// The sync's bookkeeping starts before the link joins the stream, so
-	// that every write the replica receives is seen by it (a full sync
-	// needs to know which slots were written before their image).
-	fs := r.syncs.Begin()
-	// The function libraries travel in the payload, read with every other
-	// client stopped: a FUNCTION LOAD is then either in them or in the
-	// stream after the sync's offset, never in neither.
-	release := c.closeGate()
-	req.Preamble = c.srv.fullSyncPreamble()
 	link, full := r.m.Attach(c.guard, req)
-	release()
 	c.repl.link = link
 	c.replKind.Store(int32(clientReplica))
 	if !full {
-		r.syncs.End(fs)
 		r.syncPartialOK.Add(1)
-		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", net.JoinHostPort(req.IP, strconv.Itoa(req.Port))))
+		c.srv.log.Info("Partial resynchronization request accepted", zap.String("replica", name))
 		return
 	}
 	r.syncFull.Add(1)
 	if req.ReplID != "?" && !oldSync {
 		r.syncPartialErr.Add(1)
 	}
-	fs.Attach(link)
-	go fs.Walk(r.holdForImage())
+	r.syncer.enqueue(&syncRequest{link: link, name: name, eof: c.repl.eof, oldSync: oldSync,
+		filter: c.repl.filter, since: time.Now()})
+}
+
+// replicaGeneratedReply drops a replica whose command on the replication
+// link produced a reply, as Redis's _addReplyToBufferOrList: the link
+// carries no replies (they would land in the replica's stream). An error
+// reply is logged first, as afterErrorReply does.
+func (c *Client) replicaGeneratedReply() {
+	name := "<unknown>"
+	if spec := c.lastCmd.Load(); spec != nil {
+		name = spec.FullName()
+	}
+	log := c.srv.log
+	if c.Out[0] == '-' {
+		msg := strings.TrimRight(string(c.Out[1:min(len(c.Out), 4096)]), "\r\n")
+		log.Warn("== CRITICAL == This master is sending an error to its replica: '" + msg +
+			"' after processing the command '" + name + "'")
+	}
+	log.Warn("Replica generated a reply to command '" + name + "', disconnecting it: " + c.InfoLine())
+	c.Out = c.Out[:0]
+	c.closeConn()
 }
 
 // detachReplica runs when a replica's connection closes.
@@ -138,8 +157,11 @@ func cmdReplconf(c *Client, args [][]byte) {
 			}
 			c.repl.ip = string(val)
 		case "capa":
+			// Capabilities this master does not know are ignored.
 			if command.ArgIs(val, "psync2") {
 				c.repl.psync2 = true
+			} else if command.ArgIs(val, "eof") {
+				c.repl.eof = true
 			}
 		case "ack":
 			// Only a replica acknowledges, and it gets no reply.
@@ -153,7 +175,33 @@ func cmdReplconf(c *Client, args [][]byte) {
 			// This node's master asks; the link answers it
 			// (replication_replica.go). No reply.
 			return
-		case "rdb-only", "rdb-filter-only":
+		case "rdb-only":
+			n, ok := command.ParseInt64(val)
+			if !ok {
+				c.ErrNotInteger()
+				return
+			}
+			if n < 0 || n > 1 {
+				c.Error("ERR value is out of range, value must between 0 and 1")
+				return
+			}
+			c.repl.rdbOnly = n == 1
+		case "rdb-filter-only":
+			words, ok := config.SplitArgs(string(val))
+			if !ok {
+				c.Error("ERR Missing rdb-filter-only values")
+				return
+			}
+			// Everything is left out but what the filters name.
+			filter := filterExcludeData | filterExcludeFunctions
+			for _, w := range words {
+				if !strings.EqualFold(w, "functions") {
+					c.Error("ERR Unsupported rdb-filter-only option: " + w)
+					return
+				}
+				filter &^= filterExcludeFunctions
+			}
+			c.repl.filter = filter
 		default:
 			c.Error("ERR Unrecognized REPLCONF option: " + string(args[j]))
 			return
@@ -172,6 +220,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 	if command.ArgIs(args[1], "no") && command.ArgIs(args[2], "one") {
 		if host, _ := r.rep.Master(); host != "" {
 			r.unfollow()
+			c.srv.cfg.RecordReplicaOf("", 0)
 			c.srv.log.Info("MASTER MODE enabled (user request)")
 		}
 		c.OK()
@@ -199,6 +248,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		defer c.enterRunWaiting()
 	}
 	r.follow(host, int(port), "", c)
+	c.srv.cfg.RecordReplicaOf(host, int(port))
 	c.OK()
 }
 

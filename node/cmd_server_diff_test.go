@@ -422,7 +422,8 @@ func TestInfoFieldsMatchRedis(t *testing.T) {
 }
 
 func TestConfigGetMatchesRedis(t *testing.T) {
-	realAddr := startRealRedis(t)
+	// startTestServer sets repl-diskless-sync-delay 0 (full syncs at once).
+	realAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0")
 	s := startTestServer(t)
 	mine, real := dialTest(t, s), dialTestAddr(t, realAddr)
 	// Directives whose values depend on the process (paths, ports, files).

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/internal/testharness"
-	"github.com/shoal-db/shoal/replication"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,7 +60,7 @@ func TestMasterRestartedWithoutDataWaitsForItsReplica(t *testing.T) {
 // An RDB file that holds no keys is an empty data set, not a lost one: the
 // master serves at once.
 func TestMasterRestartedWithEmptyRDBServes(t *testing.T) {
-	s := restartLostMaster(t, replication.EmptyRDB())
+	s := restartLostMaster(t, emptyRDBFile(t))
 	require.False(t, s.dataLost.Load())
 	c := dialTest(t, s)
 	// A restarted master is writable 2 s after start (Redis's

@@ -13,17 +13,22 @@ import (
 // DEBUG OBJECT, SDSLEN, LISTPACK / QUICKLIST and QUICKLIST-PACKED-THRESHOLD:
 // what the debugging commands show of one key.
 
-// lookupPeek finds a key as Redis's dictFind does for the debugging
-// commands: logically expired keys are still there, and neither the LRU
-// clock nor the hit/miss counters change.
+// lookupPeek finds a live key without side effects: a logically expired
+// key is missing but stays, and neither the LRU clock nor the hit/miss
+// counters change.
 const lookupPeek = store.LookupNoExpire | store.LookupNoTouch | store.LookupNoStats
 
+// lookupDictFind finds a key as Redis's dictFind does for DEBUG OBJECT and
+// MEMORY USAGE: a logically expired key is still there (a replica keeps it
+// until its master's DEL), without side effects.
+const lookupDictFind = store.LookupExpired | store.LookupNoTouch | store.LookupNoStats
+
 // peekDebugKey locks key's slot and finds the key as the debugging
-// commands do (lookupPeek). When the key is absent it answers "no such
+// commands do (lookupDictFind). When the key is absent it answers "no such
 // key" and returns nil. The caller releases the lock with unlock.
 func peekDebugKey(c *Client, key []byte) (e *store.Entry, unlock func()) {
 	unlock = lockKeySlot(c, key)
-	if e = c.DB().Lookup(key, lookupPeek); e == nil {
+	if e = c.DB().Lookup(key, lookupDictFind); e == nil {
 		c.Error("ERR no such key")
 	}
 	return e, unlock

@@ -30,6 +30,10 @@ func (s *Server) handle(c *Client, args [][]byte) {
 	c.run(args)
 	c.endCommandAsking()
 	defer c.trackingAfterCommand() // after the reply is queued (node/tracking.go)
+	if len(c.Out) > 0 && c.repl != nil && c.repl.link != nil {
+		c.replicaGeneratedReply() // node/cmd_replication.go
+		return
+	}
 	if len(c.Out) > 0 {
 		switch c.replyMode {
 		case replyOn:

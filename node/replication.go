@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,17 +10,15 @@ import (
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/replication"
-	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
 
 // This file wires package replication into the node: the write-effect feed
-// consumer that fills the backlog, what the master side of a full sync
-// (replication.FullSyncs, DESIGN.md §5) needs from the node (the key
-// extraction of effects, the execution gate), the replication cron and the
-// write guards. The replica side is in replication_replica.go, the commands
-// in cmd_replication.go.
+// consumer that fills the backlog, the replication cron and the write
+// guards. The master side of a full sync is in replication_fullsync.go,
+// the replica side in replication_replica.go, the commands in
+// cmd_replication.go.
 
 // replState is the node's replication state. The Server owns one.
 type replState struct {
@@ -31,8 +30,9 @@ type replState struct {
 	// master's stream is (FeedRaw).
 	proxy atomic.Bool
 
-	// syncs are the full syncs in progress (the slot-image walkers).
-	syncs *replication.FullSyncs
+	// syncer serves the replicas waiting for a full sync
+	// (replication_fullsync.go).
+	syncer *fullSyncer
 
 	syncFull, syncPartialOK, syncPartialErr atomic.Int64
 	goodReplicas                            atomic.Int64 // for min-replicas-to-write
@@ -46,9 +46,9 @@ type replState struct {
 	started atomic.Bool
 
 	// Replica side (replication_replica.go): the link to this node's
-	// master; its apply lock orders, on a replica, the master link's
-	// apply-then-forward of one command against the full-sync walker of a
-	// sub-replica (the walker must not image a slot between the two).
+	// master; its apply lock makes, on a replica, the master link's
+	// apply-then-forward of one command one step for a sub-replica's full
+	// sync, whose snapshot's instant holds it.
 	rep    *replication.Replica
 	roleMu sync.Mutex // serialises follow / unfollow (REPLICAOF, the bus, startup)
 }
@@ -67,7 +67,7 @@ func newReplState(s *Server) *replState {
 		},
 	})
 	r.rep = replication.NewReplica(r.m, replicaFSM{r}, s.log)
-	r.syncs = replication.NewFullSyncs(r.m, s.ks, r.effectSlots, s.log)
+	r.syncer = newFullSyncer(r)
 	cfg.OnChange("repl-backlog-size", func(string) error {
 		r.m.ResizeBacklog(int(cfg.Int("repl-backlog-size")))
 		return nil
@@ -91,84 +91,18 @@ func (r *replState) updateGuards() {
 }
 
 // Propagate is the EffectFeed: the effect enters the backlog and every
-// replica's output; during a full sync, slot images are inserted first
-// where the command needs them.
+// replica's output.
 func (r *replState) Propagate(db int, cmds [][][]byte) {
 	if r.proxy.Load() {
 		return
 	}
-	if !r.syncs.Active() {
-		r.m.Propagate(db, cmds, nil)
-		return
-	}
-	r.m.Propagate(db, cmds, func() { r.syncs.BeforeEffectLocked(db, cmds, false) })
+	r.m.Propagate(db, cmds)
 }
 
 // ensureFeed registers the feed before the first replica attaches.
 func (r *replState) ensureFeed() {
 	if r.feedOn.CompareAndSwap(false, true) {
 		r.s.AddEffectFeed(r)
-	}
-}
-
-// ---------------------------------------------------------------- full sync
-
-// effectSlots lists the (db, slot) pairs one effect command touches, with
-// the command table's own key extraction (one extractor). MOVE and COPY ...
-// DB also touch the other database. keyless reports a command that touches
-// whole databases (FLUSHALL, FLUSHDB, SWAPDB).
-func (r *replState) effectSlots(db int, argv [][]byte, out []replication.DBSlot) []replication.DBSlot {
-	spec, unknown := r.s.table.lookup(argv)
-	if spec == nil || unknown {
-		return out
-	}
-	keys, err := command.Keys(spec, argv, nil)
-	if err != nil {
-		return out
-	}
-	other := -1
-	switch spec.FullName() {
-	case "move":
-		if n, ok := strconvx.ParseInt(argv[2]); ok {
-			other = int(n)
-		}
-	case "copy":
-		for j := 3; j+1 < len(argv); j++ {
-			if command.ArgIs(argv[j], "db") {
-				if n, ok := strconvx.ParseInt(argv[j+1]); ok {
-					other = int(n)
-				}
-			}
-		}
-	}
-	for i, p := range keys {
-		sl := slots.KeySlot(argv[p])
-		out = append(out, replication.DBSlot{DB: db, Slot: sl})
-		if other >= 0 && other < r.s.ks.NumDBs() && (spec.FullName() == "move" || i == 1) {
-			out = append(out, replication.DBSlot{DB: other, Slot: sl})
-		}
-	}
-	return out
-}
-
-// holdForImage returns what a full sync's walker holds around each slot image
-// (replication.FullSync.Walk): the execution gate, so that it waits while a
-// transaction or script runs with the gate closed (node/multi.go) — such a
-// run propagates its effects when it ends, after its per-command locks are
-// gone, and an image taken in between would be followed by effects already
-// in it — and, on a replica, the apply lock of its master link. The gate's
-// owner does not wait for the walker: a slot begun just as the gate closes
-// is still imaged, a narrow window that remains.
-func (r *replState) holdForImage() func() (release func()) {
-	gate := r.s.bindClient(&Client{srv: r.s})
-	release := func() {
-		r.rep.UnlockApply()
-		gate.leaveRun()
-	}
-	return func() func() {
-		gate.enterRunWaiting()
-		r.rep.LockApply()
-		return release
 	}
 }
 
@@ -223,6 +157,12 @@ func (c *Client) replicationAllows(spec *command.Spec) bool {
 			c.rejectCommand(spec, msgBgsaveError)
 			return false
 		}
+	}
+	if c.repl != nil && c.repl.link != nil &&
+		spec.Flags&(command.FlagWrite|command.FlagReadonly|command.FlagMayReplicate) != 0 {
+		// A replica's link only acknowledges (processCommand's check).
+		c.rejectCommand(spec, "ERR Replica can't interact with the keyspace")
+		return false
 	}
 	if !r.guards.Load() || c.isMasterLink() {
 		return true
@@ -291,7 +231,10 @@ type clientRepl struct {
 	link      *replication.Link
 	port      int
 	ip        string
-	psync2    bool
+	psync2    bool       // REPLCONF capa psync2
+	eof       bool       // REPLCONF capa eof: reads an RDB with an end mark
+	rdbOnly   bool       // REPLCONF rdb-only 1
+	filter    syncFilter // REPLCONF rdb-filter-only
 	lastAckAt atomic.Int64
 }
 
@@ -302,10 +245,18 @@ func lowerASCII(b []byte) string { return strings.ToLower(string(b)) }
 // directive is set (standalone), follows that master.
 func (s *Server) startReplication() {
 	s.repl.started.Store(true)
-	s.wg.Add(1)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.repl.cron(s.stopCron)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.repl.syncer.run(s.stopCron)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.repl.syncer.keepAlive(s.stopCron)
 	}()
 	if s.cluster == nil {
 		if host, port, ok := s.cfg.ReplicaOf(); ok {
@@ -355,6 +306,57 @@ func (c *Client) propagateNow(args [][]byte) {
 	}
 	c.emitEffects(db, [][][]byte{args}) // the feed, or EXEC's capture (node/multi.go)
 	c.NoEffect()
+}
+
+// saveInfoAux is what an RDB file written now records of replication, as
+// Redis's rdbPopulateSaveInfo: the database the stream is in, the
+// replication ID and the offset, so that a replica restarted from the
+// file continues with a partial resync. Nothing when the node is in no
+// replication chain (no backlog). It runs at the snapshot's instant
+// (snapshotRDB's atStart: the gate closed, the master-link apply held).
+func (r *replState) saveInfoAux() [][2]string {
+	id, off, db, ok := r.m.SaveInfo()
+	if !ok {
+		return nil
+	}
+	return [][2]string{{"repl-stream-db", strconv.Itoa(db)}, {"repl-id", id},
+		{"repl-offset", strconv.FormatInt(off, 10)}}
+}
+
+// replSaveInfo collects an RDB file's replication aux fields.
+type replSaveInfo struct {
+	id            string
+	offset, db    int64
+	hasOff, hasDB bool
+}
+
+func (i *replSaveInfo) aux(name, value []byte) error {
+	switch string(name) {
+	case "repl-id":
+		if len(value) == 40 {
+			i.id = string(value)
+		}
+	case "repl-offset":
+		i.offset, i.hasOff = strconvx.ParseInt(value)
+	case "repl-stream-db":
+		i.db, i.hasDB = strconvx.ParseInt(value)
+	}
+	return nil
+}
+
+// restoreSaveInfo acts on the replication fields of the RDB file loaded at
+// start-up, as Redis's loadDataFromDisk: a replica takes the ID, offset
+// and stream database as those of its (cached) master, so its first PSYNC
+// can continue. A master keeps its own new history (Redis would keep the
+// file's as ID2; shoal drops expired keys at load without feeding DELs, so
+// a replica continuing from the file could diverge: it full-syncs).
+func (r *replState) restoreSaveInfo(i replSaveInfo, replica bool) {
+	if !replica || i.id == "" || !i.hasOff || i.offset < 0 || !i.hasDB || i.db < 0 || i.db >= int64(r.s.ks.NumDBs()) {
+		return
+	}
+	r.m.ResetTo(i.id, i.offset, int(i.db))
+	r.s.log.Info("Restored the replication ID and offset from the RDB file",
+		zap.String("replid", i.id), zap.Int64("offset", i.offset))
 }
 
 // ReplOffset is this node's replication offset (master_repl_offset; on a

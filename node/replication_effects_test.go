@@ -9,13 +9,11 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/resp"
-
-	"github.com/shoal-db/shoal/replication"
 )
 
 // streamCapture is a replica connection that records the commands of a
-// master's replication stream (PSYNC ? -1, then every command), skipping
-// shoal's slot images and the keep-alives.
+// master's replication stream (PSYNC ? -1, the RDB, then every command),
+// skipping the keep-alives.
 type streamCapture struct {
 	t    *testing.T
 	conn net.Conn
@@ -69,7 +67,7 @@ func (sc *streamCapture) until() []string {
 		}
 		line := strings.Join(parts, " ")
 		switch strings.ToUpper(parts[0]) {
-		case replication.ImageCommand, "PING", "SELECT", "REPLCONF", "MULTI", "EXEC":
+		case "PING", "SELECT", "REPLCONF", "MULTI", "EXEC":
 			continue
 		}
 		if line == "SET __end__ x" {
@@ -156,7 +154,7 @@ var effectScript = [][]string{
 // and a redis-server master and compares what each propagates.
 func TestReplicationEffectsMatchRedis(t *testing.T) {
 	redisAddr := startRealRedis(t)
-	ms := startTestServer(t)
+	ms := startReplServer(t)
 	var streams [2][]string
 	for i, addr := range []string{ms.Addr().String(), redisAddr} {
 		sc := captureStream(t, addr)
@@ -182,8 +180,8 @@ func TestReplicationEffectsMatchRedis(t *testing.T) {
 // TestReplicationEffectsApplyOnReplica: the same commands on a master with a
 // shoal replica leave both with the same dataset.
 func TestReplicationEffectsApplyOnReplica(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -195,7 +193,7 @@ func TestReplicationEffectsApplyOnReplica(t *testing.T) {
 	m.do("XCLAIM", "st", "g", "c4", "0", "0-1", "JUSTID")
 	m.do("XAUTOCLAIM", "st", "g", "c5", "0", "0")
 	waitInSync(t, m, r)
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, m), digest(t, r); a != b {
 		t.Fatalf("digest master %q replica %q", a, b)
 	}
 	// The pending entries and their owners (entries-read may differ, as

@@ -1,13 +1,14 @@
 package node
 
 import (
+	"bytes"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/shoal-db/shoal/replication"
+	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 )
 
@@ -18,8 +19,8 @@ import (
 // connection to each.
 func startSyncedPair(t *testing.T) (master, replica *testConn) {
 	t.Helper()
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	master, replica = dialTest(t, ms), dialTest(t, rs)
 	replicaOf(t, replica, ms)
 	waitInSync(t, master, replica)
@@ -29,7 +30,7 @@ func startSyncedPair(t *testing.T) (master, replica *testConn) {
 // sameDigest fails the test unless the two servers hold the same data.
 func sameDigest(t *testing.T, master, replica *testConn) {
 	t.Helper()
-	if a, b := master.do("DEBUG", "DIGEST"), replica.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, master), digest(t, replica); a != b {
 		t.Fatalf("digest master %q replica %q", a, b)
 	}
 }
@@ -71,9 +72,9 @@ func TestReplicationPartialResyncKeepsSelectedDB(t *testing.T) {
 }
 
 func TestReplicationPartialResyncKeepsSelectedDBFromRedisMaster(t *testing.T) {
-	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0")
+	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes")
 	m := dialTestAddr(t, redisAddr)
-	rs := startTestServer(t)
+	rs := startReplServer(t)
 	r := dialTest(t, rs)
 	i := strings.LastIndexByte(redisAddr, ':')
 	if got := r.do("REPLICAOF", redisAddr[:i], redisAddr[i+1:]); got != "+OK\r\n" {
@@ -88,9 +89,9 @@ func TestReplicationPartialResyncKeepsSelectedDBFromRedisMaster(t *testing.T) {
 // from a replica whose proxied stream is in db 9 starts in db 9 (the
 // payload's repl-stream-db): the proxied stream repeats no SELECT.
 func TestReplicationChainedFullSyncKeepsSelectedDB(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
-	ss := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
+	ss := startReplServer(t)
 	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -115,8 +116,8 @@ const fidelityLib = "#!lua name=fidelity\nredis.register_function{function_name=
 // the master's function libraries and replaces the replica's; later
 // FUNCTION LOAD / DELETE reach it through the stream.
 func TestReplicationFullSyncCarriesFunctions(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	if got := m.do("FUNCTION", "LOAD", fidelityLib); got != "$8\r\nfidelity\r\n" {
 		t.Fatalf("FUNCTION LOAD: %q", got)
@@ -148,8 +149,8 @@ func TestReplicationFullSyncCarriesFunctions(t *testing.T) {
 // RPUSH then reaches the list whole (before, it served the blocked client
 // and the replica diverged: master a b c, replica b c).
 func TestReplicaOfUnblocksBlockedClients(t *testing.T) {
-	ms := startTestServer(t)
-	bs := startTestServer(t)
+	ms := startReplServer(t)
+	bs := startReplServer(t)
 	m, b := dialTest(t, ms), dialTest(t, bs)
 	blpop, wait := dialTest(t, bs), dialTest(t, bs)
 	blpop.send("BLPOP", "list", "0")
@@ -206,7 +207,7 @@ return 1`
 // allow-stale, and those only commands allowed while stale (Redis's
 // processCommand / scriptVerifyAllowStale).
 func TestStaleReplicaScriptsNeedAllowStale(t *testing.T) {
-	rs := startTestServer(t, "--replica-serve-stale-data", "no")
+	rs := startReplServer(t, "--replica-serve-stale-data", "no")
 	r := dialTest(t, rs)
 	lib := "#!lua name=stale\n" +
 		"redis.register_function{function_name='f1', callback=function() return 'hello' end, flags={'no-writes'}}\n" +
@@ -247,7 +248,7 @@ func TestStaleReplicaScriptsNeedAllowStale(t *testing.T) {
 // "soon", which is logically expired when this returns.
 func saveExpiredKey(t *testing.T, dir string) {
 	t.Helper()
-	s := startTestServer(t, "--dir", dir)
+	s := startReplServer(t, "--dir", dir)
 	c := dialTest(t, s)
 	c.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
 	c.do("SET", "soon", "v", "PX", "100")
@@ -267,14 +268,14 @@ func TestReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 	saveExpiredKey(t, dir)
 
 	// A replica whose master is not there: nothing deletes the key.
-	replica := dialTest(t, startTestServer(t, "--dir", dir, "--replicaof", "127.0.0.1", "1"))
+	replica := dialTest(t, startReplServer(t, "--dir", dir, "--replicaof", "127.0.0.1", "1"))
 	if got := replica.do("DBSIZE"); got != ":2\r\n" {
 		t.Fatalf("replica DBSIZE after load: %q, want 2 (the expired key kept)", got)
 	}
 	if got := replica.do("GET", "soon"); got != "$-1\r\n" {
 		t.Fatalf("replica GET of the logically expired key: %q", got)
 	}
-	master := dialTest(t, startTestServer(t, "--dir", dir))
+	master := dialTest(t, startReplServer(t, "--dir", dir))
 	if got := master.do("DBSIZE"); got != ":1\r\n" {
 		t.Fatalf("master DBSIZE after load: %q, want 1", got)
 	}
@@ -316,14 +317,14 @@ func TestClusterReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 // the good replicas at once (Redis's updateGoodSlaves), so a write right
 // after it does not wait for the once-a-second recount (replication-2.tcl).
 func TestMinReplicasRecountedOnConfigSet(t *testing.T) {
-	ms := startTestServer(t)
+	ms := startReplServer(t)
 	m := dialTest(t, ms)
 	m.do("CONFIG", "SET", "min-replicas-to-write", "1")
 	if got := m.do("SET", "k", "v"); got != "-NOREPLICAS Not enough good replicas to write.\r\n" {
 		t.Fatalf("SET without replicas: %q", got)
 	}
 	m.do("CONFIG", "SET", "min-replicas-to-write", "0")
-	r := dialTest(t, startTestServer(t))
+	r := dialTest(t, startReplServer(t))
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
 	replWaitFor(t, 10*time.Second, "replica online", func() bool {
@@ -394,6 +395,32 @@ func TestClusterFailoverUnblocksDemotedMastersClients(t *testing.T) {
 
 // fakeMasterSession accepts one replica connection on ln, answers its
 // handshake, and returns its PSYNC arguments and the connection.
+// replicaOfListener starts a replica of a listener the test plays the
+// master on (fakeMasterSession), closed when the test ends.
+func replicaOfListener(t *testing.T) (net.Listener, *testConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	r := dialTest(t, startReplServer(t))
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	if got := r.do("REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	return ln, r
+}
+
+// emptyRDBFile is an RDB file without keys, as a master with no data sends.
+func emptyRDBFile(t *testing.T) []byte {
+	var b bytes.Buffer
+	if err := rdb.NewFileWriter(&b, [2]string{"redis-ver", Version}).Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 func fakeMasterSession(t *testing.T, ln net.Listener) ([]string, net.Conn) {
 	t.Helper()
 	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
@@ -426,20 +453,10 @@ func fakeMasterSession(t *testing.T, ln net.Listener) ([]string, net.Conn) {
 // commands are discarded with the link), so the partial resync sends the
 // whole transaction again; counting the queued bytes lost them.
 func TestReplicaResumesBeforeAnUnfinishedTransaction(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	rs := startTestServer(t)
-	r := dialTest(t, rs)
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	if got := r.do("REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
-		t.Fatalf("REPLICAOF: %q", got)
-	}
+	ln, r := replicaOfListener(t)
 	const id = "1111111111111111111111111111111111111111"
 	_, conn := fakeMasterSession(t, ln) // answered with a full sync whatever it asks
-	rdb := replication.EmptyRDB()
+	rdb := emptyRDBFile(t)
 	set := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
 	stream := "+FULLRESYNC " + id + " 0\r\n$" + strconv.Itoa(len(rdb)) + "\r\n" + string(rdb) +
 		set + "*1\r\n$5\r\nMULTI\r\n" + "*3\r\n$3\r\nSET\r\n$1\r\nt\r\n$1\r\nx\r\n"
@@ -483,4 +500,21 @@ func TestReplicaAppliesMasterStreamAfterBusyScript(t *testing.T) {
 		t.Fatalf("the write sent while the replica was busy: GET = %q", got)
 	}
 	sameDigest(t, m, r)
+}
+
+// TestDebugReplicateReachesOnlyReplicas: DEBUG REPLICATE puts a command in
+// the replication stream and nowhere else (replication-4.tcl "Data
+// divergence can happen under default conditions").
+func TestDebugReplicateReachesOnlyReplicas(t *testing.T) {
+	m, r := startSyncedPair(t)
+	if got := m.do("DEBUG", "REPLICATE", "SET", "x", "1"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG REPLICATE: %q", got)
+	}
+	waitInSync(t, m, r)
+	if got := r.do("GET", "x"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET x on the replica: %q", got)
+	}
+	if got := m.do("EXISTS", "x"); got != ":0\r\n" {
+		t.Fatalf("EXISTS x on the master: %q", got)
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/replication"
-	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
 
@@ -31,8 +30,9 @@ func (r *replState) follow(host string, port int, nodeID string, caller *Client)
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
 	r.rep.Stop()
-	// Sub-replicas reconnect to learn of the change (they may continue).
-	r.m.DropAll()
+	// Sub-replicas stay, as in Redis's replicationSetMaster: they are
+	// dropped when the history changes (+CONTINUE with another ID, or a
+	// full sync's RDB about to load), else they continue with us.
 	// The role changes with every other client stopped (Redis's single
 	// thread): no write admitted as a master's runs once this node is a
 	// replica, and no client blocked as a master's stays blocked. (The
@@ -105,36 +105,32 @@ func (f replicaFSM) MasterAddr(nodeID string) (string, bool) {
 
 func (f replicaFSM) NumDBs() int { return f.r.s.ks.NumDBs() }
 
-// ApplyImage replaces one slot with a slot image's payload.
-func (f replicaFSM) ApplyImage(db int, slot uint16, payload []byte) error {
-	defer f.r.s.quietLoad()() // part of the full sync: no "new" events (node/notify.go)
-	return replication.ApplySlotImage(f.r.s.ks.DB(db), slot, payload, command.RDBLimits(f.r.s.cfg))
-}
-
-// LoadPayload flushes the keyspace and loads a full sync's RDB payload,
-// each key under its slot's lock, and replaces the function libraries with
-// the payload's (as Redis's replica does). A shoal master's payload holds
-// no keys (slot images follow) but its libraries; a redis-server master's
-// holds the data.
+// LoadPayload flushes the keyspace and loads a full sync's RDB file, and
+// replaces the function libraries with the file's (as Redis's replica
+// does), in the loading state: commands without the loading flag are
+// refused -LOADING meanwhile (node/loading.go), so no client sees the data
+// half loaded. The flush and the libraries' change happen with the
+// execution gate closed; a command admitted before the load is judged
+// again (roleGen). Keys logically expired are kept: their master's DEL
+// follows in the stream. A failed load empties the data again (Redis's
+// emptyData after a failed load).
 func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error) {
-	ks := f.r.s.ks
-	defer f.r.s.quietLoad()() // no "new" events (node/notify.go)
-	ks.FlushAll()
+	s := f.r.s
+	defer s.quietLoad()() // no "new" events (node/notify.go)
+	gate := s.bindClient(&Client{srv: s})
+	release := gate.closeGate()
+	stopLoading := s.startLoading(int64(len(data)))
+	f.r.roleGen.Add(1)
+	s.ks.FlushAll()
+	release()
 	var codes [][]byte
-	err = rdb.LoadFileWith(data, command.RDBLimits(f.r.s.cfg), rdb.FileHandlers{
+	err = rdb.LoadFileWith(data, command.RDBLimits(s.cfg), rdb.FileHandlers{
 		Key: func(k *rdb.LoadedKey) error {
-			if k.DB < 0 || k.DB >= ks.NumDBs() {
-				return fmt.Errorf("database %d out of range", k.DB)
+			if err := s.putLoadedKey(k, false); err != nil {
+				return err
 			}
-			db := ks.DB(k.DB)
-			slot := slots.KeySlot(k.Key)
-			db.Lock(slot)
-			e := k.Obj.SetIn(db, k.Key)
-			if k.ExpireAt != 0 {
-				db.SetExpire(k.Key, e, k.ExpireAt)
-			}
-			db.Unlock(slot)
 			keys++
+			s.loadedKey(k.Offset)
 			return nil
 		},
 		Function: func(code []byte) error {
@@ -146,10 +142,21 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 			return nil
 		},
 	})
-	if err != nil {
-		return keys, 0, err
+	release = gate.closeGate()
+	defer func() {
+		stopLoading() // with the gate still closed: no -LOADING after the load
+		release()
+	}()
+	if err == nil {
+		err = s.installFunctionsGated(codes)
 	}
-	return keys, len(codes), f.r.s.replaceFunctions(codes)
+	if err != nil {
+		s.ks.FlushAll()
+		_ = s.installFunctionsGated(nil)
+		return 0, 0, err
+	}
+	s.aof.restartAfterSync()
+	return keys, len(codes), nil
 }
 
 // OpenStream registers the master-link client that runs the stream's
@@ -180,10 +187,6 @@ type masterStream struct {
 // Apply runs one command of the stream (the Replica holds its apply lock).
 func (m masterStream) Apply(args [][]byte) {
 	r, c := m.r, m.c
-	if r.syncs.Active() {
-		db := int(c.dbIndex.Load())
-		r.m.Locked(func() { r.syncs.BeforeEffectLocked(db, [][][]byte{args}, true) })
-	}
 	c.Out = c.Out[:0]
 	if c.multi != nil {
 		// Queued until EXEC: the reader reuses its buffer for the next
@@ -250,12 +253,10 @@ func cloneArgs(args [][]byte) [][]byte {
 	return out
 }
 
-// replaceFunctions makes codes the function libraries, all or nothing,
-// with the execution gate closed (no script runs meanwhile).
-func (s *Server) replaceFunctions(codes [][]byte) error {
+// installFunctionsGated makes codes the function libraries, all or
+// nothing. The caller holds the execution gate (no script runs meanwhile).
+func (s *Server) installFunctionsGated(codes [][]byte) error {
 	fe := &s.tx.functions
-	release := (s.bindClient(&Client{srv: s})).closeGate()
-	defer release()
 	libs := make([]*functionLib, 0, len(codes))
 	for _, code := range codes {
 		lib, errMsg := fe.compileLibrary(s, code)

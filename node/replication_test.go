@@ -16,6 +16,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// startReplServer is startTestServer with DEBUG enabled: the replication
+// tests compare DEBUG DIGEST (an error on both sides would compare equal).
+func startReplServer(t testing.TB, opts ...string) *Server {
+	t.Helper()
+	return startTestServer(t, append([]string{"--enable-debug-command", "yes"}, opts...)...)
+}
+
+// digest is DEBUG DIGEST's 40 hex characters; anything else fails t.
+func digest(t testing.TB, tc *testConn) string {
+	t.Helper()
+	d := tc.do("DEBUG", "DIGEST")
+	if len(d) != 43 || d[0] != '+' {
+		t.Fatalf("DEBUG DIGEST: %q", d)
+	}
+	return d[1:41]
+}
+
 // infoField returns one field of INFO <section>.
 func infoField(t testing.TB, tc *testConn, section, name string) string {
 	t.Helper()
@@ -64,10 +81,10 @@ func replicaOf(t testing.TB, replica *testConn, master *Server) {
 }
 
 func TestReplicationBasicTypesAndDigest(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
-	// Data written before the replica attaches travels as slot images.
+	// Data written before the replica attaches travels in the RDB.
 	m.do("SET", "s", "v")
 	m.do("RPUSH", "l", "a", "b", "c")
 	m.do("HSET", "h", "f1", "v1", "f2", "v2")
@@ -88,7 +105,7 @@ func TestReplicationBasicTypesAndDigest(t *testing.T) {
 	m.do("LPUSH", "l", "z")
 	m.do("DEL", "s")
 	waitInSync(t, m, r)
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, m), digest(t, r); a != b {
 		t.Fatalf("digest master %q replica %q", a, b)
 	}
 	if got := r.do("SET", "x", "y"); got != "-READONLY You can't write against a read only replica.\r\n" {
@@ -141,8 +158,8 @@ func TestReplicationBasicTypesAndDigest(t *testing.T) {
 // (and cross-slot RPOPLPUSH / SINTERSTORE) on many keys while the replica
 // full-syncs again and again, and compares DEBUG DIGEST after catch-up.
 func TestReplicationFullSyncExactUnderWrites(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	ctx := context.Background()
 	mc := redis.NewClient(&redis.Options{Addr: ms.Addr().String(), PoolSize: 8})
@@ -207,7 +224,7 @@ func TestReplicationFullSyncExactUnderWrites(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		waitInSync(t, m, r)
-		if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+		if a, b := digest(t, m), digest(t, r); a != b {
 			t.Fatalf("round %d: digest master %q replica %q (dbsize %q / %q)", round, a, b, m.do("DBSIZE"), r.do("DBSIZE"))
 		}
 	}
@@ -219,8 +236,8 @@ func TestReplicationFullSyncExactUnderWrites(t *testing.T) {
 // TestReplicationPartialResyncAfterLinkDrop kills the master link on the
 // replica; it reconnects and continues with +CONTINUE (no full sync).
 func TestReplicationPartialResyncAfterLinkDrop(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -238,7 +255,7 @@ func TestReplicationPartialResyncAfterLinkDrop(t *testing.T) {
 	if got := infoField(t, m, "stats", "sync_full"); got != full {
 		t.Fatalf("sync_full %q, was %q", got, full)
 	}
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, m), digest(t, r); a != b {
 		t.Fatalf("digest master %q replica %q", a, b)
 	}
 }
@@ -247,9 +264,9 @@ func TestReplicationPartialResyncAfterLinkDrop(t *testing.T) {
 // from the replica while the master is written, gets the same data, ID and
 // offset.
 func TestReplicationChainedUnderWrites(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
-	ss := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
+	ss := startReplServer(t)
 	m, r, sub := dialTest(t, ms), dialTest(t, rs), dialTest(t, ss)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -293,7 +310,7 @@ func TestReplicationChainedUnderWrites(t *testing.T) {
 	wg.Wait()
 	waitInSync(t, m, r)
 	waitInSync(t, r, sub)
-	if a, b, c := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"), sub.do("DEBUG", "DIGEST"); a != b || b != c {
+	if a, b, c := digest(t, m), digest(t, r), digest(t, sub); a != b || b != c {
 		t.Fatalf("digests master %q replica %q sub-replica %q", a, b, c)
 	}
 	if a, b := infoField(t, m, "replication", "master_replid"), infoField(t, sub, "replication", "master_replid"); a != b {
@@ -302,7 +319,7 @@ func TestReplicationChainedUnderWrites(t *testing.T) {
 }
 
 func TestReplicationMinReplicasAndWait(t *testing.T) {
-	ms := startTestServer(t, "--min-replicas-to-write", "1")
+	ms := startReplServer(t, "--min-replicas-to-write", "1")
 	m := dialTest(t, ms)
 	if got := m.do("SET", "k", "v"); got != "-NOREPLICAS Not enough good replicas to write.\r\n" {
 		t.Fatalf("SET without replicas: %q", got)
@@ -316,7 +333,7 @@ func TestReplicationMinReplicasAndWait(t *testing.T) {
 	if got := m.do("WAIT", "1", "-1"); got != "-ERR timeout is negative\r\n" {
 		t.Fatalf("WAIT negative: %q", got)
 	}
-	rs := startTestServer(t)
+	rs := startReplServer(t)
 	r := dialTest(t, rs)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -343,8 +360,8 @@ func TestReplicationMinReplicasAndWait(t *testing.T) {
 // MASTERDOWN when replica-serve-stale-data is no; SYNC (no PSYNC) streams
 // the empty RDB and then the writes.
 func TestReplicationStaleDataAndOldSync(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t, "--replica-serve-stale-data", "no")
+	ms := startReplServer(t)
+	rs := startReplServer(t, "--replica-serve-stale-data", "no")
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	m.do("SET", "k", "v")
 	replicaOf(t, r, ms)
@@ -367,7 +384,7 @@ func TestReplicationStaleDataAndOldSync(t *testing.T) {
 	}
 
 	// SYNC: no +FULLRESYNC line, the RDB, then the stream.
-	m2 := startTestServer(t)
+	m2 := startReplServer(t)
 	sc := dialTest(t, m2)
 	sc.send("SYNC")
 	rd := bufio.NewReader(sc.c)
@@ -377,7 +394,7 @@ func TestReplicationStaleDataAndOldSync(t *testing.T) {
 	if err != nil || !strings.HasPrefix(line, "$") || perr != nil || size < 18 || size > 1<<20 {
 		t.Fatalf("SYNC payload header %q %v", line, err)
 	}
-	rdb := make([]byte, size) // no keys: the aux fields and the function libraries
+	rdb := make([]byte, size) // no keys yet: the aux fields and the function libraries
 	if _, err := io.ReadFull(rd, rdb); err != nil || string(rdb[:9]) != "REDIS0010" {
 		t.Fatalf("RDB %q %v", rdb, err)
 	}
@@ -398,8 +415,8 @@ func TestReplicationStaleDataAndOldSync(t *testing.T) {
 // TestReplicationTransactionsApplied: MULTI/EXEC effects reach the replica
 // whole (the queued commands outlive the stream reader's buffer).
 func TestReplicationTransactionsApplied(t *testing.T) {
-	ms := startTestServer(t)
-	rs := startTestServer(t)
+	ms := startReplServer(t)
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	replicaOf(t, r, ms)
 	waitInSync(t, m, r)
@@ -414,7 +431,7 @@ func TestReplicationTransactionsApplied(t *testing.T) {
 		}
 	}
 	waitInSync(t, m, r)
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, m), digest(t, r); a != b {
 		t.Fatalf("digest master %q replica %q", a, b)
 	}
 	if got := r.do("GET", "A7"); got != "$8\r\nA_value7\r\n" {
@@ -427,8 +444,8 @@ func TestReplicationTransactionsApplied(t *testing.T) {
 // it with a partial resync, and writes made right after the promotion reach
 // it.
 func TestReplicationPromotedSiblingContinues(t *testing.T) {
-	ms := startTestServer(t)
-	r1s, r2s := startTestServer(t), startTestServer(t)
+	ms := startReplServer(t)
+	r1s, r2s := startReplServer(t), startReplServer(t)
 	m, r1, r2 := dialTest(t, ms), dialTest(t, r1s), dialTest(t, r2s)
 	replicaOf(t, r1, ms)
 	replicaOf(t, r2, ms)
@@ -444,7 +461,7 @@ func TestReplicationPromotedSiblingContinues(t *testing.T) {
 	if got := infoField(t, r1, "stats", "sync_partial_ok"); got != "1" {
 		t.Fatalf("sync_partial_ok on the promoted replica %q (sync_full %q)", got, infoField(t, r1, "stats", "sync_full"))
 	}
-	if a, b := r1.do("DEBUG", "DIGEST"), r2.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, r1), digest(t, r2); a != b {
 		t.Fatalf("digest new master %q replica %q", a, b)
 	}
 	if got := r2.do("GET", "after-promotion"); got != "$1\r\n1\r\n" {
@@ -455,8 +472,8 @@ func TestReplicationPromotedSiblingContinues(t *testing.T) {
 // TestReplicationExpiryOnlyByMastersDel: on a replica a logically expired
 // key is hidden from reads but stays until the master's DEL.
 func TestReplicationExpiryOnlyByMastersDel(t *testing.T) {
-	ms := startTestServer(t, "--enable-debug-command", "yes")
-	rs := startTestServer(t)
+	ms := startReplServer(t, "--enable-debug-command", "yes")
+	rs := startReplServer(t)
 	m, r := dialTest(t, ms), dialTest(t, rs)
 	m.do("DEBUG", "SET-ACTIVE-EXPIRE", "0") // the master expires only lazily here
 	replicaOf(t, r, ms)
@@ -474,6 +491,15 @@ func TestReplicationExpiryOnlyByMastersDel(t *testing.T) {
 	if got := r.do("DBSIZE"); got != ":1\r\n" {
 		t.Fatalf("DBSIZE before the master's DEL: %q", got)
 	}
+	// DEBUG OBJECT and MEMORY USAGE find it as Redis's dictFind does
+	// (replication-4.tcl "Replication of an expired key does not delete
+	// the expired key").
+	if got := r.do("DEBUG", "OBJECT", "k"); !strings.HasPrefix(got, "+Value at:") {
+		t.Fatalf("DEBUG OBJECT of the kept key: %q", got)
+	}
+	if got := r.do("MEMORY", "USAGE", "k"); !strings.HasPrefix(got, ":") {
+		t.Fatalf("MEMORY USAGE of the kept key: %q", got)
+	}
 	m.do("GET", "k") // the master expires it and propagates DEL
 	waitInSync(t, m, r)
 	if got := r.do("DBSIZE"); got != ":0\r\n" {
@@ -485,7 +511,7 @@ func TestReplicationExpiryOnlyByMastersDel(t *testing.T) {
 // loads its RDB payload and applies its stream; both report the same DEBUG
 // DIGEST.
 func TestReplicationFromRedisMaster(t *testing.T) {
-	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0")
+	redisAddr := startRealRedis(t, "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes")
 	m := dialTestAddr(t, redisAddr)
 	m.do("SET", "s", "v")
 	m.do("SET", "n", "12345")
@@ -497,14 +523,14 @@ func TestReplicationFromRedisMaster(t *testing.T) {
 	m.do("XADD", "st", "1-1", "f", "v")
 	m.do("SELECT", "5")
 	m.do("SET", "in5", "v")
-	rs := startTestServer(t)
+	rs := startReplServer(t)
 	r := dialTest(t, rs)
 	i := strings.LastIndexByte(redisAddr, ':')
 	if got := r.do("REPLICAOF", redisAddr[:i], redisAddr[i+1:]); got != "+OK\r\n" {
 		t.Fatalf("REPLICAOF: %q", got)
 	}
 	waitInSync(t, m, r)
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, m), digest(t, r); a != b {
 		t.Fatalf("after the RDB: digest redis %q shoal %q", a, b)
 	}
 	// The stream: writes, the expiry forms, a transaction.
@@ -517,7 +543,7 @@ func TestReplicationFromRedisMaster(t *testing.T) {
 	m.do("HINCRBYFLOAT", "h", "f3", "1.5")
 	m.do("EXEC")
 	waitInSync(t, m, r)
-	if a, b := m.do("DEBUG", "DIGEST"), r.do("DEBUG", "DIGEST"); a != b {
+	if a, b := digest(t, m), digest(t, r); a != b {
 		t.Fatalf("after the stream: digest redis %q shoal %q", a, b)
 	}
 }
@@ -525,11 +551,11 @@ func TestReplicationFromRedisMaster(t *testing.T) {
 // TestReplicationMasterAuth: a replica authenticates with masterauth (and
 // masteruser) before PSYNC; without it the link stays down.
 func TestReplicationMasterAuth(t *testing.T) {
-	ms := startTestServer(t, "--requirepass", "s3cret")
+	ms := startReplServer(t, "--requirepass", "s3cret")
 	m := dialTest(t, ms)
 	m.do("AUTH", "s3cret")
 	m.do("SET", "k", "v")
-	rs := startTestServer(t)
+	rs := startReplServer(t)
 	r := dialTest(t, rs)
 	replicaOf(t, r, ms)
 	time.Sleep(300 * time.Millisecond)
@@ -548,7 +574,7 @@ func TestReplicationMasterAuth(t *testing.T) {
 // blocked client (INFO blocked_clients, CLIENT UNBLOCK answers the acks
 // counted), and a WAIT whose client went away is forgotten.
 func TestReplicationWaitBlocksLikeABlockingCommand(t *testing.T) {
-	ms := startTestServer(t)
+	ms := startReplServer(t)
 	m, w := dialTest(t, ms), dialTest(t, ms)
 	m.do("SET", "k", "v")
 	id := strings.TrimSpace(strings.TrimPrefix(w.do("CLIENT", "ID"), ":"))
@@ -578,7 +604,7 @@ func TestReplicationWaitBlocksLikeABlockingCommand(t *testing.T) {
 // transaction discarded, nothing run); a read-only transaction still runs.
 func TestExecJudgedByQueuedWrites(t *testing.T) {
 	realAddr := startRealRedis(t)
-	s := startTestServer(t)
+	s := startReplServer(t)
 	for _, pair := range [][2]*testConn{{dialTest(t, s), dialTest(t, s)}, {dialTestAddr(t, realAddr), dialTestAddr(t, realAddr)}} {
 		c, admin := pair[0], pair[1]
 		require.Equal(t, "+OK\r\n", c.do("set", "xx", "1"))

@@ -50,15 +50,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	// with atStart must not hold the gate themselves: the master link may
 	// hold its apply lock while it waits for the gate.
 	holdApply := atStart != nil && !owner.isMasterLink()
-	var release func()
-	for {
-		release = owner.closeGate() // re-entrant for a client that holds it
-		if s.tryLockSnapshot(held, holdApply) {
-			break
-		}
-		release()
-		time.Sleep(time.Millisecond) // a walk, a save or an apply is finishing
-	}
+	release := s.closeGateForInstant(owner, held, holdApply)
 	defer s.snapshotMu.Unlock()
 
 	sink := &rdbSnapshotSink{}
@@ -164,6 +156,21 @@ func (k *rdbSnapshotSink) take() []snapshotChunk {
 	c := k.chunks
 	k.chunks = nil
 	return c
+}
+
+// closeGateForInstant closes the gate for owner and takes snapshotMu, held
+// (if not nil) and, with holdApply, the master link's apply lock, retrying
+// while one of them is busy (see snapshotRDBHolding's lock order). It
+// returns the gate's release; the locks stay with the caller.
+func (s *Server) closeGateForInstant(owner *Client, held *sync.Mutex, holdApply bool) (release func()) {
+	for {
+		release = owner.closeGate() // re-entrant for a client that holds it
+		if s.tryLockSnapshot(held, holdApply) {
+			return release
+		}
+		release()
+		time.Sleep(time.Millisecond) // a walk, a save or an apply is finishing
+	}
 }
 
 // tryLockSnapshot takes snapshotMu, held (if not nil) and, with

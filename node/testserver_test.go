@@ -32,7 +32,10 @@ func startTestServer(t testing.TB, opts ...string) *Server {
 	t.Helper()
 	// Its own directory: a SAVE, BGSAVE or shutdown save must not write
 	// dump.rdb into the package directory (a later --dir in opts wins).
-	args := append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()}, opts...)
+	// Full syncs start at once (repl-diskless-sync-delay 0), as in Redis's
+	// own test configuration.
+	args := append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir(),
+		"--repl-diskless-sync-delay", "0"}, opts...)
 	// A cluster node on port 0 would put its bus on 0+10000: every such
 	// test server in the process would take port 10000. Give it a free one.
 	if slices.ContainsFunc(opts, func(o string) bool { return strings.EqualFold(o, "--cluster-enabled") }) &&

@@ -22,9 +22,7 @@ import (
 // call Propagate/FeedRaw on their own goroutines (with their slot locks
 // held); these only encode and copy bytes under mu and never wait for a
 // socket: each link has a writer goroutine that drains its pending bytes,
-// and a link whose pending bytes pass the output limit is dropped. Hooks
-// given to Propagate and functions given to Locked run under mu and must not
-// block on I/O or call back into Master.
+// and a link whose pending bytes pass the output limit is dropped.
 type Master struct {
 	cfg Config
 
@@ -186,10 +184,8 @@ func (m *Master) Active() bool { return m.active.Load() }
 
 // Propagate appends one command's effects, against database db, to the
 // stream: a SELECT first when the stream's database changes, as Redis
-// does. pre, if not nil, runs under mu before the bytes are appended (the
-// full sync inserts slot images there). It returns at once when there is
-// no backlog.
-func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
+// does. It returns at once when there is no backlog.
+func (m *Master) Propagate(db int, cmds [][][]byte) {
 	if !m.active.Load() {
 		return
 	}
@@ -205,9 +201,6 @@ func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
 	}
 	m.mu.Lock()
 	if m.backlog != nil {
-		if pre != nil {
-			pre()
-		}
 		if db != m.selDB || m.forceSelect {
 			m.enc = resp.AppendCommand(m.enc[:0], "SELECT", strconv.Itoa(db))
 			m.selDB = db
@@ -226,6 +219,17 @@ func (m *Master) Propagate(db int, cmds [][][]byte, pre func()) {
 // FeedCommand appends a command that does not depend on the database
 // (PING, REPLCONF GETACK) to the stream.
 func (m *Master) FeedCommand(argv ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		return
+	}
+	m.appendLocked(resp.AppendCommand(nil, argv...))
+}
+
+// FeedArgs appends one command as given to the stream, in the stream's
+// current database (DEBUG REPLICATE).
+func (m *Master) FeedArgs(argv [][]byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.backlog == nil {
@@ -253,7 +257,7 @@ func (m *Master) appendLocked(p []byte) {
 	m.offset = m.backlog.End()
 	var drop []*Link
 	for _, l := range m.links {
-		if !l.queueLocked(p) {
+		if l.attached && !l.queueLocked(p) {
 			drop = append(drop, l)
 		}
 	}
@@ -262,20 +266,24 @@ func (m *Master) appendLocked(p []byte) {
 	}
 }
 
+// SaveInfo is what an RDB file records of the stream (Redis's
+// rdbPopulateSaveInfo): the replication ID, the offset and the database the
+// stream is in; ok is false without a backlog (no replication chain).
+func (m *Master) SaveInfo() (replID string, offset int64, streamDB int, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backlog == nil {
+		return "", 0, 0, false
+	}
+	return m.replID, m.offset, max(m.selDB, 0), true
+}
+
 // StreamDB is the database selected at the end of the stream (0 when none
 // was): where a replica continuing from this node's offset starts.
 func (m *Master) StreamDB() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return max(m.selDB, 0)
-}
-
-// Locked runs fn under the fan-out's lock: bytes queued to a link with
-// QueueImageLocked inside fn land at the current stream position.
-func (m *Master) Locked(fn func()) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	fn()
 }
 
 // ensureBacklogLocked creates the backlog. A node that had none (it never
@@ -304,27 +312,29 @@ type PsyncRequest struct {
 	IP     string
 	Port   int
 	ID     int64 // the client id (INFO, CLIENT LIST)
-	// Preamble returns the RDB payload of a full sync, given the database
-	// selected at the sync's offset (Redis's repl-stream-db). It runs under
-	// the fan-out's lock and must not block; nil sends EmptyRDB().
-	Preamble func(streamDB int) []byte
+	// RDBOnly is REPLCONF rdb-only 1 (redis-cli --rdb): the replica wants
+	// the RDB file and no stream.
+	RDBOnly bool
 }
 
-// Attach registers a replica connection. conn is only written by the link's
-// writer goroutine from now on. It returns the link and whether a full sync
-// follows (the caller then sends the slot images, and calls Online when
-// done). The reply (+FULLRESYNC ... and the empty RDB, or +CONTINUE and the
-// missing bytes) is the first thing the link sends.
+// Attach registers a replica connection. conn is only written by the
+// link's writer goroutine once its stream starts. It returns the link and
+// whether a full sync follows. A partial resync's reply (+CONTINUE and the
+// missing bytes) is the first thing the writer sends. A full sync's link
+// waits (state wait_bgsave, no stream queued) until the node's snapshot
+// starts it at the snapshot's instant (StartStreamAt); the node writes
+// +FULLRESYNC and the RDB to it (WritePre) before the writer may send
+// the stream (StartStream, StartStreamOnAck).
 func (m *Master) Attach(conn net.Conn, req PsyncRequest) (*Link, bool) {
 	hard, soft, softSec := m.cfg.OutputLimit()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.hardLimit, m.softLimit, m.softSeconds = hard, soft, softSec
-	l := &Link{m: m, conn: conn, ip: req.IP, port: req.Port, id: req.ID,
+	l := &Link{m: m, conn: conn, ip: req.IP, port: req.Port, id: req.ID, rdbOnly: req.RDBOnly,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	l.ackTime.Store(time.Now().Unix())
 	partial := false
-	if m.backlog != nil && !req.Sync && req.ReplID != "?" {
+	if m.backlog != nil && !req.Sync && req.ReplID != "?" && !req.RDBOnly {
 		idOK := req.ReplID == m.replID || (req.ReplID == m.replID2 && req.From <= m.secondOffset)
 		partial = idOK && m.backlog.Contains(req.From)
 	}
@@ -336,31 +346,41 @@ func (m *Master) Attach(conn net.Conn, req PsyncRequest) (*Link, bool) {
 		}
 		l.pending = m.backlog.AppendFrom(l.pending, req.From)
 		l.state = "online"
+		l.attached = true
 		l.ackOff.Store(req.From - 1)
+		l.wake <- struct{}{}
 	} else {
+		// Redis creates the backlog when the first replica asks, with a
+		// new ID if there was none.
 		m.ensureBacklogLocked(len(m.links) == 0)
-		if !req.Sync {
-			l.pending = append(l.pending, "+FULLRESYNC "+m.replID+" "+strconv.FormatInt(m.offset, 10)+"\r\n"...)
-		}
-		var rdb []byte
-		if req.Preamble != nil {
-			rdb = req.Preamble(max(m.selDB, 0))
-		} else {
-			rdb = EmptyRDB()
-		}
-		l.pending = append(l.pending, '$')
-		l.pending = strconv.AppendInt(l.pending, int64(len(rdb)), 10)
-		l.pending = append(l.pending, '\r', '\n')
-		l.pending = append(l.pending, rdb...)
-		l.state = "send_bulk"
-		// The stream continues with a SELECT whatever its database was
-		// (the payload names it too).
-		m.forceSelect = true
+		l.state = "wait_bgsave"
+		l.held = true
 	}
 	m.links = append(m.links, l)
-	l.wake <- struct{}{}
 	go l.writeLoop()
 	return l, !partial
+}
+
+// StartStreamAt is the instant S of a full sync's snapshot (the node calls
+// it with its execution gate closed and its master-link apply held, so
+// nothing changes the data or the stream meanwhile): from now on the
+// stream is queued to links (rdb-only links get none), and it returns the
+// replication ID, the offset S and the database the stream is in at S
+// (Redis's repl-stream-db, 0 when none was selected yet).
+func (m *Master) StartStreamAt(links []*Link) (replID string, offset int64, streamDB int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, l := range links {
+		if !l.closed && !l.rdbOnly {
+			l.attached = true
+		}
+	}
+	if len(links) > 0 {
+		// The stream after S starts with a SELECT, as Redis's slaveseldb
+		// = -1 after a full sync's BGSAVE (the RDB names the database too).
+		m.forceSelect = true
+	}
+	return m.replID, m.offset, max(m.selDB, 0)
 }
 
 // Detach removes a link whose connection closed.
@@ -555,19 +575,29 @@ func (m *Master) noteAck() {
 
 // Link is one connected replica.
 type Link struct {
-	m    *Master
-	conn net.Conn
-	ip   string
-	port int
-	id   int64
+	m       *Master
+	conn    net.Conn
+	ip      string
+	port    int
+	id      int64
+	rdbOnly bool // REPLCONF rdb-only 1: no stream, closed after the RDB
 
 	// Guarded by m.mu.
-	state     string // send_bulk, online
-	pending   []byte
-	spare     []byte
-	inFlight  int // bytes the writer is writing now
-	closed    bool
-	softSince time.Time // when pending first passed the soft limit
+	state      string // wait_bgsave, send_bulk, online (INFO's names)
+	attached   bool   // the stream is queued to it (from the sync's offset on)
+	held       bool   // the writer leaves pending alone: the RDB goes first
+	startOnAck bool   // the stream starts at the replica's first ACK
+	pending    []byte
+	spare      []byte
+	inFlight   int // bytes the writer is writing now
+	closed     bool
+	softSince  time.Time // when pending first passed the soft limit
+
+	// preMu serialises what is written to conn before the stream starts
+	// (keep-alive newlines, +FULLRESYNC, the RDB); bulkStarted (under it)
+	// stops the newlines once the RDB's first byte went.
+	preMu       sync.Mutex
+	bulkStarted bool
 
 	wake chan struct{} // cap 1: pending has bytes
 	done chan struct{} // closed when the link is dropped
@@ -579,12 +609,20 @@ type Link struct {
 // Done is closed when the link was dropped.
 func (l *Link) Done() <-chan struct{} { return l.done }
 
-// Ack records REPLCONF ACK offset.
+// Ack records REPLCONF ACK offset. A replica that got its RDB with an EOF
+// mark gets the stream from its first ACK on, as Redis does (nothing may
+// follow the mark before the replica has found it).
 func (l *Link) Ack(off int64) {
 	l.ackTime.Store(time.Now().Unix())
 	if off > l.ackOff.Load() {
 		l.ackOff.Store(off)
 	}
+	l.m.mu.Lock()
+	if l.startOnAck {
+		l.startOnAck = false
+		l.releaseLocked()
+	}
+	l.m.mu.Unlock()
 	l.m.noteAck()
 }
 
@@ -601,30 +639,94 @@ func (l *Link) SetAddr(ip string, port int) {
 	l.m.mu.Unlock()
 }
 
-// Online marks the end of a full sync: the replica is in the stream.
-func (l *Link) Online() {
+// RDBOnly reports REPLCONF rdb-only 1.
+func (l *Link) RDBOnly() bool { return l.rdbOnly }
+
+// SetState sets the state INFO reports (send_bulk while a disk-based
+// sync's file is sent).
+func (l *Link) SetState(state string) {
 	l.m.mu.Lock()
-	l.state = "online"
+	l.state = state
 	l.m.mu.Unlock()
 }
 
-// QueueImageLocked queues bytes that are not part of the stream (a slot
-// image of a full sync) at the current position. Only inside Locked or a
-// Propagate hook.
-func (l *Link) QueueImageLocked(p []byte) {
-	if l.closed {
-		return
-	}
-	l.pending = append(l.pending, p...)
+// StartStream ends a full sync whose RDB was sent with its length: the
+// replica is online and the writer sends the stream queued since the
+// sync's offset.
+func (l *Link) StartStream() {
+	l.m.mu.Lock()
+	l.state = "online"
+	l.ackTime.Store(time.Now().Unix()) // no false timeout (Redis's replicaPutOnline)
+	l.releaseLocked()
+	l.m.mu.Unlock()
+}
+
+// StartStreamOnAck ends a full sync whose RDB was sent with an EOF mark:
+// the replica is online, its stream starts at its first ACK.
+func (l *Link) StartStreamOnAck() {
+	l.m.mu.Lock()
+	l.state = "online"
+	l.ackTime.Store(time.Now().Unix())
+	l.startOnAck = true
+	l.m.mu.Unlock()
+}
+
+func (l *Link) releaseLocked() {
+	l.held = false
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
 }
 
-// Closed reports whether the link was dropped. Only inside Locked or a
-// Propagate hook.
-func (l *Link) ClosedLocked() bool { return l.closed }
+// Close drops the link (a failed sync, or an rdb-only replica served).
+func (l *Link) Close() {
+	l.m.mu.Lock()
+	l.m.dropLocked(l, "")
+	l.m.mu.Unlock()
+}
+
+// WritePre writes p to the replica before its stream starts (+FULLRESYNC,
+// the RDB transfer), within timeout; bulk says p is part of the RDB
+// transfer (no keep-alive newline may follow). An error drops the link.
+func (l *Link) WritePre(p []byte, bulk bool, timeout time.Duration) error {
+	l.preMu.Lock()
+	defer l.preMu.Unlock()
+	if bulk {
+		l.bulkStarted = true
+	}
+	_ = l.conn.SetWriteDeadline(time.Now().Add(timeout))
+	n, err := l.conn.Write(p)
+	l.m.bytesOut.Add(int64(n))
+	if err != nil {
+		l.Close()
+	}
+	return err
+}
+
+// KeepAlive writes a newline to a replica waiting for its RDB (Redis sends
+// one a second, so the replica's repl-timeout does not expire); nothing
+// once the RDB transfer started.
+func (l *Link) KeepAlive() {
+	l.preMu.Lock()
+	defer l.preMu.Unlock()
+	if l.bulkStarted {
+		return
+	}
+	_ = l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	n, _ := l.conn.Write([]byte{'\n'})
+	l.m.bytesOut.Add(int64(n))
+}
+
+// Closed reports whether the link was dropped.
+func (l *Link) Closed() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // Pending returns the bytes queued and being written.
 func (l *Link) Pending() int {
@@ -667,6 +769,11 @@ func (l *Link) writeLoop() {
 			return
 		}
 		l.m.mu.Lock()
+		if l.held {
+			// The RDB goes first (WritePre); the stream waits.
+			l.m.mu.Unlock()
+			continue
+		}
 		buf := l.pending
 		l.pending = l.spare[:0]
 		l.spare = nil

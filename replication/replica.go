@@ -14,7 +14,6 @@ import (
 
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
-	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/strconvx"
 	"go.uber.org/zap"
 )
@@ -38,14 +37,12 @@ type FSM interface {
 	MasterAddr(nodeID string) (addr string, ok bool)
 	// NumDBs is the number of databases.
 	NumDBs() int
-	// LoadPayload replaces the data with a full sync's RDB payload: it
-	// flushes every database, loads the payload's keys and function
+	// LoadPayload replaces the data with a full sync's RDB file: it
+	// flushes every database, loads the file's keys and function
 	// libraries, and hands each auxiliary field to aux. keys and libs count
-	// what it loaded.
+	// what it loaded. A load that fails leaves the data empty (Redis's
+	// replica flushes what it half loaded).
 	LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error)
-	// ApplyImage replaces one slot of database db with a slot image's
-	// payload (ApplySlotImage), under the slot's lock.
-	ApplyImage(db int, slot uint16, payload []byte) error
 	// OpenStream starts applying one connection's stream, in database db.
 	OpenStream(conn net.Conn, db int) Stream
 }
@@ -113,9 +110,10 @@ type Replica struct {
 	// nil: none, or not in cluster mode.
 	syncedFrom atomic.Pointer[string]
 
-	// applyMu orders the apply-then-forward of one command against a
-	// sub-replica's full-sync walker (the node's), which must not image a
-	// slot between the two.
+	// applyMu makes the apply-then-forward of one command, and the load
+	// of a full sync with the offset it is at, one step for a
+	// sub-replica's full sync: its snapshot's instant holds it, so the
+	// data and the offset it records agree.
 	applyMu sync.Mutex
 }
 
@@ -200,8 +198,9 @@ func (r *Replica) DataAge() (time.Duration, bool) {
 	return 0, false
 }
 
-// LockApply holds back the master link's next apply-then-forward (a
-// sub-replica's walker images a slot meanwhile); UnlockApply releases it.
+// LockApply holds back the master link's next apply-then-forward or full
+// sync load (a sub-replica's snapshot takes its instant meanwhile);
+// UnlockApply releases it, possibly from another goroutine.
 func (r *Replica) LockApply()   { r.applyMu.Lock() }
 func (r *Replica) UnlockApply() { r.applyMu.Unlock() }
 
@@ -263,20 +262,41 @@ func (r *Replica) runLink(ml *masterLink) {
 			r.downAt.Store(time.Now().Unix())
 		}
 		r.syncing.Store(false)
-		ml.setState("connect")
+		ml.mu.Lock()
+		state := ml.state
+		ml.state = "connect"
+		ml.mu.Unlock()
 		select {
 		case <-ml.stop:
 			return
 		default:
 		}
 		if err != nil {
-			r.log.Info("Replication link to MASTER lost or failed", zap.Error(err))
+			r.logLinkError(state, err)
 		}
 		select {
 		case <-ml.stop:
 			return
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// logLinkError logs why the link ended; a repl-timeout gets Redis's line
+// for the state the link was in.
+func (r *Replica) logLinkError(state string, err error) {
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		r.log.Info("Replication link to MASTER lost or failed", zap.Error(err))
+		return
+	}
+	switch state {
+	case "connecting", "handshake":
+		r.log.Warn("Timeout connecting to the MASTER...")
+	case "sync":
+		r.log.Warn("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.")
+	default:
+		r.log.Warn("MASTER timeout: no data nor PING received...")
 	}
 }
 
@@ -370,11 +390,18 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 			return err
 		}
 	}
-	if _, err = ask("REPLCONF", "capa", "psync2"); err != nil {
+	// eof: an RDB streamed with an end mark (diskless) can be read;
+	// psync2: +CONTINUE names the ID.
+	if _, err = ask("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
 		return err
 	}
 	id, off := r.m.IDs()
 	reply, err = ask("PSYNC", id, strconv.FormatInt(off+1, 10))
+	// A master preparing the RDB sends newlines to keep the link alive.
+	for err == nil && reply == "" {
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+		reply, err = rd.ReadLine()
+	}
 	if err != nil {
 		return err
 	}
@@ -397,8 +424,12 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	return r.stream(ml, conn, rd, timeout)
 }
 
-// fullResync reads and loads a full sync's RDB payload after the master's
-// "+FULLRESYNC <replid> <offset>" and takes the master's ID and offset.
+// fullResync reads and loads a full sync's RDB after the master's
+// "+FULLRESYNC <replid> <offset>" and takes the master's ID and offset,
+// as Redis's replica with repl-diskless-load disabled: the file is read
+// whole first (a transfer that fails leaves the data as it was), then the
+// sub-replicas are dropped (they must sync again: the history changed),
+// the data flushed and the file loaded.
 func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReader, reply string, timeout time.Duration) error {
 	f := strings.Fields(reply)
 	if len(f) != 3 {
@@ -411,8 +442,6 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	r.log.Info("Full resync from master", zap.String("replid", f[1]), zap.Int64("offset", newOff))
 	r.syncing.Store(true)
 	ml.setState("sync")
-	// A shoal master sends an empty RDB (the data follows as slot images);
-	// a redis-server master sends its dataset, loaded here.
 	var payload bytes.Buffer
 	_ = conn.SetReadDeadline(time.Now().Add(timeout))
 	if _, err := rd.ReadPayload(func(p []byte) error {
@@ -426,29 +455,39 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	if r.refuseEmptyHistory(ml, f[1], newOff, payload.Bytes()) {
 		return fmt.Errorf("%w (replid %s offset %d)", ErrEmptyHistoryRefused, f[1], newOff)
 	}
-	streamDB, images := 0, false
+	r.log.Info("MASTER <-> REPLICA sync: Flushing old data", zap.Int("rdb_bytes", payload.Len()))
+	r.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	r.m.DropAll()
+	streamDB := 0
+	var auxID, auxOff string
 	keys, libs, err := r.fsm.LoadPayload(payload.Bytes(), func(name, value []byte) {
 		switch string(name) {
 		case "repl-stream-db":
 			if n, ok := strconvx.ParseInt(value); ok && n >= 0 && n < int64(r.fsm.NumDBs()) {
 				streamDB = int(n)
 			}
-		case AuxSlotImages:
-			images = true
+		case "repl-id":
+			auxID = string(value)
+		case "repl-offset":
+			auxOff = string(value)
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("loading the master's RDB payload: %w", err)
+		r.log.Warn("Failed trying to load the MASTER synchronization DB", zap.Error(err))
+		return fmt.Errorf("loading the master's RDB: %w", err)
 	}
-	if bytes.Equal(payload.Bytes(), EmptyRDB()) {
-		images = true // a shoal master from before the preamble carried anything
+	if auxID != "" && (auxID != f[1] || auxOff != f[2]) {
+		// The stream position is +FULLRESYNC's (Redis's replica uses it
+		// too); a file that names another one is worth a word.
+		r.log.Warn("The master's RDB names another replication position than +FULLRESYNC",
+			zap.String("repl_id", auxID), zap.String("repl_offset", auxOff))
 	}
-	r.log.Info("MASTER <-> REPLICA sync: loaded the RDB payload", zap.Int("keys", keys),
+	r.log.Info("MASTER <-> REPLICA sync: Finished with success", zap.Int("keys", keys),
 		zap.Int("functions", libs), zap.Int("repl_stream_db", streamDB))
-	if !images {
-		r.syncing.Store(false) // a redis-server master: the payload was the data
-	}
 	r.m.ResetTo(f[1], newOff, streamDB)
+	r.syncing.Store(false)
 	return nil
 }
 
@@ -476,21 +515,12 @@ func (r *Replica) refuseEmptyHistory(ml *masterLink, replid string, offset int64
 	return g.RefuseEmptyHistory(ml.nodeID)
 }
 
-// payloadKeys counts the keys a full sync brings: those of its RDB payload
-// plus, from a shoal master, those its slot images will bring (AuxKeys).
-// -1 when unknown (a payload that does not parse: loading it fails anyway).
+// payloadKeys counts the keys a full sync's RDB brings; -1 when unknown (a
+// payload that does not parse: loading it fails anyway).
 func payloadKeys(payload []byte) int64 {
 	var n int64
 	err := rdb.LoadFileWith(payload, rdb.DefaultLimits(), rdb.FileHandlers{
 		Key: func(*rdb.LoadedKey) error { n++; return nil },
-		Aux: func(name, value []byte) error {
-			if string(name) == AuxKeys {
-				if v, ok := strconvx.ParseInt(value); ok && v > 0 {
-					n += v
-				}
-			}
-			return nil
-		},
 	})
 	if err != nil {
 		return -1
@@ -506,11 +536,7 @@ func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, t
 	// resync.
 	st := r.fsm.OpenStream(conn, r.m.StreamDB())
 	defer st.Close()
-	ml.mu.Lock()
-	if !r.syncing.Load() {
-		ml.state = "connected"
-	}
-	ml.mu.Unlock()
+	ml.setState("connected")
 	r.up.Store(true)
 	r.lastIO.Store(time.Now().Unix())
 	r.SendAck()
@@ -538,12 +564,6 @@ func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, t
 			st.BeginBatch() // what one socket read brought is one batch
 		}
 		r.bytesIn.Add(int64(len(raw)))
-		if argIs(args[0], ImageCommand) {
-			if err := r.applyImage(args); err != nil {
-				return err
-			}
-			continue
-		}
 		if len(args) >= 2 && argIs(args[0], "replconf") && argIs(args[1], "getack") {
 			r.SendAck()
 			r.m.FeedRaw(raw, st.DB())
@@ -567,30 +587,6 @@ func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, t
 		}
 		r.applyMu.Unlock()
 	}
-}
-
-// applyImage replaces one slot with its image ("REPLIMAGE db slot payload"),
-// or ends the full sync ("REPLIMAGE DONE").
-func (r *Replica) applyImage(args [][]byte) error {
-	if len(args) == 2 && argIs(args[1], "done") {
-		r.syncing.Store(false)
-		r.linkMu.Lock()
-		if ml := r.link; ml != nil {
-			ml.setState("connected")
-		}
-		r.linkMu.Unlock()
-		r.log.Info("MASTER <-> REPLICA sync: Finished with success")
-		return nil
-	}
-	if len(args) != 4 {
-		return ErrProtocol
-	}
-	dbID, ok1 := strconvx.ParseInt(args[1])
-	slot, ok2 := strconvx.ParseInt(args[2])
-	if !ok1 || !ok2 || dbID < 0 || dbID >= int64(r.fsm.NumDBs()) || slot < 0 || slot >= slots.Count {
-		return ErrProtocol
-	}
-	return r.fsm.ApplyImage(int(dbID), uint16(slot), args[3])
 }
 
 // SendAck sends REPLCONF ACK <offset> to the master (every second, and on
@@ -622,6 +618,6 @@ func argIs(b []byte, kw string) bool {
 }
 
 // SetSyncing marks a full sync in progress or over, as the link does when
-// +FULLRESYNC arrives and when its images are done (tests hold a replica in
+// +FULLRESYNC arrives and when its RDB is loaded (tests hold a replica in
 // the loading state with it).
 func (r *Replica) SetSyncing(on bool) { r.syncing.Store(on) }

@@ -2,7 +2,6 @@ package replication
 
 import (
 	"bytes"
-	"errors"
 	"net"
 	"strconv"
 	"sync"
@@ -11,71 +10,9 @@ import (
 
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
-	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 	"go.uber.org/zap"
 )
-
-// A slot image carries every live key of the slot (string or RDB value,
-// with its expiry) and applying it replaces the slot exactly.
-func TestSlotImageRoundTrip(t *testing.T) {
-	src := store.New(1, nil, nil).DB(0)
-	str, list := []byte("{t}str"), []byte("{t}list")
-	slot := slots.KeySlot(str)
-	e := src.SetString(str, []byte("value"), false)
-	src.SetExpire(str, e, time.Now().Add(time.Hour).UnixMilli())
-	l := store.NewList(-2)
-	for _, v := range []string{"a", "b", "c"} {
-		l.Push([]byte(v), false)
-	}
-	src.SetValue(list, l)
-
-	src.Lock(slot)
-	img, _ := AppendSlotImage(nil, src, 0, slot, nil)
-	src.Unlock(slot)
-
-	rd := resp.NewStreamReader(bytes.NewReader(img), resp.StreamLimits{})
-	args, _, err := rd.ReadCommand(nil)
-	if err != nil || len(args) != 4 || string(args[0]) != ImageCommand || string(args[1]) != "0" ||
-		string(args[2]) != strconv.Itoa(int(slot)) {
-		t.Fatalf("image command: %q, %v", args, err)
-	}
-	dst := store.New(1, nil, nil).DB(0)
-	dst.SetString([]byte("{t}stale"), []byte("x"), false) // replaced by the image
-	if err := ApplySlotImage(dst, slot, args[3], rdb.DefaultLimits()); err != nil {
-		t.Fatal(err)
-	}
-	if dst.Find([]byte("{t}stale")) != nil {
-		t.Error("a key the image does not hold survived")
-	}
-	for _, k := range [][]byte{str, list} {
-		a, b := src.Find(k), dst.Find(k)
-		if b == nil {
-			t.Fatalf("%s missing after the image", k)
-		}
-		if !bytes.Equal(rdb.DumpPayload(a), rdb.DumpPayload(b)) || a.ExpireAt() != b.ExpireAt() {
-			t.Errorf("%s differs after the image", k)
-		}
-	}
-}
-
-// A malformed image is a protocol error (the link drops and resyncs).
-func TestSlotImageRejectsMalformedPayloads(t *testing.T) {
-	db := store.New(1, nil, nil).DB(0)
-	for _, p := range []string{
-		"$1\r\nk\r\n",                               // key only
-		"$1\r\nk\r\n$1\r\n0\r\n",                    // no value
-		"$1\r\nk\r\n$1\r\nx\r\n$2\r\nSv\r\n",        // expiry not a number
-		"$1\r\nk\r\n$1\r\n0\r\n$2\r\nXv\r\n",        // unknown value kind
-		"$1\r\nk\r\n$1\r\n0\r\n$3\r\nR\x00\x01\r\n", // bad RDB value
-		"$9\r\nk\r\n",                               // length past the end
-		"$-1\r\n",                                   // not a bulk length
-	} {
-		if err := ApplySlotImage(db, 0, []byte(p), rdb.DefaultLimits()); !errors.Is(err, ErrProtocol) {
-			t.Errorf("%q: %v, want ErrProtocol", p, err)
-		}
-	}
-}
 
 // fakeFSM records what the replica applied.
 type fakeFSM struct {
@@ -83,7 +20,6 @@ type fakeFSM struct {
 
 	mu       sync.Mutex
 	aux      map[string]string
-	images   []uint16
 	commands []string
 }
 
@@ -94,20 +30,21 @@ func (f *fakeFSM) MasterAddr(string) (string, bool) { return "", false }
 func (f *fakeFSM) NumDBs() int                      { return f.ks.NumDBs() }
 func (f *fakeFSM) LoadPayload(data []byte, aux func(name, value []byte)) (int, int, error) {
 	f.ks.FlushAll()
-	err := rdb.LoadFileWith(data, rdb.DefaultLimits(), rdb.FileHandlers{Aux: func(name, value []byte) error {
-		f.mu.Lock()
-		f.aux[string(name)] = string(value)
-		f.mu.Unlock()
-		aux(name, value)
-		return nil
-	}})
-	return 0, 0, err
-}
-func (f *fakeFSM) ApplyImage(db int, slot uint16, payload []byte) error {
-	f.mu.Lock()
-	f.images = append(f.images, slot)
-	f.mu.Unlock()
-	return ApplySlotImage(f.ks.DB(db), slot, payload, rdb.DefaultLimits())
+	keys := 0
+	err := rdb.LoadFileWith(data, rdb.DefaultLimits(), rdb.FileHandlers{
+		Key: func(k *rdb.LoadedKey) error {
+			keys++
+			k.Obj.SetIn(f.ks.DB(k.DB), k.Key)
+			return nil
+		},
+		Aux: func(name, value []byte) error {
+			f.mu.Lock()
+			f.aux[string(name)] = string(value)
+			f.mu.Unlock()
+			aux(name, value)
+			return nil
+		}})
+	return keys, 0, err
 }
 func (f *fakeFSM) OpenStream(net.Conn, int) Stream { return fakeStream{f} }
 
@@ -124,25 +61,39 @@ func (s fakeStream) BeginBatch()         {}
 func (s fakeStream) EndBatch()           {}
 func (s fakeStream) Close()              {}
 
-// The replica's side of a full sync against a scripted master: the
-// handshake in Redis's order, the payload's aux fields, the slot images
-// (not counted in the offset), the commands (counted and forwarded), and
-// the state ROLE and INFO report.
+// The replica's side of a full sync against a scripted master, with the
+// RDB sent with its length and with an EOF mark (diskless): the handshake
+// in Redis's order, keep-alive newlines before the reply and the RDB, the
+// file's keys and aux fields, the commands after it (counted and
+// forwarded), and the state ROLE and INFO report. With the mark, the
+// master sends the stream only after the replica's first ACK, as Redis.
 func TestReplicaFullSyncFromScriptedMaster(t *testing.T) {
+	for _, eof := range []bool{false, true} {
+		t.Run(map[bool]string{false: "length", true: "eofmark"}[eof], func(t *testing.T) {
+			testReplicaFullSync(t, eof)
+		})
+	}
+}
+
+func testReplicaFullSync(t *testing.T, eof bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	srcKS := store.New(1, nil, nil)
-	slot := slots.KeySlot([]byte("k"))
-	srcKS.DB(0).SetString([]byte("k"), []byte("v"), false)
-	srcKS.DB(0).Lock(slot)
-	img, _ := AppendSlotImage(nil, srcKS.DB(0), 0, slot, nil)
-	srcKS.DB(0).Unlock(slot)
+	src := store.New(1, nil, nil)
+	src.DB(0).SetString([]byte("k"), []byte("v"), false)
+	var file bytes.Buffer
+	fw := rdb.NewFileWriter(&file, [2]string{"redis-ver", "7.0.15"}, [2]string{"repl-stream-db", "0"})
+	fw.SelectDB(0, 1, 0)
+	fw.Entry(src.DB(0).Find([]byte("k")))
+	if err := fw.Finish(); err != nil {
+		t.Fatal(err)
+	}
 	set := resp.AppendCommand(nil, "SET", "k2", "v2")
 
 	const replID = "1111111111111111111111111111111111111111"
+	const mark = "abcdefghijabcdefghijabcdefghijabcdefghij"
 	handshake := make(chan []string, 1)
 	masterDone := make(chan struct{})
 	go func() {
@@ -167,15 +118,26 @@ func TestReplicaFullSyncFromScriptedMaster(t *testing.T) {
 			_, _ = conn.Write([]byte("+OK\r\n"))
 		}
 		handshake <- got
-		payload := SyncPreamble("7.0.15", nil, 0)
-		var out []byte
-		out = append(out, "+FULLRESYNC "+replID+" 100\r\n"...)
-		out = append(out, "$"+strconv.Itoa(len(payload))+"\r\n"...)
-		out = append(out, payload...)
-		out = append(out, img...)
-		out = append(out, set...)
-		out = append(out, resp.AppendCommand(nil, ImageCommand, "DONE")...)
+		out := []byte("\n\n+FULLRESYNC " + replID + " 100\r\n\n")
+		if eof {
+			out = append(out, "$EOF:"+mark+"\r\n"...)
+			out = append(out, file.Bytes()...)
+			out = append(out, mark...)
+		} else {
+			out = append(out, "$"+strconv.Itoa(file.Len())+"\r\n"...)
+			out = append(out, file.Bytes()...)
+		}
 		if _, err := conn.Write(out); err != nil {
+			return
+		}
+		if eof {
+			// Nothing follows the mark before the replica's ACK.
+			args, _, err := rd.ReadCommand(nil)
+			if err != nil || len(args) != 3 || string(args[1]) != "ACK" {
+				return
+			}
+		}
+		if _, err := conn.Write(set); err != nil {
 			return
 		}
 		// Hold the link until the replica drops it (ACKs are drained).
@@ -188,6 +150,7 @@ func TestReplicaFullSyncFromScriptedMaster(t *testing.T) {
 	}()
 
 	fsm := &fakeFSM{ks: store.New(1, nil, nil), aux: map[string]string{}}
+	fsm.ks.DB(0).SetString([]byte("old"), []byte("x"), false) // flushed by the sync
 	m := NewMaster(Config{})
 	r := NewReplica(m, fsm, zap.NewNop())
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -200,7 +163,7 @@ func TestReplicaFullSyncFromScriptedMaster(t *testing.T) {
 	select {
 	case got := <-handshake:
 		id, _ := m.IDs()
-		want := []string{"PING", "REPLCONF listening-port 7777", "REPLCONF capa psync2", "PSYNC " + id + " 1"}
+		want := []string{"PING", "REPLCONF listening-port 7777", "REPLCONF capa eof capa psync2", "PSYNC " + id + " 1"}
 		if len(got) != len(want) {
 			t.Fatalf("handshake %q, want %q", got, want)
 		}
@@ -230,19 +193,19 @@ func TestReplicaFullSyncFromScriptedMaster(t *testing.T) {
 	}
 	fsm.mu.Lock()
 	defer fsm.mu.Unlock()
-	if fsm.aux[AuxSlotImages] != "1" || fsm.aux["repl-stream-db"] != "0" {
+	if fsm.aux["repl-stream-db"] != "0" {
 		t.Errorf("aux fields %v", fsm.aux)
-	}
-	if len(fsm.images) != 1 || fsm.images[0] != slot {
-		t.Errorf("images %v, want slot %d", fsm.images, slot)
 	}
 	if len(fsm.commands) != 1 || fsm.commands[0] != "SET k2 v2" {
 		t.Errorf("commands %q", fsm.commands)
 	}
 	if e := fsm.ks.DB(0).Find([]byte("k")); e == nil || string(e.Bytes()) != "v" {
-		t.Error("the image's key is not in the keyspace")
+		t.Error("the RDB's key is not in the keyspace")
 	}
-	if r.BytesIn() <= int64(len(set)) {
+	if fsm.ks.DB(0).Find([]byte("old")) != nil {
+		t.Error("the data from before the sync survived")
+	}
+	if r.BytesIn() <= int64(file.Len()) {
 		t.Errorf("bytes in %d", r.BytesIn())
 	}
 }
@@ -269,7 +232,11 @@ func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
 	r := NewReplica(m, g, zap.NewNop())
 	a := &masterLink{nodeID: "node-a"}
 
-	empty := SyncPreamble("7.0.15", nil, 0, [2]string{AuxKeys, "0"})
+	var emptyFile bytes.Buffer
+	if err := rdb.NewFileWriter(&emptyFile, [2]string{"redis-ver", "7.0.15"}).Finish(); err != nil {
+		t.Fatal(err)
+	}
+	empty := emptyFile.Bytes()
 	if r.refuseEmptyHistory(a, other, 0, empty) {
 		t.Fatal("refused before any sync with node-a")
 	}
@@ -288,9 +255,7 @@ func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
 			t.Errorf("refused %+v", c)
 		}
 	}
-	// A master restarted with its data (an RDB file) brings its keys, as
-	// slot images or in the payload.
-	withImages := SyncPreamble("7.0.15", nil, 0, [2]string{AuxKeys, "3333"})
+	// A master restarted with its data (an RDB file) brings its keys.
 	var withKeys bytes.Buffer
 	src := store.New(1, nil, nil).DB(0)
 	fw := rdb.NewFileWriter(&withKeys)
@@ -299,10 +264,8 @@ func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
 	if err := fw.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range [][]byte{withImages, withKeys.Bytes()} {
-		if r.refuseEmptyHistory(a, other, 0, p) {
-			t.Error("refused a master that brings keys")
-		}
+	if r.refuseEmptyHistory(a, other, 0, withKeys.Bytes()) {
+		t.Error("refused a master that brings keys")
 	}
 	if len(g.asked) != 0 {
 		t.Fatalf("guard asked %v", g.asked)

@@ -2,10 +2,12 @@ package resp
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // ErrStreamProtocol is a StreamReader's error for a malformed stream
@@ -62,9 +64,17 @@ func (s *StreamReader) ReadLine() (string, error) {
 	return string(line[:n]), nil
 }
 
-// ReadPayload reads "$<len>\r\n" then len bytes (the RDB transfer, which
-// has no trailing CRLF), skipping "\n" keep-alives, and passes the bytes to
-// fn in chunks.
+// eofMarkLen is the length of a diskless transfer's end mark
+// ("$EOF:<40 random characters>").
+const eofMarkLen = 40
+
+// ReadPayload reads an RDB transfer and passes its bytes to fn in chunks:
+// "$<len>\r\n" then len bytes (no trailing CRLF), or "$EOF:<mark>\r\n"
+// then bytes up to the 40-byte mark (a diskless transfer: the master sends
+// nothing after the mark before the replica's first ACK, so the mark is
+// found at the end of what a read brings, as Redis's replica looks for
+// it). "\n" keep-alives before the header are skipped. It returns the
+// payload's length.
 func (s *StreamReader) ReadPayload(fn func([]byte) error) (int64, error) {
 	var line string
 	for {
@@ -83,6 +93,12 @@ func (s *StreamReader) ReadPayload(fn func([]byte) error) (int64, error) {
 		}
 		return 0, ErrStreamProtocol
 	}
+	if strings.HasPrefix(line, "$EOF:") {
+		if len(line) < 5+eofMarkLen {
+			return 0, ErrStreamProtocol
+		}
+		return s.readUntilMark([]byte(line[5:5+eofMarkLen]), fn)
+	}
 	n, err := strconv.ParseInt(line[1:], 10, 64)
 	if err != nil || n < 0 {
 		return 0, ErrStreamProtocol
@@ -100,6 +116,38 @@ func (s *StreamReader) ReadPayload(fn func([]byte) error) (int64, error) {
 		left -= int64(k)
 	}
 	return n, nil
+}
+
+// readUntilMark reads a diskless transfer up to its end mark. The last
+// eofMarkLen bytes read are held back (they may be the mark).
+func (s *StreamReader) readUntilMark(mark []byte, fn func([]byte) error) (int64, error) {
+	held := make([]byte, 0, eofMarkLen+64*1024)
+	var n int64
+	for {
+		k, err := s.r.Read(held[len(held):cap(held)])
+		if err != nil {
+			return 0, err
+		}
+		held = held[:len(held)+k]
+		if len(held) >= eofMarkLen && bytes.Equal(held[len(held)-eofMarkLen:], mark) {
+			body := held[:len(held)-eofMarkLen]
+			n += int64(len(body))
+			if len(body) > 0 {
+				if err := fn(body); err != nil {
+					return 0, err
+				}
+			}
+			return n, nil
+		}
+		if len(held) > eofMarkLen {
+			body := held[:len(held)-eofMarkLen]
+			n += int64(len(body))
+			if err := fn(body); err != nil {
+				return 0, err
+			}
+			held = held[:copy(held, held[len(held)-eofMarkLen:])]
+		}
+	}
 }
 
 // ReadCommand reads one multibulk command. It returns the arguments (valid

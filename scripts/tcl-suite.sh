@@ -15,7 +15,7 @@
 #   TCL_EXTRA_ARGS    extra runtest arguments; quotes are honoured, nothing is evaluated, e.g.
 #                     TCL_EXTRA_ARGS='--skiptest "EXPIRE - set timeouts multiple times" --verbose'
 #                     (without a --baseport here, the run claims a free block of runtest ports)
-#   TCL_DENY_TAGS     tags to deny (default below: what shoal cannot do yet; needs:debug is allowed)
+#   TCL_DENY_TAGS     tags to deny, e.g. "-needs:repl" (default below: none)
 #   TCL_UNIT_TIMEOUT  wall-clock limit per unit in seconds (default 180)
 #   TCL_DURABLE       1 (default): pass --durable, so a Tcl exception (e.g. an error reply to a
 #                     command the server lacks) is reported and the unit goes on; 0: first
@@ -26,7 +26,8 @@
 #   TCL_SPAWN_UNITS   units run in the suite's normal mode, where runtest starts the servers
 #                     itself (the server binary stands in for src/redis-server): units tagged
 #                     external:skip as a whole (default: unit/obuf-limits unit/client-eviction
-#                     unit/maxmemory unit/aofrw integration/aof)
+#                     unit/maxmemory unit/aofrw integration/aof integration/replication-2
+#                     integration/replication-3 integration/replication-4 integration/block-repl)
 #   TCL_RESULTS_DIR   where per-unit logs, server logs and INFO commandstats are kept
 #                     (default: a fresh /tmp/shoal-tcl.XXXXXX, kept and printed at the end)
 #
@@ -36,14 +37,13 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEFAULT_UNITS="unit/keyspace unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command"
-# Tags of Redis 7.0.15's suite that shoal cannot serve yet. The suite's needs:* tags are:
+# Tags of Redis 7.0.15's suite that shoal cannot serve yet: none. The suite's needs:* tags are:
 # needs:repl needs:debug needs:save needs:reset needs:config-maxmemory needs:config-resetstat
-# needs:pfdebug needs:latency needs:local-process. Denied: needs:repl (those tests read the
-# replication stream with SYNC, where shoal's fork-less full sync sends slot images after an empty
-# RDB). The others are served: CONFIG SET maxmemory, SAVE, RESET,
-# PFDEBUG/PFSELFTEST, LATENCY, CONFIG RESETSTAT, DEBUG (the server runs with
-# --enable-debug-command yes), and the server is a local process.
-DEFAULT_DENY_TAGS="-needs:repl"
+# needs:pfdebug needs:latency needs:local-process, all served: the replication stream read with
+# SYNC (a full sync sends a real RDB), CONFIG SET maxmemory, SAVE, RESET, PFDEBUG/PFSELFTEST,
+# LATENCY, CONFIG RESETSTAT, DEBUG (the server runs with --enable-debug-command yes), and the
+# server is a local process. Single tests that need more are in scripts/tcl-skips.txt.
+DEFAULT_DENY_TAGS=""
 
 REDIS_SRC=${REDIS_SRC:-/tmp/src/redis-7.0.15}
 TCL_DENY_TAGS=${TCL_DENY_TAGS:-$DEFAULT_DENY_TAGS}
@@ -63,7 +63,7 @@ if [[ $TCL_SKIPS == 1 && -f $ROOT/scripts/tcl-skips.txt ]]; then
   done <"$ROOT/scripts/tcl-skips.txt"
 fi
 TCL_MONITOR=${TCL_MONITOR:-0}
-TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof}
+TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 log() { printf '[tcl-suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

@@ -81,6 +81,9 @@ const (
 	// LookupNoNotify raises no keymiss event for a missing key (Redis's
 	// LOOKUP_NONOTIFY: OBJECT counts the miss but raises nothing).
 	LookupNoNotify
+	// LookupExpired finds a logically expired key too, and leaves it
+	// (Redis's dictFind, as DEBUG OBJECT and MEMORY USAGE look keys up).
+	LookupExpired
 )
 
 // Find returns the live entry for key, or nil. A logically expired key is
@@ -92,7 +95,7 @@ func (db *DB) Find(key []byte) *Entry { return db.Lookup(key, 0) }
 func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
 	s, h := db.slotOf(key)
 	e := s.dict.find(h, key)
-	if e != nil && e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
+	if e != nil && e.expire != 0 && flags&LookupExpired == 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if flags&LookupNoExpire == 0 && !db.ks.replicaMode.Load() {
 			db.expireEntry(s, h, e)
 		}

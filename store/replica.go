@@ -1,9 +1,9 @@
 package store
 
-// What replication needs from the keyspace: visiting a slot whose lock the
-// caller already holds (a full sync images a slot under its lock), the
-// databases that exist, and the replica mode in which keys expire only by the
-// master's DEL.
+// What replication and saving need from the keyspace: visiting a slot
+// whose lock the caller already holds, flushing under held locks, the
+// databases that exist, and the replica mode in which keys expire only by
+// the master's DEL.
 
 // ScanSlotLocked visits every entry of one slot, expired ones included;
 // the caller holds the slot's lock.
