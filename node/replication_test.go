@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strconv"
@@ -619,4 +620,35 @@ func TestExecJudgedByQueuedWrites(t *testing.T) {
 		require.Equal(t, "*1\r\n$1\r\n1\r\n", c.do("exec"))
 		admin.do("config", "set", "min-replicas-to-write", "0")
 	}
+}
+
+// TestReplicaAOFHoldsTheFullSync: a replica with appendonly yes rewrites
+// its AOF after loading its master's data (Redis's restartAOFAfterSYNC), so
+// a server started from the replica's AOF directory alone has the master's
+// data, plus what the stream brought after the sync.
+func TestReplicaAOFHoldsTheFullSync(t *testing.T) {
+	master := startReplServer(t)
+	mc := dialTest(t, master)
+	var cmds [][]string
+	for i := 0; i < 300; i++ {
+		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), "v"}, []string{"RPUSH", "l", fmt.Sprint(i)})
+	}
+	require.Empty(t, pipelineDo(t, mc, cmds))
+	dir := t.TempDir()
+	replica := startReplServer(t, "--dir", dir, "--appendonly", "yes")
+	rc := dialTest(t, replica)
+	replicaOf(t, rc, master)
+	waitInSync(t, mc, rc)
+	replWaitFor(t, 15*time.Second, "the AOF rewrite after the sync", func() bool {
+		return infoField(t, rc, "persistence", "aof_rewrite_in_progress") == "0" &&
+			infoField(t, rc, "persistence", "aof_rewrite_scheduled") == "0" &&
+			infoField(t, rc, "persistence", "aof_enabled") == "1"
+	})
+	require.Equal(t, ":301\r\n", mc.do("RPUSH", "l", "after"))
+	waitInSync(t, mc, rc)
+	want := digest(t, mc)
+	replica.Shutdown()
+
+	fromAOF := startReplServer(t, "--dir", dir, "--appendonly", "yes")
+	require.Equal(t, want, digest(t, dialTest(t, fromAOF)))
 }
