@@ -483,7 +483,7 @@ func (f *fullSyncer) filteredRDB(w io.Writer, filter syncFilter, atStart func() 
 	s := f.r.s
 	// The instant is taken as snapshotRDB takes it: gate closed, the
 	// master-link apply held.
-	release := s.closeGateForInstant(s.bindClient(&Client{srv: s}), nil, true)
+	release, applyLocked := s.closeGateForInstant(s.bindClient(&Client{srv: s}), nil, true)
 	aux := append(syncFileAux(), atStart()...)
 	var codes [][]byte
 	if filter&filterExcludeFunctions == 0 {
@@ -491,7 +491,9 @@ func (f *fullSyncer) filteredRDB(w io.Writer, filter syncFilter, atStart func() 
 			codes = append(codes, l.code)
 		}
 	}
-	s.repl.rep.UnlockApply()
+	if applyLocked {
+		s.repl.rep.UnlockApply()
+	}
 	s.snapshotMu.Unlock()
 	release()
 	fw := rdb.NewFileWriter(w, aux...)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redis/go-redis/v9"
@@ -651,4 +653,52 @@ func TestReplicaAOFHoldsTheFullSync(t *testing.T) {
 
 	fromAOF := startReplServer(t, "--dir", dir, "--appendonly", "yes")
 	require.Equal(t, want, digest(t, dialTest(t, fromAOF)))
+}
+
+// TestReplicaSavesWhileItsMasterStreams: DEBUG RELOAD and SHUTDOWN hold
+// the gate and save a file recording the replication offset, while the
+// master link keeps applying; the master link may sit
+// on its apply lock waiting for that gate, and each save still answers
+// (it hung when a save insisted on the apply lock).
+func TestReplicaSavesWhileItsMasterStreams(t *testing.T) {
+	master := startReplServer(t)
+	replica := startReplServer(t, "--save", "3600 1")
+	mc, rc := dialTest(t, master), dialTest(t, replica)
+	replicaOf(t, rc, master)
+	waitInSync(t, mc, rc)
+	writer := dialTest(t, master)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		batch := encodeCommand("INCR", "n")
+		for i := 0; i < 200000; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			_ = writer.c.SetDeadline(time.Now().Add(testIOTimeout))
+			if _, err := writer.c.Write(batch); err != nil {
+				done <- err
+				return
+			}
+			var buf bytes.Buffer
+			if err := testharness.ReadRaw(writer.r, &buf); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for round := 0; round < 20; round++ {
+		require.Equal(t, "+OK\r\n", rc.do("DEBUG", "RELOAD"))
+	}
+	// SHUTDOWN saves with the gate held too: the connection closes.
+	rc.send("SHUTDOWN")
+	_ = rc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	_, err := rc.r.ReadByte()
+	require.Error(t, err, "SHUTDOWN closes the connection")
+	close(stop)
+	require.NoError(t, <-done)
 }

@@ -44,13 +44,12 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	}
 	// With atStart, the master link's apply is held too, so that no
 	// command of a replica's stream is applied but not yet forwarded at S
-	// (a sub-replica's stream registered by atStart would get it twice).
-	// A file needs only the gate: the master link applies as an active
-	// client, so nothing is half-applied while the gate is closed. Callers
-	// with atStart must not hold the gate themselves: the master link may
-	// hold its apply lock while it waits for the gate.
+	// (a sub-replica's stream, or the repl-offset a save records, would
+	// count it twice). A caller that holds the gate already may go on
+	// without it when the master link is not between the two
+	// (tryLockSnapshot).
 	holdApply := atStart != nil && !owner.isMasterLink()
-	release := s.closeGateForInstant(owner, held, holdApply)
+	release, applyLocked := s.closeGateForInstant(owner, held, holdApply)
 	defer s.snapshotMu.Unlock()
 
 	sink := &rdbSnapshotSink{}
@@ -60,7 +59,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	if err == nil && atStart != nil {
 		aux = append(aux[:len(aux):len(aux)], atStart()...)
 	}
-	if holdApply {
+	if applyLocked {
 		s.repl.rep.UnlockApply()
 	}
 	release()
@@ -161,12 +160,14 @@ func (k *rdbSnapshotSink) take() []snapshotChunk {
 // closeGateForInstant closes the gate for owner and takes snapshotMu, held
 // (if not nil) and, with holdApply, the master link's apply lock, retrying
 // while one of them is busy (see snapshotRDBHolding's lock order). It
-// returns the gate's release; the locks stay with the caller.
-func (s *Server) closeGateForInstant(owner *Client, held *sync.Mutex, holdApply bool) (release func()) {
+// returns the gate's release and whether the apply lock was taken (see
+// tryLockSnapshot); the locks stay with the caller.
+func (s *Server) closeGateForInstant(owner *Client, held *sync.Mutex, holdApply bool) (release func(), applyLocked bool) {
+	ownsGate := owner.tx.exclusive
 	for {
 		release = owner.closeGate() // re-entrant for a client that holds it
-		if s.tryLockSnapshot(held, holdApply) {
-			return release
+		if ok, applyLocked := s.tryLockSnapshot(held, holdApply, ownsGate); ok {
+			return release, applyLocked
 		}
 		release()
 		time.Sleep(time.Millisecond) // a walk, a save or an apply is finishing
@@ -174,21 +175,33 @@ func (s *Server) closeGateForInstant(owner *Client, held *sync.Mutex, holdApply 
 }
 
 // tryLockSnapshot takes snapshotMu, held (if not nil) and, with
-// holdApply, the master link's apply lock: all or none.
-func (s *Server) tryLockSnapshot(held *sync.Mutex, holdApply bool) bool {
+// holdApply, the master link's apply lock: all or none. ownsGate says the
+// caller held the gate before (DEBUG RELOAD, SHUTDOWN, an exclusive
+// EXEC): the master link may then hold its apply lock while it waits for
+// the gate, before applying anything, and would never let go; unless it
+// is between applying a command and forwarding it (FeedPending, which
+// needs no gate), the data and the stream agree without the lock, so the
+// snapshot goes on without it (applyLocked false).
+func (s *Server) tryLockSnapshot(held *sync.Mutex, holdApply, ownsGate bool) (ok, applyLocked bool) {
 	if !s.snapshotMu.TryLock() {
-		return false
+		return false, false
 	}
 	if held != nil && !held.TryLock() {
 		s.snapshotMu.Unlock()
-		return false
+		return false, false
 	}
-	if holdApply && !s.repl.rep.TryLockApply() {
-		if held != nil {
-			held.Unlock()
-		}
-		s.snapshotMu.Unlock()
-		return false
+	if !holdApply {
+		return true, false
 	}
-	return true
+	if s.repl.rep.TryLockApply() {
+		return true, true
+	}
+	if ownsGate && !s.repl.rep.FeedPending() {
+		return true, false
+	}
+	if held != nil {
+		held.Unlock()
+	}
+	s.snapshotMu.Unlock()
+	return false, false
 }

@@ -115,6 +115,9 @@ type Replica struct {
 	// sub-replica's full sync: its snapshot's instant holds it, so the
 	// data and the offset it records agree.
 	applyMu sync.Mutex
+	// feedPending: a command of the stream was applied and is not yet in
+	// this node's own stream (set and cleared under applyMu).
+	feedPending atomic.Bool
 }
 
 // masterLink is one followed master.
@@ -206,6 +209,10 @@ func (r *Replica) UnlockApply() { r.applyMu.Unlock() }
 
 // TryLockApply is LockApply if the lock is free.
 func (r *Replica) TryLockApply() bool { return r.applyMu.TryLock() }
+
+// FeedPending reports whether a command was applied and not yet forwarded
+// (the holder of applyMu is between the two and needs nothing to finish).
+func (r *Replica) FeedPending() bool { return r.feedPending.Load() }
 
 // Start follows host:port (nodeID in cluster mode, whose address is looked
 // up at every connect). The caller has stopped the previous link (Stop).
@@ -571,6 +578,7 @@ func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, t
 		}
 		r.applyMu.Lock()
 		st.Apply(args)
+		r.feedPending.Store(true)
 		// A transaction enters this node's stream (its offset, its
 		// backlog, its sub-replicas) once it ran, as one unit, as in
 		// Redis: a link lost half-way through it must resume before its
@@ -585,6 +593,7 @@ func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, t
 		default:
 			r.m.FeedRaw(raw, st.DB())
 		}
+		r.feedPending.Store(false)
 		r.applyMu.Unlock()
 	}
 }
