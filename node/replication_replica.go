@@ -46,7 +46,7 @@ func (r *replState) follow(host string, port int, nodeID string, caller *Client)
 	r.proxy.Store(true)
 	r.updateGuards()
 	_ = r.s.applyOOMScore() // the replica's oom-score-adj value (node/oomscore.go)
-	r.roleGen.Add(1) // commands that passed the guards before this judge again
+	r.roleGen.Add(1)        // commands that passed the guards before this judge again
 	if n := r.s.blocking().unblockAllRoleChanged(); n > 0 {
 		r.s.log.Info("Unblocked blocked clients: this node became a replica", zap.Int("clients", n))
 	}
