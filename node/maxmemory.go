@@ -223,24 +223,41 @@ func (s *Server) performEvictions() evictResult {
 	return result
 }
 
-// evictUntil evicts while over the limit, checking the clock every 16 keys
-// against budget (evictRunning when it ran out).
+// evictUntil frees what used memory is over the limit by when it starts,
+// checking the clock every 16 keys against budget (evictRunning when it ran
+// out). As Redis's performEvictions, the amount is fixed at the start and
+// counted from the charges of the evicted keys: memory the evictions
+// themselves make grow — invalidation messages queued for tracking
+// clients, notifications — does not make this call evict more (a feedback
+// loop that could drain the keyspace). Every 16 keys it stops early if
+// memory is already under the limit.
 func (s *Server) evictUntil(budget time.Duration) evictResult {
-	if !s.overMemoryLimit() {
+	limit := s.mem.limit.Load()
+	used := s.memoryCountedForEvict()
+	if limit <= 0 || used <= limit {
 		return evictOK
 	}
 	policy, ok := evictionPolicy(s.mem.policy.Load())
 	if !ok {
 		return evictFail // noeviction
 	}
+	toFree := used - limit
 	start := time.Now()
 	samples := int(s.mem.samples.Load())
-	for keys := 1; s.overMemoryLimit(); keys++ {
-		if _, ok := s.ks.EvictOne(policy, samples, s.keyEvicted); !ok {
+	var freed int64
+	for keys := 1; freed < toFree; keys++ {
+		n, ok := s.ks.EvictOne(policy, samples, s.keyEvicted)
+		if !ok {
 			return evictFail
 		}
-		if keys%16 == 0 && time.Since(start) > budget {
-			return evictRunning
+		freed += n
+		if keys%16 == 0 {
+			if !s.overMemoryLimit() {
+				break
+			}
+			if time.Since(start) > budget {
+				return evictRunning
+			}
 		}
 	}
 	return evictOK

@@ -539,7 +539,20 @@ func (w *pushWriter) flushNow() bool {
 	}
 	w.spare = b
 	w.mu.Unlock()
+	// What reached the socket no longer counts in the client's memory:
+	// account it now, not at the next cron, or maxmemory would go on
+	// evicting for output that is gone (Redis writes pending replies
+	// before it reads the next command).
+	w.c.srv.updateClientMemory(w.c)
 	return err == nil
+}
+
+// backedUp reports whether the writer is still writing earlier output
+// (its socket is not draining as fast as output is queued).
+func (w *pushWriter) backedUp() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.inflight > 0
 }
 
 // close stops the writer goroutine; queued bytes are dropped.

@@ -431,9 +431,16 @@ func (t *trackingTable) send(s *Server, c *Client, body []byte) {
 		return // a RESP2 client cannot get pushes on its own connection
 	}
 	push.enqueue(append(b, body...), s)
-	// Its output grew: account it for client eviction now, as Redis's
-	// sendTrackingMessage (the next command evicts it if over the limit).
-	s.updateClientMemory(to)
+	if push.backedUp() {
+		// Its output grows while its socket does not drain: account it
+		// for client eviction now, as Redis's sendTrackingMessage (the
+		// next command evicts it if over the limit). Output that is being
+		// written at once is accounted when written (flushNow): counting
+		// it here would make maxmemory evict again for messages that
+		// eviction itself queued, which Redis writes before its next
+		// command.
+		s.updateClientMemory(to)
+	}
 }
 
 // pushForTracking returns a redirect target's push queue: it has one once
