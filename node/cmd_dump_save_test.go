@@ -126,36 +126,12 @@ func TestBgsaveIsOneInstant(t *testing.T) {
 	}
 	require.Empty(t, pipelineDo(t, tc, cmds))
 
-	writer := dialTest(t, s)
+	var batch [][]string
+	for i := 0; i < nkeys; i++ {
+		batch = append(batch, []string{"INCR", fmt.Sprintf("k%d", i)})
+	}
 	stop := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		var batch []byte
-		for i := 0; i < nkeys; i++ {
-			batch = append(batch, encodeCommand("INCR", fmt.Sprintf("k%d", i))...)
-		}
-		for round := 0; round < 2000; round++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			_ = writer.c.SetDeadline(time.Now().Add(testIOTimeout))
-			if _, err := writer.c.Write(batch); err != nil {
-				done <- err
-				return
-			}
-			for i := 0; i < nkeys; i++ {
-				var buf bytes.Buffer
-				if err := testharness.ReadRaw(writer.r, &buf); err != nil {
-					done <- err
-					return
-				}
-			}
-		}
-		done <- nil
-	}()
+	done := writeRounds(dialTest(t, s), batch, 2000, stop)
 	// Let a few rounds go by first, so that the counters differ.
 	testharness.WaitFor(t, 10*time.Second, "the writer's first rounds", func() bool {
 		return tc.do("GET", fmt.Sprintf("k%d", nkeys-1)) != "$1\r\n0\r\n"
@@ -214,4 +190,39 @@ func TestSavesDoNotDeadlockWithTheGate(t *testing.T) {
 	testharness.WaitFor(t, 30*time.Second, "no save running", func() bool {
 		return strings.Contains(tc.do("INFO", "persistence"), "rdb_bgsave_in_progress:0")
 	})
+}
+
+// writeRounds sends the commands of batch as one pipeline and reads their
+// replies, up to rounds times or until stop closes, on its own goroutine;
+// the channel gets nil, or the first I/O error.
+func writeRounds(tc *testConn, batch [][]string, rounds int, stop <-chan struct{}) <-chan error {
+	var wire []byte
+	for _, c := range batch {
+		wire = append(wire, encodeCommand(c...)...)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for round := 0; round < rounds; round++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			_ = tc.c.SetDeadline(time.Now().Add(testIOTimeout))
+			if _, err := tc.c.Write(wire); err != nil {
+				done <- err
+				return
+			}
+			for range batch {
+				var buf bytes.Buffer
+				if err := testharness.ReadRaw(tc.r, &buf); err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+		done <- nil
+	}()
+	return done
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 
 	"github.com/redis/go-redis/v9"
@@ -666,31 +664,8 @@ func TestReplicaSavesWhileItsMasterStreams(t *testing.T) {
 	mc, rc := dialTest(t, master), dialTest(t, replica)
 	replicaOf(t, rc, master)
 	waitInSync(t, mc, rc)
-	writer := dialTest(t, master)
 	stop := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		batch := encodeCommand("INCR", "n")
-		for i := 0; i < 200000; i++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			_ = writer.c.SetDeadline(time.Now().Add(testIOTimeout))
-			if _, err := writer.c.Write(batch); err != nil {
-				done <- err
-				return
-			}
-			var buf bytes.Buffer
-			if err := testharness.ReadRaw(writer.r, &buf); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
+	done := writeRounds(dialTest(t, master), [][]string{{"INCR", "n"}}, 200000, stop) // node/cmd_dump_save_test.go
 	for round := 0; round < 20; round++ {
 		require.Equal(t, "+OK\r\n", rc.do("DEBUG", "RELOAD"))
 	}
