@@ -452,6 +452,54 @@ func TestAOFConfigSetAppendonly(t *testing.T) {
 	require.NotContains(t, info, "aof_current_size")
 }
 
+// CONFIG SET appendonly yes while a rewrite runs (here one that CONFIG
+// SET appendonly no cancelled, still ending) discards it and starts the
+// new one at once, as Redis kills the child and forks again in the same
+// call: aof_rewrite_in_progress never reads 0 before the AOF is on, so a
+// client that waits for it (Redis's tcl suite does) finds a loadable AOF.
+func TestAOFEnabledAgainDuringARewrite(t *testing.T) {
+	s := StartServer(t, "--appendonly", "yes", "--save", "", "--enable-debug-command", "yes",
+		"--rdb-key-save-delay", "20000")
+	fillKeys(t, s, 50) // the rewrite takes ~1 s
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	for round := 0; round < 3; round++ {
+		out, err := Query(s.Addr, "BGREWRITEAOF")
+		require.NoError(t, err)
+		require.Equal(t, "Background append only file rewriting started", out)
+		for _, v := range []string{"no", "yes"} {
+			out, err = Query(s.Addr, "CONFIG", "SET", "appendonly", v)
+			require.NoError(t, err)
+			require.Equal(t, "OK", out)
+		}
+		// Polled back to back, so that a gap between the two rewrites,
+		// if there were one, is seen.
+		deadline := time.Now().Add(30 * time.Second)
+		for polls := 0; ; polls++ {
+			require.True(t, polls < 200000 && time.Now().Before(deadline), "the AOF is not on after %d polls", polls)
+			info, err := c.Info(ctx, "persistence").Result()
+			require.NoError(t, err)
+			if strings.Contains(info, "aof_rewrite_in_progress:0") {
+				require.NotContains(t, info, "aof_rewrite_scheduled:1", "round %d: no rewrite in progress after %d polls", round, polls)
+				require.Contains(t, info, "aof_enabled:1")
+				break
+			}
+		}
+		_, err = Query(s.Addr, "SET", "round", fmt.Sprint(round))
+		require.NoError(t, err)
+		digest, err := Query(s.Addr, "DEBUG", "DIGEST")
+		require.NoError(t, err)
+		out, err = Query(s.Addr, "DEBUG", "LOADAOF")
+		require.NoError(t, err)
+		require.Equal(t, "OK", out)
+		got, err := Query(s.Addr, "DEBUG", "DIGEST")
+		require.NoError(t, err)
+		require.Equal(t, digest, got)
+	}
+	require.Contains(t, s.Log(), "Stopping background AOF and starting a rewrite now")
+}
+
 // auto-aof-rewrite-percentage / -min-size: once the AOF passes the minimum
 // size and has grown by the percentage since the last rewrite, the cron
 // rewrites it, and the old files are removed.

@@ -44,6 +44,11 @@ type aofState struct {
 
 	rewriting    atomic.Bool
 	scheduled    atomic.Bool
+	// restartRewrite: CONFIG SET appendonly yes cancelled the running
+	// rewrite; its goroutine starts the new one as it ends, so that
+	// aof_rewrite_in_progress never reads 0 in between (Redis kills the
+	// child and forks the new one in the same call).
+	restartRewrite atomic.Bool
 	cancelGen    atomic.Int64 // bumped to make the running rewrite discard its work
 	rewriteStart atomic.Int64 // unix seconds
 	lastRewrite  atomic.Int64 // aof_last_rewrite_time_sec, -1 before any
@@ -509,15 +514,18 @@ func (a *aofState) start() error {
 		a.s.log.Warn("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.")
 		return nil
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.rewriting.Load() {
-		// The running rewrite is discarded; the cron starts the new one
-		// as soon as it has ended.
+		// The running rewrite is discarded; its goroutine starts the new
+		// one as it ends.
 		a.s.log.Warn("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
-		a.cancelRewrite()
-		a.scheduled.Store(true)
+		a.s.log.Info("Killing running AOF rewrite child")
+		a.restartRewrite.Store(true)
+		a.cancelGen.Add(1)
 		return nil
 	}
-	if err := a.startRewrite(); err != nil {
+	if err := a.startRewriteLocked(); err != nil {
 		a.state.Store(aofOff)
 		a.s.log.Warn("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.")
 		return errors.New("Unable to turn on AOF. Check server logs.")
@@ -536,6 +544,7 @@ func (a *aofState) stop() {
 	}
 	a.state.Store(aofOff)
 	a.scheduled.Store(false)
+	a.restartRewrite.Store(false)
 	a.detach()
 	a.sizeBase.Store(0)
 	a.mu.Unlock()
@@ -598,6 +607,11 @@ func (a *aofState) startRewrite() error {
 	if a.rewriting.Load() {
 		return errRewriteRunning
 	}
+	return a.startRewriteLocked()
+}
+
+// startRewriteLocked starts the rewrite goroutine; a.mu is held.
+func (a *aofState) startRewriteLocked() error {
 	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
 		a.s.log.Warn(fmt.Sprintf("Can't open or create append-only dir %s: %s", a.s.cfg.String("appenddirname"), syscallText(err)))
 		a.lastFailed.Store(true)
@@ -634,6 +648,13 @@ func (a *aofState) rewrite(gen int64) {
 	defer func() {
 		_ = os.Remove(tmp)
 		a.lastRewrite.Store(time.Now().Unix() - a.rewriteStart.Load())
+		if a.restartRewrite.Swap(false) && a.state.Load() == aofWaitRewrite {
+			// CONFIG SET appendonly yes cancelled this rewrite: the new
+			// one starts now, and the rewrite stays in progress.
+			if a.startRewriteLocked() == nil {
+				return
+			}
+		}
 		a.rewriting.Store(false)
 	}()
 	if a.cancelGen.Load() != gen {
