@@ -42,19 +42,19 @@ type aofState struct {
 	app      atomic.Pointer[aof.Appender]
 	fsync    atomic.Int64 // appendfsync (config.AppendFsync*)
 
-	rewriting    atomic.Bool
-	scheduled    atomic.Bool
+	rewriting atomic.Bool
+	scheduled atomic.Bool
 	// restartRewrite: CONFIG SET appendonly yes cancelled the running
 	// rewrite; its goroutine starts the new one as it ends, so that
 	// aof_rewrite_in_progress never reads 0 in between (Redis kills the
 	// child and forks the new one in the same call).
 	restartRewrite atomic.Bool
-	cancelGen    atomic.Int64 // bumped to make the running rewrite discard its work
-	rewriteStart atomic.Int64 // unix seconds
-	lastRewrite  atomic.Int64 // aof_last_rewrite_time_sec, -1 before any
-	lastFailed   atomic.Bool  // aof_last_bgrewrite_status err
-	rewrites     atomic.Int64
-	failures     atomic.Int64 // aof_rewrites_consecutive_failures
+	cancelGen      atomic.Int64 // bumped to make the running rewrite discard its work
+	rewriteStart   atomic.Int64 // unix seconds
+	lastRewrite    atomic.Int64 // aof_last_rewrite_time_sec, -1 before any
+	lastFailed     atomic.Bool  // aof_last_bgrewrite_status err
+	rewrites       atomic.Int64
+	failures       atomic.Int64 // aof_rewrites_consecutive_failures
 
 	// aof_current_size is sizeBase plus what the appender wrote;
 	// aof_base_size is the size after the last rewrite (or the base's at
