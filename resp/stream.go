@@ -26,10 +26,14 @@ type StreamLimits struct {
 // offset advances by them). Unlike RequestReader it serves a trusted peer:
 // no inline commands, and a malformed command fails the link.
 type StreamReader struct {
-	r   *bufio.Reader
-	lim StreamLimits
-	raw []byte // the bytes of the last command read
+	r     *bufio.Reader
+	lim   StreamLimits
+	raw   []byte // the bytes of the last command read
+	spans []span // where the last command's arguments are in raw
 }
+
+// span is an argument's position in StreamReader.raw.
+type span struct{ at, n int }
 
 // NewStreamReader reads from r with the given bounds.
 func NewStreamReader(r io.Reader, lim StreamLimits) *StreamReader {
@@ -156,6 +160,15 @@ func (s *StreamReader) readUntilMark(mark []byte, fn func([]byte) error) (int64,
 // counted in the raw bytes of the command that follows them, as a Redis
 // replica counts every byte it reads.
 func (s *StreamReader) ReadCommand(args [][]byte) ([][]byte, []byte, error) {
+	if n := s.r.Buffered(); n > 0 {
+		// A command already whole in the buffer is taken where it lies
+		// (the stream is mostly that): no copy, no line-by-line reads.
+		buf, _ := s.r.Peek(n)
+		if out, used, ok := s.parseBuffered(buf, args); ok {
+			_, _ = s.r.Discard(used)
+			return out, buf[:used:used], nil
+		}
+	}
 	s.raw = s.raw[:0]
 	var line []byte
 	for {
@@ -177,8 +190,8 @@ func (s *StreamReader) ReadCommand(args [][]byte) ([][]byte, []byte, error) {
 		return nil, nil, ErrStreamProtocol
 	}
 	// Argument positions are recorded as offsets into raw (it may move).
-	type span struct{ at, n int }
-	spans := make([]span, 0, min(argc, 64))
+	spans := s.spans[:0]
+	defer func() { s.spans = spans[:0] }()
 	for i := int64(0); i < argc; i++ {
 		l, err := s.readRawLine()
 		if err != nil {
@@ -206,6 +219,57 @@ func (s *StreamReader) ReadCommand(args [][]byte) ([][]byte, []byte, error) {
 		args = append(args, s.raw[sp.at:sp.at+sp.n:sp.at+sp.n])
 	}
 	return args, s.raw, nil
+}
+
+// parseBuffered parses one command that lies whole at the start of buf, in
+// the canonical form a master writes ("*<n>\r\n" then "$<len>\r\n<arg>\r\n"
+// n times, plain decimal counts): the arguments alias buf, and used is the
+// command's length. Anything else — a command not yet whole, a keep-alive
+// newline first, a malformed or over-limit count — is left to the
+// line-by-line reader (ok false), which decides on it as before.
+func (s *StreamReader) parseBuffered(buf []byte, args [][]byte) (out [][]byte, used int, ok bool) {
+	if len(buf) == 0 || buf[0] != '*' {
+		return nil, 0, false
+	}
+	argc, pos, ok := parseCountLine(buf, 1)
+	if !ok || argc < 1 || argc > int64(s.lim.MaxArgs) {
+		return nil, 0, false
+	}
+	out = args[:0]
+	for i := int64(0); i < argc; i++ {
+		if pos >= len(buf) || buf[pos] != '$' {
+			return nil, 0, false
+		}
+		n, at, ok := parseCountLine(buf, pos+1)
+		if !ok || n > s.lim.MaxBulkLen || int64(len(buf)-at) < n+2 {
+			return nil, 0, false
+		}
+		end := at + int(n)
+		if buf[end] != '\r' || buf[end+1] != '\n' {
+			return nil, 0, false
+		}
+		out = append(out, buf[at:end:end])
+		pos = end + 2
+	}
+	return out, pos, true
+}
+
+// parseCountLine reads the decimal digits of buf from i up to "\r\n" and
+// returns the number and the position after the line; ok is false without
+// digits, with another byte, past 18 digits, or when the line is not whole.
+func parseCountLine(buf []byte, i int) (n int64, next int, ok bool) {
+	start := i
+	for i < len(buf) && buf[i] >= '0' && buf[i] <= '9' {
+		if i-start >= 18 {
+			return 0, 0, false
+		}
+		n = n*10 + int64(buf[i]-'0')
+		i++
+	}
+	if i == start || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, i + 2, true
 }
 
 // readRawLine reads a line into raw and returns its content without the
