@@ -39,7 +39,7 @@ func TestStreamReaderWholeAndSplitAgree(t *testing.T) {
 	in = append(in, '\n', '\n') // keep-alives count into the next command
 	in = AppendCommand(in, "MSET", "a", "", "b", "0123456789abcdef")
 	in = append(in, "*2\r\n$3\r\nDEL\r\n$001\r\nk\r\n"...) // leading zeros
-	in = append(in, "*+1\r\n$4\r\nPING\r\n"...)           // a sign: ParseInt's rules
+	in = append(in, "*+1\r\n$4\r\nPING\r\n"...)            // a sign: ParseInt's rules
 	read := func(rd *StreamReader) (out []string) {
 		var args [][]byte
 		for {
