@@ -48,10 +48,19 @@ func (b *Bitmap) Has(slot int) bool {
 	return b[slot>>6]&(uint64(1)<<(slot&63)) != 0
 }
 
-// SetRange adds the slots start..end (inclusive).
+// SetRange adds the slots start..end (inclusive), a word at a time (every
+// bus message carrying a master's slots decodes into one). Slots out of
+// range are ignored.
 func (b *Bitmap) SetRange(start, end int) {
-	for s := start; s <= end; s++ {
-		b.Set(s)
+	start, end = max(start, 0), min(end, Count-1)
+	for start <= end {
+		w, lo := start>>6, start&63
+		hi := 63
+		if end>>6 == w {
+			hi = end & 63
+		}
+		b[w] |= (^uint64(0) >> (63 - hi)) &^ (uint64(1)<<lo - 1)
+		start = (w + 1) << 6
 	}
 }
 
