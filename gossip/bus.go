@@ -51,7 +51,8 @@ type Config struct {
 	// is not the cluster id (which RESET HARD changes); it must be unique
 	// in the membership. memberlist.MockTransport routes by it.
 	MemberName string
-	// TickInterval is the cron period (default 100 ms, as Redis).
+	// TickInterval is the cron period (default 100 ms, as Redis). The
+	// owner may drive the cron with CronTick instead (see there).
 	TickInterval time.Duration
 	// RejoinInterval is how often peers missing from memberlist are joined
 	// again (default 10 s; memberlist reaps dead peers and never re-joins
@@ -121,12 +122,14 @@ type Bus struct {
 	mlCfg *memberlist.Config
 	name  string // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
-	outq  chan outMsg
-	relq  chan outMsg
-	notes chan Change
-	stop  chan struct{}
-	wg    sync.WaitGroup // loop and notifier
-	swg   sync.WaitGroup // senders (a send may block inside the transport)
+	// cronTicks carries the owner's CronTick calls (cap 1).
+	cronTicks chan struct{}
+	outq      chan outMsg
+	relq      chan outMsg
+	notes     chan Change
+	stop      chan struct{}
+	wg        sync.WaitGroup // loop and notifier
+	swg       sync.WaitGroup // senders (a send may block inside the transport)
 
 	started, stopped atomic.Bool
 	joining          atomic.Bool
@@ -187,6 +190,7 @@ func New(cfg Config) (*Bus, error) {
 		log:       cfg.Logger.Named("cluster"),
 		ref:       slots.NewRef(nil),
 		inbox:     make(chan []byte, 4096),
+		cronTicks: make(chan struct{}, 1),
 		outq:      make(chan outMsg, 8192),
 		relq:      make(chan outMsg, 1024),
 		links:     make(map[string]*linkBuf),
@@ -285,7 +289,6 @@ func (b *Bus) Start() error {
 	b.mu.Unlock()
 	mc.SuspicionMult = 3
 	mc.SuspicionMaxTimeoutMult = 2
-	mc.GossipInterval = 200 * time.Millisecond
 	mc.PushPullInterval = 30 * time.Second
 	mc.Delegate = (*busDelegate)(b)
 	mc.Events = (*busEvents)(b)
@@ -381,7 +384,10 @@ const maxBatch = 256
 // messages and the periodic re-join.
 func (b *Bus) loop() {
 	defer b.wg.Done()
-	tick := time.NewTicker(b.cfg.TickInterval)
+	// The cron runs on the owner's CronTick calls, or on this timer when
+	// none came for TickInterval and a half (the owner's cron is paused,
+	// or slower than the bus's).
+	tick := time.NewTimer(b.cfg.TickInterval)
 	defer tick.Stop()
 	rejoin := time.NewTicker(b.cfg.RejoinInterval)
 	defer rejoin.Stop()
@@ -405,29 +411,49 @@ func (b *Bus) loop() {
 			armed = time.Time{}
 			b.step(func(s *State) { s.Wake() })
 		case <-tick.C:
-			// What arrived first is processed first: after a stall (DEBUG
-			// SLEEP holds the loop for seconds) the cron must not judge
-			// peers on stale receive times while their messages wait.
-			for pending := len(b.inbox); pending > 0; pending -= maxBatch {
-				b.stepReceived(<-b.inbox) // only this goroutine receives
-			}
-			// The replication offset is read outside the lock (the
-			// source may take its own locks).
-			off, fresh := b.readReplOffset()
-			age, known := b.readReplDataAge()
-			b.step(func(s *State) {
-				if fresh {
-					s.SetReplOffset(off)
-				}
-				s.SetReplDataAge(age, known)
-				b.freeLinksOverLimit(s)
-				s.Tick()
-			})
+			tick.Reset(b.cfg.TickInterval)
+			b.cron()
+		case <-b.cronTicks:
+			tick.Reset(b.cfg.TickInterval + b.cfg.TickInterval/2)
+			b.cron()
 		case buf := <-b.inbox:
 			b.stepReceived(buf)
 		case <-rejoin.C:
 			b.rejoin()
 		}
+	}
+}
+
+// cron is one run of the cluster cron.
+func (b *Bus) cron() {
+	// What arrived first is processed first: after a stall (DEBUG
+	// SLEEP holds the loop for seconds) the cron must not judge
+	// peers on stale receive times while their messages wait.
+	for pending := len(b.inbox); pending > 0; pending -= maxBatch {
+		b.stepReceived(<-b.inbox) // only this goroutine receives
+	}
+	// The replication offset is read outside the lock (the
+	// source may take its own locks).
+	off, fresh := b.readReplOffset()
+	age, known := b.readReplDataAge()
+	b.step(func(s *State) {
+		if fresh {
+			s.SetReplOffset(off)
+		}
+		s.SetReplDataAge(age, known)
+		b.freeLinksOverLimit(s)
+		s.Tick()
+	})
+}
+
+// CronTick runs the cluster cron now, from the owner's own periodic work
+// (every TickInterval; as Redis runs clusterCron inside serverCron): an
+// idle node then wakes once per period for both crons, not twice. The
+// bus's own timer takes over while no CronTick comes. It never blocks.
+func (b *Bus) CronTick() {
+	select {
+	case b.cronTicks <- struct{}{}:
+	default: // one is pending already
 	}
 }
 

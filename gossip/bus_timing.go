@@ -10,10 +10,15 @@ import (
 
 // memberlistTiming is memberlist's timers for a cluster-node-timeout.
 // memberlist's verdicts are hints only (the failure detector is State's,
-// which reads the node timeout at every use): its timers are kept well
-// below cluster-node-timeout so that the hints are fresh.
+// which reads the node timeout at every use; bus messages go straight to
+// an address, not through memberlist's membership): the hints only tell
+// the re-join, every 10 s, which peers to join again. So memberlist probes
+// and gossips once per node-timeout (1 s to 5 s): at node-timeout/10 its
+// probes, acks and gossip were a second failure detector's worth of
+// packets, a good part of an idle node's CPU.
 type memberlistTiming struct {
 	probe, probeTimeout time.Duration
+	gossip              time.Duration
 	// stream bounds a stream: dialing one (a reliable send: MEET, UPDATE,
 	// votes; a push/pull) and reading an accepted one.
 	stream  time.Duration
@@ -21,10 +26,11 @@ type memberlistTiming struct {
 }
 
 func timingFor(nodeTimeout time.Duration) memberlistTiming {
-	probe := clampDur(nodeTimeout/10, 100*time.Millisecond, time.Second)
+	probe := clampDur(nodeTimeout, time.Second, 5*time.Second)
 	return memberlistTiming{
 		probe:        probe,
 		probeTimeout: probe / 2,
+		gossip:       probe,
 		stream:       clampDur(nodeTimeout/2, 500*time.Millisecond, 5*time.Second),
 		reclaim:      nodeTimeout,
 	}
@@ -33,6 +39,7 @@ func timingFor(nodeTimeout time.Duration) memberlistTiming {
 func (t memberlistTiming) apply(mc *memberlist.Config) {
 	mc.ProbeInterval = t.probe
 	mc.ProbeTimeout = t.probeTimeout
+	mc.GossipInterval = t.gossip
 	mc.TCPTimeout = t.stream
 	mc.DeadNodeReclaimTime = t.reclaim
 }

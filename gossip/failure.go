@@ -143,17 +143,14 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// checkPFail flags n PFAIL when our ping to it has been pending, and
-// nothing at all has come from it, for longer than node-timeout (any bus
-// data counts as liveness). It reports whether n was just flagged.
+// checkPFail flags n PFAIL when nothing at all has come from it for longer
+// than node-timeout (any bus data counts as liveness) while our ping to it
+// is pending. It reports whether n was just flagged.
 func (s *State) checkPFail(n *node, now time.Time) bool {
 	if n.pingSent.IsZero() || n.flags&(FlagPFail|FlagFail|FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
 		return false
 	}
-	delay := now.Sub(n.pingSent)
-	if d := now.Sub(n.dataReceived); d < delay {
-		delay = d
-	}
+	delay := now.Sub(s.silentSince(n))
 	if delay <= s.opts.NodeTimeout {
 		return false
 	}
@@ -161,6 +158,28 @@ func (s *State) checkPFail(n *node, now time.Time) bool {
 		zap.Uint64("currentEpoch", s.currentEpoch))
 	n.flags |= FlagPFail
 	return true
+}
+
+// silentSince is when n's silence began, for a node with a ping pending:
+// its last message, but no earlier than one ping interval (at most
+// node-timeout/2) before our pending ping. A ping goes out one interval after the last PONG, so in a
+// live exchange the two agree and a node that dies is flagged about
+// node-timeout after it last spoke, instead of node-timeout after our next
+// ping (Redis's rule, which adds up to its ping interval of phase). The
+// bound keeps a node that stops for less than node-timeout minus one
+// interval from being flagged, and gives a node we had not heard from
+// lately (a link just made, a stalled exchange) that long to answer. A
+// node never heard from is silent from our ping on.
+func (s *State) silentSince(n *node) time.Time {
+	if n.dataReceived.IsZero() {
+		return n.pingSent
+	}
+	nt := s.opts.NodeTimeout
+	floor := n.pingSent.Add(-min(pingInterval(nt), nt/2))
+	if n.dataReceived.After(floor) {
+		return n.dataReceived
+	}
+	return floor
 }
 
 // pfailDeadline is the earliest moment a node with a pending ping turns
@@ -171,11 +190,7 @@ func (s *State) pfailDeadline() time.Time {
 		if n.pingSent.IsZero() || n.flags&(FlagPFail|FlagFail|FlagMyself|FlagNoAddr|FlagHandshake) != 0 {
 			continue
 		}
-		last := n.pingSent
-		if n.dataReceived.After(last) {
-			last = n.dataReceived
-		}
-		d := last.Add(s.opts.NodeTimeout + time.Millisecond)
+		d := s.silentSince(n).Add(s.opts.NodeTimeout + time.Millisecond)
 		if min.IsZero() || d.Before(min) {
 			min = d
 		}

@@ -660,7 +660,7 @@ func (s *State) Tick() {
 		}
 		// Half a tick of slack: a PONG arrives a moment after the tick that
 		// sent the PING, and without it the ping would wait a second tick.
-		if n.pingSent.IsZero() && now.Sub(n.pongReceived)+tickSlack >= pingInterval(nt, len(s.order)) {
+		if n.pingSent.IsZero() && now.Sub(n.pongReceived)+tickSlack >= pingInterval(nt) {
 			s.sendPing(n, MsgPing, n.id)
 			continue
 		}
@@ -672,7 +672,7 @@ func (s *State) Tick() {
 		// whose reset would re-ping as Redis's does. Ping again a node that
 		// talks to us but leaves our ping pending (keeping the first send
 		// time for PFAIL): its PONG is what clears PFAIL and FAIL.
-		if n.dataReceived.After(n.pingSent) && now.Sub(n.pingSent) > pingInterval(nt, len(s.order)) {
+		if n.dataReceived.After(n.pingSent) && now.Sub(n.pingSent) > pingInterval(nt) {
 			old := n.pingSent
 			s.sendPing(n, MsgPing, n.id)
 			n.pingSent = old
@@ -695,30 +695,15 @@ func (s *State) Tick() {
 const tickSlack = 50 * time.Millisecond
 
 // pingInterval is how old a node's last PONG may get before we ping it
-// again, in a cluster of n known nodes. Redis uses node-timeout/2, so a
-// crashed node's pending ping is up to node-timeout/2 old when it dies and
-// PFAIL comes at node-timeout plus up to another half; the failure reports
-// of the other masters travel in the same sparse pings, adding up to
-// node-timeout/2 more before FAIL. Pinging every node-timeout/10 takes both
-// waits down to about a tick — at node-timeout 1 s, ~0.5 s of the ~1.5 s
-// Redis needs from a crash to FAIL — while PFAIL still needs a full
-// node-timeout of silence, so pauses shorter than that cause no failover.
-// The cost is more PINGs, so the interval grows with the cluster: each node
-// sends about 100 pings per node-timeout (node-timeout × n/100), which is
-// node-timeout/10 up to 10 nodes and Redis's node-timeout/2 from 50 nodes
-// on; never below one tick nor above node-timeout/2.
-func pingInterval(nt time.Duration, n int) time.Duration {
-	iv := nt / 10
-	if byCount := nt * time.Duration(n) / 100; iv < byCount {
-		iv = byCount
-	}
-	if iv < 100*time.Millisecond {
-		iv = 100 * time.Millisecond
-	}
-	if iv > nt/2 {
-		iv = nt / 2
-	}
-	return iv
+// again: node-timeout/3 (Redis: node-timeout/2), never below one tick.
+// Failure detection does not wait for the next ping (see silentSince): the
+// silence is counted from the node's last message, so a crashed node is
+// flagged about node-timeout after it last spoke, whatever the phase of
+// the pings. Pinging every node-timeout/10, as shoal did, made each node
+// send and answer ~100 PINGs per second at node-timeout 1 s in a six-node
+// cluster, nearly all of an idle node's CPU (10x Redis's).
+func pingInterval(nt time.Duration) time.Duration {
+	return max(nt/3, 100*time.Millisecond)
 }
 
 // afterStep runs what Redis does in clusterBeforeSleep.

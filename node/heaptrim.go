@@ -20,6 +20,12 @@ type heapTrimmer struct {
 	lastAlloc   uint64
 	lastBatches uint64
 	lastTrim    time.Time
+	lastCheck   time.Time
+	// next is when the cron should call tick again: trimCheckInterval
+	// while the server is busy or holds memory to give back, else
+	// trimIdleInterval (an idle node does not wake 20 times a second for
+	// nothing: it was a third of an idle cluster node's wake-ups).
+	next time.Duration
 }
 
 const (
@@ -28,8 +34,13 @@ const (
 	metricHeapObjs = "/memory/classes/heap/objects:bytes" // live + not yet swept
 	metricHeapFree = "/memory/classes/heap/free:bytes"    // free, not yet returned
 
-	// trimCheckInterval is how often the trimmer samples the allocator.
+	// trimCheckInterval is how often the trimmer samples the allocator
+	// while the server is busy or its heap holds memory to give back;
+	// trimIdleInterval when neither (the first check of a burst comes at
+	// most that late, and its end is still seen within
+	// trimCheckInterval).
 	trimCheckInterval = 50 * time.Millisecond
+	trimIdleInterval  = time.Second
 	// idleAllocPerTick: below this many bytes allocated per check the
 	// server counts as idle (a few hundred small commands), if it also
 	// served at most idleBatchesPerTick socket reads: a busy pipeline that
@@ -47,11 +58,15 @@ const (
 func newHeapTrimmer() *heapTrimmer {
 	return &heapTrimmer{samples: []metrics.Sample{
 		{Name: metricAllocs}, {Name: metricLive}, {Name: metricHeapObjs}, {Name: metricHeapFree},
-	}}
+	}, next: trimCheckInterval}
 }
 
+// interval is how long the cron waits before the next tick.
+func (h *heapTrimmer) interval() time.Duration { return h.next }
+
 // tick is called from the cron with the server's count of read batches so
-// far; it returns true if it trimmed.
+// far; it returns true if it trimmed. The idle thresholds are per
+// trimCheckInterval, scaled to the time since the last check.
 func (h *heapTrimmer) tick(now time.Time, batches uint64) bool {
 	metrics.Read(h.samples)
 	allocs := h.samples[0].Value.Uint64()
@@ -61,10 +76,18 @@ func (h *heapTrimmer) tick(now time.Time, batches uint64) bool {
 	h.lastAlloc = allocs
 	served := batches - h.lastBatches
 	h.lastBatches = batches
-	if delta > idleAllocPerTick || served > idleBatchesPerTick || now.Sub(h.lastTrim) < trimInterval {
-		return false
+	periods := uint64(1)
+	if !h.lastCheck.IsZero() {
+		periods = max(uint64(now.Sub(h.lastCheck)/trimCheckInterval), 1)
 	}
-	if held < trimMinBytes || float64(held) < trimSlack*float64(live) {
+	h.lastCheck = now
+	busy := delta > idleAllocPerTick*periods || served > idleBatchesPerTick*periods
+	compact := held < trimMinBytes || float64(held) < trimSlack*float64(live)
+	h.next = trimCheckInterval
+	if !busy && compact {
+		h.next = trimIdleInterval
+	}
+	if busy || now.Sub(h.lastTrim) < trimInterval || compact {
 		return false
 	}
 	h.lastTrim = now

@@ -560,6 +560,7 @@ func (s *Server) cron() {
 	trimTicker := time.NewTicker(trimCheckInterval)
 	defer trimTicker.Stop()
 	trim := newHeapTrimmer()
+	var busTicked time.Time
 	for {
 		select {
 		case <-s.stopCron:
@@ -568,8 +569,19 @@ func (s *Server) cron() {
 			if trim.tick(now, uint64(s.stats.readBatches.Load())) {
 				s.log.Debug("idle: returned free heap memory to the OS")
 			}
+			trimTicker.Reset(trim.interval())
 			continue
 		case <-t.C:
+		}
+		// The cluster cron runs every 100 ms from here (Redis's
+		// run_with_period(100) in serverCron), even while DEBUG
+		// PAUSE-CRON holds the rest: one wake-up for both crons. With hz
+		// below 10 the bus's own timer fills in between.
+		if s.cluster != nil {
+			if now := time.Now(); now.Sub(busTicked) >= clusterCronPeriod-time.Second/time.Duration(2*hz) {
+				busTicked = now
+				s.cluster.CronTick()
+			}
 		}
 		// hz and dynamic-hz apply from the next tick on, as in Redis.
 		if next := s.cronFrequency(); next != hz {
@@ -595,6 +607,9 @@ func (s *Server) cron() {
 		s.trackingBroadcast() // BCAST keys the keyspace changed by itself
 	}
 }
+
+// clusterCronPeriod is how often the cron runs the cluster bus's cron.
+const clusterCronPeriod = 100 * time.Millisecond
 
 // maxClientsPerCronTick is Redis's MAX_CLIENTS_PER_CLOCK_TICK; maxCronHz is
 // CONFIG_MAX_HZ.
