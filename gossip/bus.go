@@ -905,20 +905,16 @@ func (b *Bus) restartMemberlist() *memberlist.Memberlist {
 
 // createMemberlist creates a memberlist instance on mc over a guarded
 // transport: cfg.Transport when a test provides one, else a new
-// NetTransport on the bus port.
+// busTransport on the bus port.
 func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, error) {
 	inner := b.cfg.Transport
 	if inner == nil {
-		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
-			BindAddrs: []string{mc.BindAddr},
-			BindPort:  mc.BindPort,
-			Logger:    mc.Logger,
-		})
+		nt, err := newBusTransport(mc.BindAddr, mc.BindPort, mc.Logger) // gossip/transport.go
 		if err != nil {
 			return nil, err
 		}
 		if mc.BindPort == 0 {
-			mc.BindPort = nt.GetAutoBindPort()
+			mc.BindPort = nt.Port()
 			mc.AdvertisePort = mc.BindPort
 		}
 		inner = nt
