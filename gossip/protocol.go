@@ -660,10 +660,7 @@ func (s *State) Tick() {
 		}
 		// Half a tick of slack: a PONG arrives a moment after the tick that
 		// sent the PING, and without it the ping would wait a second tick.
-		// Any message from the node counts, not only PONGs: its own PING
-		// (same header: its epochs, flags, slots) is as fresh, so two nodes
-		// exchange one PING and one PONG per interval, not two of each.
-		if n.pingSent.IsZero() && now.Sub(lastHeard(n))+tickSlack >= pingInterval(nt) {
+		if n.pingSent.IsZero() && now.Sub(n.pongReceived)+tickSlack >= pingInterval(nt) {
 			s.sendPing(n, MsgPing, n.id)
 			continue
 		}
@@ -692,14 +689,6 @@ func (s *State) Tick() {
 		s.pushFailureReports()
 	}
 	s.failoverTick()
-}
-
-// lastHeard is when n last sent us anything (a PONG or any other message).
-func lastHeard(n *node) time.Time {
-	if n.dataReceived.After(n.pongReceived) {
-		return n.dataReceived
-	}
-	return n.pongReceived
 }
 
 // tickSlack is half of the 100 ms cron period.
