@@ -117,8 +117,6 @@ var acceptedRows = []acceptedRow{
 		why: "inert while tls-port is 0 and tls-replication, tls-cluster are no (refused otherwise): Redis only reads them when TLS is on"},
 	{names: []string{"acl-pubsub-default", "acllog-max-len"},
 		why: "inert without ACL users and ACL LOG (the default user has all channels, as in Redis)"},
-	{names: []string{"tracking-table-max-keys"},
-		why: "inert: CLIENT TRACKING does not exist yet (issue 19), so the table is always empty"},
 	{names: []string{"syslog-ident", "syslog-facility"}, why: "inert while syslog-enabled is no, as in Redis"},
 	{names: []string{"oom-score-adj-values"}, why: "inert while oom-score-adj is no, as in Redis"},
 	{names: []string{"activedefrag"},
