@@ -158,6 +158,13 @@ func (c *Client) replicationAllows(spec *command.Spec) bool {
 			return false
 		}
 	}
+	if msg := c.srv.aof.diskErrorText(); msg != "" && !c.isMasterLink() {
+		// The AOF's half of the same check (node/aof.go).
+		if write, _ := c.commandWrites(spec); write || spec.FullName() == "ping" {
+			c.rejectCommand(spec, msg)
+			return false
+		}
+	}
 	if c.repl != nil && c.repl.link != nil &&
 		spec.Flags&(command.FlagWrite|command.FlagReadonly|command.FlagMayReplicate) != 0 {
 		// A replica's link only acknowledges (processCommand's check).
