@@ -65,7 +65,7 @@ type aofState struct {
 	lastErrLog atomic.Int64 // unix ns of the last write error logged
 	// fsyncErr is aof_bio_fsync_status: the last background fsync's error
 	// (everysec), nil once one succeeds.
-	fsyncErr atomic.Pointer[error]
+	fsyncErr   atomic.Pointer[error]
 	flushSleep atomic.Int64 // DEBUG AOF-FLUSH-SLEEP, µs
 	// The automatic rewrite's back-off after failures (cron only).
 	nextDelay, nextTry int64
