@@ -215,7 +215,7 @@ func (a *aofState) loadFile(name string, progress int64) aofLoadResult {
 			c.run(args)
 		}
 		c.Out = c.Out[:0]
-		s.loadedKey(progress + int64(end)) // and key-load-delay, as debugDelay per command
+		s.loadedAOFCommand(progress + int64(end)) // and key-load-delay, as debugDelay per command
 		validUpTo = end
 		return nil
 	})

@@ -167,6 +167,9 @@ func (c *Client) admit(spec *command.Spec, args [][]byte) (roleGen uint64, ok bo
 	if c.srv.cluster != nil && !c.isMasterLink() && !c.routeCommand(spec, args) { // node/cluster_route.go
 		return 0, false
 	}
+	if !c.isMasterLink() {
+		c.srv.loading.wait() // a load serves clients only now and then (node/loading.go)
+	}
 	roleGen = c.srv.repl.roleGen.Load()
 	switch {
 	case !c.admitMemory(spec, args): // maxmemory (node/maxmemory.go)

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,15 @@ import (
 // INFO reports the load's progress (loading_* fields). key-load-delay
 // slows each key down, as Redis's debugDelay, which the tests use to
 // observe this state.
+//
+// Redis loads on its only thread and serves clients in between only now
+// and then (processEventsWhileBlocked: every loading-process-events-
+// interval-bytes of an RDB, every 1024 commands of an AOF), so a command
+// that arrives during a load waits for the next of those points, or for
+// the end; a load shorter than one interval is never seen. Shoal loads on
+// a goroutine of its own while clients run, and does the same: a command
+// meeting the loading state waits (holding nothing) for the load's next
+// such point, then is judged (loadingState.wait, called from admit).
 
 // msgLoading is Redis's shared.loadingerr.
 const msgLoading = "LOADING Redis is loading the dataset in memory"
@@ -27,6 +37,37 @@ type loadingState struct {
 	startUnix  atomic.Int64 // loading_start_time
 	totalBytes atomic.Int64 // loading_total_bytes (0: unknown, as a diskless load)
 	loaded     atomic.Int64 // loading_loaded_bytes
+	commands   atomic.Int64 // AOF commands loaded
+
+	// mu guards events: closed (and replaced) at each point where the load
+	// serves clients, and at its end; nil while no load runs.
+	mu     sync.Mutex
+	events chan struct{}
+}
+
+// serveClients is processEventsWhileBlocked: the commands waiting for the
+// load go on (and are judged while it still runs).
+func (l *loadingState) serveClients() {
+	l.mu.Lock()
+	if l.events != nil {
+		close(l.events)
+		l.events = make(chan struct{})
+	}
+	l.mu.Unlock()
+}
+
+// wait returns at the load's next serveClients or at its end, at once if
+// no load runs.
+func (l *loadingState) wait() {
+	if !l.active.Load() {
+		return
+	}
+	l.mu.Lock()
+	ch := l.events
+	l.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
 }
 
 // startLoading enters the loading state for a load of total bytes (0 if
@@ -36,18 +77,44 @@ func (s *Server) startLoading(total int64) (stop func()) {
 	l.startUnix.Store(time.Now().Unix())
 	l.totalBytes.Store(total)
 	l.loaded.Store(0)
+	l.commands.Store(0)
+	l.mu.Lock()
+	l.events = make(chan struct{})
+	l.mu.Unlock()
 	l.active.Store(true)
 	s.repl.updateGuards()
 	return func() {
 		l.active.Store(false)
 		s.repl.updateGuards()
+		l.mu.Lock()
+		close(l.events)
+		l.events = nil
+		l.mu.Unlock()
 	}
 }
 
-// loadedKey records the load's progress after a key that ended at offset
-// bytes, and sleeps key-load-delay.
+// loadedKey records an RDB load's progress after a key that ended at
+// offset bytes, serves the waiting clients each time the load crosses a
+// multiple of loading-process-events-interval-bytes, and sleeps
+// key-load-delay.
 func (s *Server) loadedKey(offset int64) {
+	prev := s.loading.loaded.Swap(offset)
+	if iv := s.cfg.Int("loading-process-events-interval-bytes"); iv > 0 && offset/iv != prev/iv {
+		s.loading.serveClients()
+	}
+	if d := s.cfg.Int("key-load-delay"); d != 0 {
+		keyLoadDelay(d)
+	}
+}
+
+// loadedAOFCommand records an AOF load's progress after a command that
+// ended at offset bytes, serves the waiting clients every 1024 commands
+// (loadSingleAppendOnlyFile's rule), and sleeps key-load-delay.
+func (s *Server) loadedAOFCommand(offset int64) {
 	s.loading.loaded.Store(offset)
+	if s.loading.commands.Add(1)%1024 == 0 {
+		s.loading.serveClients()
+	}
 	if d := s.cfg.Int("key-load-delay"); d != 0 {
 		keyLoadDelay(d)
 	}

@@ -406,12 +406,14 @@ func TestFullSyncKeepAliveStopsWhileBusy(t *testing.T) {
 
 // While a replica loads its full sync's RDB it is in the loading state:
 // commands without the loading flag get -LOADING and INFO says loading:1
-// (replication.tcl's loading checks); then it serves the data.
+// (replication.tcl's loading checks, which serve clients every 1 KB of
+// the load as here); then it serves the data.
 func TestFullSyncReplicaLoadsInLoadingState(t *testing.T) {
 	ms := startReplServer(t)
 	m := dialTest(t, ms)
 	m.do("DEBUG", "POPULATE", "2000")
-	rs := startReplServer(t, "--key-load-delay", "1000") // 1 ms a key
+	rs := startReplServer(t, "--key-load-delay", "1000", // 1 ms a key
+		"--loading-process-events-interval-bytes", "1024")
 	r := dialTest(t, rs)
 	replicaOf(t, r, ms)
 	replWaitFor(t, 10*time.Second, "the replica loading", func() bool {
