@@ -110,7 +110,7 @@ fuzz:
 tcl: $(SERVER_DEP)
 	scripts/tcl-suite.sh $(TCL_UNITS)
 
-# src/redis-server is a wrapper that appends --appendonly no (scripts/tcl-cluster.sh says why).
+# the suite spawns up to 20 instances per file from src/redis-server (a wrapper that execs shoal-server).
 tcl-cluster: $(SERVER_DEP)
 	scripts/tcl-cluster.sh $(CLUSTER_TESTS)
 
