@@ -131,7 +131,7 @@ var acceptedRows = []acceptedRow{
 	{names: []string{"io-threads-do-reads"},
 		why: "every connection reads and writes on its own goroutine; io-threads sets how many cores serve them"},
 	{names: []string{"repl-diskless-load", "rdb-del-sync-files"},
-		why: "a replica reads the whole RDB transfer into memory, then flushes and loads it (the old data is served until then); neither side writes the transfer to dbfilename, so there is no sync file to delete"},
+		why: "a replica reads the whole RDB transfer into memory, then flushes and loads it: the old data is served until then and kept if the transfer fails, at every value (swapdb's promise); with swapdb INFO says async_loading:1 while the transfer arrives, as Redis does while it loads into its temporary database; neither side writes the transfer to dbfilename, so there is no sync file to delete"},
 	{names: []string{"activerehashing"},
 		why: "inert: slot tables resize at once, there is no incremental rehashing to do"},
 	{names: []string{"rdb-save-incremental-fsync"},

@@ -500,7 +500,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 func (s *Server) infoPersistence(w *infoWriter) {
 	w.section("Persistence")
 	w.int("loading", boolInt(s.loading.active.Load()))
-	w.int("async_loading", 0)
+	w.int("async_loading", boolInt(s.repl.asyncLoading()))
 	w.int("current_cow_peak", 0)
 	w.int("current_cow_size", 0)
 	w.int("current_cow_size_age", 0)

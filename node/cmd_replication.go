@@ -354,6 +354,18 @@ func cmdRole(c *Client, args [][]byte) {
 	}
 }
 
+// asyncLoading is INFO's async_loading: with repl-diskless-load swapdb,
+// Redis's replica loads a full sync into a temporary database while it
+// serves the old one, and discards it if the transfer fails. Shoal's
+// replica reads the whole transfer before it loads anything (the old data
+// is served and kept if the transfer fails, whatever the setting), so the
+// transfer is that phase here; the load that follows is short and shows as
+// loading.
+func (r *replState) asyncLoading() bool {
+	return r.rep != nil && r.rep.Receiving() &&
+		r.s.cfg.Int("repl-diskless-load") == config.ReplDisklessLoadSwapDB
+}
+
 // infoReplication writes INFO's Replication section, field for field as
 // Redis 7.0 does.
 func (s *Server) infoReplication(w *infoWriter) {

@@ -72,6 +72,12 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	for _, l := range libs {
 		fw.Function(l.code)
 	}
+	// The head leaves at S: a diskless full sync's replicas get
+	// +FULLRESYNC and the start of the file then, as Redis sends them
+	// when its child starts, not after the first 64 KB of keys.
+	if err := fw.Flush(); err != nil {
+		return 0, err
+	}
 	// RESIZEDB hints are the sizes at S (nothing changed while they were
 	// read); a database's later runs of keys select it again without one.
 	hint := map[int][2]uint64{}

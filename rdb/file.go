@@ -57,6 +57,14 @@ func NewFileWriter(w io.Writer, aux ...[2]string) *FileWriter {
 	return fw
 }
 
+// Flush writes what is buffered now (the writer otherwise writes in
+// fileFlushSize pieces): a diskless full sync sends the file's head at
+// once, so its replica learns the transfer began.
+func (fw *FileWriter) Flush() error {
+	fw.flush()
+	return fw.err
+}
+
 func (fw *FileWriter) flush() {
 	if fw.err != nil || len(fw.buf) == 0 {
 		return

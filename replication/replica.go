@@ -101,6 +101,9 @@ type Replica struct {
 
 	up      atomic.Bool  // master_link_status:up
 	syncing atomic.Bool  // master_sync_in_progress
+	// receiving: a full sync's RDB is arriving (read whole before it is
+	// loaded, the old data served meanwhile).
+	receiving atomic.Bool
 	lastIO  atomic.Int64 // unix seconds of the last read from the master
 	downAt  atomic.Int64 // unix seconds the link went down
 	bytesIn atomic.Int64 // read from the master (total_net_repl_input_bytes)
@@ -177,6 +180,10 @@ func (r *Replica) Up() bool { return r.up.Load() }
 
 // Syncing reports master_sync_in_progress: a full sync is loading.
 func (r *Replica) Syncing() bool { return r.syncing.Load() }
+
+// Receiving reports that a full sync's RDB is arriving: its first bytes
+// came and it is not all read yet. The old dataset is served meanwhile.
+func (r *Replica) Receiving() bool { return r.receiving.Load() }
 
 // LastIO is the unix second of the master's last byte (while up).
 func (r *Replica) LastIO() int64 { return r.lastIO.Load() }
@@ -451,12 +458,15 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	ml.setState("sync")
 	var payload bytes.Buffer
 	_ = conn.SetReadDeadline(time.Now().Add(timeout))
-	if _, err := rd.ReadPayload(func(p []byte) error {
+	_, err = rd.ReadPayload(func(p []byte) error {
+		r.receiving.Store(true)
 		_ = conn.SetReadDeadline(time.Now().Add(timeout))
 		r.bytesIn.Add(int64(len(p)))
 		payload.Write(p)
 		return nil
-	}); err != nil {
+	})
+	r.receiving.Store(false)
+	if err != nil {
 		return err
 	}
 	if r.refuseEmptyHistory(ml, f[1], newOff, payload.Bytes()) {
