@@ -99,14 +99,14 @@ type Replica struct {
 	linkMu sync.Mutex
 	link   *masterLink
 
-	up      atomic.Bool  // master_link_status:up
-	syncing atomic.Bool  // master_sync_in_progress
+	up      atomic.Bool // master_link_status:up
+	syncing atomic.Bool // master_sync_in_progress
 	// receiving: a full sync's RDB is arriving (read whole before it is
 	// loaded, the old data served meanwhile).
 	receiving atomic.Bool
-	lastIO  atomic.Int64 // unix seconds of the last read from the master
-	downAt  atomic.Int64 // unix seconds the link went down
-	bytesIn atomic.Int64 // read from the master (total_net_repl_input_bytes)
+	lastIO    atomic.Int64 // unix seconds of the last read from the master
+	downAt    atomic.Int64 // unix seconds the link went down
+	bytesIn   atomic.Int64 // read from the master (total_net_repl_input_bytes)
 
 	// syncedFrom is the cluster node ID of the master whose stream this
 	// replica holds (a full sync or a partial resync completed with it);
