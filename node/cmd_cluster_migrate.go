@@ -14,7 +14,6 @@ import (
 
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/migrate"
-	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -399,6 +398,7 @@ func (n *migrationNode) KeysInSlots(list []int) int64 {
 func (n *migrationNode) SlotImage(slot uint16, emit func(argv ...[][]byte)) int {
 	keys := 0
 	var payload []byte
+	enc := n.s.rdbEncoder()
 	// Strings without a TTL go as MSETs of many keys: one command for
 	// the target to run instead of one RESTORE each (a string's encoding
 	// follows from its value either way).
@@ -425,7 +425,7 @@ func (n *migrationNode) SlotImage(slot uint16, emit func(argv ...[][]byte)) int 
 			return true
 		}
 		if !imageChunked(e) {
-			payload = rdb.AppendPayload(payload[:0], e)
+			payload = enc.AppendPayload(payload[:0], e)
 			ttl := []byte("0")
 			if at := e.ExpireAt(); at != 0 {
 				ttl = strconv.AppendInt(nil, at, 10)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -334,5 +335,41 @@ func waitInfo(t *testing.T, tc *testConn, field, want string) {
 			t.Fatalf("INFO %s is %q, waited for %q", field, f[field], want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRDBCompressionMatchesRedis: rdbcompression decides whether long
+// strings are LZF-compressed in DUMP payloads and RDB files; DUMP's bytes
+// are the same as redis-server's at both values, and a file saved with
+// rdbcompression no holds the value as it is.
+func TestRDBCompressionMatchesRedis(t *testing.T) {
+	redisAddr := startRealRedis(t)
+	s := startTestServer(t)
+	ours, theirs := dialTest(t, s), dialTestAddr(t, redisAddr)
+	val := strings.Repeat("abcd", 100)
+	for _, tc := range []*testConn{ours, theirs} {
+		tc.do("SET", "s", val)
+		tc.do("RPUSH", "l", val, "x")
+		tc.do("HSET", "h", "f", val)
+	}
+	for _, v := range []string{"yes", "no"} {
+		for _, tc := range []*testConn{ours, theirs} {
+			tc.do("CONFIG", "SET", "rdbcompression", v)
+		}
+		for _, k := range []string{"s", "l", "h"} {
+			if o, r := ours.do("DUMP", k), theirs.do("DUMP", k); o != r {
+				t.Errorf("rdbcompression %s, DUMP %s: shoal %q, redis %q", v, k, o, r)
+			}
+		}
+		if got := ours.do("SAVE"); got != "+OK\r\n" {
+			t.Fatalf("SAVE: %q", got)
+		}
+		file, err := os.ReadFile(filepath.Join(s.cfg.String("dir"), "dump.rdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw := bytes.Contains(file, []byte(val)); raw != (v == "no") {
+			t.Errorf("rdbcompression %s: the file holds the value uncompressed: %v", v, raw)
+		}
 	}
 }

@@ -329,7 +329,7 @@ func TestFullSyncFailedLoadLeavesReplicaEmpty(t *testing.T) {
 	src := store.New(1, nil, nil).DB(0)
 	src.SetString([]byte("half"), []byte("v"), false)
 	var b bytes.Buffer
-	fw := rdb.NewFileWriter(&b, [2]string{"redis-ver", Version})
+	fw := rdb.NewFileWriter(&b, rdb.Compressed, [2]string{"redis-ver", Version})
 	fw.SelectDB(0, 1, 0)
 	fw.Entry(src.Find([]byte("half")))
 	if err := fw.Finish(); err != nil {

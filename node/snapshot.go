@@ -52,7 +52,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	release, applyLocked := s.closeGateForInstant(owner, held, holdApply)
 	defer s.snapshotMu.Unlock()
 
-	sink := &rdbSnapshotSink{}
+	sink := &rdbSnapshotSink{enc: s.rdbEncoder()}
 	libs := s.tx.functions.sortedLibs()
 	dbStats, _, _ := s.ks.Stats()
 	sn, err := s.ks.BeginSnapshot(sink)
@@ -68,7 +68,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	}
 	defer sn.End()
 
-	fw := rdb.NewFileWriter(w, aux...)
+	fw := rdb.NewFileWriter(w, sink.enc, aux...)
 	for _, l := range libs {
 		fw.Function(l.code)
 	}
@@ -118,6 +118,13 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	return keys, fw.Finish()
 }
 
+// rdbEncoder encodes values as rdbcompression says (RDB files, full
+// syncs, the AOF's RDB preamble, DUMP and MIGRATE payloads, as Redis's
+// rdbSaveRawString reads server.rdb_compression everywhere).
+func (s *Server) rdbEncoder() rdb.Encoder {
+	return rdb.Encoder{Compress: s.cfg.Bool("rdbcompression")}
+}
+
 // errSnapshotCancelled is a snapshot abandoned by its cancelled func.
 var errSnapshotCancelled = errors.New("snapshot cancelled")
 
@@ -126,6 +133,7 @@ var errSnapshotCancelled = errors.New("snapshot cancelled")
 // hands the chunks to the snapshot's goroutine, which writes them in
 // capture order.
 type rdbSnapshotSink struct {
+	enc     rdb.Encoder // rdbcompression when the snapshot began
 	mu      sync.Mutex
 	chunks  []snapshotChunk
 	scratch []byte // one value's encoding (under mu)
@@ -145,7 +153,7 @@ func (k *rdbSnapshotSink) CaptureSlot(dbID int, db *store.DB, slot uint16) {
 	// master's load drops them (rdb_last_load_keys_expired), a replica's
 	// keeps them until its master's DEL.
 	db.ScanSlotLocked(slot, func(e *store.Entry) {
-		c.data, k.scratch = rdb.AppendEntry(c.data, k.scratch, e)
+		c.data, k.scratch = k.enc.AppendEntry(c.data, k.scratch, e)
 		c.keys++
 	})
 	if cap(k.scratch) > 1<<20 {

@@ -286,7 +286,7 @@ func TestFileRoundTrip(t *testing.T) {
 	exp := db1.SetString([]byte("expiring"), []byte("v"), false)
 	db1.SetExpire([]byte("expiring"), exp, 4102444800000)
 	var buf bytes.Buffer
-	fw := NewFileWriter(&buf, [2]string{"redis-ver", "7.0.15"}, [2]string{"redis-bits", "64"})
+	fw := NewFileWriter(&buf, Compressed, [2]string{"redis-ver", "7.0.15"}, [2]string{"redis-bits", "64"})
 	fw.SelectDB(0, uint64(len(want)), 0)
 	for _, e := range want {
 		fw.Entry(e)
@@ -380,7 +380,7 @@ func TestDecodeDoesNotWriteInput(t *testing.T) {
 // load with Redis's log text ("RDB CRC error"), still an ErrChecksum.
 func TestLoadFileChecksumError(t *testing.T) {
 	var buf bytes.Buffer
-	fw := NewFileWriter(&buf, [2]string{"redis-ver", "7.0.15"})
+	fw := NewFileWriter(&buf, Compressed, [2]string{"redis-ver", "7.0.15"})
 	if err := fw.Finish(); err != nil {
 		t.Fatal(err)
 	}
