@@ -627,3 +627,65 @@ func TestAOFUnfinishedMultiReverted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(before), string(after), "cut where the MULTI began")
 }
+
+// While shoal-server loads its RDB file at start-up, clients are served as
+// redis-server serves them during its load (every
+// loading-process-events-interval-bytes): INFO says loading:1, a read gets
+// -LOADING, and SHUTDOWN stops the process at once without saving over
+// the file with a partial dataset (tests/integration/rdb.tcl "client
+// freed during loading", unit/introspection "config during loading").
+func TestStartupLoadServesClients(t *testing.T) {
+	s := StartServer(t, "--save", "", "--enable-debug-command", "yes", "--rdbcompression", "no")
+	out, err := Query(s.Addr, "DEBUG", "POPULATE", "2000", "key", "1000")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	out, err = Query(s.Addr, "SAVE")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	s.Stop()
+	rdbPath := filepath.Join(s.Dir, "dump.rdb")
+	before, err := os.Stat(rdbPath)
+	require.NoError(t, err)
+	cmd := exec.Command(s.Bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
+		"--save", "3600 1", "--key-load-delay", "5000", // 10 s of loading
+		"--loading-process-events-interval-bytes", "1024")
+	cmd.Dir = s.Dir
+	var log lockedBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	WaitFor(t, 10*time.Second, "loading:1", func() string {
+		info, err := Query(s.Addr, "INFO", "persistence")
+		if err != nil {
+			return err.Error()
+		}
+		if !strings.Contains(info, "loading:1") {
+			return "not loading"
+		}
+		return ""
+	})
+	out, err = Query(s.Addr, "GET", "key:1")
+	require.NoError(t, err)
+	require.Equal(t, "-LOADING Redis is loading the dataset in memory", out)
+	out, err = Query(s.Addr, "CONFIG", "GET", "save")
+	require.NoError(t, err)
+	require.NotContains(t, out, "LOADING")
+	_, _ = Query(s.Addr, "SHUTDOWN") // the connection closes
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit status")
+		exited <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still running after SHUTDOWN during the load:\n%s", log.String())
+	}
+	require.NotContains(t, log.String(), readyLine, "the load was not over")
+	after, err := os.Stat(rdbPath)
+	require.NoError(t, err)
+	require.Equal(t, before.Size(), after.Size(), "the file was not saved over")
+	require.Equal(t, before.ModTime(), after.ModTime(), "the file was not saved over")
+}

@@ -39,10 +39,14 @@ type loadingState struct {
 	loaded     atomic.Int64 // loading_loaded_bytes
 	commands   atomic.Int64 // AOF commands loaded
 
-	// mu guards events: closed (and replaced) at each point where the load
-	// serves clients, and at its end; nil while no load runs.
+	// mu guards events and depth. events is closed (and replaced) at each
+	// point where the load serves clients, and at its end; nil while no
+	// load runs. depth counts the loads under way: the start-up's loading
+	// state holds the whole LoadData, and the RDB or AOF load inside it
+	// sets its own figures.
 	mu     sync.Mutex
 	events chan struct{}
+	depth  int
 }
 
 // serveClients is processEventsWhileBlocked: the commands waiting for the
@@ -79,17 +83,29 @@ func (s *Server) startLoading(total int64) (stop func()) {
 	l.loaded.Store(0)
 	l.commands.Store(0)
 	l.mu.Lock()
-	l.events = make(chan struct{})
-	l.mu.Unlock()
+	l.depth++
+	if l.events == nil {
+		l.events = make(chan struct{})
+	}
 	l.active.Store(true)
+	l.mu.Unlock()
 	s.repl.updateGuards()
+	var once sync.Once
 	return func() {
-		l.active.Store(false)
-		s.repl.updateGuards()
-		l.mu.Lock()
-		close(l.events)
-		l.events = nil
-		l.mu.Unlock()
+		once.Do(func() {
+			l.mu.Lock()
+			l.depth--
+			last := l.depth == 0
+			if last {
+				l.active.Store(false)
+				close(l.events)
+				l.events = nil
+			}
+			l.mu.Unlock()
+			if last {
+				s.repl.updateGuards()
+			}
+		})
 	}
 }
 

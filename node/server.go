@@ -68,8 +68,13 @@ type Server struct {
 	mu        sync.Mutex
 	clients   map[int64]*Client
 	listeners []net.Listener
-	unixLn    net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
-	closing   bool
+	// serving and startupLoading belong to the goroutine that calls
+	// LoadData then Listen: the accept loops run (from LoadData when Bind
+	// came first), and the loading state that ends when Listen is done.
+	serving        bool
+	startupLoading func()
+	unixLn         net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
+	closing        bool
 
 	nextClientID atomic.Int64
 	stats        serverStats
@@ -214,6 +219,11 @@ func (s *Server) LoadData() error {
 	if bus != nil {
 		s.logID.bus.Store(bus)
 	}
+	s.slotStats = s.newSlotStats()
+	// Bound before (Bind): clients are served from now on, in the loading
+	// state until Listen has started everything (node/loading.go), as
+	// redis-server serves them during its start-up load.
+	s.serveEarly()
 	// After nodes.conf: a cluster replica keeps expired keys at load.
 	// Whether a data set file exists, before the load may create one
 	// (node/datalost.go).
@@ -235,7 +245,6 @@ func (s *Server) LoadData() error {
 		return err
 	}
 	s.checkRestartedWithoutData(found) // node/datalost.go
-	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return nil
 }
@@ -342,16 +351,8 @@ func (s *Server) Listen() error {
 	s.listeners = lns
 	s.unixLn = unixLn
 	s.mu.Unlock()
-	if unixLn != nil {
-		lns = append(lns[:len(lns):len(lns)], unixLn)
-	}
-	for _, ln := range lns {
-		gl := &guardListener{Listener: ln, srv: s}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveListener(gl)
-		}()
+	if !s.serving {
+		s.serveListeners(lns, unixLn)
 	}
 	if s.cluster != nil {
 		if err := s.cluster.Start(); err != nil {
@@ -370,7 +371,43 @@ func (s *Server) Listen() error {
 		s.aof.loop(s.stopCron) // node/aof.go
 	}()
 	s.startReplication()
+	if s.startupLoading != nil {
+		s.startupLoading() // clients served since LoadData go on
+		s.startupLoading = nil
+	}
 	return nil
+}
+
+// serveListeners accepts clients on every listener.
+func (s *Server) serveListeners(lns []net.Listener, unixLn net.Listener) {
+	s.serving = true
+	if unixLn != nil {
+		lns = append(lns[:len(lns):len(lns)], unixLn)
+	}
+	for _, ln := range lns {
+		gl := &guardListener{Listener: ln, srv: s}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveListener(gl)
+		}()
+	}
+}
+
+// serveEarly serves the listeners Bind opened from LoadData on, in a
+// loading state that Listen ends once everything is started: commands
+// without the loading flag wait for the load's points of serving clients
+// and get -LOADING, INFO and CONFIG are answered (Redis's start-up load).
+// Without Bind it does nothing: Listen serves the listeners.
+func (s *Server) serveEarly() {
+	s.mu.Lock()
+	lns, unixLn := s.listeners, s.unixLn
+	s.mu.Unlock()
+	if lns == nil || s.serving {
+		return
+	}
+	s.startupLoading = s.startLoading(0)
+	s.serveListeners(lns, unixLn)
 }
 
 // listenUnix opens the unixsocket listener (nil when unixsocket is empty)

@@ -124,7 +124,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// refused its RDB file.
 	log.Info(fmt.Sprintf("Running mode=%s, Port: %d PID: %d", mode, cfg.Int("port"), pid))
 	log.Info("Server initialized")
-	if err := srv.LoadData(); err != nil {
+	// Clients are served during the load (node's serveEarly): a SHUTDOWN
+	// then stops the process at once, without saving, as Redis's does.
+	loaded := make(chan struct{})
+	go func() {
+		select {
+		case <-stopped:
+			log.Warn("shoal is now ready to exit, bye bye...")
+			os.Exit(0)
+		case <-loaded:
+		}
+	}()
+	err = srv.LoadData()
+	close(loaded)
+	if err != nil {
 		var inUse *gossip.ConfigInUseError
 		switch {
 		case errors.As(err, &inUse):
