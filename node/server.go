@@ -79,6 +79,7 @@ type Server struct {
 	replyBufKeep atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
 	pause        clientPause
 	slowlog      slowlog
+	latency      *latencyMonitor // latency-monitor-threshold's spikes (node/latency.go)
 	auxState     *serverAux
 	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
@@ -170,6 +171,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.pubsub = newPubsubRegistry()
 	s.streamWatcher = newStreamWatcher(s)
 	s.slowlogThreshold = cfg.IntFunc("slowlog-log-slower-than")
+	s.latency = newLatencyMonitor(cfg.IntFunc("latency-monitor-threshold"))
 	ndb := int(cfg.Int("databases"))
 	if ndb < 1 {
 		ndb = 16
@@ -589,7 +591,9 @@ func (s *Server) cron() {
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
+			start := time.Now()
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
+			s.latency.observe(latencyEventExpireCycle, time.Since(start))
 		}
 		s.trackingLimit()     // tracking-table-max-keys (node/tracking.go)
 		s.trackingBroadcast() // BCAST keys the keyspace changed by itself
