@@ -20,10 +20,9 @@ import (
 // Keywords of configuration lines that are not directives of the table but
 // are refused whenever they appear.
 const (
-	lineUser          = "user"
-	lineRenameCommand = "rename-command"
-	lineLoadModule    = "loadmodule"
-	lineModuleConfig  = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
+	lineUser         = "user"
+	lineLoadModule   = "loadmodule"
+	lineModuleConfig = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
 )
 
 // refusedRow is a directive whose values named by when need a feature
@@ -62,7 +61,6 @@ func oneOf(vals ...string) func(string) bool {
 const (
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
-	featRename     = "Renaming commands"
 	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
 	featModules    = "Loading Redis modules"
 	featSyslog     = "Logging to syslog"
@@ -81,7 +79,6 @@ var refusedRows = []refusedRow{
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
 	{name: lineUser, when: "any line", feature: featACL, issue: 20},
-	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
 	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
@@ -186,7 +183,7 @@ func unbuiltReason(name, v string) string {
 }
 
 // lineReason returns the error text for a configuration line keyword that
-// is refused whenever present (user, rename-command, loadmodule, module
+// is refused whenever present (user, loadmodule, module
 // configurations).
 func lineReason(keyword string) string { return refusedByName[keyword].reason() }
 

@@ -157,7 +157,7 @@ func (s *Server) servedEffectsApplied(db *store.DB, cmds [][][]byte, by *Client)
 	watching := reg.watching()
 	tracking := s.tracking.active()
 	for _, cmd := range cmds {
-		spec, unknown := s.table.lookup(cmd)
+		spec, unknown := s.table.lookupOwn(cmd)
 		if spec == nil || unknown {
 			continue
 		}

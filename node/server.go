@@ -180,7 +180,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.activeExpire.Store(true)
 	s.cronHz.Store(s.cronFrequency())
 	s.rdbSave.lastBgDuration.Store(-1)
-	s.table = newCommandTable()
+	s.table = newCommandTable(cfg.RenamedCommands())
 	s.applyLimits()
 	s.registerConfigHooks()
 	s.registerNotifyHooks()         // node/notify.go
