@@ -19,7 +19,6 @@ var refusedExamples = map[string][]string{
 	"tls-cluster":          {"yes"},
 	"aclfile":              {"users.acl"},
 	lineUser:               {"alice", "on", ">pw", "+@all"},
-	"bind-source-addr":     {"127.0.0.1"},
 	lineLoadModule:         {"/usr/lib/redis/modules/redisbloom.so"},
 	lineModuleConfig:       {"1"},
 	"syslog-enabled":       {"yes"},

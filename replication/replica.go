@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/netdial"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/strconvx"
@@ -86,6 +87,7 @@ type LinkConfig struct {
 	AuthPass      string        // masterauth
 	ListeningPort int64         // port, or replica-announce-port
 	AnnounceIP    string        // replica-announce-ip
+	SourceAddr    string        // bind-source-addr: the link's local address, best effort
 }
 
 // Replica is the replica side of a node: the link to the followed master
@@ -340,8 +342,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		case <-ctx.Done():
 		}
 	}()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", r.masterAddr(ml))
+	conn, err := netdial.Dial(ctx, r.masterAddr(ml), cfg.SourceAddr, 0)
 	cancel()
 	if err != nil {
 		return err
