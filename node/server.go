@@ -306,10 +306,9 @@ func (s *Server) Bind() error {
 
 func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 	port := int(s.cfg.Int("port"))
+	// bind "" listens on no TCP address (Redis: only the unix socket, if
+	// any; CONFIG SET bind does the same at run time).
 	binds := s.cfg.Strings("bind")
-	if len(binds) == 0 {
-		binds = []string{"*"}
-	}
 	// Listeners are retirable: CONFIG SET port/bind closes a socket but
 	// keeps its serve loop, and so its clients, until the server stops.
 	lns, err := openListeners(int64(port), binds, s.stopCron)
@@ -323,6 +322,9 @@ func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 			_ = ln.Close()
 		}
 		return nil, nil, err
+	}
+	if len(lns) == 0 && unixLn == nil {
+		return nil, nil, errors.New("Configured to not listen anywhere, exiting.")
 	}
 	return lns, unixLn, nil
 }
