@@ -595,6 +595,7 @@ func (s *Server) cron() {
 			// Redis's slow cycle may use 25% of each cron period.
 			start := time.Now()
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
+			s.ks.ExpireReplicaKeys(time.Millisecond) // a writable replica's own keys (store/replica_expire.go)
 			s.latency.observe(latencyEventExpireCycle, time.Since(start))
 		}
 		s.trackingLimit()     // tracking-table-max-keys (node/tracking.go)
