@@ -79,7 +79,8 @@ type Server struct {
 	replyBufKeep atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
 	pause        clientPause
 	slowlog      slowlog
-	latency      *latencyMonitor // latency-monitor-threshold's spikes (node/latency.go)
+	latency      *latencyMonitor    // latency-monitor-threshold's spikes (node/latency.go)
+	failover     standaloneFailover // FAILOVER (node/failover_standalone.go)
 	auxState     *serverAux
 	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
@@ -590,6 +591,7 @@ func (s *Server) cron() {
 		s.evictClients(nil)    // beforeSleep's evictClients, after the cron's accounting (node/client_evict.go)
 		s.sampleMemoryCron()   // then keys, if still over maxmemory (node/maxmemory.go)
 		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
+		s.failoverCron()       // FAILOVER (node/failover_standalone.go)
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.

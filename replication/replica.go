@@ -100,6 +100,8 @@ type Replica struct {
 
 	linkMu sync.Mutex
 	link   *masterLink
+	// armedFailover is ArmFailover's callback for the next Start.
+	armedFailover func(accepted bool)
 
 	up      atomic.Bool  // master_link_status:up
 	syncing atomic.Bool  // master_sync_in_progress
@@ -134,6 +136,12 @@ type masterLink struct {
 	mu    sync.Mutex // guards conn and writes to it
 	conn  net.Conn
 	state string // connect, connecting, handshake, sync, connected
+
+	// failoverDone, when set, makes the handshake ask the master to fail
+	// over to this node (PSYNC ... FAILOVER, standalone FAILOVER) and is
+	// told once whether the PSYNC was accepted; only the link goroutine
+	// touches it.
+	failoverDone func(accepted bool)
 }
 
 // NewReplica returns the replica side of the node whose stream state is m.
@@ -224,9 +232,22 @@ func (r *Replica) Start(host string, port int, nodeID string) {
 	ml := &masterLink{host: host, port: port, nodeID: nodeID, stop: make(chan struct{}), done: make(chan struct{}), state: "connect"}
 	r.linkMu.Lock()
 	r.link = ml
+	ml.failoverDone, r.armedFailover = r.armedFailover, nil
 	r.linkMu.Unlock()
 	r.log.Info("Connecting to MASTER", zap.String("addr", net.JoinHostPort(host, strconv.Itoa(port))))
 	go r.runLink(ml)
+}
+
+// ArmFailover makes the next Start's link ask its master to fail over to
+// this node: its PSYNC carries FAILOVER (Redis's FAILOVER_IN_PROGRESS
+// handshake), on every connection attempt until the master answers. done
+// is then called once, from the link's goroutine, with whether the PSYNC
+// was accepted (+FULLRESYNC or +CONTINUE); it must not stop the link
+// itself.
+func (r *Replica) ArmFailover(done func(accepted bool)) {
+	r.linkMu.Lock()
+	r.armedFailover = done
+	r.linkMu.Unlock()
 }
 
 // Stop ends the link goroutine, if any, and waits for it. The master stays
@@ -404,7 +425,11 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		return err
 	}
 	id, off := r.m.IDs()
-	reply, err = ask("PSYNC", id, strconv.FormatInt(off+1, 10))
+	psync := []string{"PSYNC", id, strconv.FormatInt(off+1, 10)}
+	if ml.failoverDone != nil {
+		psync = append(psync, "FAILOVER")
+	}
+	reply, err = ask(psync...)
 	// A master preparing the RDB sends newlines to keep the link alive.
 	for err == nil && reply == "" {
 		_ = conn.SetDeadline(time.Now().Add(timeout))
@@ -412,6 +437,10 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	}
 	if err != nil {
 		return err
+	}
+	if done := ml.failoverDone; done != nil {
+		ml.failoverDone = nil
+		done(strings.HasPrefix(reply, "+FULLRESYNC") || strings.HasPrefix(reply, "+CONTINUE"))
 	}
 	_ = conn.SetDeadline(time.Time{})
 	switch {
