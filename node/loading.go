@@ -23,7 +23,12 @@ const msgLoading = "LOADING Redis is loading the dataset in memory"
 
 // loadingState is Redis's server.loading and its progress figures.
 type loadingState struct {
-	active     atomic.Bool
+	active atomic.Bool
+	// startup is set while the start-up load runs (LoadData), also
+	// around the file's load itself: clients are served then, and every
+	// command without the loading flag is refused until the data set and
+	// the AOF are ready.
+	startup    atomic.Bool
 	startUnix  atomic.Int64 // loading_start_time
 	totalBytes atomic.Int64 // loading_total_bytes (0: unknown, as a diskless load)
 	loaded     atomic.Int64 // loading_loaded_bytes
@@ -37,12 +42,17 @@ func (s *Server) startLoading(total int64) (stop func()) {
 	l.totalBytes.Store(total)
 	l.loaded.Store(0)
 	l.active.Store(true)
+	s.cfg.SetLoading(true) // CONFIG SET refuses dir, appendonly ... (DENY_LOADING_CONFIG)
 	s.repl.updateGuards()
 	return func() {
 		l.active.Store(false)
+		s.cfg.SetLoading(false)
 		s.repl.updateGuards()
 	}
 }
+
+// refusing reports whether commands without the loading flag are refused.
+func (l *loadingState) refusing() bool { return l.active.Load() || l.startup.Load() }
 
 // loadedKey records the load's progress after a key that ended at offset
 // bytes, and sleeps key-load-delay.
@@ -69,7 +79,7 @@ func keyLoadDelay(d int64) {
 // writes -LOADING): commands without the loading flag, and EXEC of a
 // transaction holding one, as processCommand's is_denyloading_command.
 func (c *Client) loadingRefuses(spec *command.Spec) bool {
-	if !c.srv.loading.active.Load() || c.isMasterLink() {
+	if !c.srv.loading.refusing() || c.isMasterLink() {
 		return false
 	}
 	deny := spec.Flags&command.FlagLoading == 0

@@ -87,7 +87,7 @@ func newReplState(s *Server) *replState {
 
 // updateGuards keeps the one flag the dispatcher reads on every command.
 func (r *replState) updateGuards() {
-	r.guards.Store(r.proxy.Load() || r.s.cfg.Int("min-replicas-to-write") > 0 || r.s.loading.active.Load())
+	r.guards.Store(r.proxy.Load() || r.s.cfg.Int("min-replicas-to-write") > 0 || r.s.loading.refusing())
 }
 
 // Propagate is the EffectFeed: the effect enters the backlog and every

@@ -69,6 +69,7 @@ type Server struct {
 	clients   map[int64]*Client
 	listeners []net.Listener
 	unixLn    net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
+	serving   bool         // the listeners' accept loops run (serveClients)
 	closing   bool
 
 	nextClientID atomic.Int64
@@ -217,6 +218,18 @@ func (s *Server) LoadData() error {
 	if bus != nil {
 		s.logID.bus.Store(bus)
 	}
+	s.slotStats = s.newSlotStats()
+	// Clients are served from here on, as redis-server serves them while
+	// it loads (processEventsWhileBlocked): commands without the loading
+	// flag get -LOADING until the data set and the AOF are ready, INFO
+	// shows the progress.
+	s.loading.startup.Store(true)
+	s.repl.updateGuards()
+	defer func() {
+		s.loading.startup.Store(false)
+		s.repl.updateGuards()
+	}()
+	s.serveClients()
 	// After nodes.conf: a cluster replica keeps expired keys at load.
 	// Whether a data set file exists, before the load may create one
 	// (node/datalost.go).
@@ -238,7 +251,6 @@ func (s *Server) LoadData() error {
 		return err
 	}
 	s.checkRestartedWithoutData(found) // node/datalost.go
-	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return nil
 }
@@ -347,17 +359,7 @@ func (s *Server) Listen() error {
 	s.listeners = lns
 	s.unixLn = unixLn
 	s.mu.Unlock()
-	if unixLn != nil {
-		lns = append(lns[:len(lns):len(lns)], unixLn)
-	}
-	for _, ln := range lns {
-		gl := &guardListener{Listener: ln, srv: s}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveListener(gl)
-		}()
-	}
+	s.serveClients()
 	if s.cluster != nil {
 		if err := s.cluster.Start(); err != nil {
 			s.Shutdown()
@@ -376,6 +378,32 @@ func (s *Server) Listen() error {
 	}()
 	s.startReplication()
 	return nil
+}
+
+// serveClients starts accepting clients on the bound listeners, once
+// (LoadData starts it before loading, Listen when LoadData was not used).
+func (s *Server) serveClients() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.serving {
+		return
+	}
+	lns := s.listeners
+	if s.unixLn != nil {
+		lns = append(lns[:len(lns):len(lns)], s.unixLn)
+	}
+	if len(lns) == 0 {
+		return // not bound yet (Listen binds, then serves)
+	}
+	s.serving = true
+	for _, ln := range lns {
+		gl := &guardListener{Listener: ln, srv: s}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveListener(gl)
+		}()
+	}
 }
 
 // listenUnix opens the unixsocket listener (nil when unixsocket is empty)
