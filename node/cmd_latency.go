@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/config"
 )
 
 // LATENCY: the latency monitor's event classes (node/latency.go) and the
@@ -217,6 +218,7 @@ const (
 	adviceHz
 	adviceLargeObjects
 	adviceMassEviction
+	adviceRelaxFsync
 	adviceDisableTHP
 	adviceCount
 )
@@ -261,6 +263,8 @@ func (s *Server) latencyReport() string {
 			give(adviceLargeObjects)
 		case latencyEventEvictCycle:
 			give(adviceMassEviction)
+		case latencyEventAOFFsyncAlways:
+			give(adviceRelaxFsync)
 		}
 		b.WriteByte('\n')
 	}
@@ -300,6 +304,9 @@ func (s *Server) latencyReport() string {
 		}
 		if advise[adviceMassEviction] {
 			b.WriteString("- Sudden changes to the 'maxmemory' setting via 'CONFIG SET', or allocation of large objects via sets or sorted sets intersections, STORE option of SORT, Redis Cluster large keys migrations (RESTORE command), may create sudden memory pressure forcing the server to block trying to evict keys. \n")
+		}
+		if advise[adviceRelaxFsync] && s.aof.fsync.Load() == config.AppendFsyncAlways {
+			b.WriteString("- Your fsync policy is set to 'always'. It is very hard to get good performances with such a setup, if possible try to relax the fsync policy to 'onesec'.\n")
 		}
 		if advise[adviceDisableTHP] {
 			b.WriteString("- I detected a non zero amount of anonymous huge pages used by your process. This creates very serious latency events in different conditions, especially when Redis is persisting on disk. To disable THP support use the command 'echo never > /sys/kernel/mm/transparent_hugepage/enabled', make sure to also add it into /etc/rc.local so that the command will be executed again after a reboot. Note that even if you have already disabled THP, you still need to restart the Redis process to get rid of the huge pages already created.\n")

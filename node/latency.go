@@ -20,20 +20,24 @@ import (
 //	expire-cycle            one run of the cron's active expiry
 //	eviction-cycle          one call that evicts keys over maxmemory
 //	eviction-del            deleting one evicted key
+//	aof-write               a client waiting for the AOF to hold its writes
+//	aof-fsync-always        the same with appendfsync always (write + fsync)
 //
-// Redis's fork, aof-* and rdb-* classes have no counterpart that blocks
-// shoal's clients (no fork; the AOF is written by its own goroutine).
+// Redis's fork, rdb-* and the other aof-* classes have no counterpart that
+// blocks shoal's clients (no fork; saves and rewrites run beside them).
 
 // latencySeriesLen is Redis's LATENCY_TS_LEN.
 const latencySeriesLen = 160
 
 // Event classes shoal records.
 const (
-	latencyEventCommand     = "command"
-	latencyEventFastCommand = "fast-command"
-	latencyEventExpireCycle = "expire-cycle"
-	latencyEventEvictCycle  = "eviction-cycle"
-	latencyEventEvictDel    = "eviction-del"
+	latencyEventCommand        = "command"
+	latencyEventFastCommand    = "fast-command"
+	latencyEventExpireCycle    = "expire-cycle"
+	latencyEventEvictCycle     = "eviction-cycle"
+	latencyEventEvictDel       = "eviction-del"
+	latencyEventAOFWrite       = "aof-write"
+	latencyEventAOFFsyncAlways = "aof-fsync-always"
 )
 
 type latencySample struct {

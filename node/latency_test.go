@@ -148,3 +148,25 @@ func TestLatencyHistogramReply(t *testing.T) {
 		t.Fatalf("LATENCY HISTOGRAM with latency-tracking no = %q", got)
 	}
 }
+
+// LATENCY DOCTOR's advice follows the recorded classes and the settings,
+// as Redis's report: aof-fsync-always asks to relax appendfsync always.
+func TestLatencyDoctorAdvice(t *testing.T) {
+	s := startTestServer(t, "--appendonly", "yes", "--appendfsync", "always", "--latency-monitor-threshold", "1")
+	c := dialTest(t, s)
+	s.latency.add(latencyEventAOFFsyncAlways, 12)
+	s.latency.add(latencyEventExpireCycle, 30)
+	doctor := bulkBody(t, c.do("LATENCY", "DOCTOR"))
+	for _, want := range []string{
+		"Dave, I have observed latency spikes in this Redis instance.",
+		"1. aof-fsync-always: 1 latency spikes (average 12ms, mean deviation 0ms, period 1.00 sec). Worst all time event 12ms.",
+		"2. expire-cycle: 1 latency spikes",
+		"- Your fsync policy is set to 'always'.",
+		"- In order to make the Redis keys expiring process more incremental",
+		"- Deleting, expiring or evicting",
+	} {
+		if !strings.Contains(doctor, want) {
+			t.Fatalf("LATENCY DOCTOR lacks %q:\n%s", want, doctor)
+		}
+	}
+}
