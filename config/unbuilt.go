@@ -20,10 +20,9 @@ import (
 // Keywords of configuration lines that are not directives of the table but
 // are refused whenever they appear.
 const (
-	lineUser          = "user"
-	lineRenameCommand = "rename-command"
-	lineLoadModule    = "loadmodule"
-	lineModuleConfig  = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
+	lineUser         = "user"
+	lineLoadModule   = "loadmodule"
+	lineModuleConfig = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
 )
 
 // refusedRow is a directive whose values named by when need a feature
@@ -62,8 +61,6 @@ func oneOf(vals ...string) func(string) bool {
 const (
 	featTLS        = "TLS"
 	featACL        = "The ACL user system"
-	featRename     = "Renaming commands"
-	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
 	featModules    = "Loading Redis modules"
 	featSyslog     = "Logging to syslog"
 	featCPUList    = "Pinning threads to CPUs"
@@ -81,8 +78,6 @@ var refusedRows = []refusedRow{
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
 	{name: lineUser, when: "any line", feature: featACL, issue: 20},
-	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
-	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: "syslog-enabled", when: "yes", needs: isYes, feature: featSyslog},
@@ -147,8 +142,10 @@ var acceptedRows = []acceptedRow{
 		why: "list nodes are never LZF-compressed (memory use only; the list's contents and replies are the same)"},
 	{names: []string{"tcp-backlog"}, differs: true,
 		why: "Go's listener uses the kernel's somaxconn as backlog"},
+	{names: []string{"bind-source-addr"}, differs: true,
+		why: "the replication link and the cluster bus's TCP connections leave from it (best effort, as Redis); the bus's UDP probes leave from the bus's own socket"},
 	{names: []string{"latency-tracking", "latency-tracking-info-percentiles"}, differs: true,
-		why: "INFO latencystats is empty, as with latency-tracking no (issue 24)"},
+		why: "INFO latencystats and LATENCY HISTOGRAM read power-of-two µs buckets, not Redis's 2-significant-digit histogram: a percentile is its bucket's upper bound"},
 }
 
 // refusedByName indexes refusedRows by name (built once: the table is
@@ -184,7 +181,7 @@ func unbuiltReason(name, v string) string {
 }
 
 // lineReason returns the error text for a configuration line keyword that
-// is refused whenever present (user, rename-command, loadmodule, module
+// is refused whenever present (user, loadmodule, module
 // configurations).
 func lineReason(keyword string) string { return refusedByName[keyword].reason() }
 

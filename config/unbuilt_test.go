@@ -19,8 +19,6 @@ var refusedExamples = map[string][]string{
 	"tls-cluster":          {"yes"},
 	"aclfile":              {"users.acl"},
 	lineUser:               {"alice", "on", ">pw", "+@all"},
-	lineRenameCommand:      {"flushall", ""},
-	"bind-source-addr":     {"127.0.0.1"},
 	lineLoadModule:         {"/usr/lib/redis/modules/redisbloom.so"},
 	lineModuleConfig:       {"1"},
 	"syslog-enabled":       {"yes"},
@@ -55,7 +53,7 @@ func TestUnbuiltRowsNameKnownDirectivesOnce(t *testing.T) {
 	for _, r := range refusedRows {
 		note(r.name, "refusedRows")
 		switch r.name {
-		case lineUser, lineRenameCommand, lineLoadModule, lineModuleConfig:
+		case lineUser, lineLoadModule, lineModuleConfig:
 			assert.Nil(t, r.needs, r.name)
 			continue
 		}

@@ -57,6 +57,9 @@ type Config struct {
 	// again (default 10 s; memberlist reaps dead peers and never re-joins
 	// them by itself).
 	RejoinInterval time.Duration
+	// SourceAddr returns bind-source-addr ("" = none, or nil): the local
+	// address the bus's outgoing TCP connections are made from.
+	SourceAddr func() string
 	// Secrets are cluster-bus-secret's secrets (none: the bus is not
 	// encrypted): the first encrypts, all decrypt (gossip/secret.go).
 	Secrets []string
@@ -904,6 +907,9 @@ func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, e
 		return mc.Keyring.GetKeys(), mc.GossipVerifyIncoming
 	}
 	gt := newGuardTransport(inner, b.guard, enc, streamTimeout{created: mc.TCPTimeout, current: &b.streamTimeout})
+	if b.cfg.Transport == nil {
+		gt.source = b.cfg.SourceAddr
+	}
 	mc.Transport = gt
 	ml, err := memberlist.Create(mc)
 	if err != nil {

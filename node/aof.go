@@ -121,14 +121,26 @@ func (s *Server) aofBeforeReplies() {
 	if app.Written() >= target && (app.Synced() >= target || s.aof.fsync.Load() != config.AppendFsyncAlways) {
 		return
 	}
+	// The wait is what Redis's beforeSleep write (and fsync) costs every
+	// client: the latency monitor's aof-write / aof-fsync-always.
+	var start time.Time
+	if s.latency.enabled() {
+		start = time.Now()
+	}
 	if s.aof.fsync.Load() == config.AppendFsyncAlways && !s.aof.fsyncPausedForRewrite() {
 		if err := app.WaitSynced(target); err != nil {
 			s.aof.fatalAlways(err)
+		}
+		if !start.IsZero() {
+			s.latency.observe(latencyEventAOFFsyncAlways, time.Since(start))
 		}
 		return
 	}
 	if err := app.WaitWritten(target); err != nil {
 		s.aof.noteWriteError(err)
+	}
+	if !start.IsZero() {
+		s.latency.observe(latencyEventAOFWrite, time.Since(start))
 	}
 }
 

@@ -32,6 +32,7 @@ func (s *Server) newClusterBus() (*gossip.Bus, error) {
 		ClusterPort: cport,
 		Hostname:    s.cfg.String("cluster-announce-hostname"),
 		BindAddr:    s.busBindAddr(),
+		SourceAddr:  func() string { return s.cfg.String("bind-source-addr") },
 		BindPort:    s.busPort(),
 		Logger:      s.log,
 		OnChange:    s.onClusterChange,

@@ -294,7 +294,12 @@ func (n *migrationNode) RemoveEffectFeed(f migrate.Feed) { n.s.RemoveEffectFeed(
 // EffectSlot finds an effect command's slot with the command table's key
 // specs.
 func (n *migrationNode) EffectSlot(argv [][]byte) (int, bool) {
-	spec, unknownSub := n.s.table.lookup(argv)
+	// An effect the server built has the command's own name; a command
+	// propagated as the client sent it may have its rename-command name.
+	spec, unknownSub := n.s.table.lookupOwn(argv)
+	if spec == nil {
+		spec, unknownSub = n.s.table.lookup(argv)
+	}
 	if spec == nil || unknownSub {
 		return -1, false
 	}

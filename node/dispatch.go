@@ -270,6 +270,11 @@ func (c *Client) finishCall(acc *cmdStatAcc, spec *command.Spec, args [][]byte, 
 		acc.failed++
 	}
 	s.slowlog.maybeRecord(c, spec, args, c.batchAt.Add(start-c.batchStart), dur)
+	if spec.Flags&command.FlagFast != 0 {
+		s.latency.observe(latencyEventFastCommand, dur)
+	} else {
+		s.latency.observe(latencyEventCommand, dur)
+	}
 	// Serve the clients blocked on keys this command made ready, before its
 	// reply is sent (node/blocking.go).
 	if len(c.bs.ready) > 0 {

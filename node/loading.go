@@ -89,6 +89,7 @@ func (s *Server) startLoading(total int64) (stop func()) {
 	}
 	l.active.Store(true)
 	l.mu.Unlock()
+	s.cfg.SetLoading(true) // CONFIG SET refuses dir, appendonly ... (DENY_LOADING_CONFIG)
 	s.repl.updateGuards()
 	var once sync.Once
 	return func() {
@@ -103,6 +104,7 @@ func (s *Server) startLoading(total int64) (stop func()) {
 			}
 			l.mu.Unlock()
 			if last {
+				s.cfg.SetLoading(false)
 				s.repl.updateGuards()
 			}
 		})

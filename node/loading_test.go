@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 )
@@ -73,4 +74,47 @@ func TestLoadShorterThanAnIntervalIsNotSeen(t *testing.T) {
 	require.False(t, s.loading.active.Load(), "PING was answered before the load ended")
 	require.Equal(t, "$1\r\nv\r\n", tc.do("GET", "k49"))
 	require.NoError(t, <-loaded)
+}
+
+// TestStartupLoadServesClients: as redis-server, the start-up load serves
+// the clients that connect meanwhile (they used to wait in the listen
+// queue until it ended): INFO says loading:1, commands without the loading
+// flag get -LOADING, CONFIG SET refuses dir/appendonly (deny-loading) and
+// takes the others; once loaded, all commands run.
+func TestStartupLoadServesClients(t *testing.T) {
+	dir := t.TempDir()
+	seed := startTestServer(t, "--dir", dir, "--rdbcompression", "no")
+	sc := dialTest(t, seed)
+	var cmds [][]string
+	val := strings.Repeat("v", 100)
+	for i := 0; i < 200; i++ {
+		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), val})
+	}
+	require.Empty(t, pipelineDo(t, sc, cmds))
+	require.Equal(t, "+OK\r\n", sc.do("SAVE"))
+	seed.Shutdown()
+
+	// Clients are served every 1 KB of the file (~9 keys), and after the
+	// load once Listen has started everything.
+	cfg, err := config.Load([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", dir,
+		"--key-load-delay", "30000", "--enable-protected-configs", "yes",
+		"--loading-process-events-interval-bytes", "1024"}) // 200 keys: about 6 s
+	require.NoError(t, err)
+	s, err := New(cfg, Options{LoadLater: true})
+	require.NoError(t, err)
+	t.Cleanup(s.Shutdown)
+	require.NoError(t, s.Bind())
+	loaded := make(chan error, 1)
+	go func() { loaded <- s.LoadData() }()
+	c := dialTest(t, s)
+	testharness.WaitFor(t, 10*time.Second, "the start-up load to be reported", func() bool {
+		return strings.Contains(c.do("INFO", "persistence"), "loading:1")
+	})
+	require.Equal(t, "-LOADING Redis is loading the dataset in memory\r\n", c.do("GET", "k1"))
+	require.Equal(t, "+OK\r\n", c.do("CONFIG", "SET", "loglevel", "debug"))
+	require.True(t, strings.HasPrefix(c.do("CONFIG", "SET", "dir", "/tmp"), "-LOADING"))
+	require.NoError(t, <-loaded)
+	require.NoError(t, s.Listen())
+	require.Equal(t, "$100\r\n"+val+"\r\n", c.do("GET", "k1"))
+	require.Equal(t, ":200\r\n", c.do("DBSIZE"))
 }

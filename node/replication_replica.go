@@ -90,6 +90,7 @@ func (f replicaFSM) LinkConfig() replication.LinkConfig {
 		AuthPass:      cfg.String("masterauth"),
 		ListeningPort: port,
 		AnnounceIP:    cfg.String("replica-announce-ip"),
+		SourceAddr:    cfg.String("bind-source-addr"),
 	}
 }
 

@@ -84,6 +84,8 @@ type Server struct {
 	replyBufKeep atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
 	pause        clientPause
 	slowlog      slowlog
+	latency      *latencyMonitor    // latency-monitor-threshold's spikes (node/latency.go)
+	failover     standaloneFailover // FAILOVER (node/failover_standalone.go)
 	auxState     *serverAux
 	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
@@ -175,6 +177,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.pubsub = newPubsubRegistry()
 	s.streamWatcher = newStreamWatcher(s)
 	s.slowlogThreshold = cfg.IntFunc("slowlog-log-slower-than")
+	s.latency = newLatencyMonitor(cfg.IntFunc("latency-monitor-threshold"))
 	ndb := int(cfg.Int("databases"))
 	if ndb < 1 {
 		ndb = 16
@@ -183,7 +186,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.activeExpire.Store(true)
 	s.cronHz.Store(s.cronFrequency())
 	s.rdbSave.lastBgDuration.Store(-1)
-	s.table = newCommandTable()
+	s.table = newCommandTable(cfg.RenamedCommands())
 	s.applyLimits()
 	s.registerConfigHooks()
 	s.registerNotifyHooks()         // node/notify.go
@@ -313,10 +316,9 @@ func (s *Server) Bind() error {
 
 func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 	port := int(s.cfg.Int("port"))
+	// bind "" listens on no TCP address (Redis: only the unix socket, if
+	// any; CONFIG SET bind does the same at run time).
 	binds := s.cfg.Strings("bind")
-	if len(binds) == 0 {
-		binds = []string{"*"}
-	}
 	// Listeners are retirable: CONFIG SET port/bind closes a socket but
 	// keeps its serve loop, and so its clients, until the server stops.
 	lns, err := openListeners(int64(port), binds, s.stopCron)
@@ -330,6 +332,9 @@ func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 			_ = ln.Close()
 		}
 		return nil, nil, err
+	}
+	if len(lns) == 0 && unixLn == nil {
+		return nil, nil, errors.New("Configured to not listen anywhere, exiting.")
 	}
 	return lns, unixLn, nil
 }
@@ -623,10 +628,14 @@ func (s *Server) cron() {
 		s.evictClients(nil)    // beforeSleep's evictClients, after the cron's accounting (node/client_evict.go)
 		s.sampleMemoryCron()   // then keys, if still over maxmemory (node/maxmemory.go)
 		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
+		s.failoverCron()       // FAILOVER (node/failover_standalone.go)
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
+			start := time.Now()
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
+			s.ks.ExpireReplicaKeys(time.Millisecond) // a writable replica's own keys (store/replica_expire.go)
+			s.latency.observe(latencyEventExpireCycle, time.Since(start))
 		}
 		s.trackingLimit()     // tracking-table-max-keys (node/tracking.go)
 		s.trackingBroadcast() // BCAST keys the keyspace changed by itself

@@ -70,3 +70,28 @@ func listenWith(t *testing.T, args []string) error {
 	defer s.Shutdown()
 	return s.Listen()
 }
+
+// TestEmptyBindListensOnNoTCPAddress: bind "" at start-up opens no TCP
+// listener (Redis: only the unix socket), and with no unix socket either
+// the server refuses to start, as Redis ("Configured to not listen
+// anywhere").
+func TestEmptyBindListensOnNoTCPAddress(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shoal.sock")
+	s := startTestServer(t, "--bind", "", "--unixsocket", path)
+	if a := s.Addr(); a != nil {
+		t.Fatalf("bind \"\" listens on %v", a)
+	}
+	c, err := net.DialTimeout("unix", path, testIOTimeout)
+	if err != nil {
+		t.Fatalf("dial unix: %v", err)
+	}
+	defer c.Close()
+	uc := &testConn{t: t, c: c, r: bufio.NewReader(c)}
+	if got := uc.do("CONFIG", "GET", "bind"); got != "*2\r\n$4\r\nbind\r\n$0\r\n\r\n" {
+		t.Fatalf("CONFIG GET bind = %q", got)
+	}
+	err = listenWith(t, []string{"--port", "0", "--bind", "", "--save", ""})
+	if err == nil || !strings.Contains(err.Error(), "Configured to not listen anywhere") {
+		t.Fatalf("Listen with no address at all: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/netdial"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/strconvx"
@@ -86,6 +87,7 @@ type LinkConfig struct {
 	AuthPass      string        // masterauth
 	ListeningPort int64         // port, or replica-announce-port
 	AnnounceIP    string        // replica-announce-ip
+	SourceAddr    string        // bind-source-addr: the link's local address, best effort
 }
 
 // Replica is the replica side of a node: the link to the followed master
@@ -98,6 +100,8 @@ type Replica struct {
 
 	linkMu sync.Mutex
 	link   *masterLink
+	// armedFailover is ArmFailover's callback for the next Start.
+	armedFailover func(accepted bool)
 
 	up      atomic.Bool // master_link_status:up
 	syncing atomic.Bool // master_sync_in_progress
@@ -135,6 +139,12 @@ type masterLink struct {
 	mu    sync.Mutex // guards conn and writes to it
 	conn  net.Conn
 	state string // connect, connecting, handshake, sync, connected
+
+	// failoverDone, when set, makes the handshake ask the master to fail
+	// over to this node (PSYNC ... FAILOVER, standalone FAILOVER) and is
+	// told once whether the PSYNC was accepted; only the link goroutine
+	// touches it.
+	failoverDone func(accepted bool)
 }
 
 // NewReplica returns the replica side of the node whose stream state is m.
@@ -229,9 +239,22 @@ func (r *Replica) Start(host string, port int, nodeID string) {
 	ml := &masterLink{host: host, port: port, nodeID: nodeID, stop: make(chan struct{}), done: make(chan struct{}), state: "connect"}
 	r.linkMu.Lock()
 	r.link = ml
+	ml.failoverDone, r.armedFailover = r.armedFailover, nil
 	r.linkMu.Unlock()
 	r.log.Info("Connecting to MASTER", zap.String("addr", net.JoinHostPort(host, strconv.Itoa(port))))
 	go r.runLink(ml)
+}
+
+// ArmFailover makes the next Start's link ask its master to fail over to
+// this node: its PSYNC carries FAILOVER (Redis's FAILOVER_IN_PROGRESS
+// handshake), on every connection attempt until the master answers. done
+// is then called once, from the link's goroutine, with whether the PSYNC
+// was accepted (+FULLRESYNC or +CONTINUE); it must not stop the link
+// itself.
+func (r *Replica) ArmFailover(done func(accepted bool)) {
+	r.linkMu.Lock()
+	r.armedFailover = done
+	r.linkMu.Unlock()
 }
 
 // Stop ends the link goroutine, if any, and waits for it. The master stays
@@ -347,8 +370,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		case <-ctx.Done():
 		}
 	}()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", r.masterAddr(ml))
+	conn, err := netdial.Dial(ctx, r.masterAddr(ml), cfg.SourceAddr, 0)
 	cancel()
 	if err != nil {
 		return err
@@ -410,7 +432,11 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		return err
 	}
 	id, off := r.m.IDs()
-	reply, err = ask("PSYNC", id, strconv.FormatInt(off+1, 10))
+	psync := []string{"PSYNC", id, strconv.FormatInt(off+1, 10)}
+	if ml.failoverDone != nil {
+		psync = append(psync, "FAILOVER")
+	}
+	reply, err = ask(psync...)
 	// A master preparing the RDB sends newlines to keep the link alive.
 	for err == nil && reply == "" {
 		_ = conn.SetDeadline(time.Now().Add(timeout))
@@ -418,6 +444,10 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	}
 	if err != nil {
 		return err
+	}
+	if done := ml.failoverDone; done != nil {
+		ml.failoverDone = nil
+		done(strings.HasPrefix(reply, "+FULLRESYNC") || strings.HasPrefix(reply, "+CONTINUE"))
 	}
 	_ = conn.SetDeadline(time.Time{})
 	switch {

@@ -51,7 +51,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	cfg, err := config.Load(args)
+	// rename-command lines are checked against the command table, as Redis
+	// does ("No such command in rename-command").
+	commands := node.CommandNames()
+	cfg, err := config.LoadWith(args, config.LoadOptions{CommandExists: func(name string) bool { return commands[name] }})
 	if err != nil {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
