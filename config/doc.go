@@ -40,9 +40,10 @@
 //   - There is no sentinel mode: a lone "sentinel" line (or --sentinel) is
 //     ignored, "sentinel <anything>" fails with "sentinel directive while not
 //     in sentinel mode".
-//   - user, rename-command, loadmodule and module configs ("mod.name value")
-//     are parsed (and validated when LoadOptions.ValidateUser /
-//     CommandExists are given) but refused after the whole configuration is
+//   - "user" lines are kept for the server (validated when
+//     LoadOptions.ValidateUser is given); rename-command, loadmodule and
+//     module configs ("mod.name value") are parsed (validated when
+//     CommandExists is given) but refused after the whole configuration is
 //     read, until their features exist (config/unbuilt.go).
 //   - Runtime side effects that Redis performs in its "apply" functions
 //     (re-binding, resizing the backlog, setting the OOM score, TLS

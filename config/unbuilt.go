@@ -20,7 +20,6 @@ import (
 // Keywords of configuration lines that are not directives of the table but
 // are refused whenever they appear.
 const (
-	lineUser          = "user"
 	lineRenameCommand = "rename-command"
 	lineLoadModule    = "loadmodule"
 	lineModuleConfig  = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
@@ -61,7 +60,6 @@ func oneOf(vals ...string) func(string) bool {
 // Features, shared by several rows.
 const (
 	featTLS        = "TLS"
-	featACL        = "The ACL user system"
 	featRename     = "Renaming commands"
 	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
 	featModules    = "Loading Redis modules"
@@ -79,8 +77,6 @@ var refusedRows = []refusedRow{
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
-	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
-	{name: lineUser, when: "any line", feature: featACL, issue: 20},
 	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
 	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
@@ -115,8 +111,6 @@ var acceptedRows = []acceptedRow{
 		"tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers",
 		"tls-ciphersuites", "cluster-announce-tls-port"},
 		why: "inert while tls-port is 0 and tls-replication, tls-cluster are no (refused otherwise): Redis only reads them when TLS is on"},
-	{names: []string{"acl-pubsub-default", "acllog-max-len"},
-		why: "inert without ACL users and ACL LOG (the default user has all channels, as in Redis)"},
 	{names: []string{"tracking-table-max-keys"},
 		why: "inert: CLIENT TRACKING does not exist yet (issue 19), so the table is always empty"},
 	{names: []string{"syslog-ident", "syslog-facility"}, why: "inert while syslog-enabled is no, as in Redis"},
@@ -186,7 +180,7 @@ func unbuiltReason(name, v string) string {
 }
 
 // lineReason returns the error text for a configuration line keyword that
-// is refused whenever present (user, rename-command, loadmodule, module
+// is refused whenever present (rename-command, loadmodule, module
 // configurations).
 func lineReason(keyword string) string { return refusedByName[keyword].reason() }
 

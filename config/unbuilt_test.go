@@ -17,8 +17,6 @@ var refusedExamples = map[string][]string{
 	"tls-port":             {"6380"},
 	"tls-replication":      {"yes"},
 	"tls-cluster":          {"yes"},
-	"aclfile":              {"users.acl"},
-	lineUser:               {"alice", "on", ">pw", "+@all"},
 	lineRenameCommand:      {"flushall", ""},
 	"bind-source-addr":     {"127.0.0.1"},
 	lineLoadModule:         {"/usr/lib/redis/modules/redisbloom.so"},
@@ -55,7 +53,7 @@ func TestUnbuiltRowsNameKnownDirectivesOnce(t *testing.T) {
 	for _, r := range refusedRows {
 		note(r.name, "refusedRows")
 		switch r.name {
-		case lineUser, lineRenameCommand, lineLoadModule, lineModuleConfig:
+		case lineRenameCommand, lineLoadModule, lineModuleConfig:
 			assert.Nil(t, r.needs, r.name)
 			continue
 		}

@@ -907,6 +907,9 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		// An allow-stale script on a stale replica (scriptVerifyAllowStale).
 		return nil, run.refuse(spec, "Can not execute the command on a stale replica")
 	}
+	if msg := run.aclScriptRefusal(spec, argv); msg != "" { // node/acl.go
+		return nil, run.refuse(spec, msg)
+	}
 	if run.readOnly && spec.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0 {
 		return nil, run.refuse(spec, "Write commands are not allowed from read-only scripts.")
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/acl"
 	"io"
 	"os"
 	"os/exec"
@@ -51,7 +52,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	cfg, err := config.Load(args)
+	// "user" lines are checked while the file is read, as Redis does
+	// (duplicates, malformed rules); package acl knows the rules.
+	cfg, err := config.LoadWith(args, config.LoadOptions{ValidateUser: acl.ConfigUserValidator()})
 	if err != nil {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
