@@ -195,6 +195,25 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
+// CheckWithFullKeyAccess reports whether one selector allows the command
+// and grants perm on every key (allkeys, or a "*" pattern with perm).
+func (st *UserState) CheckWithFullKeyAccess(spec *command.Spec, args [][]byte, keys KeySource, perm Perm) bool {
+	for _, s := range st.selectors {
+		if r, _ := s.check(spec, args, keys); r != OK {
+			continue
+		}
+		if s.allKeys {
+			return true
+		}
+		for _, k := range s.keys {
+			if k.Perm&perm == perm && k.Pattern == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // DenialText is getAclErrorMessage: the reason a script's call was refused.
 func (r Result) DenialText() string {
 	switch r {

@@ -39,8 +39,10 @@ type KeyRef struct {
 func KeyRefs(spec *Spec, args [][]byte, dst []KeyRef) ([]KeyRef, error) {
 	if spec.GetKeys == nil {
 		kc := keyCollector{refs: dst, withFlags: true}
-		err := kc.walk(spec.KeySpecs, args, spec.Arity)
-		return kc.refs, err
+		if err := kc.walk(spec.KeySpecs, args, spec.Arity); err != nil {
+			return dst[:0], err
+		}
+		return kc.refs, nil
 	}
 	pos, err := spec.GetKeys(args)
 	for _, p := range pos {
@@ -133,6 +135,11 @@ func (kc *keyCollector) walk(specs []KeySpec, args [][]byte, arity int) error {
 		}
 		if step <= 0 {
 			step = 1
+		}
+		if kc.withFlags && (last >= argc || last < first || first >= argc) {
+			// Redis's getKeysUsingKeySpecs calls this an invalid spec
+			// and finds no keys (the command reports the syntax error).
+			return ErrKeySpec
 		}
 		for p := first; p <= last; p += step {
 			if p >= argc || p < first {

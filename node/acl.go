@@ -289,3 +289,27 @@ func (c *Client) hasSubscription(fn func(ch string, pattern bool) bool) bool {
 	}
 	return false
 }
+
+// FullKeyAccess is ACLUserCheckCmdWithUnrestrictedKeyAccess with read
+// access (command.Session): SORT's BY and GET patterns.
+func (c *Client) FullKeyAccess(args [][]byte) bool {
+	owner := c
+	if c.scriptCaller != nil {
+		owner = c.scriptCaller
+	}
+	u := owner.user.Load()
+	if u == nil {
+		return true
+	}
+	st := u.State()
+	if st.AllowsAll() {
+		return true
+	}
+	spec, unknownSub := c.srv.table.lookup(args)
+	if spec == nil || unknownSub {
+		return false
+	}
+	var keys aclKeySource
+	keys.spec, keys.args = spec, args
+	return st.CheckWithFullKeyAccess(spec, args, &keys, acl.PermRead)
+}
