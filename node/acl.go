@@ -81,12 +81,13 @@ func (c *Client) authRequired() bool {
 	return !c.authenticated && !c.srv.defaultAuthenticated()
 }
 
-// userName is the name CLIENT LIST and ACL WHOAMI show.
+// userName is the name CLIENT LIST shows: internal clients (the master
+// link) have no user and may run anything, as Redis's "(superuser)".
 func (c *Client) userName() string {
 	if u := c.user.Load(); u != nil {
 		return u.Name()
 	}
-	return acl.DefaultUserName
+	return "(superuser)"
 }
 
 // authenticate checks user and pass (AUTH, HELLO AUTH) and makes the
