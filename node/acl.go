@@ -231,6 +231,19 @@ func (run *scriptRun) aclScriptRefusal(spec *command.Spec, args [][]byte) string
 	return "The user executing the script " + r.DenialText()
 }
 
+// aclPermits is redis.acl_check_cmd: whether the user running the script
+// may run the command, nothing logged.
+func (run *scriptRun) aclPermits(spec *command.Spec, args [][]byte) bool {
+	u := run.caller.user.Load()
+	if u == nil || u.State().AllowsAll() {
+		return true
+	}
+	var keys aclKeySource
+	keys.spec, keys.args = spec, args
+	r, _ := u.State().Check(spec, args, &keys)
+	return r == acl.OK
+}
+
 // closeUserClients closes the connections authenticated as deleted users
 // (ACLFreeUserAndKillClients): the running client after its reply.
 func (s *Server) closeUserClients(cur *Client, gone []*acl.User) {

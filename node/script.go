@@ -826,7 +826,7 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 			if spec == nil || unknown {
 				luaRaise(L, "Invalid command passed to redis.acl_check_cmd()")
 			}
-			L.Push(lua.LTrue) // no ACL users: the default user may run everything
+			L.Push(lua.LBool(eng.cur.aclPermits(spec, argv))) // node/acl.go
 			return 1
 		},
 	}

@@ -72,8 +72,12 @@ func (l *slowlog) maybeRecord(c *Client, spec *command.Spec, args [][]byte, at t
 
 // redactedArg reports whether args[i] is a secret that must not be kept
 // (Redis's redactClientCommandArgument): the value of a sensitive directive
-// (requirepass, masterauth, masteruser, cluster-bus-secret) in CONFIG SET.
+// (requirepass, masterauth, masteruser, cluster-bus-secret) in CONFIG SET,
+// and every argument of ACL SETUSER (the user and its rules, passwords).
 func redactedArg(c *Client, spec *command.Spec, args [][]byte, i int) bool {
+	if spec.FullName() == "acl|setuser" {
+		return i >= 2
+	}
 	if spec.FullName() != "config|set" || i < 3 || i%2 == 0 {
 		return false
 	}
