@@ -286,3 +286,31 @@ func TestMergeSelectors(t *testing.T) {
 	_, bad = mergeSelectors([]string{"on", "(~a", "+get"})
 	assert.Equal(t, 1, bad)
 }
+
+func BenchmarkCheckKeyPattern(b *testing.B) {
+	r := NewRegistry(testCommands(&testing.T{}))
+	if _, err := r.SetUser("bench", []string{"on", "nopass", "~key:*", "+@all"}); err != nil {
+		b.Fatal(err)
+	}
+	st := r.Get("bench").State()
+	spec := r.Commands().Lookup("set")
+	args := argv("set", "key:000000123456", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+	src := &keyBuf{spec: spec, args: args}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if res, _ := st.Check(spec, args, src); res != OK {
+			b.Fatal(res)
+		}
+	}
+}
+
+type keyBuf struct {
+	spec *command.Spec
+	args [][]byte
+	buf  []command.KeyRef
+}
+
+func (k *keyBuf) ACLKeyRefs() []command.KeyRef {
+	k.buf, _ = command.KeyRefs(k.spec, k.args, k.buf[:0])
+	return k.buf
+}
