@@ -140,3 +140,32 @@ func TestACLRulesChangeUnderTraffic(t *testing.T) {
 		})
 	}
 }
+
+// The slow log hides secrets as Redis does: AUTH's arguments, HELLO's AUTH
+// user and password, ACL SETUSER's user and rules, MIGRATE's AUTH/AUTH2.
+func TestSlowlogRedactsSecretsAsRedis(t *testing.T) {
+	session := func(addr string) []string {
+		c := dialTestAddr(t, addr)
+		c.do("ACL", "SETUSER", "u", "on", ">pw", "+@all", "~*")
+		c.do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+		c.do("SLOWLOG", "RESET")
+		c.do("AUTH", "u", "wrong")
+		c.do("AUTH", "u", "pw")
+		c.do("HELLO", "2", "AUTH", "u", "pw", "SETNAME", "n")
+		c.do("ACL", "SETUSER", "v", "on", ">secret")
+		c.do("MIGRATE", "127.0.0.1", "1", "", "0", "10", "AUTH2", "user", "pass", "KEYS", "a")
+		c.do("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+		v, err := testharness.ParseValue(c.do("SLOWLOG", "GET"))
+		require.NoError(t, err)
+		var out []string
+		for _, e := range v.([]any) {
+			out = append(out, fmt.Sprint(e.([]any)[3]))
+		}
+		return out
+	}
+	want := session(startRealRedis(t))
+	require.Len(t, want, 6, "SLOWLOG RESET, two AUTH, HELLO, ACL SETUSER, MIGRATE: %q", want)
+	assert.Contains(t, want[0], "(redacted)")
+	got := session(startTestServer(t).Addr().String())
+	assert.Equal(t, want, got)
+}
