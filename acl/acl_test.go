@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/glob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func testCommands(t *testing.T) *Commands {
 // refs is a fixed KeySource.
 type refs []command.KeyRef
 
-func (r refs) ACLKeyRefs() []command.KeyRef { return r }
+func (r refs) ACLKeyRefs(bool) []command.KeyRef { return r }
 
 // keysOf gives a command's keys through the one key extractor.
 type keysOf struct {
@@ -48,7 +49,7 @@ type keysOf struct {
 	args [][]byte
 }
 
-func (k keysOf) ACLKeyRefs() []command.KeyRef {
+func (k keysOf) ACLKeyRefs(bool) []command.KeyRef {
 	r, _ := command.KeyRefs(k.spec, k.args, nil)
 	return r
 }
@@ -310,7 +311,23 @@ type keyBuf struct {
 	buf  []command.KeyRef
 }
 
-func (k *keyBuf) ACLKeyRefs() []command.KeyRef {
+func (k *keyBuf) ACLKeyRefs(bool) []command.KeyRef {
 	k.buf, _ = command.KeyRefs(k.spec, k.args, k.buf[:0])
 	return k.buf
+}
+
+// The short-cuts for literal and prefix patterns decide as the glob
+// matcher does.
+func TestKeyPatternShortcuts(t *testing.T) {
+	patterns := []string{"*", "a*", "app:*", "app", "", "a?*", "a\\*", "[ab]*", "a**", "*a"}
+	keys := []string{"", "a", "app", "app:", "app:1", "b", "a*", "ab", "xa"}
+	for _, p := range patterns {
+		k := KeyPattern{Pattern: p, match: classify(p)}
+		for _, key := range keys {
+			assert.Equal(t, glob.Match(p, key, false), k.matches(key), "pattern %q key %q", p, key)
+		}
+	}
+	assert.Equal(t, matchPrefix, classify("app:*"))
+	assert.Equal(t, matchExact, classify("app"))
+	assert.Equal(t, matchGlob, classify("a?*"))
 }

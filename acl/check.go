@@ -21,9 +21,10 @@ const (
 )
 
 // KeySource gives a command's keys with their key-spec flags, computed
-// only when a selector needs them.
+// only when a selector restricts keys; withFlags is false when the
+// selector's patterns all grant read and write, so the flags do not matter.
 type KeySource interface {
-	ACLKeyRefs() []command.KeyRef
+	ACLKeyRefs(withFlags bool) []command.KeyRef
 }
 
 // Check is ACLCheckAllUserCommandPerm: OK when one selector allows the
@@ -51,7 +52,7 @@ func (s *Selector) check(spec *command.Spec, args [][]byte, keys KeySource) (Res
 		return DeniedCmd, 0
 	}
 	if !s.allKeys && spec.HasKeyArguments() {
-		for _, k := range keys.ACLKeyRefs() {
+		for _, k := range keys.ACLKeyRefs(!s.keysAllPerm) {
 			if !s.keyAllowed(command.Bstr(args[k.Pos]), k.Flags) {
 				return DeniedKey, k.Pos
 			}
@@ -99,8 +100,8 @@ func keyPerm(flags command.KeySpecFlag) Perm {
 
 func (s *Selector) keyAllowed(key string, flags command.KeySpecFlag) bool {
 	need := keyPerm(flags)
-	for _, k := range s.keys {
-		if k.Perm&need == need && glob.Match(k.Pattern, key, false) {
+	for i := range s.keys {
+		if k := &s.keys[i]; k.Perm&need == need && k.matches(key) {
 			return true
 		}
 	}

@@ -2,6 +2,8 @@ package acl
 
 import (
 	"errors"
+
+	"github.com/shoal-db/shoal/glob"
 	"slices"
 	"strings"
 
@@ -21,6 +23,42 @@ const (
 type KeyPattern struct {
 	Pattern string
 	Perm    Perm
+	match   patternKind // how Pattern is matched (classify)
+}
+
+// patternKind is how a glob pattern can be matched: most ACL patterns are
+// a literal or a literal prefix followed by one '*' ("app:*"), which need
+// no glob walk on the command path.
+type patternKind uint8
+
+const (
+	matchGlob   patternKind = iota
+	matchExact              // no special character: the key equals the pattern
+	matchPrefix             // "<literal>*": the key starts with the literal (and is not empty)
+)
+
+func classify(p string) patternKind {
+	body := p
+	kind := matchExact
+	if strings.HasSuffix(p, "*") {
+		body, kind = p[:len(p)-1], matchPrefix
+	}
+	if strings.ContainsAny(body, "*?[\\") {
+		return matchGlob
+	}
+	return kind
+}
+
+// matches is glob.Match(k.Pattern, key, false), short-cut for literals and
+// prefixes (Redis's stringmatchlen: "*" does not match an empty key).
+func (k *KeyPattern) matches(key string) bool {
+	switch k.match {
+	case matchExact:
+		return key == k.Pattern
+	case matchPrefix:
+		return len(key) > 0 && strings.HasPrefix(key, k.Pattern[:len(k.Pattern)-1])
+	}
+	return glob.Match(k.Pattern, key, false)
 }
 
 func (k KeyPattern) String() string {
@@ -198,7 +236,7 @@ func (s *Selector) addKeyPattern(op string) error {
 	}
 	i := slices.IndexFunc(s.keys, func(k KeyPattern) bool { return k.Pattern == pat })
 	if i < 0 {
-		s.keys = append(s.keys, KeyPattern{Pattern: pat, Perm: perm})
+		s.keys = append(s.keys, KeyPattern{Pattern: pat, Perm: perm, match: classify(pat)})
 	} else {
 		s.keys[i].Perm |= perm
 	}

@@ -129,12 +129,24 @@ func (c *Client) aclLog(r acl.Result, ctx acl.Context, user, object string) {
 type aclKeySource struct {
 	spec *command.Spec
 	args [][]byte
-	buf  []command.KeyRef
+	// pos, when set, are the key positions the dispatcher already found
+	// for a command with one fixed key range (GET, SET...): the same keys
+	// the flagged walk would find.
+	pos []int
+	buf []command.KeyRef
 }
 
-func (k *aclKeySource) ACLKeyRefs() []command.KeyRef {
-	k.buf, _ = command.KeyRefs(k.spec, k.args, k.buf[:0])
-	if len(k.spec.KeySpecs) > 0 && k.spec.KeySpecs[0].Flags&command.KeyVariableFlags != 0 {
+func (k *aclKeySource) ACLKeyRefs(withFlags bool) []command.KeyRef {
+	if k.pos != nil {
+		flags := k.spec.KeySpecs[0].Flags
+		k.buf = k.buf[:0]
+		for _, p := range k.pos {
+			k.buf = append(k.buf, command.KeyRef{Pos: p, Flags: flags})
+		}
+	} else {
+		k.buf, _ = command.KeyRefs(k.spec, k.args, k.buf[:0])
+	}
+	if withFlags && len(k.spec.KeySpecs) > 0 && k.spec.KeySpecs[0].Flags&command.KeyVariableFlags != 0 {
 		if f, ok := variableKeyFlags(k.spec, k.args); ok { // node/cmd_command.go
 			for i := range k.buf {
 				k.buf[i].Flags = f
@@ -142,6 +154,18 @@ func (k *aclKeySource) ACLKeyRefs() []command.KeyRef {
 		}
 	}
 	return k.buf
+}
+
+// fixedKeyRange reports whether the command's keys are one key spec's
+// fixed range from a fixed index (no key procedure), so that the
+// dispatcher's key positions are the ACL's.
+func fixedKeyRange(spec *command.Spec) bool {
+	if spec.GetKeys != nil || len(spec.KeySpecs) != 1 {
+		return false
+	}
+	ks := &spec.KeySpecs[0]
+	return ks.BeginSearch == command.BeginIndex && ks.FindKeys == command.FindRange && ks.LastKey >= 0 &&
+		ks.Flags&command.KeyNotKey == 0
 }
 
 // aclCheck runs the ACL check of a command for the user st. It returns the
@@ -165,7 +189,11 @@ func aclObject(r acl.Result, spec *command.Spec, args [][]byte, pos int) string 
 // aclAdmit is processCommand's ACL check: a denied command is logged and
 // refused with NOPERM.
 func (c *Client) aclAdmit(u *acl.User, st *acl.UserState, spec *command.Spec, args [][]byte) bool {
+	if fixedKeyRange(spec) {
+		c.aclKeys.pos = c.keyBuf // found by commandSlots for this command
+	}
 	r, pos := c.aclCheck(st, spec, args)
+	c.aclKeys.pos = nil
 	if r == acl.OK {
 		return true
 	}

@@ -53,13 +53,17 @@ func TestACLDefaultUserCommands(t *testing.T) {
 // BenchmarkDispatchACL is the dispatcher's cost of one SET and one GET
 // (lookup, checks, locks, handler, statistics; no socket) as the default
 // user (every permission: one flag test) and as a user restricted to
-// ~key:* (every key matched against the pattern).
+// ~key:* (every key matched against the pattern). The two users run in
+// alternating blocks and each reports its fastest block (ns/op of the
+// default and restricted user, and their ratio): on a shared machine the
+// minimum is what the code costs, the rest is other load.
 func BenchmarkDispatchACL(b *testing.B) {
 	s := startTestServer(b)
 	ctl := dialTest(b, s)
 	if got := ctl.do("ACL", "SETUSER", "bench", "on", ">pw", "~key:*", "+@all"); got != "+OK\r\n" {
 		b.Fatalf("ACL SETUSER: %q", got)
 	}
+	clients := map[string]*Client{}
 	for _, user := range []string{"default", "bench"} {
 		tc := dialTest(b, s)
 		if user != "default" {
@@ -68,28 +72,42 @@ func BenchmarkDispatchACL(b *testing.B) {
 			}
 		}
 		tc.do("CLIENT", "SETNAME", "bench-"+user)
-		var c *Client
 		for _, cl := range s.Clients() {
 			if cl.Name() == "bench-"+user {
-				c = cl
+				clients[user] = cl
 			}
 		}
-		for _, cmd := range [][][]byte{
-			{[]byte("SET"), []byte("key:000000123456"), []byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")},
-			{[]byte("GET"), []byte("key:000000123456")},
-		} {
-			b.Run(string(cmd[0])+"/"+user, func(b *testing.B) {
-				// The connection's goroutine sits in a socket read: the
-				// benchmark runs the client's commands in its place.
-				for i := 0; i < b.N; i++ {
-					c.Out = c.Out[:0]
-					c.run(cmd)
+	}
+	for _, cmd := range [][][]byte{
+		{[]byte("SET"), []byte("key:000000123456"), []byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")},
+		{[]byte("GET"), []byte("key:000000123456")},
+	} {
+		b.Run(string(cmd[0]), func(b *testing.B) {
+			const block = 2000
+			best := map[string]float64{}
+			// The connections' goroutines sit in socket reads: the
+			// benchmark runs their commands in their place.
+			for done := 0; done < b.N; done += 2 * block {
+				for _, user := range []string{"default", "bench"} {
+					c := clients[user]
+					start := time.Now()
+					for i := 0; i < block; i++ {
+						c.Out = c.Out[:0]
+						c.run(cmd)
+					}
+					ns := float64(time.Since(start).Nanoseconds()) / block
+					if best[user] == 0 || ns < best[user] {
+						best[user] = ns
+					}
+					if !strings.HasPrefix(string(c.Out), "+OK") && !strings.HasPrefix(string(c.Out), "$32") {
+						b.Fatalf("reply %q", c.Out)
+					}
 				}
-				if !strings.HasPrefix(string(c.Out), "+OK") && !strings.HasPrefix(string(c.Out), "$32") {
-					b.Fatalf("reply %q", c.Out)
-				}
-			})
-		}
+			}
+			b.ReportMetric(best["default"], "default-ns/op")
+			b.ReportMetric(best["bench"], "restricted-ns/op")
+			b.ReportMetric(best["bench"]/best["default"], "restricted/default")
+		})
 	}
 }
 
