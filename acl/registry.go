@@ -168,6 +168,16 @@ func (r *Registry) SetUser(name string, ops []string) (Change, error) {
 	return ch, nil
 }
 
+// retire marks a removed user: its connections, closed by the caller,
+// may still be running commands of a read batch; from now on they may run
+// nothing (Redis moves them to the unauthenticated default user at once).
+func (r *Registry) retire(u *User) {
+	st := newUserState(r.cmds, false)
+	st.finish(r.cmds)
+	u.state.Store(st)
+	u.deleted.Store(true)
+}
+
 // ErrDeleteDefault is ACL DELUSER's refusal to remove the default user.
 var ErrDeleteDefault = errors.New("The 'default' user cannot be removed")
 
@@ -185,7 +195,7 @@ func (r *Registry) DelUsers(names []string) ([]*User, error) {
 	for _, n := range names {
 		if u := r.users[n]; u != nil {
 			delete(r.users, n)
-			u.deleted.Store(true)
+			r.retire(u)
 			gone = append(gone, u)
 		}
 	}
@@ -352,7 +362,7 @@ func (r *Registry) LoadFile(path, shownPath string) ([]*User, string) {
 	var replaced []*User
 	for name, u := range r.users {
 		if name != DefaultUserName {
-			u.deleted.Store(true)
+			r.retire(u)
 			replaced = append(replaced, u)
 		}
 	}
