@@ -124,6 +124,18 @@ func (c *Client) aclLog(r acl.Result, ctx acl.Context, user, object string) {
 		At: time.Now(), ClientInfo: info.InfoLine()})
 }
 
+// restrictedState returns u's rules when they restrict anything, or nil
+// when u may run everything (no user: an internal client; or AllowsAll).
+func restrictedState(u *acl.User) *acl.UserState {
+	if u == nil {
+		return nil
+	}
+	if st := u.State(); !st.AllowsAll() {
+		return st
+	}
+	return nil
+}
+
 // aclKeySource gives the ACL checks a command's keys with their flags,
 // computed only when a selector restricts keys.
 type aclKeySource struct {
@@ -215,11 +227,8 @@ func (c *Client) aclAdmit(u *acl.User, st *acl.UserState, spec *command.Spec, ar
 // changed since it was queued.
 func (c *Client) aclAllowsQueued(spec *command.Spec, args [][]byte) bool {
 	u := c.user.Load()
-	if u == nil {
-		return true
-	}
-	st := u.State()
-	if st.AllowsAll() {
+	st := restrictedState(u)
+	if st == nil {
 		return true
 	}
 	r, pos := c.aclCheck(st, spec, args)
@@ -244,11 +253,8 @@ func (c *Client) aclAllowsQueued(spec *command.Spec, args [][]byte) bool {
 // and returns the script error text, or "".
 func (run *scriptRun) aclScriptRefusal(spec *command.Spec, args [][]byte) string {
 	u := run.caller.user.Load()
-	if u == nil {
-		return ""
-	}
-	st := u.State()
-	if st.AllowsAll() {
+	st := restrictedState(u)
+	if st == nil {
 		return ""
 	}
 	r, pos := run.lc.aclCheck(st, spec, args)
@@ -262,13 +268,12 @@ func (run *scriptRun) aclScriptRefusal(spec *command.Spec, args [][]byte) string
 // aclPermits is redis.acl_check_cmd: whether the user running the script
 // may run the command, nothing logged.
 func (run *scriptRun) aclPermits(spec *command.Spec, args [][]byte) bool {
-	u := run.caller.user.Load()
-	if u == nil || u.State().AllowsAll() {
+	st := restrictedState(run.caller.user.Load())
+	if st == nil {
 		return true
 	}
-	var keys aclKeySource
-	keys.spec, keys.args = spec, args
-	r, _ := u.State().Check(spec, args, &keys)
+	keys := aclKeySource{spec: spec, args: args}
+	r, _ := st.Check(spec, args, &keys)
 	return r == acl.OK
 }
 
@@ -339,19 +344,14 @@ func (c *Client) FullKeyAccess(args [][]byte) bool {
 	if c.scriptCaller != nil {
 		owner = c.scriptCaller
 	}
-	u := owner.user.Load()
-	if u == nil {
-		return true
-	}
-	st := u.State()
-	if st.AllowsAll() {
+	st := restrictedState(owner.user.Load())
+	if st == nil {
 		return true
 	}
 	spec, unknownSub := c.srv.table.lookup(args)
 	if spec == nil || unknownSub {
 		return false
 	}
-	var keys aclKeySource
-	keys.spec, keys.args = spec, args
+	keys := aclKeySource{spec: spec, args: args}
 	return st.CheckWithFullKeyAccess(spec, args, &keys, acl.PermRead)
 }

@@ -221,8 +221,7 @@ func cmdACLDryrun(c *Client, args [][]byte) {
 		c.Error("ERR wrong number of arguments for '" + spec.FullName() + "' command")
 		return
 	}
-	var keys aclKeySource
-	keys.spec, keys.args = spec, cmdArgs
+	keys := aclKeySource{spec: spec, args: cmdArgs}
 	r, pos := u.State().Check(spec, cmdArgs, &keys)
 	switch r {
 	case acl.OK:
