@@ -34,31 +34,26 @@ type Client struct {
 
 	// Session state owned by the connection goroutine.
 	authenticated bool
-	// user is the ACL user the connection is authenticated as (nil for
-	// internal clients: the master link, the AOF loader, which may run
-	// anything); read by CLIENT LIST and ACL changes (node/acl.go).
-	user        atomic.Pointer[acl.User]
-	aclKeys     aclKeySource // the ACL key check's buffer
-	replyMode   replyMode
-	closeAfter  bool          // QUIT: close once the reply is flushed
-	batchAt     time.Time     // wall clock at the start of the current read batch (startBatch)
-	batchStart  time.Duration // the same instant, as monotonic time since the server started
-	cmdStart    time.Duration // monotonic start of the running command (since the server started)
-	stats       cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch_stats.go)
-	connDone    bool          // the socket is closed: the serving loop stops
-	wbuf        []byte        // the batch's small replies not yet written, after wblocks (node/output.go)
-	wblocks     [][]byte      // the batch's earlier output: large replies as built, and the wbuf before each
-	wblockBytes int           // bytes in wblocks
-	obufCheckAt int           // batch output size at which the output limits are looked at (node/output.go)
-	obufClosing bool          // closed for passing its output buffer limit: nothing more is written
-	argsKept    bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
-	batchBytes  int           // size of the read batch being run (CLIENT LIST qbuf of the client itself)
-	keyBuf      []int
-	measureBuf  []int         // remeasureWritten's key positions (node/effects.go)
-	lastSpec    *command.Spec // the last top-level command looked up, and its name as sent
-	lastName    []byte
-	errored     bool // the current command replied with an error
-	oomAtStart  bool // maxmemory could not be met when the command started (node/maxmemory.go)
+	replyMode     replyMode
+	closeAfter    bool          // QUIT: close once the reply is flushed
+	batchAt       time.Time     // wall clock at the start of the current read batch (startBatch)
+	batchStart    time.Duration // the same instant, as monotonic time since the server started
+	cmdStart      time.Duration // monotonic start of the running command (since the server started)
+	stats         cmdStatAcc    // statistics not yet added to the shared counters (node/dispatch_stats.go)
+	connDone      bool          // the socket is closed: the serving loop stops
+	wbuf          []byte        // the batch's small replies not yet written, after wblocks (node/output.go)
+	wblocks       [][]byte      // the batch's earlier output: large replies as built, and the wbuf before each
+	wblockBytes   int           // bytes in wblocks
+	obufCheckAt   int           // batch output size at which the output limits are looked at (node/output.go)
+	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
+	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
+	batchBytes    int           // size of the read batch being run (CLIENT LIST qbuf of the client itself)
+	keyBuf        []int
+	measureBuf    []int         // remeasureWritten's key positions (node/effects.go)
+	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
+	lastName      []byte
+	errored       bool // the current command replied with an error
+	oomAtStart    bool // maxmemory could not be met when the command started (node/maxmemory.go)
 	// executing is set while the connection's goroutine runs a batch's
 	// commands; evictAfterReplies asks it to close once their replies are
 	// written (node/client_evict.go evictLater).
@@ -80,6 +75,13 @@ type Client struct {
 	repl           *clientRepl  // replica link or master link (node/replication.go); nil for others
 	replKind       atomic.Int32 // clientNormal, clientReplica or clientMaster, for other goroutines
 	tx             clientTx     // WATCH, the execution gate, scripts (node/multi.go)
+
+	// user is the ACL user the connection is authenticated as (nil for
+	// internal clients: the master link, the AOF loader, which may run
+	// anything); read by CLIENT LIST and ACL changes (node/acl.go).
+	user atomic.Pointer[acl.User]
+	// aclKeys is the ACL key check's buffer (node/acl.go).
+	aclKeys aclKeySource
 
 	// Pub/Sub subscriptions and the push queue (node/pubsub.go).
 	ps clientSubscriptions
