@@ -105,9 +105,17 @@ func (s *Selector) clone() *Selector {
 	return &c
 }
 
-func (s *Selector) bit(id int) bool { return s.allowed[id/64]&(1<<(id%64)) != 0 }
+// bit reports whether the command numbered id is allowed; an id beyond
+// the table the selector was made for (a command without a handler) never
+// is.
+func (s *Selector) bit(id int) bool {
+	return id/64 < len(s.allowed) && s.allowed[id/64]&(1<<(id%64)) != 0
+}
 
 func (s *Selector) setBit(id int, on bool) {
+	if id/64 >= len(s.allowed) {
+		return
+	}
 	if on {
 		s.allowed[id/64] |= 1 << (id % 64)
 	} else {

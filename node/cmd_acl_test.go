@@ -63,6 +63,7 @@ func BenchmarkDispatchACL(b *testing.B) {
 	if got := ctl.do("ACL", "SETUSER", "bench", "on", ">pw", "~key:*", "+@all"); got != "+OK\r\n" {
 		b.Fatalf("ACL SETUSER: %q", got)
 	}
+	ctl.do("SET", "key:000000123456", strings.Repeat("x", 32)) // GET alone finds it
 	clients := map[string]*Client{}
 	for _, user := range []string{"default", "bench"} {
 		tc := dialTest(b, s)
