@@ -331,3 +331,13 @@ func TestKeyPatternShortcuts(t *testing.T) {
 	assert.Equal(t, matchExact, classify("app"))
 	assert.Equal(t, matchGlob, classify("a?*"))
 }
+
+// Names compare as Redis's strcasecmp does: ASCII letters only.
+func TestRulesFoldASCIIOnly(t *testing.T) {
+	r := NewRegistry(testCommands(t))
+	_, err := r.SetUser("u", []string{"ON", "+GET", "+@STRING", "AllKeys"})
+	require.NoError(t, err)
+	assert.Equal(t, "on ~* resetchannels -@all +@string", r.Get("u").State().Description())
+	_, err = r.SetUser("u", []string{"+\u212Aeys"}) // the Kelvin sign folds to "k" in Unicode only
+	assert.Equal(t, "Error in ACL SETUSER modifier '+\u212Aeys': Unknown command or category name in ACL", err.Error())
+}

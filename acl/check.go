@@ -1,8 +1,6 @@
 package acl
 
 import (
-	"strings"
-
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/glob"
 )
@@ -79,7 +77,7 @@ func (s *Selector) firstArgAllowed(spec *command.Spec, args [][]byte) bool {
 		return false
 	}
 	for _, a := range allowed {
-		if strings.EqualFold(a, command.Bstr(args[idx])) {
+		if equalFold(a, command.Bstr(args[idx])) {
 			return true
 		}
 	}

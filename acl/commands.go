@@ -12,7 +12,6 @@ package acl
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/shoal-db/shoal/command"
 )
@@ -62,13 +61,13 @@ func (t *Commands) add(spec *command.Spec) {
 // Lookup finds "name" or "container|sub", in any case (Redis's
 // lookupCommandBySds on the original table).
 func (t *Commands) Lookup(name string) *command.Spec {
-	return t.byName[strings.ToLower(name)]
+	return t.byName[lowerASCII(name)]
 }
 
 // Category returns the category bit of a name, in any case, or 0.
 func Category(name string) command.ACLCat {
 	for _, c := range command.ACLCatNames {
-		if strings.EqualFold(c.Name, name) {
+		if equalFold(c.Name, name) {
 			return c.Cat
 		}
 	}
@@ -84,4 +83,40 @@ func (t *Commands) InCategory(cat command.ACLCat) []string {
 		}
 	}
 	return out
+}
+
+// equalFold is strcasecmp's equality: ASCII letters only (strings.EqualFold
+// would also fold non-ASCII letters, such as the Kelvin sign to "k").
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerByte(a[i]) != lowerByte(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// lowerASCII lowers ASCII letters only, as Redis's case-insensitive
+// command dictionary compares names.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				b[j] = lowerByte(b[j])
+			}
+			return string(b)
+		}
+	}
+	return s
 }

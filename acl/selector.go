@@ -3,9 +3,10 @@ package acl
 import (
 	"errors"
 
-	"github.com/shoal-db/shoal/glob"
 	"slices"
 	"strings"
+
+	"github.com/shoal-db/shoal/glob"
 
 	"github.com/shoal-db/shoal/command"
 )
@@ -169,17 +170,17 @@ var (
 // apply applies one selector rule (ACLSetSelector).
 func (s *Selector) apply(t *Commands, op string) error {
 	switch {
-	case strings.EqualFold(op, "allkeys") || op == "~*":
+	case equalFold(op, "allkeys") || op == "~*":
 		s.allKeys, s.keys, s.keysAllPerm = true, nil, true
-	case strings.EqualFold(op, "resetkeys"):
+	case equalFold(op, "resetkeys"):
 		s.allKeys, s.keys, s.keysAllPerm = false, nil, true
-	case strings.EqualFold(op, "allchannels") || op == "&*":
+	case equalFold(op, "allchannels") || op == "&*":
 		s.allChannels, s.channels = true, nil
-	case strings.EqualFold(op, "resetchannels"):
+	case equalFold(op, "resetchannels"):
 		s.allChannels, s.channels = false, nil
-	case strings.EqualFold(op, "allcommands") || strings.EqualFold(op, "+@all"):
+	case equalFold(op, "allcommands") || equalFold(op, "+@all"):
 		s.setAll(true)
-	case strings.EqualFold(op, "nocommands") || strings.EqualFold(op, "-@all"):
+	case equalFold(op, "nocommands") || equalFold(op, "-@all"):
 		s.setAll(false)
 	case op[0] == '~' || op[0] == '%':
 		return s.addKeyPattern(op)
@@ -287,7 +288,7 @@ func (s *Selector) allow(t *Commands, name string) error {
 	if s.firstArgs == nil {
 		s.firstArgs = make(map[int][]string)
 	}
-	if !slices.ContainsFunc(s.firstArgs[spec.ID], func(a string) bool { return strings.EqualFold(a, arg) }) {
+	if !slices.ContainsFunc(s.firstArgs[spec.ID], func(a string) bool { return equalFold(a, arg) }) {
 		s.firstArgs[spec.ID] = append(s.firstArgs[spec.ID], arg)
 	}
 	return nil

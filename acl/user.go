@@ -98,17 +98,17 @@ func (st *UserState) apply(t *Commands, op string, pubsubAll bool) error {
 		return nil
 	}
 	switch {
-	case strings.EqualFold(op, "on"):
+	case equalFold(op, "on"):
 		st.enabled = true
-	case strings.EqualFold(op, "off"):
+	case equalFold(op, "off"):
 		st.enabled = false
-	case strings.EqualFold(op, "skip-sanitize-payload"):
+	case equalFold(op, "skip-sanitize-payload"):
 		st.sanitizeSet, st.skipSanitize = true, true
-	case strings.EqualFold(op, "sanitize-payload"):
+	case equalFold(op, "sanitize-payload"):
 		st.sanitizeSet, st.skipSanitize = true, false
-	case strings.EqualFold(op, "nopass"):
+	case equalFold(op, "nopass"):
 		st.nopass, st.passwords = true, nil
-	case strings.EqualFold(op, "resetpass"):
+	case equalFold(op, "resetpass"):
 		st.nopass, st.passwords = false, nil
 	case op[0] == '>' || op[0] == '#':
 		h := op[1:]
@@ -141,9 +141,9 @@ func (st *UserState) apply(t *Commands, op string, pubsubAll bool) error {
 			}
 		}
 		st.selectors = append(st.selectors, s)
-	case strings.EqualFold(op, "clearselectors"):
+	case equalFold(op, "clearselectors"):
 		st.selectors = st.selectors[:1]
-	case strings.EqualFold(op, "reset"):
+	case equalFold(op, "reset"):
 		st.nopass, st.passwords = false, nil
 		root := st.selectors[0]
 		root.allKeys, root.keys, root.keysAllPerm = false, nil, true
