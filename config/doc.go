@@ -40,12 +40,12 @@
 //   - There is no sentinel mode: a lone "sentinel" line (or --sentinel) is
 //     ignored, "sentinel <anything>" fails with "sentinel directive while not
 //     in sentinel mode".
-//   - rename-command lines are kept in order (RenamedCommands, validated
-//     when LoadOptions.CommandExists is given); the server applies them.
-//   - user, loadmodule and module configs ("mod.name value") are parsed
-//     (and validated when LoadOptions.ValidateUser is given) but refused
-//     after the whole configuration is read, until their features exist
-//     (config/unbuilt.go).
+//   - "user" lines are kept for the server (validated when
+//     LoadOptions.ValidateUser is given); rename-command lines are kept in
+//     order (RenamedCommands, validated when LoadOptions.CommandExists is
+//     given); the server applies both. loadmodule and module configs
+//     ("mod.name value") are parsed but refused after the whole
+//     configuration is read (config/unbuilt.go).
 //   - Runtime side effects that Redis performs in its "apply" functions
 //     (re-binding, resizing the backlog, setting the OOM score, TLS
 //     reconfiguration, ...) are the server's hooks (OnChange); their

@@ -56,8 +56,8 @@ type LoadOptions struct {
 	CommandExists func(name string) bool
 	// ValidateUser, when set, validates the arguments of a "user" directive
 	// (user name followed by ACL rules). On error, Load fails with Redis's
-	// "Error in user declaration '<badArg>': <err>". Either way Load then
-	// refuses "user" until ACL users exist (unbuilt.go).
+	// "Error in user declaration '<badArg>': <err>" (shoal-server passes
+	// package acl's validator: duplicate users, malformed rules).
 	ValidateUser func(args []string) (badArg string, err error)
 
 	acceptUnbuilt bool // see Config.acceptUnbuilt
@@ -348,7 +348,6 @@ func (ld *loader) loadFromString(config string) error {
 				}
 			}
 			c.users = append(c.users, append([]string{}, argv[1:]...))
-			refuseLine(lineUser)
 		case argv[0] == "loadmodule" && argc >= 2:
 			c.modules = append(c.modules, append([]string{}, argv[1:]...))
 			refuseLine(lineLoadModule)

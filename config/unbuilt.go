@@ -20,7 +20,6 @@ import (
 // Keywords of configuration lines that are not directives of the table but
 // are refused whenever they appear.
 const (
-	lineUser         = "user"
 	lineLoadModule   = "loadmodule"
 	lineModuleConfig = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
 )
@@ -60,7 +59,6 @@ func oneOf(vals ...string) func(string) bool {
 // Features, shared by several rows.
 const (
 	featTLS        = "TLS"
-	featACL        = "The ACL user system"
 	featModules    = "Loading Redis modules"
 	featSyslog     = "Logging to syslog"
 	featCPUList    = "Pinning threads to CPUs"
@@ -76,8 +74,6 @@ var refusedRows = []refusedRow{
 	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
 	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
 	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
-	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
-	{name: lineUser, when: "any line", feature: featACL, issue: 20},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: "syslog-enabled", when: "yes", needs: isYes, feature: featSyslog},
@@ -110,8 +106,6 @@ var acceptedRows = []acceptedRow{
 		"tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers",
 		"tls-ciphersuites", "cluster-announce-tls-port"},
 		why: "inert while tls-port is 0 and tls-replication, tls-cluster are no (refused otherwise): Redis only reads them when TLS is on"},
-	{names: []string{"acl-pubsub-default", "acllog-max-len"},
-		why: "inert without ACL users and ACL LOG (the default user has all channels, as in Redis)"},
 	{names: []string{"syslog-ident", "syslog-facility"}, why: "inert while syslog-enabled is no, as in Redis"},
 	{names: []string{"oom-score-adj-values"}, why: "inert while oom-score-adj is no, as in Redis"},
 	{names: []string{"activedefrag"},
@@ -181,7 +175,7 @@ func unbuiltReason(name, v string) string {
 }
 
 // lineReason returns the error text for a configuration line keyword that
-// is refused whenever present (user, loadmodule, module
+// is refused whenever present (loadmodule, module
 // configurations).
 func lineReason(keyword string) string { return refusedByName[keyword].reason() }
 

@@ -17,8 +17,6 @@ var refusedExamples = map[string][]string{
 	"tls-port":             {"6380"},
 	"tls-replication":      {"yes"},
 	"tls-cluster":          {"yes"},
-	"aclfile":              {"users.acl"},
-	lineUser:               {"alice", "on", ">pw", "+@all"},
 	lineLoadModule:         {"/usr/lib/redis/modules/redisbloom.so"},
 	lineModuleConfig:       {"1"},
 	"syslog-enabled":       {"yes"},
@@ -53,7 +51,7 @@ func TestUnbuiltRowsNameKnownDirectivesOnce(t *testing.T) {
 	for _, r := range refusedRows {
 		note(r.name, "refusedRows")
 		switch r.name {
-		case lineUser, lineLoadModule, lineModuleConfig:
+		case lineLoadModule, lineModuleConfig:
 			assert.Nil(t, r.needs, r.name)
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/acl"
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/resp"
@@ -74,6 +75,13 @@ type Client struct {
 	repl           *clientRepl  // replica link or master link (node/replication.go); nil for others
 	replKind       atomic.Int32 // clientNormal, clientReplica or clientMaster, for other goroutines
 	tx             clientTx     // WATCH, the execution gate, scripts (node/multi.go)
+
+	// user is the ACL user the connection is authenticated as (nil for
+	// internal clients: the master link, the AOF loader, which may run
+	// anything); read by CLIENT LIST and ACL changes (node/acl.go).
+	user atomic.Pointer[acl.User]
+	// aclKeys is the ACL key check's buffer (node/acl.go).
+	aclKeys aclKeySource
 
 	// Pub/Sub subscriptions and the push queue (node/pubsub.go).
 	ps clientSubscriptions
@@ -270,7 +278,7 @@ func (c *Client) infoLine(running [][]byte) string {
 	field("tot-mem", itoa(c.clientMemoryUsage()+argvTotal)) // what client eviction counts
 	field("events", "r")
 	field("cmd", cmd)
-	field("user", "default")
+	field("user", c.userName())
 	field("redir", itoa(redir))
 	resp := int64(c.respShown.Load())
 	if resp == 0 {

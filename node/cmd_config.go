@@ -60,6 +60,7 @@ func cmdConfigSet(c *Client, args [][]byte) {
 // hooks other subsystems registered with the config package.
 func cmdConfigResetStat(c *Client, args [][]byte) {
 	c.srv.resetServerStats()
+	c.srv.acl.Log.ResetCounters()
 	c.srv.cfg.ResetStat()
 	c.OK()
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/acl"
 	"net"
 	"os"
 	"slices"
@@ -40,6 +41,7 @@ type Server struct {
 	log   *zap.Logger
 	ks    *store.Keyspace
 	table *commandTable
+	acl   *acl.Registry // users, rules and the ACL log (node/acl.go)
 	runID string
 	logID *logIdentity // the node_id/current_epoch of every log line
 	start time.Time
@@ -187,6 +189,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.cronHz.Store(s.cronFrequency())
 	s.rdbSave.lastBgDuration.Store(-1)
 	s.table = newCommandTable(cfg.RenamedCommands())
+	if err := s.setupACL(); err != nil { // node/acl.go
+		return nil, err
+	}
 	s.applyLimits()
 	s.registerConfigHooks()
 	s.registerNotifyHooks()         // node/notify.go
@@ -525,7 +530,8 @@ func (s *Server) accept(g *resp.RequestReader) *Client {
 	c.Proto = 2
 	c.multiLen.Store(-1)
 	c.lastInteraction.Store(time.Now().UnixMilli())
-	c.authenticated = s.cfg.String("requirepass") == ""
+	c.user.Store(s.acl.Default())
+	c.authenticated = s.defaultAuthenticated() // node/acl.go
 	s.clients[c.id] = c
 	s.mu.Unlock()
 	// accept runs before the connection's goroutine starts, so the guard
@@ -580,7 +586,7 @@ const protectedModeMsg = "-DENIED Redis is running in protected mode because pro
 // explicit bind; 7.0 does not). Local is Redis's islocalClient: the peer
 // is exactly 127.0.0.1 or ::1 (not the rest of 127/8).
 func (s *Server) protectedModeRefuses(c net.Conn) bool {
-	if !s.cfg.Bool("protected-mode") || s.cfg.String("requirepass") != "" {
+	if !s.cfg.Bool("protected-mode") || !s.acl.Default().State().NoPass() {
 		return false
 	}
 	ta, ok := c.RemoteAddr().(*net.TCPAddr)

@@ -71,7 +71,8 @@ func handlerGroups() []map[string]command.Handler {
 		replicationHandlers(),
 		migrateHandlers(),
 		pubsubHandlers(),
-		aclModuleHandlers(),
+		aclHandlers(), // node/cmd_acl.go
+		moduleHandlers(),
 	} {
 		groups = append(groups, nodeHandlers(g))
 	}

@@ -415,6 +415,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 			return err
 		}
 		if reply[0] == '-' {
+			r.log.Warn("Unable to AUTH to MASTER: " + reply) // Redis's line (masterauth/masteruser refused)
 			return fmt.Errorf("unable to AUTH to MASTER: %s", reply)
 		}
 	}

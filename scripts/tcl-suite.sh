@@ -27,7 +27,8 @@
 #                     itself (the server binary stands in for src/redis-server): units tagged
 #                     external:skip as a whole (default: unit/obuf-limits unit/client-eviction
 #                     unit/maxmemory unit/aofrw integration/aof integration/replication-2
-#                     integration/replication-3 integration/replication-4 integration/block-repl)
+#                     integration/replication-3 integration/replication-4 integration/block-repl
+#                     unit/acl unit/acl-v2 unit/auth)
 #   TCL_RERUN_FAILED 1 (default): a unit with assertion failures only runs once more; if that run
 #                     passes, the unit is FLAKY (listed, not a failure). 0: no second run
 #   TCL_RESULTS_DIR   where per-unit logs, server logs and INFO commandstats are kept
@@ -66,7 +67,7 @@ if [[ $TCL_SKIPS == 1 && -f $ROOT/scripts/tcl-skips.txt ]]; then
 fi
 TCL_MONITOR=${TCL_MONITOR:-0}
 TCL_RERUN_FAILED=${TCL_RERUN_FAILED:-1}
-TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl}
+TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl unit/acl unit/acl-v2 unit/auth}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 log() { printf '[tcl-suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/acl"
 	"io"
 	"os"
 	"os/exec"
@@ -51,10 +52,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	// rename-command lines are checked against the command table, as Redis
-	// does ("No such command in rename-command").
+	// rename-command lines are checked against the command table, and
+	// "user" lines while the file is read (duplicates, malformed rules;
+	// package acl knows the rules), as Redis does.
 	commands := node.CommandNames()
-	cfg, err := config.LoadWith(args, config.LoadOptions{CommandExists: func(name string) bool { return commands[name] }})
+	cfg, err := config.LoadWith(args, config.LoadOptions{
+		CommandExists: func(name string) bool { return commands[name] },
+		ValidateUser:  acl.ConfigUserValidator(),
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
