@@ -567,18 +567,7 @@ func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	s := StartServer(t, "--appendonly", "yes", "--save", "")
 	fillKeys(t, s, 200)
 	s.Stop()
-	cmd := exec.Command(s.Bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
-		"--appendonly", "yes", "--save", "", "--key-load-delay", "20000") // ~4 s of loading
-	cmd.Dir = s.Dir
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	out, _ := startLoadingProcess(t, s, "--appendonly", "yes", "--save", "", "--key-load-delay", "20000") // ~4 s of loading
 	WaitFor(t, 10*time.Second, "the PID line", func() string {
 		if !strings.Contains(out.String(), " PID: ") {
 			return "not yet"
@@ -597,6 +586,26 @@ func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "+PONG\r\n", string(buf), "answered once the load is over")
 	require.Equal(t, "200", func() string { v, _ := Query(s.Addr, "DBSIZE"); return v }())
+}
+
+// startLoadingProcess starts s's binary again on its port and directory
+// with args, outside the harness (which waits for the ready line, after the
+// load), and returns its output and its exit (sent once; the cleanup kills
+// it and waits for it).
+func startLoadingProcess(t *testing.T, s *Server, args ...string) (*lockedBuffer, chan error) {
+	t.Helper()
+	cmd := exec.Command(s.Bin, append([]string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir}, args...)...)
+	cmd.Dir = s.Dir
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	return out, exited
 }
 
 // A MULTI without its EXEC at the end of the AOF is reverted: the file is
@@ -646,19 +655,8 @@ func TestStartupLoadServesClients(t *testing.T) {
 	rdbPath := filepath.Join(s.Dir, "dump.rdb")
 	before, err := os.Stat(rdbPath)
 	require.NoError(t, err)
-	cmd := exec.Command(s.Bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
-		"--save", "3600 1", "--key-load-delay", "5000", // 10 s of loading
+	log, exited := startLoadingProcess(t, s, "--save", "3600 1", "--key-load-delay", "5000", // 10 s of loading
 		"--loading-process-events-interval-bytes", "1024")
-	cmd.Dir = s.Dir
-	var log lockedBuffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
 	WaitFor(t, 10*time.Second, "loading:1", func() string {
 		info, err := Query(s.Addr, "INFO", "persistence")
 		if err != nil {

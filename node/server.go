@@ -394,6 +394,11 @@ func (s *Server) serveListeners(lns []net.Listener, unixLn net.Listener) {
 	if unixLn != nil {
 		lns = append(lns[:len(lns):len(lns)], unixLn)
 	}
+	s.acceptOn(lns)
+}
+
+// acceptOn starts an accept loop on each listener.
+func (s *Server) acceptOn(lns []net.Listener) {
 	for _, ln := range lns {
 		gl := &guardListener{Listener: ln, srv: s}
 		s.wg.Add(1)

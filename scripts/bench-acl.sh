@@ -21,12 +21,6 @@ log() { printf '[bench-acl %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 for t in redis-cli redis-benchmark timeout; do command -v "$t" >/dev/null || die "$t not found"; done
-REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
-SHOAL=${SHOAL_SERVER:-$ROOT/bin/shoal-server}
-if [[ -z ${SHOAL_SERVER:-} && ! -x $SHOAL ]]; then
-  log "building $SHOAL"
-  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
-fi
 REPEATS=${REPEATS:-3}
 REQUESTS=${ACL_REQUESTS:-500000}
 CLIENTS=${ACL_CLIENTS:-50}
@@ -34,6 +28,7 @@ WORK=$(mktemp -d /tmp/shoal-bench-acl.XXXXXX)
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_binaries
 
 PID=""
 trap 'stop_server; rm -rf "$WORK"' EXIT
@@ -57,18 +52,9 @@ measure() {
 
 # run_once WHO BIN: a fresh server, both users, SET then GET each
 run_once() {
-  local who=$1 bin=$2 port dir i test
+  local who=$1 bin=$2 port test
   port=$(free_port) || die "no free port"
-  dir=$WORK/$who-$port
-  mkdir -p "$dir"
-  "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize no \
-    --logfile "" >"$dir/log" 2>&1 &
-  PID=$!
-  for ((i = 0; i < 200; i++)); do
-    [[ $(cli "$port" ping 2>/dev/null) == PONG ]] && break
-    kill -0 "$PID" 2>/dev/null || { log "$who exited: $(tail -n 3 "$dir/log")"; PID=""; return 1; }
-    sleep 0.05
-  done
+  start_bench_server "$who" "$bin" "$port" "$WORK/$who-$port" || return 1
   [[ $(cli "$port" acl setuser bench on '>pw' '~key:*' '+@all') == OK ]] || die "$who: ACL SETUSER failed"
   # Fill the key range first, so that every measured run meets the same keyspace.
   timeout 600 redis-benchmark -h 127.0.0.1 -p "$port" -t set -P 16 -r 1000000 -n "$REQUESTS" -d 32 \

@@ -21,21 +21,16 @@ log() { printf '[bench-tracking %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 for t in redis-cli timeout go; do command -v "$t" >/dev/null || die "$t not found"; done
-REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
-SHOAL=${SHOAL_SERVER:-$ROOT/bin/shoal-server}
-if [[ -z ${SHOAL_SERVER:-} && ! -x $SHOAL ]]; then
-  log "building $SHOAL"
-  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
-fi
 REPEATS=${REPEATS:-3}
 REQUESTS=${TRACK_REQUESTS:-1000000}
 CLIENTS=${TRACK_CLIENTS:-50}
 WRITERS=${TRACK_WRITERS:-1}
 WORK=$(mktemp -d /tmp/shoal-bench-tracking.XXXXXX)
-(cd "$ROOT" && go build -o "$WORK/benchtrack" ./scripts/benchtrack) || die "building benchtrack failed"
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_binaries
+(cd "$ROOT" && go build -o "$WORK/benchtrack" ./scripts/benchtrack) || die "building benchtrack failed"
 
 PID=""
 trap 'stop_server; rm -rf "$WORK"' EXIT
@@ -43,18 +38,9 @@ trap 'exit 130' INT TERM
 
 # run_once WHO BIN: one measured run; appends "rps srv_us/r pushes" to $WORK/WHO.runs
 run_once() {
-  local who=$1 bin=$2 port dir i c0 c1 out
+  local who=$1 bin=$2 port c0 c1 out
   port=$(free_port) || die "no free port"
-  dir=$WORK/$who-$port
-  mkdir -p "$dir"
-  "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize no \
-    --logfile "" >"$dir/log" 2>&1 &
-  PID=$!
-  for ((i = 0; i < 200; i++)); do
-    [[ $(cli "$port" ping 2>/dev/null) == PONG ]] && break
-    kill -0 "$PID" 2>/dev/null || { log "$who exited: $(tail -n 3 "$dir/log")"; PID=""; return 1; }
-    sleep 0.05
-  done
+  start_bench_server "$who" "$bin" "$port" "$WORK/$who-$port" || return 1
   c0=$(cpu_ns "$PID")
   out=$(timeout 600 "$WORK/benchtrack" -addr "127.0.0.1:$port" -clients "$CLIENTS" -writers "$WRITERS" \
     -requests "$REQUESTS") || { log "$who: benchtrack failed"; stop_server; return 1; }
@@ -76,16 +62,8 @@ for ((r = 1; r <= REPEATS; r++)); do
   done
 done
 
-figure() { [[ -s $WORK/$1.runs ]] && awk -v c="$2" '{print $c}' "$WORK/$1.runs" | median; }
-case="GET P16 c=$CLIENTS n=$REQUESTS, CLIENT TRACKING on, $WRITERS writer(s)"
-echo "| metric | case | redis | shoal | shoal/redis | better |"
-echo "|---|---|---:|---:|---:|---|"
-for spec in "rps 1 higher" "srv_us/r 2 lower" "pushes 3 -"; do
-  read -r metric colno better <<<"$spec"
-  a=$(figure redis "$colno") b=$(figure shoal "$colno")
-  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b != "") printf "%.2f", b / a; else print "n/a" }')
-  echo "| $metric | $case | ${a:--} | ${b:--} | $ratio | $better |"
-done
+ratio_table "GET P16 c=$CLIENTS n=$REQUESTS, CLIENT TRACKING on, $WRITERS writer(s)" \
+  "rps 1 higher" "srv_us/r 2 lower" "pushes 3 -"
 echo
 echo "Medians of REPEATS=$REPEATS runs, redis and shoal interleaved, each on a fresh server. srv_us/r ="
 echo "server on-CPU µs per GET (schedstat, all threads)."

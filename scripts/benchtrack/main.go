@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/resp"
 )
 
 func main() {
@@ -85,19 +87,7 @@ func main() {
 func keyName(i int) string { return "key:" + strconv.Itoa(i) }
 
 // command appends one command in RESP.
-func command(b []byte, args ...string) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}
+func command(b []byte, args ...string) []byte { return resp.AppendCommand(b, args...) }
 
 type conn struct {
 	c net.Conn
