@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/tls"
 	"net"
 	"strconv"
 	"strings"
@@ -284,7 +285,11 @@ func (c *Client) infoLine(running [][]byte) string {
 
 // fd returns a stable small number standing in for the socket descriptor.
 func (c *Client) fd() int64 {
-	if tc, ok := c.guard.Conn.(*net.TCPConn); ok {
+	conn := c.guard.Conn
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
 		if f, err := tc.SyscallConn(); err == nil {
 			var fd uintptr
 			_ = f.Control(func(x uintptr) { fd = x })

@@ -108,6 +108,7 @@ func (s *Server) registerServerConfigHooks() {
 			}
 			return nil
 		})
+		s.registerTLSHooks() // node/tls.go (after port and bind: CONFIG SET bind moves both)
 		s.cfg.OnChange("maxclients", func(string) error {
 			want := s.cfg.Int("maxclients")
 			if got := adjustFileLimit(want); got < want {
