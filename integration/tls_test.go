@@ -1,0 +1,176 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TLS on every port (issue 20): certificates made in the test (a CA, a
+// server and a client certificate), clients through go-redis with a
+// tls.Config.
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	p, err := testharness.FreePort()
+	require.NoError(t, err)
+	return p
+}
+
+func tlsClient(addr string, cfg *tls.Config) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, TLSConfig: cfg, MaxRetries: -1,
+		DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, PoolSize: 1})
+}
+
+func TestTLSStandalone(t *testing.T) {
+	ctx := context.Background()
+	certs := testharness.GenCerts(t)
+	tp := freePort(t)
+	srv := StartServer(t, append(certs.ServerArgs(), "--tls-port", strconv.Itoa(tp))...)
+	tlsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(tp))
+
+	// A client with a certificate reads and writes (tls-auth-clients yes is
+	// the default).
+	c := tlsClient(tlsAddr, certs.ClientTLS(t, true))
+	defer c.Close()
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	require.Equal(t, "v", c.Get(ctx, "k").Val())
+	// The plaintext port serves the same data.
+	plain := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+	defer plain.Close()
+	require.Equal(t, "v", plain.Get(ctx, "k").Val())
+
+	// A client without a certificate is refused.
+	nocert := tlsClient(tlsAddr, certs.ClientTLS(t, false))
+	defer nocert.Close()
+	require.Error(t, nocert.Ping(ctx).Err(), "no client certificate")
+	// A plaintext client on the TLS port is refused.
+	wrong := redis.NewClient(&redis.Options{Addr: tlsAddr, MaxRetries: -1, ReadTimeout: 5 * time.Second})
+	defer wrong.Close()
+	require.Error(t, wrong.Ping(ctx).Err(), "plaintext on the TLS port")
+
+	// tls-auth-clients optional / no admit it, read per connection.
+	require.NoError(t, plain.ConfigSet(ctx, "tls-auth-clients", "optional").Err())
+	nocert2 := tlsClient(tlsAddr, certs.ClientTLS(t, false))
+	defer nocert2.Close()
+	require.NoError(t, nocert2.Ping(ctx).Err())
+	require.NoError(t, plain.ConfigSet(ctx, "tls-auth-clients", "yes").Err())
+
+	// Reload: a new PKI set by CONFIG SET; new connections use it, the
+	// connection already open keeps working.
+	certs2 := testharness.GenCerts(t)
+	// (one by one, the key would not match the certificate: Redis refuses that too)
+	require.Error(t, plain.ConfigSet(ctx, "tls-cert-file", certs2.ServerCert).Err())
+	require.NoError(t, plain.Do(ctx, "CONFIG", "SET", "tls-cert-file", certs2.ServerCert,
+		"tls-key-file", certs2.ServerKey, "tls-ca-cert-file", certs2.CA).Err())
+	fresh := tlsClient(tlsAddr, certs2.ClientTLS(t, true))
+	defer fresh.Close()
+	require.NoError(t, fresh.Ping(ctx).Err(), "the new certificates")
+	old := tlsClient(tlsAddr, certs.ClientTLS(t, true))
+	defer old.Close()
+	require.Error(t, old.Ping(ctx).Err(), "the old CA does not verify the new server")
+	require.Equal(t, "v", c.Get(ctx, "k").Val(), "the connection made before the reload stays")
+
+	// A reload that fails changes nothing.
+	err := plain.ConfigSet(ctx, "tls-cert-file", certs2.Dir+"/missing.crt").Err()
+	require.EqualError(t, err, "ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs.")
+	require.Equal(t, certs2.ServerCert, plain.ConfigGet(ctx, "tls-cert-file").Val()["tls-cert-file"])
+	again := tlsClient(tlsAddr, certs2.ClientTLS(t, true))
+	defer again.Close()
+	require.NoError(t, again.Ping(ctx).Err())
+	require.Contains(t, srv.Log(), "Failed to load certificate: "+certs2.Dir+"/missing.crt")
+
+	// CONFIG SET tls-port moves the listener.
+	tp2 := freePort(t)
+	require.NoError(t, plain.ConfigSet(ctx, "tls-port", strconv.Itoa(tp2)).Err())
+	moved := tlsClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(tp2)), certs2.ClientTLS(t, true))
+	defer moved.Close()
+	require.NoError(t, moved.Ping(ctx).Err())
+}
+
+// port 0 with a tls-port listens on TLS only, as Redis.
+func TestTLSOnlyPortZero(t *testing.T) {
+	ctx := context.Background()
+	certs := testharness.GenCerts(t)
+	tp := freePort(t)
+	srv := StartServer(t, append(certs.ServerArgs(), "--tls-port", strconv.Itoa(tp), "--port", "0")...)
+	c := tlsClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(tp)), certs.ClientTLS(t, true))
+	defer c.Close()
+	info, err := c.Info(ctx, "server").Result()
+	require.NoError(t, err)
+	require.Contains(t, info, "tcp_port:0\r\n")
+	_, err = net.DialTimeout("tcp", srv.Addr, time.Second)
+	require.Error(t, err, "no plaintext listener")
+}
+
+// Start-up errors carry Redis's lines and exit 1.
+func TestTLSStartupErrors(t *testing.T) {
+	certs := testharness.GenCerts(t)
+	bin := BuildServer(t)
+	run := func(args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		full := append([]string{"--port", "0", "--tls-port", strconv.Itoa(freePort(t)), "--bind", "127.0.0.1",
+			"--dir", t.TempDir(), "--logfile", ""}, args...)
+		out, err := exec.CommandContext(ctx, bin, full...).CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", out)
+		assert.Equal(t, 1, ee.ExitCode())
+		return string(out)
+	}
+	out := run()
+	assert.Contains(t, out, "No tls-cert-file configured!")
+	assert.Contains(t, out, "Failed to configure TLS. Check logs for more info.")
+	out = run("--tls-cert-file", certs.ServerCert, "--tls-key-file", certs.ServerKey)
+	assert.Contains(t, out, "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!")
+	out = run(append(certs.ServerArgs(), "--tls-protocols", "TLSv1.4")...)
+	assert.Contains(t, out, "Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.")
+	out = run(append(certs.ServerArgs(), "--tls-key-file-pass", "secret")...)
+	assert.Contains(t, out, "Loading an encrypted TLS private key is not available in shoal")
+}
+
+// A replica with tls-replication yes follows a master on its tls-port and
+// announces its own tls-port.
+func TestTLSReplication(t *testing.T) {
+	ctx := context.Background()
+	certs := testharness.GenCerts(t)
+	mtp, rtp := freePort(t), freePort(t)
+	master := StartServer(t, append(certs.ServerArgs(), "--tls-port", strconv.Itoa(mtp), "--port", "0")...)
+	_ = master
+	mc := tlsClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(mtp)), certs.ClientTLS(t, true))
+	defer mc.Close()
+	for i := range 100 {
+		require.NoError(t, mc.Set(ctx, "k"+strconv.Itoa(i), i, 0).Err())
+	}
+	StartServer(t, append(certs.ServerArgs(), "--tls-port", strconv.Itoa(rtp), "--port", "0",
+		"--tls-replication", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(mtp))...)
+	rc := tlsClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(rtp)), certs.ClientTLS(t, true))
+	defer rc.Close()
+	require.NoError(t, mc.Set(ctx, "after", "sync", 0).Err())
+	WaitFor(t, 30*time.Second, "the TLS replica synced", func() string {
+		info, err := rc.Info(ctx, "replication").Result()
+		if err != nil {
+			return err.Error()
+		}
+		if !strings.Contains(info, "master_link_status:up") {
+			return "link not up"
+		}
+		if v, _ := rc.Get(ctx, "after").Result(); v != "sync" {
+			return "write not replicated"
+		}
+		return ""
+	})
+	require.EqualValues(t, 101, rc.DBSize(ctx).Val())
+	info := mc.Info(ctx, "replication").Val()
+	require.Contains(t, info, "port="+strconv.Itoa(rtp)+",", "the replica announces its tls-port")
+}
