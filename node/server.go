@@ -185,6 +185,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := s.initTLS(); err != nil { // node/tls.go
 		return nil, err
 	}
+	s.migrateConns.Dial = s.dialNode // node/tls.go
 	s.registerConfigHooks()
 	s.registerNotifyHooks()         // node/notify.go
 	s.registerClientEvictionHooks() // node/client_evict.go

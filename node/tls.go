@@ -78,6 +78,16 @@ func (s *Server) dialTLS(conn net.Conn, timeout time.Duration) (net.Conn, error)
 	return tc, nil
 }
 
+// dialNode connects to another node's client port, over TLS in a TLS
+// cluster (MIGRATE and slot migrations, as Redis's tls-cluster).
+func (s *Server) dialNode(addr string, timeout time.Duration) (net.Conn, error) {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil || !s.cfg.Bool("tls-cluster") {
+		return conn, err
+	}
+	return s.dialTLS(conn, timeout)
+}
+
 // openTLSListeners binds tls-port on the bind addresses (none when
 // tls-port is 0); Listen serves them.
 func (s *Server) openTLSListeners() error {
