@@ -174,3 +174,140 @@ func TestTLSReplication(t *testing.T) {
 	info := mc.Info(ctx, "replication").Val()
 	require.Contains(t, info, "port="+strconv.Itoa(rtp)+",", "the replica announces its tls-port")
 }
+
+// A TLS cluster as the "must show" asks: 3 masters and 3 replicas
+// with tls-cluster, tls-replication and tls-auth-clients yes, created and
+// checked by redis-cli --tls --cluster, the bus and replication over TLS,
+// a reshard (MIGRATE between nodes over TLS), go-redis's ClusterClient
+// with a tls.Config reading and writing; the TLS ports shown to TLS
+// clients, the plaintext ones to plaintext clients.
+func TestTLSCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 6-node cluster (skipped with -short)")
+	}
+	ctx := context.Background()
+	certs := testharness.GenCerts(t)
+	cli := redisCLIPath(t)
+	tlsArgs := []string{"--tls", "--cert", certs.ClientCert, "--key", certs.ClientKey, "--cacert", certs.CA}
+	nodes := make([]*ClusterNode, 6)
+	tlsAddrs := make([]string, 6)
+	for i := range nodes {
+		tp := freePort(t)
+		nodes[i] = StartClusterNode(t, "", append(certs.ServerArgs(), "--tls-port", strconv.Itoa(tp),
+			"--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", "yes")...)
+		tlsAddrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(tp))
+	}
+	args := append(append([]string{}, tlsArgs...), "--cluster", "create")
+	args = append(append(args, tlsAddrs...), "--cluster-replicas", "1", "--cluster-yes")
+	out, code := RunTool(t, 2*time.Minute, cli, args...)
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "[OK] All 16384 slots covered.")
+	WaitClusterSettled(t, nodes, 3, 2*time.Minute) // through the plaintext ports
+
+	// Every replica's link to its master (over TLS) is up.
+	for _, n := range nodes {
+		WaitFor(t, time.Minute, n.Addr+" replication", func() string {
+			info, err := Query(n.Addr, "INFO", "replication")
+			if err != nil {
+				return err.Error()
+			}
+			if strings.Contains(info, "role:slave") && !strings.Contains(info, "master_link_status:up") {
+				return "link down"
+			}
+			return ""
+		})
+	}
+
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: tlsAddrs[:1], TLSConfig: certs.ClientTLS(t, true),
+		MaxRedirects: 8, DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second})
+	defer cc.Close()
+	for i := range 500 {
+		require.NoError(t, cc.Set(ctx, "key:"+strconv.Itoa(i), i, 0).Err())
+	}
+	for i := range 500 {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "key:"+strconv.Itoa(i)).Val())
+	}
+
+	// CLUSTER SLOTS: TLS ports to a TLS client, plaintext ports to a
+	// plaintext one; CLUSTER SHARDS names both.
+	tc := tlsClient(tlsAddrs[0], certs.ClientTLS(t, true))
+	defer tc.Close()
+	tlsPorts, plainPorts := map[int64]bool{}, map[int64]bool{}
+	for i, n := range nodes {
+		p, _ := strconv.Atoi(strings.TrimPrefix(tlsAddrs[i], "127.0.0.1:"))
+		tlsPorts[int64(p)] = true
+		plainPorts[int64(n.Port)] = true
+	}
+	for _, r := range tc.ClusterSlots(ctx).Val() {
+		for _, n := range r.Nodes {
+			p, _ := strconv.ParseInt(strings.TrimPrefix(n.Addr, "127.0.0.1:"), 10, 64)
+			require.True(t, tlsPorts[p], "TLS client sees %s", n.Addr)
+		}
+	}
+	pc := redis.NewClient(&redis.Options{Addr: nodes[0].Addr, MaxRetries: -1})
+	defer pc.Close()
+	for _, r := range pc.ClusterSlots(ctx).Val() {
+		for _, n := range r.Nodes {
+			p, _ := strconv.ParseInt(strings.TrimPrefix(n.Addr, "127.0.0.1:"), 10, 64)
+			require.True(t, plainPorts[p], "plaintext client sees %s", n.Addr)
+		}
+	}
+	for _, sh := range tc.ClusterShards(ctx).Val() {
+		for _, n := range sh.Nodes {
+			require.True(t, tlsPorts[n.TLSPort], "tls-port %d", n.TLSPort)
+			require.True(t, plainPorts[n.Port], "port %d", n.Port)
+		}
+	}
+	nodesText := tc.ClusterNodes(ctx).Val()
+	require.Contains(t, nodesText, tlsAddrs[0]+"@")
+
+	// A reshard moves keys with MIGRATE between nodes, over TLS.
+	from, err := Myself(nodes[0].Addr)
+	require.NoError(t, err)
+	var to NodeLine
+	lines, err := ClusterNodes(nodes[0].Addr)
+	require.NoError(t, err)
+	for _, l := range lines {
+		if l.ID != from.ID && l.HasFlag("master") && !l.HasFlag("slave") {
+			to = l
+			break
+		}
+	}
+	if !from.HasFlag("master") || from.HasFlag("slave") {
+		t.Fatalf("node 0 is not a master: %+v", from)
+	}
+	args = append(append([]string{}, tlsArgs...), "--cluster", "reshard", tlsAddrs[0], "--cluster-from", from.ID,
+		"--cluster-to", to.ID, "--cluster-slots", "100", "--cluster-yes")
+	out, code = RunTool(t, 2*time.Minute, cli, args...)
+	require.Equal(t, 0, code, out)
+	args = append(append([]string{}, tlsArgs...), "--cluster", "check", tlsAddrs[0])
+	WaitFor(t, time.Minute, "redis-cli --tls --cluster check", func() string {
+		out, code = RunTool(t, time.Minute, cli, args...)
+		if code != 0 || !strings.Contains(out, "[OK] All nodes agree about slots configuration.") ||
+			!strings.Contains(out, "[OK] All 16384 slots covered.") || !strings.Contains(out, "[OK] 500 keys in 3 masters.") {
+			return out
+		}
+		return ""
+	})
+	for i := range 500 {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "key:"+strconv.Itoa(i)).Val())
+	}
+
+	// Refused: a client without a certificate, a plaintext client on the
+	// TLS port, a bus peer without TLS.
+	nocert := tlsClient(tlsAddrs[1], certs.ClientTLS(t, false))
+	defer nocert.Close()
+	require.Error(t, nocert.Ping(ctx).Err())
+	wrong := redis.NewClient(&redis.Options{Addr: tlsAddrs[1], MaxRetries: -1, ReadTimeout: 5 * time.Second})
+	defer wrong.Close()
+	require.Error(t, wrong.Ping(ctx).Err())
+	outsider := StartClusterNode(t, "")
+	me, err := Myself(outsider.Addr)
+	require.NoError(t, err)
+	_, err = Query(outsider.Addr, "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(nodes[0].Port), strconv.Itoa(nodes[0].CPort))
+	require.NoError(t, err)
+	time.Sleep(3 * time.Second)
+	text, err := Query(nodes[0].Addr, "CLUSTER", "NODES")
+	require.NoError(t, err)
+	require.NotContains(t, text, me.ID, "a plaintext bus peer joined")
+}
