@@ -260,6 +260,24 @@ func TestTLSCluster(t *testing.T) {
 	}
 	nodesText := tc.ClusterNodes(ctx).Val()
 	require.Contains(t, nodesText, tlsAddrs[0]+"@")
+	require.Contains(t, pc.ClusterNodes(ctx).Val(), nodes[0].Addr+"@")
+	// MOVED names the port of the client's kind.
+	movedPort := func(c *redis.Client) int64 {
+		for i := range 100 {
+			err := c.Get(ctx, "key:"+strconv.Itoa(i)).Err()
+			if err != nil && strings.HasPrefix(err.Error(), "MOVED ") {
+				addr := strings.Fields(err.Error())[2]
+				p, _ := strconv.ParseInt(strings.TrimPrefix(addr, "127.0.0.1:"), 10, 64)
+				return p
+			}
+		}
+		t.Fatal("no MOVED in 100 keys")
+		return 0
+	}
+	require.True(t, tlsPorts[movedPort(tc)], "MOVED to a TLS client")
+	require.True(t, plainPorts[movedPort(pc)], "MOVED to a plaintext client")
+	// The bus cannot switch to plaintext under a running node.
+	require.ErrorContains(t, pc.ConfigSet(ctx, "tls-cluster", "no").Err(), "tls-cluster can't be changed while the cluster bus runs")
 
 	// A reshard moves keys with MIGRATE between nodes, over TLS.
 	from, err := Myself(nodes[0].Addr)

@@ -131,9 +131,12 @@ func (s *Server) applyListenConfig() error {
 	if port == a.listenPort && slices.Equal(binds, a.listenBinds) {
 		return nil
 	}
-	lns, err := openListeners(port, binds, s.stopCron)
-	if err != nil {
-		return err
+	var lns []net.Listener
+	if port != 0 || s.cfg.Int("tls-port") == 0 { // port 0 beside a tls-port: TLS only, as Redis
+		var err error
+		if lns, err = openListeners(port, binds, s.stopCron); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	if s.closing {

@@ -128,6 +128,14 @@ func TestBuildErrors(t *testing.T) {
 	assert.Equal(t, []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384}, h.ClientConfig().CipherSuites)
 	s.Ciphers = "HIGH:!aNULL"
 	assert.ErrorContains(t, h.Load(s), "Failed to configure ciphers: HIGH:!aNULL")
+	s.Ciphers = "AES256-SHA256" // OpenSSL has it, Go does not
+	assert.ErrorContains(t, h.Load(s), "Failed to configure ciphers: AES256-SHA256")
+	s.Ciphers = "DEFAULT:-AES128-SHA256:!aNULL:!MD5"
+	require.NoError(t, h.Load(s))
+	assert.Len(t, h.ClientConfig().CipherSuites, len(opensslSuites)-1)
+	assert.NotContains(t, h.ClientConfig().CipherSuites, tls.TLS_RSA_WITH_AES_128_CBC_SHA256)
+	s.Ciphers = "!ECDHE:DEFAULT" // an exclusion Go would not honour
+	assert.Error(t, h.Load(s))
 
 	s = settings(certs)
 	s.CipherSuites = "TLS_AES_256_GCM_SHA384"
