@@ -96,6 +96,13 @@ func TestTLSStandalone(t *testing.T) {
 	moved := tlsClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(tp2)), certs2.ClientTLS(t, true))
 	defer moved.Close()
 	require.NoError(t, moved.Ping(ctx).Err())
+
+	// CONFIG SET port 0 beside a tls-port closes the plaintext listener
+	// (Redis; port 0 alone would be an ephemeral port in shoal's tests).
+	require.NoError(t, moved.ConfigSet(ctx, "port", "0").Err())
+	_, err = net.DialTimeout("tcp", srv.Addr, time.Second)
+	require.Error(t, err, "the plaintext port is closed")
+	require.Contains(t, moved.Info(ctx, "server").Val(), "tcp_port:0\r\n", "and no other opened")
 }
 
 // port 0 with a tls-port listens on TLS only, as Redis.
