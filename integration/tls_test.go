@@ -283,6 +283,30 @@ func TestTLSCluster(t *testing.T) {
 	}
 	require.True(t, tlsPorts[movedPort(tc)], "MOVED to a TLS client")
 	require.True(t, plainPorts[movedPort(pc)], "MOVED to a plaintext client")
+	// cluster-announce-tls-port is what the others show as the node's
+	// port (the plaintext one then cluster-announce-port: none here).
+	require.NoError(t, pc.ConfigSet(ctx, "cluster-announce-tls-port", "41234").Err())
+	WaitFor(t, 30*time.Second, "the announced TLS port to spread", func() string {
+		text, err := Query(nodes[1].Addr, "CLUSTER", "NODES")
+		if err != nil {
+			return err.Error()
+		}
+		if !strings.Contains(text, " 127.0.0.1:41234@") {
+			return text
+		}
+		return ""
+	})
+	require.NoError(t, pc.ConfigSet(ctx, "cluster-announce-tls-port", "0").Err())
+	WaitFor(t, 30*time.Second, "the TLS port to come back", func() string {
+		text, err := Query(nodes[1].Addr, "CLUSTER", "NODES")
+		if err != nil {
+			return err.Error()
+		}
+		if !strings.Contains(text, " "+nodes[0].Addr+"@") {
+			return text
+		}
+		return ""
+	})
 	// The bus cannot switch to plaintext under a running node.
 	require.ErrorContains(t, pc.ConfigSet(ctx, "tls-cluster", "no").Err(), "tls-cluster can't be changed while the cluster bus runs")
 
