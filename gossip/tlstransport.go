@@ -56,6 +56,9 @@ const (
 	tlsPeerQueue      = 256
 	tlsPeerIdle       = time.Minute
 	tlsHandshakeLimit = 5 * time.Second
+	// tlsMaxHandshakes bounds the accepted connections still in their
+	// handshake (unauthenticated): more are closed at once.
+	tlsMaxHandshakes = 256
 )
 
 type tlsTransport struct {
@@ -67,6 +70,8 @@ type tlsTransport struct {
 	streams chan net.Conn
 	done    chan struct{}
 	wg      sync.WaitGroup
+	// handshakes holds a token per accepted connection in its handshake.
+	handshakes chan struct{}
 
 	mu    sync.Mutex
 	peers map[string]*tlsPeer // by address: the packet senders
@@ -95,6 +100,8 @@ func newTLSTransport(bindAddr string, bindPort int, cfg BusTLS, log *zap.Logger)
 		done:    make(chan struct{}),
 		peers:   make(map[string]*tlsPeer),
 		conns:   make(map[net.Conn]struct{}),
+
+		handshakes: make(chan struct{}, tlsMaxHandshakes),
 	}
 	t.wg.Add(1)
 	go t.acceptLoop()
@@ -241,11 +248,19 @@ func (t *tlsTransport) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		select {
+		case t.handshakes <- struct{}{}:
+		default:
+			t.log.Debug("cluster bus: too many TLS handshakes in progress, connection closed", zap.String("addr", c.RemoteAddr().String()))
+			_ = c.Close()
+			continue
+		}
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetNoDelay(true)
 		}
 		tc := tls.Server(c, t.cfg.Server)
 		if !t.track(tc) {
+			<-t.handshakes
 			_ = c.Close()
 			return
 		}
@@ -264,6 +279,7 @@ func (t *tlsTransport) serveAccepted(c *tls.Conn) {
 	if err == nil {
 		_, err = io.ReadFull(c, kind[:])
 	}
+	<-t.handshakes
 	if err != nil {
 		t.log.Debug("cluster bus TLS connection refused", zap.String("addr", c.RemoteAddr().String()), zap.Error(err))
 		t.untrack(c)

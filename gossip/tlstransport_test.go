@@ -1,6 +1,8 @@
 package gossip
 
 import (
+	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/shoal-db/shoal/tlsconf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // busTLS loads certs as a node with tls-cluster would.
@@ -82,4 +85,51 @@ func TestBusOverTLS(t *testing.T) {
 	}
 	assert.Len(t, other.Nodes(), 1, "the outsider learned nobody")
 	assert.Len(t, plain.Nodes(), 1, "the plaintext node learned nobody")
+}
+
+// Connections stuck before their TLS handshake are bounded: past
+// tlsMaxHandshakes the transport closes new ones at once; once they go,
+// a real peer's stream gets through.
+func TestTLSTransportBoundsHandshakes(t *testing.T) {
+	certs := testharness.GenCerts(t)
+	tc := busTLS(t, certs)
+	tt, err := newTLSTransport("127.0.0.1", 0, *tc, zap.NewNop())
+	require.NoError(t, err)
+	defer tt.Shutdown()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(tt.port()))
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			_ = c.Close()
+		}
+	}()
+	for range tlsMaxHandshakes {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		require.NoError(t, err)
+		idle = append(idle, c)
+	}
+	testharness.WaitFor(t, 10*time.Second, "every slot taken", func() bool { return len(tt.handshakes) == tlsMaxHandshakes })
+	extra, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	defer extra.Close()
+	_ = extra.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err = extra.Read(make([]byte, 1))
+	var ne net.Error
+	require.Error(t, err)
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "closed at once, not left to its handshake deadline: %v", err)
+
+	for _, c := range idle {
+		_ = c.Close()
+	}
+	idle = nil
+	testharness.WaitFor(t, 10*time.Second, "the slots freed", func() bool { return len(tt.handshakes) == 0 })
+	s, err := tt.DialTimeout(addr, 5*time.Second)
+	require.NoError(t, err)
+	defer s.Close()
+	select {
+	case in := <-tt.StreamCh():
+		_ = in.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream never arrived")
+	}
 }
