@@ -165,7 +165,14 @@ func (c *Client) SetLib(name, ver *string) {
 // goroutine.
 func (c *Client) kill() {
 	if c.killed.CompareAndSwap(false, true) {
-		_ = c.guard.Conn.Close()
+		conn := c.guard.Conn
+		if tc, ok := conn.(*tls.Conn); ok {
+			// Not tls.Conn.Close: its close_notify alert may wait 5 s on
+			// a client that does not read (an output-limit kill), in the
+			// killer's goroutine (the cron, CLIENT KILL).
+			conn = tc.NetConn()
+		}
+		_ = conn.Close()
 	}
 }
 
