@@ -25,14 +25,14 @@ func busTLS(t *testing.T, certs *testharness.Certs) *BusTLS {
 	return &BusTLS{Server: h.ServerConfig(func() tlsconf.AuthClients { return tlsconf.AuthYes }), Client: h.ClientConfig}
 }
 
-func tlsBus(t *testing.T, seed uint64, tc *BusTLS) *Bus {
+func tlsBus(t *testing.T, seed uint64, tc *BusTLS, secrets ...string) *Bus {
 	t.Helper()
 	cport, err := testharness.FreePort()
 	require.NoError(t, err)
 	opts := DefaultOptions()
 	opts.NodeTimeout = 2 * time.Second
 	b, err := New(Config{Options: opts, IP: "127.0.0.1", BindAddr: "127.0.0.1", Port: 7000 + int(seed), PPort: 6000 + int(seed),
-		ClusterPort: cport, Seed: seed, RejoinInterval: time.Second, TLS: tc})
+		ClusterPort: cport, Seed: seed, RejoinInterval: time.Second, TLS: tc, Secrets: secrets})
 	require.NoError(t, err)
 	require.NoError(t, b.Start())
 	return b
@@ -132,4 +132,23 @@ func TestTLSTransportBoundsHandshakes(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream never arrived")
 	}
+}
+
+// The cluster secret's keyring still seals the bus inside TLS.
+func TestBusOverTLSWithSecret(t *testing.T) {
+	tc := busTLS(t, testharness.GenCerts(t))
+	buses := []*Bus{tlsBus(t, 1, tc, secretA), tlsBus(t, 2, tc, secretA), tlsBus(t, 3, tc, secretA)}
+	defer stopAll(buses)
+	formSecretCluster(t, buses)
+	// A node with the CA's certificate but another secret stays out.
+	other := tlsBus(t, 4, tc, secretB)
+	defer other.Stop()
+	meet(t, other, buses[0])
+	time.Sleep(2 * time.Second)
+	for _, b := range buses {
+		for _, n := range b.Nodes() {
+			assert.NotEqual(t, other.Myself().ID, n.ID)
+		}
+	}
+	assert.Len(t, other.Nodes(), 1)
 }
