@@ -5,7 +5,7 @@
 // of the server command line, and the logic of CONFIG GET, CONFIG SET,
 // CONFIG RESETSTAT and CONFIG REWRITE, with Redis's exact error texts.
 // A value that needs a feature shoal has not built (appendonly yes,
-// maxmemory > 0, tls-port > 0, user, loadmodule, ...) is refused, at
+// maxmemory > 0, user, loadmodule, ...) is refused, at
 // start-up on the final configuration and by CONFIG SET; the one table of
 // those directives is config/unbuilt.go (docs/CONFIG.md shows it).
 //

@@ -58,7 +58,7 @@ func oneOf(vals ...string) func(string) bool {
 
 // Features, shared by several rows.
 const (
-	featTLS        = "TLS"
+	featKeyPass    = "Loading an encrypted TLS private key"
 	featModules    = "Loading Redis modules"
 	featSyslog     = "Logging to syslog"
 	featCPUList    = "Pinning threads to CPUs"
@@ -69,11 +69,14 @@ const (
 	featNoChecksum = "Writing RDB files without checksum"
 )
 
+// keyPassNever says why tls-key-file-pass cannot be honoured.
+const keyPassNever = "Go's crypto/tls reads unencrypted keys only (its PEM decryption is deprecated as insecure); " +
+	"decrypt the key file (openssl pkey -in key.pem -out plain.pem) and protect it by its file mode"
+
 // refusedRows is the table of refused values, in the documentation's order.
 var refusedRows = []refusedRow{
-	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
-	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
-	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
+	{name: "tls-key-file-pass", when: "not empty", needs: nonEmpty, feature: featKeyPass, never: keyPassNever},
+	{name: "tls-client-key-file-pass", when: "not empty", needs: nonEmpty, feature: featKeyPass, never: keyPassNever},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: "syslog-enabled", when: "yes", needs: isYes, feature: featSyslog},
@@ -100,12 +103,12 @@ type acceptedRow struct {
 }
 
 var acceptedRows = []acceptedRow{
-	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
-		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
-		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",
-		"tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers",
-		"tls-ciphersuites", "cluster-announce-tls-port"},
-		why: "inert while tls-port is 0 and tls-replication, tls-cluster are no (refused otherwise): Redis only reads them when TLS is on"},
+	{names: []string{"tls-session-cache-size"},
+		why: "inert: Go's crypto/tls resumes sessions with stateless tickets (tls-session-caching, tls-session-cache-timeout apply to them), so there is no server-side cache to size"},
+	{names: []string{"tls-prefer-server-ciphers"}, differs: true,
+		why: "inert: Go's crypto/tls always chooses the suite itself (the server's order, AES-GCM first where the CPU has AES instructions), as with yes; no does not follow the client's order"},
+	{names: []string{"tls-dh-params-file"}, differs: true,
+		why: "checked as Redis checks it (a readable PEM file of DH parameters) and then unused: Go's crypto/tls has no DHE suites (ECDHE only)"},
 	{names: []string{"syslog-ident", "syslog-facility"}, why: "inert while syslog-enabled is no, as in Redis"},
 	{names: []string{"oom-score-adj-values"}, why: "inert while oom-score-adj is no, as in Redis"},
 	{names: []string{"activedefrag"},

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/tls"
 	"net"
 	"strconv"
 	"strings"
@@ -172,7 +173,14 @@ func (c *Client) SetLib(name, ver *string) {
 // goroutine.
 func (c *Client) kill() {
 	if c.killed.CompareAndSwap(false, true) {
-		_ = c.guard.Conn.Close()
+		conn := c.guard.Conn
+		if tc, ok := conn.(*tls.Conn); ok {
+			// Not tls.Conn.Close: its close_notify alert may wait 5 s on
+			// a client that does not read (an output-limit kill), in the
+			// killer's goroutine (the cron, CLIENT KILL).
+			conn = tc.NetConn()
+		}
+		_ = conn.Close()
 	}
 }
 
@@ -292,7 +300,11 @@ func (c *Client) infoLine(running [][]byte) string {
 
 // fd returns a stable small number standing in for the socket descriptor.
 func (c *Client) fd() int64 {
-	if tc, ok := c.guard.Conn.(*net.TCPConn); ok {
+	conn := c.guard.Conn
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
 		if f, err := tc.SyscallConn(); err == nil {
 			var fd uintptr
 			_ = f.Control(func(x uintptr) { fd = x })

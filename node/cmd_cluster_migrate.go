@@ -258,7 +258,7 @@ func (n *migrationNode) MasterAddr(id string) (string, error) {
 // Dial connects to a node's client port and authenticates with
 // masteruser/masterauth when set (the credentials a replica uses).
 func (n *migrationNode) Dial(addr string) (net.Conn, error) {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	conn, err := n.s.dialNode(addr, 5*time.Second) // node/tls.go: TLS in a TLS cluster
 	if err != nil {
 		return nil, err
 	}

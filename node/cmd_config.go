@@ -109,6 +109,7 @@ func (s *Server) registerServerConfigHooks() {
 			}
 			return nil
 		})
+		s.registerTLSHooks() // node/tls.go (after port and bind: CONFIG SET bind moves both)
 		s.cfg.OnChange("maxclients", func(string) error {
 			want := s.cfg.Int("maxclients")
 			if got := adjustFileLimit(want); got < want {
@@ -131,9 +132,12 @@ func (s *Server) applyListenConfig() error {
 	if port == a.listenPort && slices.Equal(binds, a.listenBinds) {
 		return nil
 	}
-	lns, err := openListeners(port, binds, s.stopCron)
-	if err != nil {
-		return err
+	var lns []net.Listener
+	if port != 0 || s.cfg.Int("tls-port") == 0 { // port 0 beside a tls-port: TLS only, as Redis
+		var err error
+		if lns, err = openListeners(port, binds, s.stopCron); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	if s.closing {

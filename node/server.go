@@ -7,6 +7,7 @@ package node
 import (
 	"cmp"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -77,6 +78,7 @@ type Server struct {
 	startupLoading func()
 	unixLn         net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
 	closing        bool
+	tls            tlsState // tls-port's listeners and the TLS configuration (node/tls.go)
 
 	nextClientID atomic.Int64
 	stats        serverStats
@@ -193,6 +195,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.applyLimits()
+	if err := s.initTLS(); err != nil { // node/tls.go
+		return nil, err
+	}
+	s.migrateConns.Dial = s.dialNode // node/tls.go
 	s.registerConfigHooks()
 	s.registerNotifyHooks()         // node/notify.go
 	s.registerClientEvictionHooks() // node/client_evict.go
@@ -322,20 +328,34 @@ func (s *Server) Bind() error {
 func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 	port := int(s.cfg.Int("port"))
 	// bind "" listens on no TCP address (Redis: only the unix socket, if
-	// any; CONFIG SET bind does the same at run time).
+	// any; CONFIG SET bind does the same at run time), the TLS port too.
 	binds := s.cfg.Strings("bind")
 	// Listeners are retirable: CONFIG SET port/bind closes a socket but
 	// keeps its serve loop, and so its clients, until the server stops.
-	lns, err := openListeners(int64(port), binds, s.stopCron)
-	if err != nil {
-		s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
-		return nil, nil, fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+	// "port 0" with a tls-port listens on TLS only, as Redis (an empty,
+	// non-nil set: Listen must not open them again); port 0 alone is an
+	// ephemeral port (tests).
+	lns := []net.Listener{}
+	if port != 0 || s.cfg.Int("tls-port") == 0 {
+		var err error
+		if lns, err = openListeners(int64(port), binds, s.stopCron); err != nil {
+			s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
+			return nil, nil, fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+		}
 	}
-	unixLn, err := s.listenUnix()
-	if err != nil {
+	closeAll := func() {
 		for _, ln := range lns {
 			_ = ln.Close()
 		}
+	}
+	if err := s.openTLSListeners(); err != nil { // node/tls.go
+		closeAll()
+		return nil, nil, err
+	}
+	unixLn, err := s.listenUnix()
+	if err != nil {
+		closeAll()
+		s.closeTLSListeners()
 		return nil, nil, err
 	}
 	if len(lns) == 0 && unixLn == nil {
@@ -364,6 +384,7 @@ func (s *Server) Listen() error {
 	if !s.serving {
 		s.serveListeners(lns, unixLn)
 	}
+	s.serveTLSListeners() // node/tls.go
 	if s.cluster != nil {
 		if err := s.cluster.Start(); err != nil {
 			s.Shutdown()
@@ -480,10 +501,11 @@ func (s *Server) Addr() net.Addr {
 }
 
 // guardListener wraps every accepted socket in a request guard
-// (resp.RequestReader).
+// (resp.RequestReader), and first in TLS on a tls-port listener.
 type guardListener struct {
 	net.Listener
 	srv *Server
+	tls *tls.Config // nil: plaintext
 }
 
 func (l *guardListener) Accept() (net.Conn, error) {
@@ -497,6 +519,9 @@ func (l *guardListener) Accept() (net.Conn, error) {
 			_ = tc.SetKeepAlive(true)
 			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 		}
+	}
+	if l.tls != nil {
+		c = tls.Server(c, l.tls) // the handshake runs on the client's first read
 	}
 	return l.srv.newGuard(c), nil
 }

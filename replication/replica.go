@@ -3,6 +3,7 @@ package replication
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -88,6 +89,9 @@ type LinkConfig struct {
 	ListeningPort int64         // port, or replica-announce-port
 	AnnounceIP    string        // replica-announce-ip
 	SourceAddr    string        // bind-source-addr: the link's local address, best effort
+	// TLS, when not nil, is the client side of tls-replication: the link
+	// to the master runs over TLS (the handshake within Timeout).
+	TLS *tls.Config
 }
 
 // Replica is the replica side of a node: the link to the followed master
@@ -383,12 +387,21 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		return errStopped
 	default:
 	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(cfg.NoDelay)
+	}
+	if cfg.TLS != nil {
+		conn = tls.Client(conn, cfg.TLS)
+	}
 	ml.conn = conn
 	ml.state = "handshake"
 	ml.mu.Unlock()
 	defer conn.Close()
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(cfg.NoDelay)
+	if tc, ok := conn.(*tls.Conn); ok {
+		_ = tc.SetDeadline(time.Now().Add(timeout))
+		if err := tc.Handshake(); err != nil {
+			return fmt.Errorf("TLS handshake with the master: %w", err)
+		}
 	}
 	rd := resp.NewStreamReader(conn, resp.StreamLimits{MaxBulkLen: cfg.MaxBulkLen})
 	ask := func(argv ...string) (string, error) {

@@ -14,7 +14,9 @@
 #                     fetches it with `apt-get source --download-only redis`)
 #   TCL_EXTRA_ARGS    extra runtest arguments; quotes are honoured, nothing is evaluated, e.g.
 #                     TCL_EXTRA_ARGS='--skiptest "EXPIRE - set timeouts multiple times" --verbose'
-#                     (without a --baseport here, the run claims a free block of runtest ports)
+#                     (without a --baseport here, the run claims a free block of runtest ports);
+#                     with --tls the suite's certificates are made (utils/gen-test-certs.sh, in the
+#                     private copy) and the server listens on TLS only (--port 0 --tls-port)
 #   TCL_DENY_TAGS     tags to deny, e.g. "-needs:repl" (default below: none)
 #   TCL_UNIT_TIMEOUT  wall-clock limit per unit in seconds (default 180)
 #   TCL_DURABLE       1 (default): pass --durable, so a Tcl exception (e.g. an error reply to a
@@ -140,6 +142,20 @@ fi
 DURABLE=()
 [[ $TCL_DURABLE == 1 ]] && DURABLE=(--durable)
 
+# --tls: the suite's own certificates in the private copy (tests/tls, where runtest reads them);
+# the external-mode server listens on TLS only and redis-cli talks TLS to it.
+SRV_TLS=()
+CLI_TLS=()
+if [[ " ${EXTRA[*]:-} " == *" --tls "* ]]; then
+  command -v openssl >/dev/null || die "--tls needs openssl"
+  (cd "$WORK" && mkdir -p tests/tls && bash "$REDIS_SRC/utils/gen-test-certs.sh") >/dev/null 2>&1 ||
+    die "utils/gen-test-certs.sh failed"
+  T=$WORK/tests/tls
+  SRV_TLS=(--tls-cert-file "$T/server.crt" --tls-key-file "$T/server.key" --tls-client-cert-file "$T/client.crt"
+    --tls-client-key-file "$T/client.key" --tls-dh-params-file "$T/redis.dh" --tls-ca-cert-file "$T/ca.crt")
+  CLI_TLS=(--tls --cert "$T/client.crt" --key "$T/client.key" --cacert "$T/ca.crt")
+fi
+
 # runtest's ports: its test server takes one of --baseport-32..-1 and normal-mode servers
 # --baseport..+portcount. Unless TCL_EXTRA_ARGS names a --baseport, each run claims a block of
 # 256 ports of its own in 20000-25887 (scripts/tcl-ports.sh; tcl-cluster.sh's bus ports start
@@ -210,14 +226,16 @@ start_server() {
   for ((attempt = 1; attempt <= 5; attempt++)); do
     PORT=$(pick_port) || { log "no free port found"; return 1; }
     : >"$dir/server.log"
-    "$SERVER" --port "$PORT" --bind 127.0.0.1 --dir "$dir" --daemonize no --logfile "" \
+    local ports=(--port "$PORT")
+    ((${#SRV_TLS[@]} == 0)) || ports=(--port 0 --tls-port "$PORT" "${SRV_TLS[@]}")
+    "$SERVER" "${ports[@]}" --bind 127.0.0.1 --dir "$dir" --daemonize no --logfile "" \
       --enable-debug-command yes --save "" --appendonly no >>"$dir/server.log" 2>&1 &
     SRV_PID=$!
     SRV_START=$(proc_starttime "$SRV_PID")
     for ((i = 0; i < 200; i++)); do # 10 s
       if ! pid_alive "$SRV_PID"; then break; fi
       if grep -q 'Ready to accept connections' "$dir/server.log" &&
-        [[ $("$REDIS_CLI" -h 127.0.0.1 -p "$PORT" ping 2>/dev/null) == PONG ]]; then
+        [[ $("$REDIS_CLI" "${CLI_TLS[@]}" -h 127.0.0.1 -p "$PORT" ping 2>/dev/null) == PONG ]]; then
         return 0
       fi
       sleep 0.05
@@ -331,7 +349,7 @@ run_unit() {
   log "$u: server pid $SRV_PID on 127.0.0.1:$PORT"
   MON_PID=""
   if [[ $TCL_MONITOR == 1 ]]; then
-    "$REDIS_CLI" -h 127.0.0.1 -p "$PORT" monitor >"$dir/monitor.txt" 2>&1 </dev/null &
+    "$REDIS_CLI" "${CLI_TLS[@]}" -h 127.0.0.1 -p "$PORT" monitor >"$dir/monitor.txt" 2>&1 </dev/null &
     MON_PID=$!
   fi
   # timeout runs runtest (and the tclsh test client it spawns) in a process group of its own;
@@ -345,7 +363,7 @@ run_unit() {
   t1=$(date +%s)
   pid_alive "$SRV_PID" || crashed=1
   if ((!crashed)); then
-    timeout 10 "$REDIS_CLI" -h 127.0.0.1 -p "$PORT" info commandstats >"$dir/commandstats.txt" 2>&1 || true
+    timeout 10 "$REDIS_CLI" "${CLI_TLS[@]}" -h 127.0.0.1 -p "$PORT" info commandstats >"$dir/commandstats.txt" 2>&1 || true
   fi
   if [[ -n $MON_PID ]]; then kill "$MON_PID" 2>/dev/null || true; wait "$MON_PID" 2>/dev/null || true; fi
   MON_PID=""

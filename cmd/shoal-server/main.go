@@ -95,7 +95,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	// Redis's clusterInit port check: the bus takes port+10000 unless
 	// cluster-port says otherwise.
-	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && cfg.Int("port") > 65535-10000 {
+	clientPort := cfg.Int("port")
+	if cfg.Bool("tls-cluster") {
+		clientPort = cfg.Int("tls-port") // the bus port follows the TLS port then
+	}
+	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && clientPort > 65535-10000 {
 		log.Error("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
 		return 1
 	}
