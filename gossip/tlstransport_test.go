@@ -83,8 +83,8 @@ func TestBusOverTLS(t *testing.T) {
 			assert.NotEqual(t, plain.Myself().ID, n.ID)
 		}
 	}
-	assert.Len(t, other.Nodes(), 1, "the outsider learned nobody")
-	assert.Len(t, plain.Nodes(), 1, "the plaintext node learned nobody")
+	assert.Equal(t, 1, knownNodes(other), "the outsider learned nobody")
+	assert.Equal(t, 1, knownNodes(plain), "the plaintext node learned nobody")
 }
 
 // Connections stuck before their TLS handshake are bounded: past
@@ -150,5 +150,18 @@ func TestBusOverTLSWithSecret(t *testing.T) {
 			assert.NotEqual(t, other.Myself().ID, n.ID)
 		}
 	}
-	assert.Len(t, other.Nodes(), 1)
+	assert.Equal(t, 1, knownNodes(other), "the outsider learned nobody")
+}
+
+// knownNodes counts the nodes b knows by their own ID: a node it met but
+// never heard from stays in handshake until node-timeout, which says
+// nothing about what it learned.
+func knownNodes(b *Bus) int {
+	n := 0
+	for _, nd := range b.Nodes() {
+		if nd.Flags&FlagHandshake == 0 {
+			n++
+		}
+	}
+	return n
 }
