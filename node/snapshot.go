@@ -100,6 +100,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 			}
 			fw.Entries(c.data)
 			keys += c.keys
+			sink.recycle(c.data)
 		}
 	}
 	delay := s.cfg.Int("rdb-key-save-delay")
@@ -137,6 +138,28 @@ type rdbSnapshotSink struct {
 	mu      sync.Mutex
 	chunks  []snapshotChunk
 	scratch []byte // one value's encoding (under mu)
+	// free holds written chunks' buffers for the next captures: a
+	// snapshot's chunks otherwise grow a new buffer per slot, garbage
+	// that made the collector run through the rewrite.
+	free [][]byte
+}
+
+// sinkKeepCap bounds the buffers kept for reuse, and sinkKeepCount how many.
+const (
+	sinkKeepCap   = 64 << 10
+	sinkKeepCount = 64
+)
+
+// recycle gives back a written chunk's buffer.
+func (k *rdbSnapshotSink) recycle(b []byte) {
+	if cap(b) > sinkKeepCap {
+		return
+	}
+	k.mu.Lock()
+	if len(k.free) < sinkKeepCount {
+		k.free = append(k.free, b[:0])
+	}
+	k.mu.Unlock()
 }
 
 type snapshotChunk struct {
@@ -149,6 +172,9 @@ func (k *rdbSnapshotSink) CaptureSlot(dbID int, db *store.DB, slot uint16) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	c := snapshotChunk{db: dbID}
+	if n := len(k.free); n > 0 {
+		c.data, k.free = k.free[n-1], k.free[:n-1]
+	}
 	// Logically expired keys are written too, as Redis's rdbSave does: a
 	// master's load drops them (rdb_last_load_keys_expired), a replica's
 	// keeps them until its master's DEL.

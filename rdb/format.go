@@ -134,12 +134,19 @@ func (en Encoder) str(dst, s []byte) []byte {
 		}
 	}
 	if en.Compress && len(s) > 20 {
-		if c := lzfCompress(s, len(s)-4); c != nil {
-			dst = append(dst, lenEnc<<6|encLZF)
-			dst = appendLen(dst, uint64(len(c)))
-			dst = appendLen(dst, uint64(len(s)))
-			return append(dst, c...)
+		// Compressed in place after room for the longest header, which
+		// then moves up against it.
+		start := len(dst)
+		var hdr [1 + 2*9]byte // encoding byte + two lengths of up to 9 bytes
+		out, ok := lzfCompress(append(dst, hdr[:]...), s, len(s)-4)
+		if ok {
+			c := out[start+len(hdr):]
+			h := appendLen(appendLen(append(hdr[:0], lenEnc<<6|encLZF), uint64(len(c))), uint64(len(s)))
+			copy(out[start:], h)
+			n := copy(out[start+len(h):], c)
+			return out[:start+len(h)+n]
 		}
+		dst = out[:start]
 	}
 	dst = appendLen(dst, uint64(len(s)))
 	return append(dst, s...)

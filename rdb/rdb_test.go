@@ -147,13 +147,17 @@ func TestLZFRoundTrip(t *testing.T) {
 	}
 	inputs = append(inputs, rnd)
 	for _, in := range inputs {
-		c := lzfCompress(in, len(in)-4)
-		if c == nil {
+		c, ok := lzfCompress([]byte("prefix"), in, len(in)-4)
+		if !ok {
 			if len(in) > 100 {
 				t.Fatalf("did not compress %d bytes", len(in))
 			}
 			continue
 		}
+		if string(c[:6]) != "prefix" {
+			t.Fatalf("lzfCompress did not append to its buffer: %q", c[:6])
+		}
+		c = c[6:]
 		out, err := lzfDecompress(c, len(in))
 		if err != nil || !bytes.Equal(out, in) {
 			t.Fatalf("round trip of %d bytes failed: %v", len(in), err)

@@ -16,6 +16,15 @@ cli() { local port=$1; shift; timeout 10 redis-cli -h 127.0.0.1 -p "$port" "$@";
 info_field() { cli "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'; }
 # cpu_ns PID prints the on-CPU nanoseconds of all the process's threads.
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+# children_cpu_ns PID prints the CPU nanoseconds of the process's children it has reaped
+# (cutime + cstime of /proc/PID/stat, in clock ticks): redis-server's fork children (BGSAVE,
+# BGREWRITEAOF) do there what shoal-server does on its own threads.
+children_cpu_ns() {
+  local tck
+  tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+  # The command name (field 2) may hold spaces: count the fields after its closing ")".
+  sed 's/.*) //' /proc/"$1"/stat 2>/dev/null | awk -v tck="$tck" '{printf "%.0f\n", ($14 + $15) * 1e9 / tck}'
+}
 
 # median: the median of the numbers on stdin (empty when none).
 median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
