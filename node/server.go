@@ -69,6 +69,7 @@ type Server struct {
 	clients   map[int64]*Client
 	listeners []net.Listener
 	unixLn    net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
+	bound     bool         // Bind opened the listeners
 	serving   bool         // the listeners' accept loops run (serveClients)
 	closing   bool
 
@@ -312,7 +313,7 @@ func (s *Server) Bind() error {
 		return err
 	}
 	s.mu.Lock()
-	s.listeners, s.unixLn = lns, unixLn
+	s.listeners, s.unixLn, s.bound = lns, unixLn, true
 	s.mu.Unlock()
 	return nil
 }
@@ -347,9 +348,9 @@ func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 // are bound.
 func (s *Server) Listen() error {
 	s.mu.Lock()
-	lns, unixLn := s.listeners, s.unixLn
+	lns, unixLn, bound := s.listeners, s.unixLn, s.bound
 	s.mu.Unlock()
-	if lns == nil {
+	if !bound { // bind "" binds no TCP address: Bind's unix socket alone
 		var err error
 		if lns, unixLn, err = s.openClientListeners(); err != nil {
 			return err
