@@ -145,12 +145,7 @@ func (s *Server) applyListenConfig() error {
 	old := s.listeners
 	s.listeners = lns
 	for _, ln := range lns {
-		gl := &guardListener{Listener: ln, srv: s}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveListener(gl)
-		}()
+		s.goServe(ln)
 	}
 	s.mu.Unlock()
 	for _, ln := range old {

@@ -398,13 +398,19 @@ func (s *Server) serveClients() {
 	}
 	s.serving = true
 	for _, ln := range lns {
-		gl := &guardListener{Listener: ln, srv: s}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveListener(gl)
-		}()
+		s.goServe(ln)
 	}
+}
+
+// goServe runs ln's accept loop (each accepted socket behind the request
+// guard) until the server stops.
+func (s *Server) goServe(ln net.Listener) {
+	gl := &guardListener{Listener: ln, srv: s}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.serveListener(gl)
+	}()
 }
 
 // listenUnix opens the unixsocket listener (nil when unixsocket is empty)
