@@ -29,7 +29,8 @@
 #                     unit/maxmemory unit/aofrw integration/aof integration/replication-2
 #                     integration/replication-3 integration/replication-4 integration/block-repl
 #                     unit/introspection unit/latency-monitor unit/networking unit/shutdown
-#                     unit/oom-score-adj unit/expire integration/rdb)
+#                     unit/oom-score-adj unit/expire integration/rdb unit/info unit/other
+#                     integration/failover)
 #   TCL_RESULTS_DIR   where per-unit logs, server logs and INFO commandstats are kept
 #                     (default: a fresh /tmp/shoal-tcl.XXXXXX, kept and printed at the end)
 #
@@ -65,7 +66,7 @@ if [[ $TCL_SKIPS == 1 && -f $ROOT/scripts/tcl-skips.txt ]]; then
   done <"$ROOT/scripts/tcl-skips.txt"
 fi
 TCL_MONITOR=${TCL_MONITOR:-0}
-TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl unit/introspection unit/latency-monitor unit/networking unit/shutdown unit/oom-score-adj unit/expire integration/rdb}
+TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl unit/introspection unit/latency-monitor unit/networking unit/shutdown unit/oom-score-adj unit/expire integration/rdb unit/info unit/other integration/failover}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 log() { printf '[tcl-suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
