@@ -25,7 +25,8 @@
 #                     not shown by MONITOR; see commandstats.txt for those)
 #   TCL_SPAWN_UNITS   units run in the suite's normal mode, where runtest starts the servers
 #                     itself (the server binary stands in for src/redis-server): units tagged
-#                     external:skip as a whole (default: unit/obuf-limits unit/client-eviction
+#                     external:skip as a whole, or whose external:skip tests matter (default:
+#                     unit/obuf-limits unit/client-eviction
 #                     unit/maxmemory unit/aofrw integration/aof integration/replication-2
 #                     integration/replication-3 integration/replication-4 integration/block-repl
 #                     unit/introspection unit/latency-monitor unit/networking unit/shutdown
