@@ -562,7 +562,8 @@ func TestAOFBgsaveDuringRewrite(t *testing.T) {
 
 // The client sockets are bound before the PID line and the load, as
 // redis-server does: Redis's test suite connects as soon as it sees the
-// PID, and was refused while shoal loaded its AOF.
+// PID, and was refused while shoal loaded its AOF. As redis-server, the
+// load serves them: PING (no loading flag) gets -LOADING until it ends.
 func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	s := StartServer(t, "--appendonly", "yes", "--save", "")
 	fillKeys(t, s, 200)
@@ -592,10 +593,17 @@ func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	_, err = conn.Write([]byte("PING\r\n"))
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
-	buf := make([]byte, 7)
+	const loading = "-LOADING Redis is loading the dataset in memory\r\n"
+	buf := make([]byte, len(loading))
 	_, err = io.ReadFull(conn, buf)
 	require.NoError(t, err)
-	require.Equal(t, "+PONG\r\n", string(buf), "answered once the load is over")
+	require.Equal(t, loading, string(buf), "answered during the load")
+	WaitFor(t, 30*time.Second, "the ready line", func() string {
+		if !strings.Contains(out.String(), readyLine) {
+			return "not yet"
+		}
+		return ""
+	})
 	require.Equal(t, "200", func() string { v, _ := Query(s.Addr, "DBSIZE"); return v }())
 }
 
