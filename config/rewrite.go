@@ -164,16 +164,21 @@ func (c *Config) Rewrite(path string) error {
 	if path == "" {
 		return errors.New("ERR The server is running without a config file")
 	}
-	c.setMu.Lock()
-	defer c.setMu.Unlock()
-	content, err := c.rewriteContent(path, false)
-	if err == nil {
-		err = overwriteFile(path, content)
-	}
-	if err != nil {
+	if err := c.rewriteFile(path, false); err != nil {
 		return errors.New("ERR Rewriting config file: " + strerror(err))
 	}
 	return nil
+}
+
+// rewriteFile rewrites the file at path (forceAll: every directive).
+func (c *Config) rewriteFile(path string, forceAll bool) error {
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	content, err := c.rewriteContent(path, forceAll)
+	if err != nil {
+		return err
+	}
+	return overwriteFile(path, content)
 }
 
 // RewriteAll is DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing
@@ -183,13 +188,7 @@ func (c *Config) RewriteAll(path string) error {
 	if path == "" {
 		return errors.New("The server is running without a config file")
 	}
-	c.setMu.Lock()
-	defer c.setMu.Unlock()
-	content, err := c.rewriteContent(path, true)
-	if err == nil {
-		err = overwriteFile(path, content)
-	}
-	if err != nil {
+	if err := c.rewriteFile(path, true); err != nil {
 		return errors.New(strerror(err))
 	}
 	return nil

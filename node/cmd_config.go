@@ -149,7 +149,9 @@ func (s *Server) applyListenConfig() error {
 	}
 	old := s.listeners
 	s.listeners = lns
-	s.acceptOn(lns)
+	for _, ln := range lns {
+		s.goServe(ln)
+	}
 	s.mu.Unlock()
 	for _, ln := range old {
 		if rl, ok := ln.(*retirableListener); ok {

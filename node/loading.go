@@ -126,11 +126,12 @@ func (s *Server) loadedKey(offset int64) {
 }
 
 // loadedAOFCommand records an AOF load's progress after a command that
-// ended at offset bytes, serves the waiting clients every 1024 commands
-// (loadSingleAppendOnlyFile's rule), and sleeps key-load-delay.
+// ended at offset bytes, serves the waiting clients after the first
+// command and every 1024 after it (loadSingleAppendOnlyFile serves them at
+// loops 0, 1024, ...), and sleeps key-load-delay.
 func (s *Server) loadedAOFCommand(offset int64) {
 	s.loading.loaded.Store(offset)
-	if s.loading.commands.Add(1)%1024 == 0 {
+	if s.loading.commands.Add(1)%1024 == 1 {
 		s.loading.serveClients()
 	}
 	if d := s.cfg.Int("key-load-delay"); d != 0 {

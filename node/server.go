@@ -71,9 +71,11 @@ type Server struct {
 	mu        sync.Mutex
 	clients   map[int64]*Client
 	listeners []net.Listener
-	// serving and startupLoading belong to the goroutine that calls
-	// LoadData then Listen: the accept loops run (from LoadData when Bind
-	// came first), and the loading state that ends when Listen is done.
+	// bound, serving and startupLoading belong to the goroutine that
+	// calls LoadData then Listen: Bind opened the listeners, their accept
+	// loops run (from LoadData when Bind came first), and the loading
+	// state that ends when Listen is done.
+	bound          bool
 	serving        bool
 	startupLoading func()
 	unixLn         net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
@@ -320,7 +322,7 @@ func (s *Server) Bind() error {
 		return err
 	}
 	s.mu.Lock()
-	s.listeners, s.unixLn = lns, unixLn
+	s.listeners, s.unixLn, s.bound = lns, unixLn, true
 	s.mu.Unlock()
 	return nil
 }
@@ -369,9 +371,9 @@ func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 // are bound.
 func (s *Server) Listen() error {
 	s.mu.Lock()
-	lns, unixLn := s.listeners, s.unixLn
+	lns, unixLn, bound := s.listeners, s.unixLn, s.bound
 	s.mu.Unlock()
-	if lns == nil {
+	if !bound { // bind "" binds no TCP address: Bind's unix socket alone
 		var err error
 		if lns, unixLn, err = s.openClientListeners(); err != nil {
 			return err
@@ -383,8 +385,8 @@ func (s *Server) Listen() error {
 	s.mu.Unlock()
 	if !s.serving {
 		s.serveListeners(lns, unixLn)
+		s.serveTLSListeners() // node/tls.go
 	}
-	s.serveTLSListeners() // node/tls.go
 	if s.cluster != nil {
 		if err := s.cluster.Start(); err != nil {
 			s.Shutdown()
@@ -415,18 +417,8 @@ func (s *Server) serveListeners(lns []net.Listener, unixLn net.Listener) {
 	if unixLn != nil {
 		lns = append(lns[:len(lns):len(lns)], unixLn)
 	}
-	s.acceptOn(lns)
-}
-
-// acceptOn starts an accept loop on each listener.
-func (s *Server) acceptOn(lns []net.Listener) {
 	for _, ln := range lns {
-		gl := &guardListener{Listener: ln, srv: s}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveListener(gl)
-		}()
+		s.goServe(ln)
 	}
 }
 
@@ -437,13 +429,25 @@ func (s *Server) acceptOn(lns []net.Listener) {
 // Without Bind it does nothing: Listen serves the listeners.
 func (s *Server) serveEarly() {
 	s.mu.Lock()
-	lns, unixLn := s.listeners, s.unixLn
+	lns, unixLn, bound := s.listeners, s.unixLn, s.bound
 	s.mu.Unlock()
-	if lns == nil || s.serving {
+	if !bound || s.serving {
 		return
 	}
 	s.startupLoading = s.startLoading(0)
 	s.serveListeners(lns, unixLn)
+	s.serveTLSListeners() // node/tls.go
+}
+
+// goServe runs ln's accept loop (each accepted socket behind the request
+// guard) until the server stops.
+func (s *Server) goServe(ln net.Listener) {
+	gl := &guardListener{Listener: ln, srv: s}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.serveListener(gl)
+	}()
 }
 
 // listenUnix opens the unixsocket listener (nil when unixsocket is empty)

@@ -95,3 +95,34 @@ func TestEmptyBindListensOnNoTCPAddress(t *testing.T) {
 		t.Fatalf("Listen with no address at all: %v", err)
 	}
 }
+
+// TestBindThenListenWithOnlyUnixSocket: shoal-server's order (Bind, then
+// LoadData, then Listen) with bind "" serves the unix socket Bind opened;
+// Listen used to open it a second time (no TCP listener looked unbound)
+// and leave the served one orphaned, so clients hung.
+func TestBindThenListenWithOnlyUnixSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shoal.sock")
+	cfg, err := config.Load([]string{"--port", "0", "--bind", "", "--save", "", "--dir", t.TempDir(), "--unixsocket", path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{LoadLater: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	for _, step := range []func() error{s.Bind, s.LoadData, s.Listen} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := net.DialTimeout("unix", path, testIOTimeout)
+	if err != nil {
+		t.Fatalf("dial unix: %v", err)
+	}
+	defer c.Close()
+	uc := &testConn{t: t, c: c, r: bufio.NewReader(c)}
+	if got := uc.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING over the unix socket = %q", got)
+	}
+}

@@ -27,10 +27,13 @@
 #                     not shown by MONITOR; see commandstats.txt for those)
 #   TCL_SPAWN_UNITS   units run in the suite's normal mode, where runtest starts the servers
 #                     itself (the server binary stands in for src/redis-server): units tagged
-#                     external:skip as a whole (default: unit/obuf-limits unit/client-eviction
+#                     external:skip as a whole, or whose external:skip tests matter (default:
+#                     unit/obuf-limits unit/client-eviction
 #                     unit/maxmemory unit/aofrw integration/aof integration/replication-2
 #                     integration/replication-3 integration/replication-4 integration/block-repl
-#                     unit/acl unit/acl-v2 unit/auth)
+#                     unit/introspection unit/latency-monitor unit/networking unit/shutdown
+#                     unit/oom-score-adj unit/expire integration/rdb unit/info unit/other
+#                     integration/failover unit/acl unit/acl-v2 unit/auth)
 #   TCL_RERUN_FAILED 1 (default): a unit with assertion failures only runs once more; if that run
 #                     passes, the unit is FLAKY (listed, not a failure). 0: no second run
 #   TCL_RESULTS_DIR   where per-unit logs, server logs and INFO commandstats are kept
@@ -69,7 +72,7 @@ if [[ $TCL_SKIPS == 1 && -f $ROOT/scripts/tcl-skips.txt ]]; then
 fi
 TCL_MONITOR=${TCL_MONITOR:-0}
 TCL_RERUN_FAILED=${TCL_RERUN_FAILED:-1}
-TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl unit/acl unit/acl-v2 unit/auth}
+TCL_SPAWN_UNITS=${TCL_SPAWN_UNITS:-unit/obuf-limits unit/client-eviction unit/maxmemory unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl unit/introspection unit/latency-monitor unit/networking unit/shutdown unit/oom-score-adj unit/expire integration/rdb unit/info unit/other integration/failover unit/acl unit/acl-v2 unit/auth}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 log() { printf '[tcl-suite %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
