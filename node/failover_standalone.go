@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/command"
-	"go.uber.org/zap"
 )
 
 // Standalone FAILOVER (Redis 7.0's coordinated failover, replication.c):
@@ -257,7 +256,7 @@ func (s *Server) abortFailoverLocked(reason string) {
 		s.repl.rep.ArmFailover(nil)
 		s.repl.unfollow()
 		s.cfg.RecordReplicaOf("", 0)
-		s.log.Info("MASTER MODE enabled (failover aborted)", zap.String("reason", reason))
+		s.log.Info("MASTER MODE enabled (failover aborted)") // the reason is on the line above: Redis logs it once
 	}
 	s.clearFailoverLocked()
 }
