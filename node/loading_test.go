@@ -118,3 +118,17 @@ func TestStartupLoadServesClients(t *testing.T) {
 	require.Equal(t, "$100\r\n"+val+"\r\n", c.do("GET", "k1"))
 	require.Equal(t, ":200\r\n", c.do("DBSIZE"))
 }
+
+// key-load-delay is owed key by key and slept a millisecond or more at a
+// time: 50 µs a key sleeps once every 20 keys, 30 ms every key.
+func TestKeyLoadDelayIsSleptInSteps(t *testing.T) {
+	var l loadingState
+	for i := 1; i < 20; i++ {
+		require.Zero(t, l.keyLoadDelay(50), "key %d", i)
+	}
+	require.Equal(t, time.Millisecond, l.keyLoadDelay(50))
+	require.Zero(t, l.keyLoadDelay(50))
+	var big loadingState
+	require.Equal(t, 30*time.Millisecond, big.keyLoadDelay(30000))
+	require.Equal(t, 30*time.Millisecond, big.keyLoadDelay(30000))
+}
