@@ -360,7 +360,10 @@ func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 		s.closeTLSListeners()
 		return nil, nil, err
 	}
-	if len(lns) == 0 && unixLn == nil {
+	s.tls.mu.Lock()
+	tlsListening := len(s.tls.listeners) > 0
+	s.tls.mu.Unlock()
+	if len(lns) == 0 && unixLn == nil && !tlsListening {
 		return nil, nil, errors.New("Configured to not listen anywhere, exiting.")
 	}
 	return lns, unixLn, nil
