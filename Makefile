@@ -30,7 +30,7 @@ GO        ?= go
 PORT      ?= 7379
 DIR       ?= /tmp/shoal-$(PORT)
 FUZZTIME  ?= 30s
-TCL_UNITS ?= unit/keyspace unit/dump unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command unit/querybuf unit/slowlog unit/introspection-2 unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/bitops unit/bitfield unit/hyperloglog unit/geo unit/sort unit/type/stream unit/type/stream-cgroups unit/multi unit/scripting unit/functions unit/pubsub unit/pubsubshard unit/obuf-limits unit/client-eviction unit/maxmemory unit/tracking unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl
+TCL_UNITS ?= unit/keyspace unit/dump unit/type/string unit/type/incr unit/expire unit/protocol unit/info-command unit/querybuf unit/slowlog unit/introspection-2 unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/bitops unit/bitfield unit/hyperloglog unit/geo unit/sort unit/type/stream unit/type/stream-cgroups unit/multi unit/scripting unit/functions unit/pubsub unit/pubsubshard unit/obuf-limits unit/client-eviction unit/maxmemory unit/tracking unit/aofrw integration/aof integration/replication-2 integration/replication-3 integration/replication-4 integration/block-repl unit/introspection unit/latency-monitor unit/networking unit/shutdown unit/oom-score-adj integration/rdb unit/info unit/other integration/failover unit/acl unit/acl-v2 unit/auth
 # make test-short's tcl units: quick ones (a second or two each)
 TEST_SHORT_UNITS ?= unit/type/incr unit/keyspace unit/protocol
 # go test's limit per package binary: ./node and ./integration run for many minutes when the two
@@ -110,7 +110,7 @@ fuzz:
 tcl: $(SERVER_DEP)
 	scripts/tcl-suite.sh $(TCL_UNITS)
 
-# src/redis-server is a wrapper that appends --appendonly no (scripts/tcl-cluster.sh says why).
+# the suite spawns up to 20 instances per file from src/redis-server (a wrapper that execs shoal-server).
 tcl-cluster: $(SERVER_DEP)
 	scripts/tcl-cluster.sh $(CLUSTER_TESTS)
 

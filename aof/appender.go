@@ -2,6 +2,7 @@ package aof
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,8 @@ type Appender struct {
 // first command written is preceded by a SELECT.
 func NewAppender(f *os.File, size int64) *Appender {
 	a := &Appender{f: f, selDB: -1}
+	a.writes.progress = a.appended.Load
+	a.syncs.progress = a.appended.Load
 	a.fileSize.Store(size)
 	a.lastFsync.Store(time.Now().Unix())
 	return a
@@ -181,9 +184,38 @@ func (a *Appender) syncAll() error {
 // waits for the running one and looks again. Waiters sleep on the round's
 // channel, so its end wakes them all at once rather than one by one
 // through a mutex.
+//
+// A round's leader first lets the other runnable clients run (collect)
+// until they stop appending, so one write (and fsync) covers them all, as
+// Redis's one write and fsync per event-loop iteration covers every client
+// it served in it. Without it the first client back from a round started
+// the next one with its own batch alone: under appendfsync always 4,487
+// fsyncs for 300k pipelined SETs (Redis: 571) and under everysec one
+// write per batch.
 type group struct {
 	mu      sync.Mutex
 	running *round
+	// progress is the appended offset: collect yields while it grows.
+	progress func() int64
+}
+
+// collectYields bounds the leader's yields: each lets every client that
+// was runnable run its batch.
+const collectYields = 8
+
+// collect yields the processor until a yield sees no new append (or
+// collectYields times): the clients that were runnable have appended and
+// wait for this round.
+func (g *group) collect() {
+	last := g.progress()
+	for range collectYields {
+		runtime.Gosched()
+		n := g.progress()
+		if n == last {
+			return
+		}
+		last = n
+	}
 }
 
 type round struct {
@@ -209,6 +241,7 @@ func (g *group) wait(covered func() bool, work func() error) error {
 		r := &round{done: make(chan struct{})}
 		g.running = r
 		g.mu.Unlock()
+		g.collect()
 		r.err = work()
 		g.mu.Lock()
 		g.running = nil

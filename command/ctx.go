@@ -79,6 +79,10 @@ type Session interface {
 	IsMasterLink() bool
 	// InScript: the command runs inside EVAL/FCALL.
 	InScript() bool
+	// FullKeyAccess reports whether the client's ACL user may run the
+	// command args with read access to every key (SORT's BY and GET
+	// patterns read keys the key extractor cannot see).
+	FullKeyAccess(args [][]byte) bool
 	// MayBlock: the command may block (not in MULTI/EXEC or a script).
 	MayBlock() bool
 	// CommandFullName is the command's name as Redis reports it in errors

@@ -18,9 +18,76 @@ func Keys(spec *Spec, args [][]byte, dst []int) ([]int, error) {
 		pos, err := spec.GetKeys(args)
 		return append(dst, pos...), err
 	}
-	argc := len(args)
+	kc := keyCollector{pos: dst}
+	err := kc.walk(spec.KeySpecs, args, spec.Arity)
+	return kc.pos, err
+}
+
+// KeyRef is a key's position in a command's arguments and the flags of the
+// key spec that found it.
+type KeyRef struct {
+	Pos   int
+	Flags KeySpecFlag
+}
+
+// KeyRefs is Keys with each key's flags, as Redis's
+// getKeysFromCommandWithSpecs gives them to the ACL checks: one entry per
+// key a spec finds, with that spec's flags. For a command with a key
+// procedure (GetKeys), a position takes the flags of the first spec that
+// finds it alone, else GetKeyFlags's, else the first spec's. The flags of
+// variable_flags specs are the caller's to refine.
+func KeyRefs(spec *Spec, args [][]byte, dst []KeyRef) ([]KeyRef, error) {
+	if spec.GetKeys == nil {
+		kc := keyCollector{refs: dst, withFlags: true}
+		if err := kc.walk(spec.KeySpecs, args, spec.Arity); err != nil {
+			return dst[:0], err
+		}
+		return kc.refs, nil
+	}
+	pos, err := spec.GetKeys(args)
+	for _, p := range pos {
+		dst = append(dst, KeyRef{Pos: p, Flags: procKeyFlags(spec, args, p)})
+	}
+	return dst, err
+}
+
+// procKeyFlags attributes a position a key procedure found to a key spec.
+func procKeyFlags(spec *Spec, args [][]byte, p int) KeySpecFlag {
+	var buf [8]int
 	for i := range spec.KeySpecs {
-		ks := &spec.KeySpecs[i]
+		kc := keyCollector{pos: buf[:0]}
+		if kc.walk(spec.KeySpecs[i:i+1], args, spec.Arity) != nil {
+			continue
+		}
+		for _, q := range kc.pos {
+			if q == p {
+				return spec.KeySpecs[i].Flags
+			}
+		}
+	}
+	if spec.GetKeyFlags != nil {
+		return spec.GetKeyFlags(args, p)
+	}
+	if len(spec.KeySpecs) > 0 {
+		return spec.KeySpecs[0].Flags
+	}
+	return 0
+}
+
+// keyCollector gathers what the key-spec walk finds: positions, or
+// positions with their spec's flags.
+type keyCollector struct {
+	pos       []int
+	refs      []KeyRef
+	withFlags bool
+}
+
+// walk runs the key specs over args (arity is the command's, for the
+// variable-arity rule below).
+func (kc *keyCollector) walk(specs []KeySpec, args [][]byte, arity int) error {
+	argc := len(args)
+	for i := range specs {
+		ks := &specs[i]
 		if ks.Flags&KeyNotKey != 0 {
 			continue
 		}
@@ -54,11 +121,11 @@ func Keys(spec *Spec, args [][]byte, dst []int) ([]int, error) {
 		case FindKeynum:
 			idx := first + ks.KeynumIdx
 			if idx >= argc {
-				return dst, ErrKeySpec
+				return ErrKeySpec
 			}
 			n, ok := ParseInt64(args[idx])
 			if !ok || n < 0 || n > int64(argc) {
-				return dst, ErrKeySpec
+				return ErrKeySpec
 			}
 			first += ks.FirstKey
 			last = first + int(n) - 1
@@ -69,20 +136,29 @@ func Keys(spec *Spec, args [][]byte, dst []int) ([]int, error) {
 		if step <= 0 {
 			step = 1
 		}
+		if kc.withFlags && (last >= argc || last < first || first >= argc) {
+			// Redis's getKeysUsingKeySpecs calls this an invalid spec
+			// and finds no keys (the command reports the syntax error).
+			return ErrKeySpec
+		}
 		for p := first; p <= last; p += step {
 			if p >= argc || p < first {
 				// Commands of variable arity have no dispatch-time check
 				// that the declared positions exist; the command itself
 				// reports the error (Redis does the same).
-				if spec.Arity < 0 {
+				if arity < 0 {
 					break
 				}
-				return dst, ErrKeySpec
+				return ErrKeySpec
 			}
-			dst = append(dst, p)
+			if kc.withFlags {
+				kc.refs = append(kc.refs, KeyRef{Pos: p, Flags: ks.Flags})
+			} else {
+				kc.pos = append(kc.pos, p)
+			}
 		}
 	}
-	return dst, nil
+	return nil
 }
 
 // findKeyword returns the position after the keyword, searching from

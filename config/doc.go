@@ -5,7 +5,7 @@
 // of the server command line, and the logic of CONFIG GET, CONFIG SET,
 // CONFIG RESETSTAT and CONFIG REWRITE, with Redis's exact error texts.
 // A value that needs a feature shoal has not built (appendonly yes,
-// maxmemory > 0, tls-port > 0, user, loadmodule, ...) is refused, at
+// maxmemory > 0, user, loadmodule, ...) is refused, at
 // start-up on the final configuration and by CONFIG SET; the one table of
 // those directives is config/unbuilt.go (docs/CONFIG.md shows it).
 //
@@ -40,10 +40,12 @@
 //   - There is no sentinel mode: a lone "sentinel" line (or --sentinel) is
 //     ignored, "sentinel <anything>" fails with "sentinel directive while not
 //     in sentinel mode".
-//   - user, rename-command, loadmodule and module configs ("mod.name value")
-//     are parsed (and validated when LoadOptions.ValidateUser /
-//     CommandExists are given) but refused after the whole configuration is
-//     read, until their features exist (config/unbuilt.go).
+//   - "user" lines are kept for the server (validated when
+//     LoadOptions.ValidateUser is given); rename-command lines are kept in
+//     order (RenamedCommands, validated when LoadOptions.CommandExists is
+//     given); the server applies both. loadmodule and module configs
+//     ("mod.name value") are parsed but refused after the whole
+//     configuration is read (config/unbuilt.go).
 //   - Runtime side effects that Redis performs in its "apply" functions
 //     (re-binding, resizing the backlog, setting the OOM score, TLS
 //     reconfiguration, ...) are the server's hooks (OnChange); their

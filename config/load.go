@@ -51,13 +51,13 @@ type LoadOptions struct {
 	Stdin io.Reader
 	// CommandExists, when set, validates rename-command like Redis does
 	// ("No such command in rename-command", "Target command name already
-	// exists"). When nil, every rename-command parses. Either way Load
-	// then refuses rename-command until the feature exists (unbuilt.go).
+	// exists"). When nil, every rename-command parses (the server applies
+	// them to its command table: Config.RenamedCommands).
 	CommandExists func(name string) bool
 	// ValidateUser, when set, validates the arguments of a "user" directive
 	// (user name followed by ACL rules). On error, Load fails with Redis's
-	// "Error in user declaration '<badArg>': <err>". Either way Load then
-	// refuses "user" until ACL users exist (unbuilt.go).
+	// "Error in user declaration '<badArg>': <err>" (shoal-server passes
+	// package acl's validator: duplicate users, malformed rules).
 	ValidateUser func(args []string) (badArg string, err error)
 
 	acceptUnbuilt bool // see Config.acceptUnbuilt
@@ -341,7 +341,6 @@ func (ld *loader) loadFromString(config string) error {
 				return fail(i, line, msg)
 			}
 			c.renames = append(c.renames, [2]string{argv[1], argv[2]})
-			refuseLine(lineRenameCommand)
 		case argv[0] == "user" && argc >= 2:
 			if ld.opts.ValidateUser != nil {
 				if bad, err := ld.opts.ValidateUser(append([]string{}, argv[1:]...)); err != nil {
@@ -349,7 +348,6 @@ func (ld *loader) loadFromString(config string) error {
 				}
 			}
 			c.users = append(c.users, append([]string{}, argv[1:]...))
-			refuseLine(lineUser)
 		case argv[0] == "loadmodule" && argc >= 2:
 			c.modules = append(c.modules, append([]string{}, argv[1:]...))
 			refuseLine(lineLoadModule)

@@ -19,6 +19,9 @@ type rewriteState struct {
 	optionToLine   map[string][]int // lower-case option -> line indexes still reusable
 	rewritten      map[string]bool  // options processed by the rewrite
 	needsSignature bool
+	// forceAll writes every directive, defaults included (DEBUG
+	// CONFIG-REWRITE-FORCE-ALL, Redis's force_write).
+	forceAll bool
 }
 
 func newRewriteState() *rewriteState {
@@ -34,7 +37,7 @@ func (st *rewriteState) rewriteLine(option, line string, force bool) {
 	key := strings.ToLower(option)
 	st.markProcessed(key)
 	l := st.optionToLine[key]
-	if len(l) == 0 && !force {
+	if len(l) == 0 && !force && !st.forceAll {
 		return
 	}
 	if len(l) > 0 {
@@ -161,23 +164,42 @@ func (c *Config) Rewrite(path string) error {
 	if path == "" {
 		return errors.New("ERR The server is running without a config file")
 	}
-	c.setMu.Lock()
-	defer c.setMu.Unlock()
-	content, err := c.rewriteContent(path)
-	if err == nil {
-		err = overwriteFile(path, content)
-	}
-	if err != nil {
+	if err := c.rewriteFile(path, false); err != nil {
 		return errors.New("ERR Rewriting config file: " + strerror(err))
 	}
 	return nil
 }
 
-func (c *Config) rewriteContent(path string) (string, error) {
+// rewriteFile rewrites the file at path (forceAll: every directive).
+func (c *Config) rewriteFile(path string, forceAll bool) error {
+	c.setMu.Lock()
+	defer c.setMu.Unlock()
+	content, err := c.rewriteContent(path, forceAll)
+	if err != nil {
+		return err
+	}
+	return overwriteFile(path, content)
+}
+
+// RewriteAll is DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing
+// every directive, those at their defaults included. The error is the
+// reason alone (strerror's text), for the caller's message.
+func (c *Config) RewriteAll(path string) error {
+	if path == "" {
+		return errors.New("The server is running without a config file")
+	}
+	if err := c.rewriteFile(path, true); err != nil {
+		return errors.New(strerror(err))
+	}
+	return nil
+}
+
+func (c *Config) rewriteContent(path string, forceAll bool) (string, error) {
 	st, err := c.readOldFile(path)
 	if err != nil {
 		return "", err
 	}
+	st.forceAll = forceAll
 	for _, d := range c.dirs {
 		c.rewriteDirective(d, st)
 	}

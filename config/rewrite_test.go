@@ -166,3 +166,26 @@ func TestRewriteSpecialCases(t *testing.T) {
 	require.NoError(t, c.Rewrite(p))
 	assert.NotContains(t, readString(t, p), "bind")
 }
+
+// TestRewriteAll: DEBUG CONFIG-REWRITE-FORCE-ALL writes the directives at
+// their defaults too (NULL strings and the default bind stay out, as in
+// Redis), and the file loads back to the same values.
+func TestRewriteAll(t *testing.T) {
+	dir := t.TempDir()
+	c, err := loadParsing([]string{"--dir", dir, "--maxmemory", "10mb"})
+	require.NoError(t, err)
+	assert.EqualError(t, c.RewriteAll(""), "The server is running without a config file")
+	p := filepath.Join(dir, "all.conf")
+	require.NoError(t, os.WriteFile(p, []byte("maxmemory 5mb\n"), 0o644))
+	require.NoError(t, c.RewriteAll(p))
+	content := readString(t, p)
+	for _, line := range []string{"maxmemory 10mb\n", "hz 10\n", "appendonly no\n", "maxclients 10000\n", "timeout 0\n"} {
+		assert.Contains(t, content, line)
+	}
+	assert.NotContains(t, content, "\nbind ")
+	again, err := loadParsing([]string{p})
+	require.NoError(t, err)
+	for _, name := range []string{"maxmemory", "hz", "save", "dir", "client-output-buffer-limit", "oom-score-adj-values"} {
+		assert.Equal(t, c.Get(name), again.Get(name), name)
+	}
+}

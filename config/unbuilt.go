@@ -20,10 +20,8 @@ import (
 // Keywords of configuration lines that are not directives of the table but
 // are refused whenever they appear.
 const (
-	lineUser          = "user"
-	lineRenameCommand = "rename-command"
-	lineLoadModule    = "loadmodule"
-	lineModuleConfig  = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
+	lineLoadModule   = "loadmodule"
+	lineModuleConfig = "<module>.<name>" // a module configuration, e.g. "mymodule.opt 1"
 )
 
 // refusedRow is a directive whose values named by when need a feature
@@ -60,10 +58,7 @@ func oneOf(vals ...string) func(string) bool {
 
 // Features, shared by several rows.
 const (
-	featTLS        = "TLS"
-	featACL        = "The ACL user system"
-	featRename     = "Renaming commands"
-	featSourceAddr = "Binding outgoing connections to an address (bind-source-addr)"
+	featKeyPass    = "Loading an encrypted TLS private key"
 	featModules    = "Loading Redis modules"
 	featSyslog     = "Logging to syslog"
 	featCPUList    = "Pinning threads to CPUs"
@@ -74,15 +69,14 @@ const (
 	featNoChecksum = "Writing RDB files without checksum"
 )
 
+// keyPassNever says why tls-key-file-pass cannot be honoured.
+const keyPassNever = "Go's crypto/tls reads unencrypted keys only (its PEM decryption is deprecated as insecure); " +
+	"decrypt the key file (openssl pkey -in key.pem -out plain.pem) and protect it by its file mode"
+
 // refusedRows is the table of refused values, in the documentation's order.
 var refusedRows = []refusedRow{
-	{name: "tls-port", when: "> 0", needs: nonZero, feature: featTLS, issue: 20},
-	{name: "tls-replication", when: "yes", needs: isYes, feature: featTLS, issue: 20},
-	{name: "tls-cluster", when: "yes", needs: isYes, feature: featTLS, issue: 20},
-	{name: "aclfile", when: "not empty", needs: nonEmpty, feature: featACL, issue: 20},
-	{name: lineUser, when: "any line", feature: featACL, issue: 20},
-	{name: lineRenameCommand, when: "any line", feature: featRename, issue: 24},
-	{name: "bind-source-addr", when: "not empty", needs: nonEmpty, feature: featSourceAddr, issue: 24},
+	{name: "tls-key-file-pass", when: "not empty", needs: nonEmpty, feature: featKeyPass, never: keyPassNever},
+	{name: "tls-client-key-file-pass", when: "not empty", needs: nonEmpty, feature: featKeyPass, never: keyPassNever},
 	{name: lineLoadModule, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: lineModuleConfig, when: "any line", feature: featModules, never: "a Go server cannot load C modules"},
 	{name: "syslog-enabled", when: "yes", needs: isYes, feature: featSyslog},
@@ -109,16 +103,12 @@ type acceptedRow struct {
 }
 
 var acceptedRows = []acceptedRow{
-	{names: []string{"tls-session-cache-size", "tls-session-cache-timeout", "tls-auth-clients",
-		"tls-prefer-server-ciphers", "tls-session-caching", "tls-cert-file", "tls-key-file",
-		"tls-key-file-pass", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass",
-		"tls-dh-params-file", "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers",
-		"tls-ciphersuites", "cluster-announce-tls-port"},
-		why: "inert while tls-port is 0 and tls-replication, tls-cluster are no (refused otherwise): Redis only reads them when TLS is on"},
-	{names: []string{"acl-pubsub-default", "acllog-max-len"},
-		why: "inert without ACL users and ACL LOG (the default user has all channels, as in Redis)"},
-	{names: []string{"tracking-table-max-keys"},
-		why: "inert: CLIENT TRACKING does not exist yet (issue 19), so the table is always empty"},
+	{names: []string{"tls-session-cache-size"},
+		why: "inert: Go's crypto/tls resumes sessions with stateless tickets (tls-session-caching, tls-session-cache-timeout apply to them), so there is no server-side cache to size"},
+	{names: []string{"tls-prefer-server-ciphers"}, differs: true,
+		why: "inert: Go's crypto/tls always chooses the suite itself (the server's order, AES-GCM first where the CPU has AES instructions), as with yes; no does not follow the client's order"},
+	{names: []string{"tls-dh-params-file"}, differs: true,
+		why: "checked as Redis checks it (a readable PEM file of DH parameters) and then unused: Go's crypto/tls has no DHE suites (ECDHE only)"},
 	{names: []string{"syslog-ident", "syslog-facility"}, why: "inert while syslog-enabled is no, as in Redis"},
 	{names: []string{"oom-score-adj-values"}, why: "inert while oom-score-adj is no, as in Redis"},
 	{names: []string{"activedefrag"},
@@ -133,7 +123,7 @@ var acceptedRows = []acceptedRow{
 	{names: []string{"io-threads-do-reads"},
 		why: "every connection reads and writes on its own goroutine; io-threads sets how many cores serve them"},
 	{names: []string{"repl-diskless-load", "rdb-del-sync-files"},
-		why: "a replica reads the whole RDB transfer into memory, then flushes and loads it (the old data is served until then); neither side writes the transfer to dbfilename, so there is no sync file to delete"},
+		why: "a replica reads the whole RDB transfer into memory, then flushes and loads it: the old data is served until then and kept if the transfer fails, at every value (swapdb's promise); with swapdb INFO says async_loading:1 while the transfer arrives, as Redis does while it loads into its temporary database; neither side writes the transfer to dbfilename, so there is no sync file to delete"},
 	{names: []string{"activerehashing"},
 		why: "inert: slot tables resize at once, there is no incremental rehashing to do"},
 	{names: []string{"rdb-save-incremental-fsync"},
@@ -149,8 +139,10 @@ var acceptedRows = []acceptedRow{
 		why: "list nodes are never LZF-compressed (memory use only; the list's contents and replies are the same)"},
 	{names: []string{"tcp-backlog"}, differs: true,
 		why: "Go's listener uses the kernel's somaxconn as backlog"},
+	{names: []string{"bind-source-addr"}, differs: true,
+		why: "the replication link and the cluster bus's TCP connections leave from it (best effort, as Redis); the bus's UDP probes leave from the bus's own socket"},
 	{names: []string{"latency-tracking", "latency-tracking-info-percentiles"}, differs: true,
-		why: "INFO latencystats is empty, as with latency-tracking no (issue 24)"},
+		why: "INFO latencystats and LATENCY HISTOGRAM read power-of-two µs buckets, not Redis's 2-significant-digit histogram: a percentile is its bucket's upper bound"},
 }
 
 // refusedByName indexes refusedRows by name (built once: the table is
@@ -186,7 +178,7 @@ func unbuiltReason(name, v string) string {
 }
 
 // lineReason returns the error text for a configuration line keyword that
-// is refused whenever present (user, rename-command, loadmodule, module
+// is refused whenever present (loadmodule, module
 // configurations).
 func lineReason(keyword string) string { return refusedByName[keyword].reason() }
 

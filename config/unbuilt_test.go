@@ -14,25 +14,20 @@ import (
 // of a line keyword) that needs the missing feature. Every row must have
 // one: TestUnbuiltEveryRowHasAnExample.
 var refusedExamples = map[string][]string{
-	"tls-port":             {"6380"},
-	"tls-replication":      {"yes"},
-	"tls-cluster":          {"yes"},
-	"aclfile":              {"users.acl"},
-	lineUser:               {"alice", "on", ">pw", "+@all"},
-	lineRenameCommand:      {"flushall", ""},
-	"bind-source-addr":     {"127.0.0.1"},
-	lineLoadModule:         {"/usr/lib/redis/modules/redisbloom.so"},
-	lineModuleConfig:       {"1"},
-	"syslog-enabled":       {"yes"},
-	"server_cpulist":       {"0-1"},
-	"bio_cpulist":          {"0"},
-	"aof_rewrite_cpulist":  {"1"},
-	"bgsave_cpulist":       {"1"},
-	"socket-mark-id":       {"7"},
-	"watchdog-period":      {"100"},
-	"supervised":           {"systemd"},
-	"active-expire-effort": {"5"},
-	"rdbchecksum":          {"no"},
+	"tls-key-file-pass":        {"secret"},
+	"tls-client-key-file-pass": {"secret"},
+	lineLoadModule:             {"/usr/lib/redis/modules/redisbloom.so"},
+	lineModuleConfig:           {"1"},
+	"syslog-enabled":           {"yes"},
+	"server_cpulist":           {"0-1"},
+	"bio_cpulist":              {"0"},
+	"aof_rewrite_cpulist":      {"1"},
+	"bgsave_cpulist":           {"1"},
+	"socket-mark-id":           {"7"},
+	"watchdog-period":          {"100"},
+	"supervised":               {"systemd"},
+	"active-expire-effort":     {"5"},
+	"rdbchecksum":              {"no"},
 }
 
 // lineName is how a row's example is written as a configuration line.
@@ -55,7 +50,7 @@ func TestUnbuiltRowsNameKnownDirectivesOnce(t *testing.T) {
 	for _, r := range refusedRows {
 		note(r.name, "refusedRows")
 		switch r.name {
-		case lineUser, lineRenameCommand, lineLoadModule, lineModuleConfig:
+		case lineLoadModule, lineModuleConfig:
 			assert.Nil(t, r.needs, r.name)
 			continue
 		}
@@ -130,8 +125,8 @@ func TestUnbuiltStartupErrorText(t *testing.T) {
 // line in reading order is the one reported.
 func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "aof.conf", "syslog-enabled yes\ntls-port 6390\nport 7001\n")
-	c, err := Load([]string{p, "--syslog-enabled", "no", "--tls-port", "0"})
+	p := writeFile(t, dir, "aof.conf", "syslog-enabled yes\nwatchdog-period 6390\nport 7001\n")
+	c, err := Load([]string{p, "--syslog-enabled", "no", "--watchdog-period", "0"})
 	require.NoError(t, err)
 	assert.False(t, c.Bool("syslog-enabled"))
 	assert.EqualValues(t, 7001, c.Int("port"))
@@ -139,10 +134,10 @@ func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	_, err = Load([]string{p, "--syslog-enabled", "no"})
 	var le *LoadError
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, &LoadError{Line: 2, Text: "tls-port 6390", Reason: refusedByName["tls-port"].reason()}, le)
+	assert.Equal(t, &LoadError{Line: 2, Text: "watchdog-period 6390", Reason: refusedByName["watchdog-period"].reason()}, le)
 
 	// The line that set the final value is reported, not an earlier one.
-	_, err = Load([]string{p, "--tls-port", "0", "--syslog-enabled", "yes"})
+	_, err = Load([]string{p, "--watchdog-period", "0", "--syslog-enabled", "yes"})
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, &LoadError{Line: 6, Text: `syslog-enabled "yes"`, Reason: refusedByName["syslog-enabled"].reason()}, le)
 	_, err = Load([]string{"--syslog-enabled", "no", "--hz", "10", "--syslog-enabled", "yes"})
@@ -151,10 +146,10 @@ func TestUnbuiltCheckedOnFinalConfig(t *testing.T) {
 	assert.Equal(t, `syslog-enabled "yes"`, le.Text)
 
 	// An included file numbers its own lines.
-	inc := writeFile(t, dir, "inc.conf", "hz 10\ntls-port 6380\n")
+	inc := writeFile(t, dir, "inc.conf", "hz 10\nwatchdog-period 6380\n")
 	_, err = Load([]string{"--include", inc})
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, &LoadError{Line: 2, Text: "tls-port 6380", Reason: refusedByName["tls-port"].reason()}, le)
+	assert.Equal(t, &LoadError{Line: 2, Text: "watchdog-period 6380", Reason: refusedByName["watchdog-period"].reason()}, le)
 
 	// "Off" values of every refused directive load.
 	c, err = Load([]string{"--syslog-enabled", "no", "--maxmemory", "0", "--tls-port", "0", "--unixsocket", "",
@@ -187,8 +182,8 @@ func TestUnbuiltRefusedByConfigSet(t *testing.T) {
 	}
 	// Aliases are refused under the name the client used.
 	c := New()
-	assert.EqualError(t, c.Set("hz", "10", "tls-port", "6390"),
-		"ERR CONFIG SET failed (possibly related to argument 'tls-port') - "+refusedByName["tls-port"].reason())
+	assert.EqualError(t, c.Set("hz", "10", "watchdog-period", "6390"),
+		"ERR CONFIG SET failed (possibly related to argument 'watchdog-period') - "+refusedByName["watchdog-period"].reason())
 	// Off values are accepted.
 	require.NoError(t, c.Set("hz", "10", "maxmemory", "0", "notify-keyspace-events", "",
 		"maxmemory-policy", "volatile-lru", "tls-replication", "no"))
@@ -201,11 +196,11 @@ func TestUnbuiltNeverRewritten(t *testing.T) {
 	c, err := Load([]string{p})
 	require.NoError(t, err)
 	require.Error(t, c.Set("syslog-enabled", "yes"))
-	require.Error(t, c.Set("tls-port", "6390"))
+	require.Error(t, c.Set("watchdog-period", "6390"))
 	require.NoError(t, c.Rewrite(p))
 	text := readString(t, p)
 	assert.NotContains(t, text, "syslog-enabled yes")
-	assert.NotContains(t, text, "tls-port")
+	assert.NotContains(t, text, "watchdog-period 6390")
 	_, err = Load([]string{p})
 	require.NoError(t, err, "the rewritten file loads")
 }

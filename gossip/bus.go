@@ -58,6 +58,15 @@ type Config struct {
 	// again (default 10 s; memberlist reaps dead peers and never re-joins
 	// them by itself).
 	RejoinInterval time.Duration
+	// SourceAddr returns bind-source-addr ("" = none, or nil): the local
+	// address the bus's outgoing TCP connections are made from.
+	SourceAddr func() string
+	// TLS, when set, carries the whole bus over TLS (tls-cluster yes;
+	// gossip/tlstransport.go). Ignored with a caller-provided Transport.
+	TLS *BusTLS
+	// PPort is the plaintext client port announced beside Port in a TLS
+	// cluster (Redis's pport; 0 = none).
+	PPort int
 	// Secrets are cluster-bus-secret's secrets (none: the bus is not
 	// encrypted): the first encrypts, all decrypt (gossip/secret.go).
 	Secrets []string
@@ -231,6 +240,7 @@ func New(cfg Config) (*Bus, error) {
 	} else {
 		st.SetAnnounced(cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
 	}
+	st.SetPlaintextPort(cfg.PPort)
 	b.st = st
 	b.mu.Lock()
 	rd := st.Ready()
@@ -908,6 +918,17 @@ func (b *Bus) restartMemberlist() *memberlist.Memberlist {
 // busTransport on the bus port.
 func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, error) {
 	inner := b.cfg.Transport
+	if inner == nil && b.cfg.TLS != nil {
+		tt, err := newTLSTransport(mc.BindAddr, mc.BindPort, *b.cfg.TLS, b.log)
+		if err != nil {
+			return nil, err
+		}
+		if mc.BindPort == 0 {
+			mc.BindPort = tt.port()
+			mc.AdvertisePort = mc.BindPort
+		}
+		inner = tt
+	}
 	if inner == nil {
 		nt, err := newBusTransport(mc.BindAddr, mc.BindPort, mc.Logger) // gossip/transport.go
 		if err != nil {
@@ -926,6 +947,9 @@ func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, e
 		return mc.Keyring.GetKeys(), mc.GossipVerifyIncoming
 	}
 	gt := newGuardTransport(inner, b.guard, enc, streamTimeout{created: mc.TCPTimeout, current: &b.streamTimeout})
+	if b.cfg.Transport == nil {
+		gt.source = b.cfg.SourceAddr
+	}
 	mc.Transport = gt
 	ml, err := memberlist.Create(mc)
 	if err != nil {

@@ -53,10 +53,15 @@ func (b *Bus) Epochs() (current, lastVote uint64) {
 }
 
 // NodesText is the CLUSTER NODES body (byte-exact, "\n"-terminated lines).
-func (b *Bus) NodesText() string {
+func (b *Bus) NodesText() string { return b.NodesTextFor(false) }
+
+// NodesTextFor is NodesText with each node's plaintext port instead of its
+// TLS port when plain (a plaintext client of a TLS cluster) and the node
+// announced one.
+func (b *Bus) NodesTextFor(plain bool) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.st.NodesText()
+	return b.st.NodesTextFor(plain)
 }
 
 // InfoText is the CLUSTER INFO body ("\r\n" lines).
@@ -102,10 +107,13 @@ func (b *Bus) Links() []Link {
 }
 
 // Replicas is CLUSTER REPLICAS|SLAVES id (the replicas' NODES lines).
-func (b *Bus) Replicas(id string) ([]string, error) {
+func (b *Bus) Replicas(id string) ([]string, error) { return b.ReplicasFor(id, false) }
+
+// ReplicasFor is Replicas with plaintext ports when plain (NodesTextFor).
+func (b *Bus) ReplicasFor(id string, plain bool) ([]string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.st.Replicas(id)
+	return b.st.ReplicasFor(id, plain)
 }
 
 // CountFailureReports is CLUSTER COUNT-FAILURE-REPORTS id.
@@ -223,6 +231,12 @@ func (b *Bus) SetOptions(o Options) {
 // it, so every node learns it (see State.SetAnnounced).
 func (b *Bus) SetAnnounced(ip string, port, cport int, hostname string) {
 	_ = b.do(func(s *State) error { s.SetAnnounced(ip, port, cport, hostname); return nil })
+}
+
+// SetPlaintextPort changes the plaintext port announced beside the TLS
+// port (CONFIG SET port / cluster-announce-port in a TLS cluster).
+func (b *Bus) SetPlaintextPort(pport int) {
+	_ = b.do(func(s *State) error { s.SetPlaintextPort(pport); return nil })
 }
 
 // Do runs fn against the State under the Bus lock and carries out what it

@@ -450,6 +450,18 @@ func (s *State) SetAnnounced(ip string, port, cport int, hostname string) {
 	s.out.AddrChanged = true
 }
 
+// SetPlaintextPort sets the plaintext client port this node announces
+// beside its TLS port in a TLS cluster (Redis's pport; 0 = none).
+func (s *State) SetPlaintextPort(pport int) {
+	me := s.myself
+	if me.pport == pport {
+		return
+	}
+	me.pport = pport
+	s.touchTable()
+	s.out.AddrChanged = true
+}
+
 // LinkFreed records that the Bus freed the link to a node whose send
 // buffer passed cluster-link-sendbuf-limit: the next cron tick makes a new
 // one (a PING, keeping a pending ping's time), as Redis reconnects.

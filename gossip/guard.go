@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"bufio"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/shoal-db/shoal/internal/netdial"
 	"go.uber.org/zap"
 )
 
@@ -116,6 +118,9 @@ type guardTransport struct {
 	g       *busGuard
 	enc     encryptionState
 	timeout streamTimeout // see gossip/bus_timing.go
+	// source is bind-source-addr, read at each dial; nil when the bus does
+	// not run on the real network (a test's transport).
+	source func() string
 
 	packets   chan *memberlist.Packet
 	streams   chan net.Conn
@@ -262,7 +267,10 @@ func (t *guardTransport) StreamCh() <-chan net.Conn           { return t.streams
 // connections too (a push/pull answer comes back on them), and dial within
 // the current stream timeout (streamTimeout).
 func (t *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
-	c, err := t.inner.DialTimeout(addr, t.timeout.dial(timeout))
+	c, bound, err := t.dialFromSource(addr, t.timeout.dial(timeout))
+	if !bound {
+		c, err = t.inner.DialTimeout(addr, t.timeout.dial(timeout))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -270,11 +278,30 @@ func (t *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Co
 }
 
 func (t *guardTransport) DialAddressTimeout(addr memberlist.Address, timeout time.Duration) (net.Conn, error) {
-	c, err := t.inner.DialAddressTimeout(addr, t.timeout.dial(timeout))
+	c, bound, err := t.dialFromSource(addr.Addr, t.timeout.dial(timeout))
+	if !bound {
+		c, err = t.inner.DialAddressTimeout(addr, t.timeout.dial(timeout))
+	}
 	if err != nil {
 		return nil, err
 	}
 	return t.g.wrap(c, t.enc), nil
+}
+
+// dialFromSource dials a peer's bus from bind-source-addr, as Redis's
+// cluster links do (best effort: netdial). bound is false when no source
+// address applies and the inner transport should dial. memberlist's UDP
+// packets leave from the bus's own socket, whatever the source address.
+func (t *guardTransport) dialFromSource(addr string, timeout time.Duration) (c net.Conn, bound bool, err error) {
+	if t.source == nil {
+		return nil, false, nil
+	}
+	src := t.source()
+	if src == "" {
+		return nil, false, nil
+	}
+	c, err = netdial.Dial(context.Background(), addr, src, timeout)
+	return c, true, err
 }
 
 func (t *guardTransport) Shutdown() error {

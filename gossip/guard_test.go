@@ -290,3 +290,30 @@ func BenchmarkGuardPacket(b *testing.B) {
 		}
 	}
 }
+
+// TestGuardTransportDialsFromSourceAddr: with bind-source-addr set, the
+// bus's outgoing TCP connections leave from it.
+func TestGuardTransportDialsFromSourceAddr(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	from := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		from <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+		_ = c.Close()
+	}()
+	gt := &guardTransport{g: newBusGuard(zap.NewNop()), source: func() string { return "127.0.0.2" }}
+	c, bound, err := gt.dialFromSource(ln.Addr().String(), 5*time.Second)
+	require.NoError(t, err)
+	require.True(t, bound)
+	_ = c.Close()
+	require.Equal(t, "127.0.0.2", <-from)
+
+	gt.source = func() string { return "" }
+	_, bound, _ = gt.dialFromSource(ln.Addr().String(), time.Second)
+	require.False(t, bound, "no source address: the inner transport dials")
+}

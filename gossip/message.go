@@ -77,6 +77,7 @@ type GossipEntry struct {
 	PongReceived uint32 // unix seconds
 	IP           string
 	Port, CPort  uint16
+	PPort        uint16 // plaintext client port in a TLS cluster, 0 = none
 	Flags        Flags
 }
 
@@ -107,7 +108,10 @@ type Message struct {
 	Master       string // "" for a master
 	IP           string
 	Port, CPort  uint16
-	Hostname     string
+	// PPort is the sender's plaintext client port in a TLS cluster (Port
+	// is then its TLS port), 0 = none, as Redis's clusterMsg.pport.
+	PPort    uint16
+	Hostname string
 	// ToIP is the address the sender sent this message to (the receiver's
 	// IP as the sender knows it): a node without cluster-announce-ip learns
 	// its own address from it, as Redis reads the local address of the
@@ -127,12 +131,12 @@ type Message struct {
 //	magic "SB" | version u8 | type u8 | total length u32
 //	sender [40] | to [40] (zeros = none) | currentEpoch u64 | configEpoch u64
 //	offset i64 | flags u16 | mflags u8 | master [40] (zeros = none)
-//	ip (u8 len + bytes) | port u16 | cport u16 | hostname (u8 len + bytes)
+//	ip (u8 len + bytes) | port u16 | cport u16 | pport u16 | hostname (u8 len + bytes)
 //	toip (u8 len + bytes)
 //	slots: u8 encoding (0 = u16 count of ranges + count × (u16 start, u16 end),
 //	       1 = raw 2048-byte bitmap, whichever is shorter)
 //	body:  PING/PONG/MEET: u16 count + count × gossip entry
-//	         (id [40] | ping u32 | pong u32 | ip | port u16 | cport u16 | flags u16)
+//	         (id [40] | ping u32 | pong u32 | ip | port u16 | cport u16 | pport u16 | flags u16)
 //	       FAIL: id [40]
 //	       UPDATE: id [40] | configEpoch u64 | slots
 //	       PUBLISH(SHARD): u32 len + channel | u32 len + payload
@@ -148,7 +152,7 @@ const (
 	// big part; larger ones are refused).
 	MaxMessageSize = 64 << 20
 	maxIPLen       = 46 // NET_IP_STR_LEN
-	gossipEntryMin = idLen + 4 + 4 + 1 + 2 + 2 + 2
+	gossipEntryMin = idLen + 4 + 4 + 1 + 2 + 2 + 2 + 2
 )
 
 var errBadMessage = errors.New("gossip: malformed bus message")
@@ -168,6 +172,7 @@ func (m *Message) Encode() []byte {
 	b = appendStr8(b, m.IP)
 	b = binary.BigEndian.AppendUint16(b, m.Port)
 	b = binary.BigEndian.AppendUint16(b, m.CPort)
+	b = binary.BigEndian.AppendUint16(b, m.PPort)
 	b = appendStr8(b, m.Hostname)
 	b = appendStr8(b, m.ToIP)
 	b = appendSlots(b, &m.Slots)
@@ -185,6 +190,7 @@ func (m *Message) Encode() []byte {
 			b = appendStr8(b, g.IP)
 			b = binary.BigEndian.AppendUint16(b, g.Port)
 			b = binary.BigEndian.AppendUint16(b, g.CPort)
+			b = binary.BigEndian.AppendUint16(b, g.PPort)
 			b = binary.BigEndian.AppendUint16(b, uint16(g.Flags))
 		}
 	case MsgFail:
@@ -210,7 +216,7 @@ func (m *Message) Encode() []byte {
 // sizeHint is the encoded size of m, computed without encoding it (the
 // sender encodes later): a link's send buffer counts it.
 func (m *Message) sizeHint() int {
-	n := headerFixedLen + 1 + len(m.IP) + 4 + 1 + len(m.Hostname) + 1 + len(m.ToIP) + slotsSize(&m.Slots)
+	n := headerFixedLen + 1 + len(m.IP) + 6 + 1 + len(m.Hostname) + 1 + len(m.ToIP) + slotsSize(&m.Slots)
 	switch m.Type {
 	case MsgPing, MsgPong, MsgMeet:
 		n += 2
@@ -422,6 +428,7 @@ func Decode(buf []byte) (*Message, error) {
 	m.IP = r.str8(maxIPLen, addrChar)
 	m.Port = r.u16()
 	m.CPort = r.u16()
+	m.PPort = r.u16()
 	m.Hostname = r.str8(255, hostnameChar)
 	m.ToIP = r.str8(maxIPLen, addrChar)
 	r.slots(&m.Slots)
@@ -445,6 +452,7 @@ func Decode(buf []byte) (*Message, error) {
 			g.IP = r.str8(maxIPLen, addrChar)
 			g.Port = r.u16()
 			g.CPort = r.u16()
+			g.PPort = r.u16()
 			g.Flags = Flags(r.u16())
 			if g.ID == "" {
 				r.bad = true

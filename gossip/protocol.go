@@ -26,6 +26,7 @@ func (s *State) header(t MsgType) *Message {
 		IP:           me.ip,
 		Port:         uint16(me.port),
 		CPort:        uint16(me.cport),
+		PPort:        uint16(me.pport),
 		Hostname:     me.hostname,
 		Slots:        src.slots,
 	}
@@ -135,6 +136,7 @@ func (s *State) gossipEntry(g *node) GossipEntry {
 		IP:    g.ip,
 		Port:  uint16(g.port),
 		CPort: uint16(g.cport),
+		PPort: uint16(g.pport),
 		Flags: g.flags &^ (FlagMyself | FlagMeet | FlagMigrateTo),
 	}
 	if !g.pingSent.IsZero() {
@@ -295,7 +297,7 @@ func (s *State) stepPing(m *Message, sender *node, now time.Time) {
 			// under a made-up id; our PING will learn its real one.
 			if !s.handshakeInProgress(m.IP, int(m.Port), int(m.CPort)) {
 				n := s.newNode(s.randomID(), FlagHandshake)
-				n.ip, n.port, n.cport = m.IP, int(m.Port), int(m.CPort)
+				n.ip, n.port, n.cport, n.pport = m.IP, int(m.Port), int(m.CPort), int(m.PPort)
 				s.addNode(n)
 				s.save(false)
 			}
@@ -438,10 +440,10 @@ func (s *State) updateAddress(n *node, m *Message) bool {
 	if n == s.myself || m.IP == "" {
 		return false
 	}
-	if n.ip == m.IP && n.port == int(m.Port) && n.cport == int(m.CPort) && n.hostname == m.Hostname {
+	if n.ip == m.IP && n.port == int(m.Port) && n.cport == int(m.CPort) && n.pport == int(m.PPort) && n.hostname == m.Hostname {
 		return false
 	}
-	n.ip, n.port, n.cport, n.hostname = m.IP, int(m.Port), int(m.CPort), m.Hostname
+	n.ip, n.port, n.cport, n.pport, n.hostname = m.IP, int(m.Port), int(m.CPort), int(m.PPort), m.Hostname
 	n.flags &^= FlagNoAddr
 	s.touchTable()
 	s.log.Info("node address updated", zap.String("peer", n.id), zap.String("addr", n.addr()))
@@ -502,14 +504,14 @@ func (s *State) processGossip(m *Message, sender *node) {
 			}
 			if n.flags&(FlagFail|FlagPFail) != 0 && g.Flags&FlagNoAddr == 0 && g.Flags&(FlagFail|FlagPFail) == 0 &&
 				(n.ip != g.IP || n.port != int(g.Port) || n.cport != int(g.CPort)) && g.IP != "" {
-				n.ip, n.port, n.cport = g.IP, int(g.Port), int(g.CPort)
+				n.ip, n.port, n.cport, n.pport = g.IP, int(g.Port), int(g.CPort), int(g.PPort)
 				n.flags &^= FlagNoAddr
 				n.linkTime = time.Time{}
 				s.touchTable()
 			}
 		} else if sender != nil && g.Flags&FlagNoAddr == 0 && !s.blacklisted(g.ID) {
 			n := s.newNode(g.ID, g.Flags&^(FlagMyself|FlagMeet|FlagMigrateTo))
-			n.ip, n.port, n.cport = g.IP, int(g.Port), int(g.CPort)
+			n.ip, n.port, n.cport, n.pport = g.IP, int(g.Port), int(g.CPort), int(g.PPort)
 			s.addNode(n)
 			s.save(false)
 		}
@@ -812,7 +814,7 @@ func (s *State) buildTable() *slots.Table {
 		bm.Set(j)
 	}
 	for _, n := range order {
-		b.Assign(own[n], slots.Node{ID: n.id, IP: n.ip, Port: n.port, Hostname: n.hostname})
+		b.Assign(own[n], slots.Node{ID: n.id, IP: n.ip, Port: n.port, PPort: n.pport, Hostname: n.hostname})
 	}
 	for j := 0; j < slots.Count; j++ {
 		if s.migrating[j] != nil {

@@ -67,6 +67,7 @@ type node struct {
 	ip       string
 	port     int
 	cport    int
+	pport    int // the plaintext client port of a TLS cluster's node (0: none)
 	hostname string
 
 	configEpoch uint64

@@ -9,12 +9,15 @@ import (
 
 // NodeInfo is a copy of what this node knows about one cluster node.
 type NodeInfo struct {
-	ID       string
-	Flags    Flags
-	Master   string // master's id, "" for a master (or an unknown master)
-	IP       string
-	Port     int
-	CPort    int
+	ID     string
+	Flags  Flags
+	Master string // master's id, "" for a master (or an unknown master)
+	IP     string
+	Port   int
+	CPort  int
+	// PPort is the plaintext client port of a node of a TLS cluster (its
+	// Port is then the TLS port), 0 when it announced none.
+	PPort    int
 	Hostname string
 	// PingSent and PongReceived are unix milliseconds, 0 for none.
 	PingSent, PongReceived int64
@@ -52,7 +55,7 @@ func unixMs(t time.Time) int64 {
 
 func (s *State) info(n *node) NodeInfo {
 	ni := NodeInfo{
-		ID: n.id, Flags: n.flags &^ (FlagMeet | FlagMigrateTo), IP: n.ip, Port: n.port, CPort: n.cport,
+		ID: n.id, Flags: n.flags &^ (FlagMeet | FlagMigrateTo), IP: n.ip, Port: n.port, CPort: n.cport, PPort: n.pport,
 		Hostname: n.hostname, PingSent: unixMs(n.pingSent), PongReceived: unixMs(n.pongReceived),
 		ConfigEpoch: n.configEpoch, Epoch: n.configEpoch, Connected: s.connected(n),
 		Slots: n.slots, NumSlots: n.numSlots, ReplOffset: n.replOffset,
@@ -102,12 +105,15 @@ func (s *State) StateOK() bool { return s.stateOK }
 
 // appendNodeLine appends one CLUSTER NODES line (clusterGenNodeDescription),
 // without the trailing newline.
-func (s *State) appendNodeLine(b []byte, n *node) []byte {
+//
+// plain writes the node's plaintext port instead of its TLS port when it
+// announced one (a plaintext client of a TLS cluster, as Redis's use_pport).
+func (s *State) appendNodeLine(b []byte, n *node, plain bool) []byte {
 	b = append(b, n.id...)
 	b = append(b, ' ')
 	b = append(b, n.ip...)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, int64(n.port), 10)
+	b = strconv.AppendInt(b, int64(n.clientPort(plain)), 10)
 	b = append(b, '@')
 	b = strconv.AppendInt(b, int64(n.cport), 10)
 	if n.hostname != "" {
@@ -163,15 +169,28 @@ func (s *State) appendNodeLine(b []byte, n *node) []byte {
 
 // NodesText is the CLUSTER NODES reply body: one line per node, each
 // ending in "\n".
-func (s *State) NodesText() string { return string(s.nodesText(0)) }
+func (s *State) NodesText() string { return string(s.nodesText(0, false)) }
 
-func (s *State) nodesText(skip Flags) []byte {
+// NodesTextFor is NodesText with plaintext ports when plain (see
+// appendNodeLine).
+func (s *State) NodesTextFor(plain bool) string { return string(s.nodesText(0, plain)) }
+
+// clientPort is the node's client port, its plaintext one when plain and
+// it announced one.
+func (n *node) clientPort(plain bool) int {
+	if plain && n.pport != 0 {
+		return n.pport
+	}
+	return n.port
+}
+
+func (s *State) nodesText(skip Flags, plain bool) []byte {
 	b := make([]byte, 0, 160*len(s.order))
 	for _, n := range s.order {
 		if n.flags&skip != 0 {
 			continue
 		}
-		b = s.appendNodeLine(b, n)
+		b = s.appendNodeLine(b, n, plain)
 		b = append(b, '\n')
 	}
 	return b
@@ -183,12 +202,15 @@ func (s *State) NodeLine(id string) (string, bool) {
 	if n == nil {
 		return "", false
 	}
-	return string(s.appendNodeLine(nil, n)), true
+	return string(s.appendNodeLine(nil, n, false)), true
 }
 
 // Replicas is CLUSTER REPLICAS|SLAVES id: the CLUSTER NODES lines of the
 // master's replicas.
-func (s *State) Replicas(id string) ([]string, error) {
+func (s *State) Replicas(id string) ([]string, error) { return s.ReplicasFor(id, false) }
+
+// ReplicasFor is Replicas with plaintext ports when plain.
+func (s *State) ReplicasFor(id string, plain bool) ([]string, error) {
 	n := s.lookup(id)
 	if n == nil {
 		return nil, errorf("Unknown node %s", id)
@@ -198,7 +220,7 @@ func (s *State) Replicas(id string) ([]string, error) {
 	}
 	out := make([]string, 0, len(n.replicas))
 	for _, r := range n.replicas {
-		out = append(out, string(s.appendNodeLine(nil, r)))
+		out = append(out, string(s.appendNodeLine(nil, r, plain)))
 	}
 	return out, nil
 }
@@ -206,7 +228,7 @@ func (s *State) Replicas(id string) ([]string, error) {
 // ConfigText is the content of nodes.conf (clusterSaveConfig): the CLUSTER
 // NODES lines without handshake nodes, then the vars line.
 func (s *State) ConfigText() []byte {
-	b := s.nodesText(FlagHandshake)
+	b := s.nodesText(FlagHandshake, false)
 	b = append(b, "vars currentEpoch "...)
 	b = strconv.AppendUint(b, s.currentEpoch, 10)
 	b = append(b, " lastVoteEpoch "...)

@@ -1,9 +1,9 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -567,18 +567,7 @@ func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	s := StartServer(t, "--appendonly", "yes", "--save", "")
 	fillKeys(t, s, 200)
 	s.Stop()
-	cmd := exec.Command(s.Bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
-		"--appendonly", "yes", "--save", "", "--key-load-delay", "20000") // ~4 s of loading
-	cmd.Dir = s.Dir
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	out, _ := startLoadingProcess(t, s, "--appendonly", "yes", "--save", "", "--key-load-delay", "20000") // ~4 s of loading
 	WaitFor(t, 10*time.Second, "the PID line", func() string {
 		if !strings.Contains(out.String(), " PID: ") {
 			return "not yet"
@@ -592,11 +581,39 @@ func TestAOFClientsConnectDuringStartupLoad(t *testing.T) {
 	_, err = conn.Write([]byte("PING\r\n"))
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
-	buf := make([]byte, 7)
-	_, err = io.ReadFull(conn, buf)
+	// As redis-server, the AOF load serves clients after its first command
+	// and then every 1024: a PING that came before the first gets
+	// -LOADING there, one that came later is answered once the load is
+	// over (200 commands).
+	reply, err := bufio.NewReader(conn).ReadString('\n')
 	require.NoError(t, err)
-	require.Equal(t, "+PONG\r\n", string(buf), "answered once the load is over")
-	require.Equal(t, "200", func() string { v, _ := Query(s.Addr, "DBSIZE"); return v }())
+	require.Contains(t, []string{"+PONG\r\n", "-LOADING Redis is loading the dataset in memory\r\n"}, reply)
+	WaitFor(t, 30*time.Second, "the load's end", func() string {
+		if v, _ := Query(s.Addr, "DBSIZE"); v != "200" {
+			return "DBSIZE " + v
+		}
+		return ""
+	})
+}
+
+// startLoadingProcess starts s's binary again on its port and directory
+// with args, outside the harness (which waits for the ready line, after the
+// load), and returns its output and its exit (sent once; the cleanup kills
+// it and waits for it).
+func startLoadingProcess(t *testing.T, s *Server, args ...string) (*lockedBuffer, chan error) {
+	t.Helper()
+	cmd := exec.Command(s.Bin, append([]string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir}, args...)...)
+	cmd.Dir = s.Dir
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	return out, exited
 }
 
 // A MULTI without its EXEC at the end of the AOF is reverted: the file is
@@ -626,4 +643,55 @@ func TestAOFUnfinishedMultiReverted(t *testing.T) {
 	after, err := os.ReadFile(incr)
 	require.NoError(t, err)
 	require.Equal(t, string(before), string(after), "cut where the MULTI began")
+}
+
+// While shoal-server loads its RDB file at start-up, clients are served as
+// redis-server serves them during its load (every
+// loading-process-events-interval-bytes): INFO says loading:1, a read gets
+// -LOADING, and SHUTDOWN stops the process at once without saving over
+// the file with a partial dataset (tests/integration/rdb.tcl "client
+// freed during loading", unit/introspection "config during loading").
+func TestStartupLoadServesClients(t *testing.T) {
+	s := StartServer(t, "--save", "", "--enable-debug-command", "yes", "--rdbcompression", "no")
+	out, err := Query(s.Addr, "DEBUG", "POPULATE", "2000", "key", "1000")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	out, err = Query(s.Addr, "SAVE")
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	s.Stop()
+	rdbPath := filepath.Join(s.Dir, "dump.rdb")
+	before, err := os.Stat(rdbPath)
+	require.NoError(t, err)
+	log, exited := startLoadingProcess(t, s, "--save", "3600 1", "--key-load-delay", "5000", // 10 s of loading
+		"--loading-process-events-interval-bytes", "1024")
+	WaitFor(t, 10*time.Second, "loading:1", func() string {
+		info, err := Query(s.Addr, "INFO", "persistence")
+		if err != nil {
+			return err.Error()
+		}
+		if !strings.Contains(info, "loading:1") {
+			return "not loading"
+		}
+		return ""
+	})
+	out, err = Query(s.Addr, "GET", "key:1")
+	require.NoError(t, err)
+	require.Equal(t, "-LOADING Redis is loading the dataset in memory", out)
+	out, err = Query(s.Addr, "CONFIG", "GET", "save")
+	require.NoError(t, err)
+	require.NotContains(t, out, "LOADING")
+	_, _ = Query(s.Addr, "SHUTDOWN") // the connection closes
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit status")
+		exited <- err // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still running after SHUTDOWN during the load:\n%s", log.String())
+	}
+	require.NotContains(t, log.String(), readyLine, "the load was not over")
+	after, err := os.Stat(rdbPath)
+	require.NoError(t, err)
+	require.Equal(t, before.Size(), after.Size(), "the file was not saved over")
+	require.Equal(t, before.ModTime(), after.ModTime(), "the file was not saved over")
 }

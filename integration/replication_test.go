@@ -3,9 +3,11 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -423,4 +425,60 @@ func procState(pid int) string {
 		}
 	}
 	return "T"
+}
+
+// A replica that cannot persist (here its BGSAVE failed: its dir is gone,
+// with save points and stop-writes-on-bgsave-error) stops at the next
+// write its master sends, as Redis's replica panics, rather than serve
+// data its files do not hold; with replica-ignore-disk-write-errors yes it
+// applies the write and says so.
+func TestReplicaDiskWriteError(t *testing.T) {
+	for _, ignore := range []string{"no", "yes"} {
+		t.Run("ignore="+ignore, func(t *testing.T) {
+			m := StartServer(t, "--save", "")
+			r := StartServer(t, "--save", "3600 1", "--replica-ignore-disk-write-errors", ignore,
+				"--enable-protected-configs", "yes")
+			out, err := Query(r.Addr, "REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port))
+			require.NoError(t, err)
+			require.Equal(t, "OK", out)
+			waitReplicaCaughtUp(t, m.Addr, r.Addr, 20*time.Second)
+			gone := filepath.Join(r.Dir, "gone")
+			require.NoError(t, os.Mkdir(gone, 0o755))
+			out, err = Query(r.Addr, "CONFIG", "SET", "dir", gone)
+			require.NoError(t, err)
+			require.Equal(t, "OK", out)
+			require.NoError(t, os.Remove(gone))
+			_, err = Query(r.Addr, "BGSAVE")
+			require.NoError(t, err)
+			WaitFor(t, 10*time.Second, "the replica's BGSAVE to fail", func() string {
+				if st := replInfo(t, r.Addr, "persistence", "rdb_last_bgsave_status"); st != "err" {
+					return st
+				}
+				return ""
+			})
+			_, err = Query(m.Addr, "SET", "k", "v")
+			require.NoError(t, err)
+			if ignore == "no" {
+				WaitFor(t, 10*time.Second, "the replica to stop", func() string {
+					if r.Running() {
+						return "running"
+					}
+					return ""
+				})
+				require.Contains(t, r.Log(), "Replica was unable to write command to disk.")
+				return
+			}
+			WaitFor(t, 10*time.Second, "the write on the replica", func() string {
+				v, err := Query(r.Addr, "GET", "k")
+				if err != nil || v != "v" {
+					return fmt.Sprintf("%q %v", v, err)
+				}
+				return ""
+			})
+			require.True(t, r.Running())
+			require.Contains(t, r.Log(), "Replica is applying a command even though it is unable to write to disk.")
+			_, err = Query(r.Addr, "CONFIG", "SET", "save", "") // its SIGTERM at cleanup must not save into nowhere
+			require.NoError(t, err)
+		})
+	}
 }

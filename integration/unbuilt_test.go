@@ -23,7 +23,7 @@ func TestUnbuiltDirectiveRefusedAtStartup(t *testing.T) {
 	bin := BuildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--port", "0", "--tls-port", "6380")
+	cmd := exec.CommandContext(ctx, bin, "--port", "0", "--watchdog-period", "6380")
 	cmd.Dir = t.TempDir()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -34,23 +34,23 @@ func TestUnbuiltDirectiveRefusedAtStartup(t *testing.T) {
 	require.Equal(t, 1, ee.ExitCode())
 	require.Equal(t, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n"+
 		"Reading the configuration file, at line 3\n"+
-		">>> 'tls-port \"6380\"'\n"+
-		"TLS is not available in shoal (issue 20 builds it)\n\n", stderr.String())
+		">>> 'watchdog-period \"6380\"'\n"+
+		"The software watchdog is not available in shoal\n\n", stderr.String())
 	require.Empty(t, stdout.String())
 }
 
-// The check is on the final configuration: a file with tls-port 6390 and
-// "--tls-port 0" after it starts, and CONFIG SET tls-port 6390 is refused
+// The check is on the final configuration: a file with watchdog-period 6390
+// and "--watchdog-period 0" after it starts, and CONFIG SET of it is refused
 // at run time.
 func TestUnbuiltDirectiveLaterLineWins(t *testing.T) {
 	bin := BuildServer(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "aof.conf")
-	require.NoError(t, os.WriteFile(conf, []byte("tls-port 6390\nsave \"\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(conf, []byte("watchdog-period 6390\nsave \"\"\n"), 0o644))
 	port, err := testharness.FreePort()
 	require.NoError(t, err)
 	cmd := exec.Command(bin, conf, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--dir", dir, "--tls-port", "0")
+		"--dir", dir, "--watchdog-period", "0")
 	cmd.Dir = dir
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -76,12 +76,12 @@ func TestUnbuiltDirectiveLaterLineWins(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "not ready after 10 s:\n%s", out.String())
 	}
 	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, t: t}
-	got, err := RedisCLI(t, s, "CONFIG", "SET", "tls-port", "6390")
+	got, err := RedisCLI(t, s, "CONFIG", "SET", "watchdog-period", "6390")
 	require.NoError(t, err)
-	require.Equal(t, "ERR CONFIG SET failed (possibly related to argument 'tls-port') - TLS is not available in shoal (issue 20 builds it)", strings.TrimSpace(got))
-	got, err = RedisCLI(t, s, "CONFIG", "GET", "tls-port")
+	require.Equal(t, "ERR CONFIG SET failed (possibly related to argument 'watchdog-period') - The software watchdog is not available in shoal", strings.TrimSpace(got))
+	got, err = RedisCLI(t, s, "CONFIG", "GET", "watchdog-period")
 	require.NoError(t, err)
-	require.Equal(t, "tls-port\n0", strings.TrimSpace(got))
+	require.Equal(t, "watchdog-period\n0", strings.TrimSpace(got))
 }
 
 // lockedBuffer is an io.Writer the child's output goroutines and the test

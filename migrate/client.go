@@ -31,6 +31,8 @@ type Request struct {
 	Username, Password []byte
 	// AskingRestore sends RESTORE-ASKING (cluster mode) instead of RESTORE.
 	AskingRestore bool
+	// Encoding writes the payloads (rdbcompression).
+	Encoding rdb.Encoder
 }
 
 // Key is one key to move: its name and its entry, looked up by the caller,
@@ -100,7 +102,7 @@ func (mc *ConnCache) Migrate(req Request, keys []Key, now func() int64, acked fu
 				ttl = max(ttl, 1)
 			}
 			sent = append(sent, k)
-			argv := [][]byte{restoreCmd, k.Name, strconv.AppendInt(nil, ttl, 10), rdb.DumpPayload(k.Entry)}
+			argv := [][]byte{restoreCmd, k.Name, strconv.AppendInt(nil, ttl, 10), req.Encoding.DumpPayload(k.Entry)}
 			if req.Replace {
 				argv = append(argv, []byte("REPLACE"))
 			}

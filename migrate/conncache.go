@@ -31,6 +31,10 @@ const (
 // ConnCache is MIGRATE's cache of target connections; the zero value is
 // ready to use.
 type ConnCache struct {
+	// Dial connects to a target (nil: plain TCP). A node of a TLS cluster
+	// dials with TLS (tls-cluster, as Redis's MIGRATE).
+	Dial func(addr string, timeout time.Duration) (net.Conn, error)
+
 	mu     sync.Mutex
 	conns  map[string]*targetConn // idle, checked-in connections
 	out    int                    // connections checked out right now
@@ -83,7 +87,13 @@ func (mc *ConnCache) get(name, addr string, timeout time.Duration) (*targetConn,
 	mc.out++
 	mc.mu.Unlock()
 
-	conn, err := net.DialTimeout("tcp", addr, timeout)
+	dial := mc.Dial
+	if dial == nil {
+		dial = func(addr string, timeout time.Duration) (net.Conn, error) {
+			return net.DialTimeout("tcp", addr, timeout)
+		}
+	}
+	conn, err := dial(addr, timeout)
 	if err != nil {
 		mc.mu.Lock()
 		mc.out--
@@ -92,9 +102,6 @@ func (mc *ConnCache) get(name, addr string, timeout time.Duration) (*targetConn,
 			return nil, errRefused
 		}
 		return nil, err
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
 	}
 	return &targetConn{name: name, conn: conn, r: resp.NewReplyReader(conn, 4096), lastDB: -1, lastUse: time.Now()}, nil
 }

@@ -63,6 +63,9 @@ type aofState struct {
 	baseSize atomic.Int64
 
 	lastErrLog atomic.Int64 // unix ns of the last write error logged
+	// fsyncErr is aof_bio_fsync_status: the last background fsync's error
+	// (everysec), nil once one succeeds.
+	fsyncErr   atomic.Pointer[error]
 	flushSleep atomic.Int64 // DEBUG AOF-FLUSH-SLEEP, µs
 	// The automatic rewrite's back-off after failures (cron only).
 	nextDelay, nextTry int64
@@ -118,14 +121,26 @@ func (s *Server) aofBeforeReplies() {
 	if app.Written() >= target && (app.Synced() >= target || s.aof.fsync.Load() != config.AppendFsyncAlways) {
 		return
 	}
+	// The wait is what Redis's beforeSleep write (and fsync) costs every
+	// client: the latency monitor's aof-write / aof-fsync-always.
+	var start time.Time
+	if s.latency.enabled() {
+		start = time.Now()
+	}
 	if s.aof.fsync.Load() == config.AppendFsyncAlways && !s.aof.fsyncPausedForRewrite() {
 		if err := app.WaitSynced(target); err != nil {
 			s.aof.fatalAlways(err)
+		}
+		if !start.IsZero() {
+			s.latency.observe(latencyEventAOFFsyncAlways, time.Since(start))
 		}
 		return
 	}
 	if err := app.WaitWritten(target); err != nil {
 		s.aof.noteWriteError(err)
+	}
+	if !start.IsZero() {
+		s.latency.observe(latencyEventAOFWrite, time.Since(start))
 	}
 }
 
@@ -196,6 +211,9 @@ func (a *aofState) cron() {
 			!a.fsyncPausedForRewrite() {
 			if err := app.SyncInBackground(); err != nil {
 				a.noteWriteError(err)
+				a.fsyncErr.Store(&err)
+			} else {
+				a.fsyncErr.Store(nil)
 			}
 		}
 		if a.fsync.Load() == config.AppendFsyncAlways && !a.fsyncPausedForRewrite() && app.Synced() < app.Written() {
@@ -870,12 +888,25 @@ func okErr(failed bool) string {
 	return "ok"
 }
 
-// aofStatusText is the write error for -MISCONF, "" when none.
-func (a *aofState) statusText() string {
+// diskErrorText is writeCommandsDeniedByDiskError's AOF half: while the
+// AOF is on and its last write or background fsync failed, the -MISCONF
+// error that writes and PING get (Redis's text, with strerror's words);
+// "" otherwise. One atomic load while the AOF is off.
+func (a *aofState) diskErrorText() string {
+	if a.state.Load() == aofOff {
+		return ""
+	}
+	var err error
 	if app := a.app.Load(); app != nil {
-		if failed, err := app.WriteFailed(); failed && err != nil {
-			return syscallText(err)
+		if failed, werr := app.WriteFailed(); failed {
+			err = werr
 		}
 	}
-	return ""
+	if p := a.fsyncErr.Load(); err == nil && p != nil {
+		err = *p
+	}
+	if err == nil {
+		return ""
+	}
+	return "MISCONF Errors writing to the AOF file: " + syscallText(err)
 }

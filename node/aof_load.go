@@ -114,10 +114,9 @@ func (a *aofState) loadFiles(asReplica bool) aofLoadResult {
 	if total == 0 {
 		return aofLoadEmpty
 	}
-	a.s.cfg.SetLoading(true)
-	defer a.s.cfg.SetLoading(false)
-	// Clients connected meanwhile (DEBUG LOADAOF) get -LOADING, and INFO
-	// shows the progress over all the files (node/loading.go).
+	// Clients connected meanwhile (DEBUG LOADAOF) get -LOADING, CONFIG SET
+	// refuses the deny-loading directives, and INFO shows the progress
+	// over all the files (node/loading.go).
 	stopLoading := a.s.startLoading(total)
 	defer stopLoading()
 	var ret aofLoadResult
@@ -215,7 +214,7 @@ func (a *aofState) loadFile(name string, progress int64) aofLoadResult {
 			c.run(args)
 		}
 		c.Out = c.Out[:0]
-		s.loadedKey(progress + int64(end)) // and key-load-delay, as debugDelay per command
+		s.loadedAOFCommand(progress + int64(end)) // and key-load-delay, as debugDelay per command
 		validUpTo = end
 		return nil
 	})

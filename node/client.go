@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/tls"
 	"net"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/acl"
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/resp"
@@ -74,6 +76,13 @@ type Client struct {
 	repl           *clientRepl  // replica link or master link (node/replication.go); nil for others
 	replKind       atomic.Int32 // clientNormal, clientReplica or clientMaster, for other goroutines
 	tx             clientTx     // WATCH, the execution gate, scripts (node/multi.go)
+
+	// user is the ACL user the connection is authenticated as (nil for
+	// internal clients: the master link, the AOF loader, which may run
+	// anything); read by CLIENT LIST and ACL changes (node/acl.go).
+	user atomic.Pointer[acl.User]
+	// aclKeys is the ACL key check's buffer (node/acl.go).
+	aclKeys aclKeySource
 
 	// Pub/Sub subscriptions and the push queue (node/pubsub.go).
 	ps clientSubscriptions
@@ -164,7 +173,14 @@ func (c *Client) SetLib(name, ver *string) {
 // goroutine.
 func (c *Client) kill() {
 	if c.killed.CompareAndSwap(false, true) {
-		_ = c.guard.Conn.Close()
+		conn := c.guard.Conn
+		if tc, ok := conn.(*tls.Conn); ok {
+			// Not tls.Conn.Close: its close_notify alert may wait 5 s on
+			// a client that does not read (an output-limit kill), in the
+			// killer's goroutine (the cron, CLIENT KILL).
+			conn = tc.NetConn()
+		}
+		_ = conn.Close()
 	}
 }
 
@@ -270,7 +286,7 @@ func (c *Client) infoLine(running [][]byte) string {
 	field("tot-mem", itoa(c.clientMemoryUsage()+argvTotal)) // what client eviction counts
 	field("events", "r")
 	field("cmd", cmd)
-	field("user", "default")
+	field("user", c.userName())
 	field("redir", itoa(redir))
 	resp := int64(c.respShown.Load())
 	if resp == 0 {
@@ -284,7 +300,11 @@ func (c *Client) infoLine(running [][]byte) string {
 
 // fd returns a stable small number standing in for the socket descriptor.
 func (c *Client) fd() int64 {
-	if tc, ok := c.guard.Conn.(*net.TCPConn); ok {
+	conn := c.guard.Conn
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
 		if f, err := tc.SyscallConn(); err == nil {
 			var fd uintptr
 			_ = f.Control(func(x uintptr) { fd = x })

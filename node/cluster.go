@@ -24,14 +24,17 @@ func (s *Server) newClusterBus() (*gossip.Bus, error) {
 	if !s.cfg.Bool("cluster-enabled") {
 		return nil, nil
 	}
-	port, cport := s.announcedPorts()
+	port, pport, cport := s.announcedPorts()
 	cfg := gossip.Config{
 		Options:     s.clusterOptions(),
 		IP:          s.announceIP(),
 		Port:        port,
+		PPort:       pport,
+		TLS:         s.busTLS(), // node/cluster_tls.go
 		ClusterPort: cport,
 		Hostname:    s.cfg.String("cluster-announce-hostname"),
 		BindAddr:    s.busBindAddr(),
+		SourceAddr:  func() string { return s.cfg.String("bind-source-addr") },
 		BindPort:    s.busPort(),
 		Logger:      s.log,
 		OnChange:    s.onClusterChange,
@@ -57,25 +60,39 @@ func (s *Server) clusterOptions() gossip.Options {
 	})
 }
 
-// announcedPorts are the client and bus ports this node announces:
-// cluster-announce-port / cluster-announce-bus-port when set, else port and
-// cluster-port (0 = port+10000), as Redis's deriveAnnouncedPorts.
-func (s *Server) announcedPorts() (port, cport int) {
-	port = int(s.cfg.Int("port"))
-	if p := s.cfg.Int("cluster-announce-port"); p > 0 {
-		port = int(p)
+// announcedPorts are the client, plaintext and bus ports this node
+// announces, as Redis's deriveAnnouncedPorts: with tls-cluster the client
+// port is tls-port (cluster-announce-tls-port) and the plaintext one port
+// (cluster-announce-port); without, port (cluster-announce-port) and no
+// plaintext one; the bus port is cluster-announce-bus-port, else the one
+// it listens on.
+func (s *Server) announcedPorts() (port, pport, cport int) {
+	if s.cfg.Bool("tls-cluster") {
+		port, pport = int(s.cfg.Int("tls-port")), int(s.cfg.Int("port"))
+		if p := s.cfg.Int("cluster-announce-tls-port"); p > 0 {
+			port, pport = int(p), int(s.cfg.Int("cluster-announce-port"))
+		}
+	} else {
+		port = int(s.cfg.Int("port"))
+		if p := s.cfg.Int("cluster-announce-port"); p > 0 {
+			port = int(p)
+		}
 	}
 	cport = s.busPort()
 	if p := s.cfg.Int("cluster-announce-bus-port"); p > 0 {
 		cport = int(p)
 	}
-	return port, cport
+	return port, pport, cport
 }
 
-// busPort is the port the bus listens on: cluster-port, 0 = port+10000.
+// busPort is the port the bus listens on: cluster-port, 0 = the client
+// port (tls-port with tls-cluster) + 10000.
 func (s *Server) busPort() int {
 	if p := s.cfg.Int("cluster-port"); p > 0 {
 		return int(p)
+	}
+	if s.cfg.Bool("tls-cluster") {
+		return int(s.cfg.Int("tls-port")) + 10000
 	}
 	return int(s.cfg.Int("port")) + 10000
 }
@@ -123,13 +140,15 @@ func (s *Server) registerClusterConfigHooks() {
 	}
 	// Redis applies these at run time and its next pings carry them.
 	for _, name := range []string{"cluster-announce-ip", "cluster-announce-port", "cluster-announce-bus-port",
-		"cluster-announce-hostname"} {
+		"cluster-announce-hostname", "cluster-announce-tls-port"} {
 		s.cfg.OnChange(name, func(string) error {
-			port, cport := s.announcedPorts()
+			port, pport, cport := s.announcedPorts()
 			s.cluster.SetAnnounced(s.announceIP(), port, cport, s.cfg.String("cluster-announce-hostname"))
+			s.cluster.SetPlaintextPort(pport)
 			return nil
 		})
 	}
+	s.registerClusterTLSHooks() // node/cluster_tls.go
 	// Rotating the bus secret takes effect at once; turning it on or off
 	// is refused (gossip.ErrSecretOnOff) and CONFIG SET keeps the old value.
 	s.cfg.OnChange("cluster-bus-secret", func(v string) error {

@@ -264,7 +264,7 @@ func (c *Client) routeLocked(req routeRequest, keys [][]byte) (clusterRedirect, 
 		if !ok {
 			return routeTryAgain, slot, nil
 		}
-		return routeAsk, slot, &slots.Node{ID: target.ID, IP: target.IP, Port: target.Port, Hostname: target.Hostname}
+		return routeAsk, slot, &slots.Node{ID: target.ID, IP: target.IP, Port: target.Port, PPort: target.PPort, Hostname: target.Hostname}
 	}
 	if importing && req.asking {
 		if multiple && missing > 0 {
@@ -278,11 +278,13 @@ func (c *Client) routeLocked(req routeRequest, keys [][]byte) (clusterRedirect, 
 // redirect writes the error for a command that cannot run here
 // (clusterRedirectClient).
 func (c *Client) redirect(r clusterRedirect, slot uint16, to *slots.Node) {
-	c.Error(c.srv.redirectText(r, slot, to))
+	c.Error(c.srv.redirectText(r, slot, to, c.plainPorts()))
 }
 
 // redirectText is the error text of a redirect, without the leading "-".
-func (s *Server) redirectText(r clusterRedirect, slot uint16, to *slots.Node) string {
+// plain names the target's plaintext port (a plaintext client of a TLS
+// cluster, node/cluster_tls.go).
+func (s *Server) redirectText(r clusterRedirect, slot uint16, to *slots.Node, plain bool) string {
 	switch r {
 	case routeCrossSlot:
 		return "CROSSSLOT Keys in request don't hash to the same slot"
@@ -297,9 +299,9 @@ func (s *Server) redirectText(r clusterRedirect, slot uint16, to *slots.Node) st
 	case routeDataLost:
 		return msgDataLostSlot
 	case routeMoved:
-		return fmt.Sprintf("MOVED %d %s:%d", slot, s.preferredEndpoint(to), to.Port)
+		return fmt.Sprintf("MOVED %d %s:%d", slot, s.preferredEndpoint(to), clientPort(to.Port, to.PPort, plain))
 	case routeAsk:
-		return fmt.Sprintf("ASK %d %s:%d", slot, s.preferredEndpoint(to), to.Port)
+		return fmt.Sprintf("ASK %d %s:%d", slot, s.preferredEndpoint(to), clientPort(to.Port, to.PPort, plain))
 	}
 	return "ERR routing error " + strconv.Itoa(int(r))
 }
@@ -451,7 +453,7 @@ func (s *Server) redirectBlockedClients(t *slots.Table) {
 	}
 	reg.redirectWaiters(func(w *blockWaiter) string {
 		if !t.OK {
-			return s.redirectText(routeDown, 0, nil)
+			return s.redirectText(routeDown, 0, nil, false)
 		}
 		if len(w.keys) == 0 {
 			return ""
@@ -459,7 +461,7 @@ func (s *Server) redirectBlockedClients(t *slots.Table) {
 		slot := slots.KeySlot([]byte(w.keys[0]))
 		owner := t.Owner(int(slot))
 		if owner == nil {
-			return s.redirectText(routeUnbound, slot, nil)
+			return s.redirectText(routeUnbound, slot, nil, false)
 		}
 		if owner.ID == t.MyID || t.Importing(int(slot)) != "" {
 			return ""
@@ -469,6 +471,6 @@ func (s *Server) redirectBlockedClients(t *slots.Table) {
 				return ""
 			}
 		}
-		return s.redirectText(routeMoved, slot, owner)
+		return s.redirectText(routeMoved, slot, owner, w.c.plainPorts())
 	})
 }

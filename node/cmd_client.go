@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/shoal-db/shoal/acl"
 	"strings"
 	"time"
 
@@ -207,7 +208,7 @@ type clientFilter struct {
 	typ         clientType
 	hasType     bool
 	id          int64
-	user        string
+	user        *acl.User
 	hasUser     bool
 	skipMe      bool
 }
@@ -221,7 +222,7 @@ func (f *clientFilter) matches(self, cl *Client) bool {
 		f.hasLaddr && laddr != f.laddr,
 		f.hasType && cl.kind() != f.typ,
 		f.id != 0 && cl.id != f.id,
-		f.hasUser && f.user != "default",
+		f.hasUser && cl.user.Load() != f.user,
 		cl == self && f.skipMe:
 		return false
 	}
@@ -261,12 +262,12 @@ func cmdClientKill(c *Client, args [][]byte) {
 			case command.ArgEquals(opt, "laddr"):
 				f.laddr, f.hasLaddr = string(val), true
 			case command.ArgEquals(opt, "user"):
-				// Only the default user exists until ACL users do.
-				if string(val) != "default" {
+				u := c.srv.acl.Get(string(val))
+				if u == nil {
 					c.Error("ERR No such user '" + string(val) + "'")
 					return
 				}
-				f.user, f.hasUser = string(val), true
+				f.user, f.hasUser = u, true
 			case command.ArgEquals(opt, "skipme"):
 				switch {
 				case command.ArgEquals(val, "yes"):

@@ -150,7 +150,7 @@ func cmdClusterMeet(c *Client, args [][]byte) {
 }
 
 func cmdClusterNodes(c *Client, args [][]byte) {
-	c.Verbatim(c.srv.cluster.NodesText(), "txt")
+	c.Verbatim(c.srv.cluster.NodesTextFor(c.plainPorts()), "txt")
 }
 
 func cmdClusterInfo(c *Client, args [][]byte) {
@@ -223,7 +223,7 @@ func cmdClusterReplicate(c *Client, args [][]byte) {
 // cmdClusterReplicas is CLUSTER REPLICAS|SLAVES id: the replicas' NODES
 // lines, each a bulk string without its newline.
 func cmdClusterReplicas(c *Client, args [][]byte) {
-	lines, err := c.srv.cluster.Replicas(string(args[2]))
+	lines, err := c.srv.cluster.ReplicasFor(string(args[2]), c.plainPorts())
 	if err != nil {
 		c.Error(err.Error())
 		return
@@ -310,7 +310,7 @@ func (c *Client) slotsNode(n *gossip.NodeInfo) {
 	default:
 		c.BulkString(n.IP)
 	}
-	c.Int(int64(n.Port))
+	c.Int(int64(clientPort(n.Port, n.PPort, c.plainPorts())))
 	c.BulkString(n.ID)
 	withIP := kind != "ip"
 	withHostname := kind != "hostname" && n.Hostname != ""
@@ -374,9 +374,18 @@ func cmdClusterShards(c *Client, args [][]byte) {
 // shardNode writes one node's details in CLUSTER SHARDS
 // (addNodeDetailsToShardReply), in Redis's field order.
 func (c *Client) shardNode(n *gossip.NodeInfo) {
-	pairs := 7
-	if n.Port == 0 {
-		pairs--
+	// tls-cluster says whether a node's port is its TLS port (Redis uses
+	// it as the proxy for the whole cluster's ports).
+	port, tlsPort := n.Port, 0
+	if c.srv.cfg.Bool("tls-cluster") {
+		port, tlsPort = n.PPort, n.Port
+	}
+	pairs := 6
+	if port != 0 {
+		pairs++
+	}
+	if tlsPort != 0 {
+		pairs++
 	}
 	if n.Hostname != "" {
 		pairs++
@@ -384,9 +393,13 @@ func (c *Client) shardNode(n *gossip.NodeInfo) {
 	c.Map(pairs)
 	c.BulkString("id")
 	c.BulkString(n.ID)
-	if n.Port != 0 {
+	if port != 0 {
 		c.BulkString("port")
-		c.Int(int64(n.Port))
+		c.Int(int64(port))
+	}
+	if tlsPort != 0 {
+		c.BulkString("tls-port")
+		c.Int(int64(tlsPort))
 	}
 	c.BulkString("ip")
 	c.BulkString(n.IP)

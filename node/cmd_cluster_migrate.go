@@ -14,7 +14,6 @@ import (
 
 	"github.com/shoal-db/shoal/gossip"
 	"github.com/shoal-db/shoal/migrate"
-	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
@@ -259,7 +258,7 @@ func (n *migrationNode) MasterAddr(id string) (string, error) {
 // Dial connects to a node's client port and authenticates with
 // masteruser/masterauth when set (the credentials a replica uses).
 func (n *migrationNode) Dial(addr string) (net.Conn, error) {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	conn, err := n.s.dialNode(addr, 5*time.Second) // node/tls.go: TLS in a TLS cluster
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +294,12 @@ func (n *migrationNode) RemoveEffectFeed(f migrate.Feed) { n.s.RemoveEffectFeed(
 // EffectSlot finds an effect command's slot with the command table's key
 // specs.
 func (n *migrationNode) EffectSlot(argv [][]byte) (int, bool) {
-	spec, unknownSub := n.s.table.lookup(argv)
+	// An effect the server built has the command's own name; a command
+	// propagated as the client sent it may have its rename-command name.
+	spec, unknownSub := n.s.table.lookupOwn(argv)
+	if spec == nil {
+		spec, unknownSub = n.s.table.lookup(argv)
+	}
 	if spec == nil || unknownSub {
 		return -1, false
 	}
@@ -399,6 +403,7 @@ func (n *migrationNode) KeysInSlots(list []int) int64 {
 func (n *migrationNode) SlotImage(slot uint16, emit func(argv ...[][]byte)) int {
 	keys := 0
 	var payload []byte
+	enc := n.s.rdbEncoder()
 	// Strings without a TTL go as MSETs of many keys: one command for
 	// the target to run instead of one RESTORE each (a string's encoding
 	// follows from its value either way).
@@ -425,7 +430,7 @@ func (n *migrationNode) SlotImage(slot uint16, emit func(argv ...[][]byte)) int 
 			return true
 		}
 		if !imageChunked(e) {
-			payload = rdb.AppendPayload(payload[:0], e)
+			payload = enc.AppendPayload(payload[:0], e)
 			ttl := []byte("0")
 			if at := e.ExpireAt(); at != 0 {
 				ttl = strconv.AppendInt(nil, at, 10)

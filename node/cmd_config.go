@@ -60,6 +60,7 @@ func cmdConfigSet(c *Client, args [][]byte) {
 // hooks other subsystems registered with the config package.
 func cmdConfigResetStat(c *Client, args [][]byte) {
 	c.srv.resetServerStats()
+	c.srv.acl.Log.ResetCounters()
 	c.srv.cfg.ResetStat()
 	c.OK()
 }
@@ -108,6 +109,7 @@ func (s *Server) registerServerConfigHooks() {
 			}
 			return nil
 		})
+		s.registerTLSHooks() // node/tls.go (after port and bind: CONFIG SET bind moves both)
 		s.cfg.OnChange("maxclients", func(string) error {
 			want := s.cfg.Int("maxclients")
 			if got := adjustFileLimit(want); got < want {
@@ -130,9 +132,12 @@ func (s *Server) applyListenConfig() error {
 	if port == a.listenPort && slices.Equal(binds, a.listenBinds) {
 		return nil
 	}
-	lns, err := openListeners(port, binds, s.stopCron)
-	if err != nil {
-		return err
+	var lns []net.Listener
+	if port != 0 || s.cfg.Int("tls-port") == 0 { // port 0 beside a tls-port: TLS only, as Redis
+		var err error
+		if lns, err = openListeners(port, binds, s.stopCron); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	if s.closing {
@@ -145,12 +150,7 @@ func (s *Server) applyListenConfig() error {
 	old := s.listeners
 	s.listeners = lns
 	for _, ln := range lns {
-		gl := &guardListener{Listener: ln, srv: s}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveListener(gl)
-		}()
+		s.goServe(ln)
 	}
 	s.mu.Unlock()
 	for _, ln := range old {

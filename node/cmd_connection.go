@@ -1,9 +1,9 @@
 package node
 
 import (
-	"crypto/subtle"
 	"strings"
 
+	"github.com/shoal-db/shoal/acl"
 	"github.com/shoal-db/shoal/command"
 )
 
@@ -60,7 +60,8 @@ func cmdReset(c *Client, args [][]byte) {
 	c.unsubscribeAll() // node/pubsub.go
 	c.stopMonitoring() // node/monitor.go
 	c.trackingClosed() // node/tracking.go
-	c.authenticated = c.srv.cfg.String("requirepass") == ""
+	c.user.Store(c.srv.acl.Default())
+	c.authenticated = c.srv.defaultAuthenticated()
 	c.Status("RESET")
 }
 
@@ -78,37 +79,31 @@ func cmdHello(c *Client, args [][]byte) {
 			return
 		}
 	}
-	var user, pass, name []byte
-	haveAuth, haveName := false, false
+	// Options apply in order, as Redis's helloCommand: AUTH authenticates
+	// at once, SETNAME names the client at once.
 	for i := 2; i < len(args); i++ {
 		more := len(args) - i - 1
 		switch {
 		case command.EqualFoldASCII(args[i], "auth") && more >= 2:
-			user, pass = args[i+1], args[i+2]
-			haveAuth = true
+			if !c.authenticate(args[i+1], args[i+2], args[0]) { // node/acl.go
+				return
+			}
 			i += 2
 		case command.EqualFoldASCII(args[i], "setname") && more >= 1:
-			name = args[i+1]
-			haveName = true
+			if !validClientName(args[i+1]) {
+				c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+				return
+			}
+			c.SetName(string(args[i+1]))
 			i++
 		default:
 			c.Error("ERR Syntax error in HELLO option '" + string(args[i]) + "'")
 			return
 		}
 	}
-	if haveAuth && !c.checkPassword(user, pass) {
-		return
-	}
 	if !c.authenticated {
-		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
-	}
-	if haveName {
-		if !validClientName(name) {
-			c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
-			return
-		}
-		c.SetName(string(name))
 	}
 	if ver != 0 {
 		c.setResp(int(ver))
@@ -153,30 +148,16 @@ func cmdAuth(c *Client, args [][]byte) {
 		c.ErrSyntax()
 		return
 	}
-	user, pass := []byte("default"), args[1]
+	user, pass := []byte(acl.DefaultUserName), args[1]
 	if len(args) == 3 {
 		user, pass = args[1], args[2]
-	} else if c.srv.cfg.String("requirepass") == "" {
+	} else if c.srv.acl.Default().State().NoPass() {
 		c.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if c.checkPassword(user, pass) {
+	if c.authenticate(user, pass, args[0]) { // node/acl.go
 		c.OK()
 	}
-}
-
-// checkPassword authenticates the default user against requirepass (ACL
-// users come later) and writes WRONGPASS on failure.
-func (c *Client) checkPassword(user, pass []byte) bool {
-	want := c.srv.cfg.String("requirepass")
-	ok := string(user) == "default" &&
-		(want == "" || subtle.ConstantTimeCompare(pass, []byte(want)) == 1)
-	if !ok {
-		c.Error("WRONGPASS invalid username-password pair or user is disabled.")
-		return false
-	}
-	c.authenticated = true
-	return true
 }
 
 func cmdSelect(c *Client, args [][]byte) {

@@ -30,6 +30,9 @@ var debugHelpLines = []string{
 	"CHANGE-REPL-ID",
 	"    Change the replication IDs of the instance.",
 	"    Dangerous: should be used only for testing the replication subsystem.",
+	"CONFIG-REWRITE-FORCE-ALL",
+	"    Like CONFIG REWRITE but writes all configuration options, including",
+	"    keywords not listed in original configuration file or default values.",
 	"DIGEST",
 	"    Output a hex signature representing the current DB content.",
 	"DIGEST-VALUE <key> [<key> ...]",
@@ -92,6 +95,12 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.OK()
 	case sub == "sleep" && argc == 3:
 		debugSleep(c, args[2])
+	case sub == "config-rewrite-force-all" && argc == 2:
+		if err := s.cfg.RewriteAll(s.cfg.ConfigFile()); err != nil {
+			c.Error("ERR CONFIG-REWRITE-FORCE-ALL failed: " + err.Error())
+			return
+		}
+		c.OK()
 	case sub == "pause-cron" && argc == 3:
 		s.cronPaused.Store(atoi(args[2]) != 0)
 		c.OK()

@@ -91,12 +91,19 @@ func (s *Server) saveRDB(owner *Client) error {
 	tmpName, tmp := s.tempRDBPath()
 	f := &tempFile{path: tmp}
 	bw := bufio.NewWriterSize(f, 1<<20)
+	// The file is created at the snapshot's instant (st.mu held), as
+	// rdbSave creates temp-<pid>.rdb before writing: a save slowed by
+	// rdb-key-save-delay shows it at once (the second SIGINT removes it).
+	atInstant := func() [][2]string {
+		_ = f.create() // an error is reported below (openErr)
+		return s.repl.saveInfoAux()
+	}
 	keys, err := s.snapshotRDBHolding(owner, &st.mu, bw, [][2]string{
 		{"redis-ver", Version},
 		{"redis-bits", "64"},
 		{"ctime", fmt.Sprint(time.Now().Unix())},
 		{"aof-base", "0"},
-	}, s.repl.saveInfoAux, func() bool { return st.cancelGen.Load() != gen })
+	}, atInstant, func() bool { return st.cancelGen.Load() != gen })
 	defer st.mu.Unlock()
 	if err == nil {
 		err = bw.Flush()
@@ -161,15 +168,18 @@ type tempFile struct {
 }
 
 func (t *tempFile) Write(p []byte) (int, error) {
-	if t.f == nil {
-		if t.openErr == nil {
-			t.f, t.openErr = os.Create(t.path)
-		}
-		if t.openErr != nil {
-			return 0, t.openErr
-		}
+	if err := t.create(); err != nil {
+		return 0, err
 	}
 	return t.f.Write(p)
+}
+
+// create opens the file unless it is open (or failed to open).
+func (t *tempFile) create() error {
+	if t.f == nil && t.openErr == nil {
+		t.f, t.openErr = os.Create(t.path)
+	}
+	return t.openErr
 }
 
 // RemoveTempRDB deletes the temporary file of a save under way (the

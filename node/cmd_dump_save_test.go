@@ -226,3 +226,28 @@ func writeRounds(tc *testConn, batch [][]string, rounds int, stop <-chan struct{
 	}()
 	return done
 }
+
+// TestSaveCreatesTempFileAtOnce: a save creates temp-<pid>.rdb when it
+// starts, as rdbSave does, not when its buffer is first flushed: with
+// rdb-key-save-delay the file is there during the save (Redis's
+// unit/shutdown sends a second SIGINT once it sees it).
+func TestSaveCreatesTempFileAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := startTestServer(t, "--dir", dir, "--rdb-key-save-delay", "200000") // 20 keys: 4 s
+	c := dialTest(t, s)
+	for i := range 20 {
+		c.do("SET", strconv.Itoa(i), "v")
+	}
+	started := time.Now()
+	if got := c.do("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE = %q", got)
+	}
+	temp := filepath.Join(dir, fmt.Sprintf("temp-%d.rdb", os.Getpid()))
+	testharness.WaitFor(t, 10*time.Second, "the temporary RDB file", func() bool {
+		_, err := os.Stat(temp)
+		return err == nil
+	})
+	if waited := time.Since(started); waited > 2*time.Second {
+		t.Fatalf("temp-<pid>.rdb appeared after %v of a 4 s save: created at its end", waited)
+	}
+}

@@ -3,13 +3,12 @@ package node
 import (
 	"time"
 
-	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/gossip"
 	"go.uber.org/zap"
 )
 
-// This file is FAILOVER (refused: shoal runs in cluster mode or has no
-// replicas to hand over to), CLUSTER FAILOVER [FORCE|TAKEOVER] and the server's part of
+// This file is CLUSTER FAILOVER [FORCE|TAKEOVER] (standalone FAILOVER:
+// node/failover_standalone.go) and the server's part of
 // the failover layer (package failover, run inside the cluster state by
 // package gossip): pausing writers while this master is failed over
 // manually, and giving the bus this node's current replication offset.
@@ -23,47 +22,6 @@ func failoverHandlers() map[string]HandlerFunc {
 		"failover":         cmdFailover,
 		"cluster|failover": clusterOnly(cmdClusterFailover),
 	}
-}
-
-func cmdFailover(c *Client, args [][]byte) {
-	if c.srv.cfg.Bool("cluster-enabled") {
-		c.Error("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
-		return
-	}
-	if len(args) == 2 && command.ArgEquals(args[1], "abort") {
-		c.Error("ERR No failover in progress.")
-		return
-	}
-	var timeout, host, force bool
-	for j := 1; j < len(args); j++ {
-		switch {
-		case command.ArgEquals(args[j], "timeout") && j+1 < len(args) && !timeout:
-			ms, ok := command.ParseInt64(args[j+1])
-			if !ok {
-				c.ErrNotInteger()
-				return
-			}
-			if ms <= 0 {
-				c.Error("ERR FAILOVER timeout must be greater than 0")
-				return
-			}
-			timeout = true
-			j++
-		case command.ArgEquals(args[j], "to") && j+2 < len(args) && !host:
-			if _, ok := command.ParseInt64(args[j+2]); !ok {
-				c.ErrNotInteger()
-				return
-			}
-			host = true
-			j += 2
-		case command.ArgEquals(args[j], "force") && !force:
-			force = true
-		default:
-			c.ErrSyntax()
-			return
-		}
-	}
-	c.Error("ERR FAILOVER requires connected replicas.")
 }
 
 // cmdClusterFailover is CLUSTER FAILOVER [FORCE|TAKEOVER]: +OK once the

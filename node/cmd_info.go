@@ -500,7 +500,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 func (s *Server) infoPersistence(w *infoWriter) {
 	w.section("Persistence")
 	w.int("loading", boolInt(s.loading.active.Load()))
-	w.int("async_loading", 0)
+	w.int("async_loading", boolInt(s.repl.asyncLoading()))
 	w.int("current_cow_peak", 0)
 	w.int("current_cow_size", 0)
 	w.int("current_cow_size_age", 0)
@@ -586,6 +586,11 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("io_threaded_writes_processed", 0)
 	w.int("reply_buffer_shrinks", 0)
 	w.int("reply_buffer_expands", 0)
+	// Denials counted as Redis 7.2 does (7.0.15 has no such fields).
+	w.int("acl_access_denied_auth", s.acl.Log.DeniedAuth.Load())
+	w.int("acl_access_denied_cmd", s.acl.Log.DeniedCmd.Load())
+	w.int("acl_access_denied_key", s.acl.Log.DeniedKey.Load())
+	w.int("acl_access_denied_channel", s.acl.Log.DeniedChannel.Load())
 	w.int("shoal_command_panics", st.panics.Load())
 }
 

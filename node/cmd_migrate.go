@@ -106,7 +106,8 @@ func cmdMigrate(c *Client, args [][]byte) {
 		return
 	}
 	req := migrate.Request{Host: m.host, Port: m.port, DB: m.db, Timeout: m.timeout, Replace: m.replace,
-		Auth: m.hasAuth, Username: m.username, Password: m.password, AskingRestore: c.srv.cfg.ClusterEnabled()}
+		Auth: m.hasAuth, Username: m.username, Password: m.password, AskingRestore: c.srv.cfg.ClusterEnabled(),
+		Encoding: c.srv.rdbEncoder()}
 	var deletedKeys [][]byte
 	err := c.srv.migrateConns.Migrate(req, keys, c.srv.ks.Now, func(key []byte) {
 		if !m.copy {

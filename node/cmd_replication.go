@@ -39,6 +39,13 @@ func (c *Client) startSync(args [][]byte, oldSync bool) {
 		return // already a replica: ignored, as Redis does
 	}
 	r := c.srv.repl
+	if !oldSync && len(args) > 3 && command.ArgIs(args[3], "failover") && !c.acceptFailoverRequest(args[1]) {
+		return // node/failover_standalone.go
+	}
+	if c.srv.failover.current() != failoverNone {
+		c.Error("NOMASTERLINK Can't SYNC while failing over")
+		return
+	}
 	if r.proxy.Load() && !r.rep.Up() {
 		c.Error("NOMASTERLINK Can't SYNC while not connected with my master")
 		return
@@ -217,6 +224,10 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		return
 	}
 	r := c.srv.repl
+	if c.srv.failover.current() != failoverNone {
+		c.Error("ERR REPLICAOF not allowed while failing over.")
+		return
+	}
 	if command.ArgIs(args[1], "no") && command.ArgIs(args[2], "one") {
 		if host, _ := r.rep.Master(); host != "" {
 			r.unfollow()
@@ -354,6 +365,18 @@ func cmdRole(c *Client, args [][]byte) {
 	}
 }
 
+// asyncLoading is INFO's async_loading: with repl-diskless-load swapdb,
+// Redis's replica loads a full sync into a temporary database while it
+// serves the old one, and discards it if the transfer fails. Shoal's
+// replica reads the whole transfer before it loads anything (the old data
+// is served and kept if the transfer fails, whatever the setting), so the
+// transfer is that phase here; the load that follows is short and shows as
+// loading.
+func (r *replState) asyncLoading() bool {
+	return r.rep != nil && r.rep.Receiving() &&
+		r.s.cfg.Int("repl-diskless-load") == config.ReplDisklessLoadSwapDB
+}
+
 // infoReplication writes INFO's Replication section, field for field as
 // Redis 7.0 does.
 func (s *Server) infoReplication(w *infoWriter) {
@@ -405,7 +428,7 @@ func (s *Server) infoReplication(w *infoWriter) {
 		w.str("slave"+strconv.Itoa(i), "ip="+l.IP+",port="+strconv.Itoa(l.Port)+",state="+l.State+
 			",offset="+strconv.FormatInt(l.Offset, 10)+",lag="+strconv.FormatInt(lag, 10))
 	}
-	w.str("master_failover_state", "no-failover")
+	w.str("master_failover_state", s.failover.current().String())
 	w.str("master_replid", in.ReplID)
 	w.str("master_replid2", in.ReplID2)
 	w.int("master_repl_offset", in.Offset)

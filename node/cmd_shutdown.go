@@ -41,6 +41,11 @@ func cmdShutdown(c *Client, args [][]byte) {
 		return
 	}
 	s := c.srv
+	if s.loading.active.Load() {
+		// Redis: a server still loading never saves (the dataset is
+		// partial), whatever SHUTDOWN says.
+		flags = flags&^config.ShutdownSave | config.ShutdownNoSave
+	}
 	if abort {
 		if s.abortShutdown() {
 			c.OK()

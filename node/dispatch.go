@@ -144,7 +144,7 @@ func (c *Client) resolveCommand(args [][]byte) *command.Spec {
 
 // admit applies the checks that refuse a command before it is queued in a
 // transaction or run, in processCommand's order: arity, the protected
-// commands, authentication, cluster routing, maxmemory, the replica and
+// commands, authentication, ACL permissions, cluster routing, maxmemory, the replica and
 // min-replicas rules, the RESP2 subscribe context, and — for a command about to be
 // queued — a busy script. Each check writes its own refusal. On the way it
 // computes the command's keys and their slots (c.keyBuf, c.slotBuf), and it
@@ -158,14 +158,23 @@ func (c *Client) admit(spec *command.Spec, args [][]byte) (roleGen uint64, ok bo
 	if spec.Flags&command.FlagProtected != 0 && !c.protectedAllowed(spec) {
 		return 0, false
 	}
-	if !c.authenticated && spec.Flags&command.FlagNoAuth == 0 {
+	if !c.authenticated && spec.Flags&command.FlagNoAuth == 0 && c.authRequired() {
 		c.Error("NOAUTH Authentication required.")
 		return 0, false
 	}
 	// Keys → slots, ascending (the lock order).
 	c.keyBuf, c.slotBuf = c.commandSlots(spec, args)
+	// ACL: a user with every permission costs one flag test (node/acl.go).
+	if u := c.user.Load(); u != nil {
+		if st := u.State(); !st.AllowsAll() && !c.aclAdmit(u, st, spec, args) {
+			return 0, false
+		}
+	}
 	if c.srv.cluster != nil && !c.isMasterLink() && !c.routeCommand(spec, args) { // node/cluster_route.go
 		return 0, false
+	}
+	if !c.isMasterLink() {
+		c.srv.loading.wait() // a load serves clients only now and then (node/loading.go)
 	}
 	roleGen = c.srv.repl.roleGen.Load()
 	switch {
@@ -267,6 +276,11 @@ func (c *Client) finishCall(acc *cmdStatAcc, spec *command.Spec, args [][]byte, 
 		acc.failed++
 	}
 	s.slowlog.maybeRecord(c, spec, args, c.batchAt.Add(start-c.batchStart), dur)
+	if spec.Flags&command.FlagFast != 0 {
+		s.latency.observe(latencyEventFastCommand, dur)
+	} else {
+		s.latency.observe(latencyEventCommand, dur)
+	}
 	// Serve the clients blocked on keys this command made ready, before its
 	// reply is sent (node/blocking.go).
 	if len(c.bs.ready) > 0 {

@@ -140,8 +140,14 @@ func (c *Client) remeasureWritten(spec *command.Spec, args [][]byte) {
 	if err != nil {
 		return
 	}
+	// A writable replica expires the keys its own clients give a TTL
+	// (store/replica_expire.go); the master's keys expire by its DEL.
+	trackExpiry := c.srv.ks.ReplicaMode() && !c.isMasterLink() && !c.srv.cfg.Bool("replica-read-only")
 	for _, p := range keys {
 		db.Remeasure(args[p])
+		if trackExpiry {
+			db.TrackReplicaExpiry(args[p])
+		}
 	}
 	c.measureBuf = keys[:0]
 }
@@ -157,7 +163,7 @@ func (s *Server) servedEffectsApplied(db *store.DB, cmds [][][]byte, by *Client)
 	watching := reg.watching()
 	tracking := s.tracking.active()
 	for _, cmd := range cmds {
-		spec, unknown := s.table.lookup(cmd)
+		spec, unknown := s.table.lookupOwn(cmd)
 		if spec == nil || unknown {
 			continue
 		}

@@ -33,7 +33,7 @@ func (s *Server) newGuard(c net.Conn) *resp.RequestReader {
 // answer the per-client questions for c.
 func (c *Client) limitsView() *resp.ConnLimits {
 	return &resp.ConnLimits{
-		AuthRequired: func() bool { return !c.authenticated },
+		AuthRequired: c.authRequired,
 		IdleExempt:   c.blocked.Load,
 		OnPartial:    c.afterRead, // client eviction (node/client_evict.go)
 		Shared:       &c.srv.limits.Limits,

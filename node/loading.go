@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,15 @@ import (
 // INFO reports the load's progress (loading_* fields). key-load-delay
 // slows each key down, as Redis's debugDelay, which the tests use to
 // observe this state.
+//
+// Redis loads on its only thread and serves clients in between only now
+// and then (processEventsWhileBlocked: every loading-process-events-
+// interval-bytes of an RDB, every 1024 commands of an AOF), so a command
+// that arrives during a load waits for the next of those points, or for
+// the end; a load shorter than one interval is never seen. Shoal loads on
+// a goroutine of its own while clients run, and does the same: a command
+// meeting the loading state waits (holding nothing) for the load's next
+// such point, then is judged (loadingState.wait, called from admit).
 
 // msgLoading is Redis's shared.loadingerr.
 const msgLoading = "LOADING Redis is loading the dataset in memory"
@@ -27,6 +37,43 @@ type loadingState struct {
 	startUnix  atomic.Int64 // loading_start_time
 	totalBytes atomic.Int64 // loading_total_bytes (0: unknown, as a diskless load)
 	loaded     atomic.Int64 // loading_loaded_bytes
+	commands   atomic.Int64 // AOF commands loaded
+	// delayOwed is key-load-delay's time not slept yet, µs (keyLoadDelay).
+	delayOwed atomic.Int64
+
+	// mu guards events and depth. events is closed (and replaced) at each
+	// point where the load serves clients, and at its end; nil while no
+	// load runs. depth counts the loads under way: the start-up's loading
+	// state holds the whole LoadData, and the RDB or AOF load inside it
+	// sets its own figures.
+	mu     sync.Mutex
+	events chan struct{}
+	depth  int
+}
+
+// serveClients is processEventsWhileBlocked: the commands waiting for the
+// load go on (and are judged while it still runs).
+func (l *loadingState) serveClients() {
+	l.mu.Lock()
+	if l.events != nil {
+		close(l.events)
+		l.events = make(chan struct{})
+	}
+	l.mu.Unlock()
+}
+
+// wait returns at the load's next serveClients or at its end, at once if
+// no load runs.
+func (l *loadingState) wait() {
+	if !l.active.Load() {
+		return
+	}
+	l.mu.Lock()
+	ch := l.events
+	l.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
 }
 
 // startLoading enters the loading state for a load of total bytes (0 if
@@ -36,33 +83,92 @@ func (s *Server) startLoading(total int64) (stop func()) {
 	l.startUnix.Store(time.Now().Unix())
 	l.totalBytes.Store(total)
 	l.loaded.Store(0)
+	l.commands.Store(0)
+	l.mu.Lock()
+	l.depth++
+	if l.events == nil {
+		l.events = make(chan struct{})
+	}
 	l.active.Store(true)
+	l.mu.Unlock()
+	s.cfg.SetLoading(true) // CONFIG SET refuses dir, appendonly ... (DENY_LOADING_CONFIG)
 	s.repl.updateGuards()
+	var once sync.Once
 	return func() {
-		l.active.Store(false)
-		s.repl.updateGuards()
+		once.Do(func() {
+			l.mu.Lock()
+			l.depth--
+			last := l.depth == 0
+			if last {
+				l.active.Store(false)
+				close(l.events)
+				l.events = nil
+			}
+			l.mu.Unlock()
+			if last {
+				s.cfg.SetLoading(false)
+				s.repl.updateGuards()
+			}
+		})
 	}
 }
 
-// loadedKey records the load's progress after a key that ended at offset
-// bytes, and sleeps key-load-delay.
+// loadedKey records an RDB load's progress after a key that ended at
+// offset bytes, serves the waiting clients each time the load crosses a
+// multiple of loading-process-events-interval-bytes, and sleeps
+// key-load-delay.
 func (s *Server) loadedKey(offset int64) {
-	s.loading.loaded.Store(offset)
+	prev := s.loading.loaded.Swap(offset)
+	if iv := s.cfg.Int("loading-process-events-interval-bytes"); iv > 0 && offset/iv != prev/iv {
+		s.loading.serveClients()
+	}
 	if d := s.cfg.Int("key-load-delay"); d != 0 {
-		keyLoadDelay(d)
+		if sleep := s.loading.keyLoadDelay(d); sleep > 0 {
+			time.Sleep(sleep)
+		}
 	}
 }
 
-// keyLoadDelay is Redis's debugDelay(key_load_delay): a positive value
-// sleeps that many microseconds, a negative -N sleeps one microsecond with
-// probability 1/N.
-func keyLoadDelay(d int64) {
-	switch {
-	case d > 0:
-		time.Sleep(time.Duration(d) * time.Microsecond)
-	case d < 0 && rand.Int64N(-d) == 0:
-		time.Sleep(time.Microsecond)
+// loadedAOFCommand records an AOF load's progress after a command that
+// ended at offset bytes, serves the waiting clients after the first
+// command and every 1024 after it (loadSingleAppendOnlyFile serves them at
+// loops 0, 1024, ...), and sleeps key-load-delay.
+func (s *Server) loadedAOFCommand(offset int64) {
+	s.loading.loaded.Store(offset)
+	if s.loading.commands.Add(1)%1024 == 1 {
+		s.loading.serveClients()
 	}
+	if d := s.cfg.Int("key-load-delay"); d != 0 {
+		if sleep := s.loading.keyLoadDelay(d); sleep > 0 {
+			time.Sleep(sleep)
+		}
+	}
+}
+
+// keyLoadDelayStep is the least a key-load-delay sleep lasts: Go's timers
+// wake a sleeper a millisecond or more late on a loaded host, so 50 µs per
+// key slept one key at a time took 30 times Redis's usleep(50).
+const keyLoadDelayStep = time.Millisecond
+
+// keyLoadDelay is Redis's debugDelay(key_load_delay) for one key: a
+// positive value delays each key that many microseconds, a negative -N
+// one microsecond with probability 1/N. It returns how long to sleep now:
+// the delay owed is paid whenever it reaches keyLoadDelayStep, so a load
+// takes Redis's time in all without a sleep per key.
+func (l *loadingState) keyLoadDelay(d int64) time.Duration {
+	us := d
+	if d < 0 {
+		us = 0
+		if rand.Int64N(-d) == 0 {
+			us = 1
+		}
+	}
+	owed := l.delayOwed.Add(us)
+	if time.Duration(owed)*time.Microsecond < keyLoadDelayStep {
+		return 0
+	}
+	l.delayOwed.Add(-owed)
+	return time.Duration(owed) * time.Microsecond
 }
 
 // loadingRefuses reports whether spec must be refused while loading (and

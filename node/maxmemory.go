@@ -243,10 +243,19 @@ func (s *Server) evictUntil(budget time.Duration) evictResult {
 	}
 	toFree := used - limit
 	start := time.Now()
+	defer func() { s.latency.observe(latencyEventEvictCycle, time.Since(start)) }()
+	timeEach := s.latency.enabled()
 	samples := int(s.mem.samples.Load())
 	var freed int64
 	for keys := 1; freed < toFree; keys++ {
+		var delStart time.Time
+		if timeEach {
+			delStart = time.Now()
+		}
 		n, ok := s.ks.EvictOne(policy, samples, s.keyEvicted)
+		if timeEach {
+			s.latency.observe(latencyEventEvictDel, time.Since(delStart))
+		}
 		if !ok {
 			return evictFail
 		}

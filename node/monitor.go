@@ -143,8 +143,9 @@ func (c *Client) feedMonitors(args [][]byte) {
 
 // redactedArgs marks the arguments Redis hides from monitors (its
 // redactClientCommandArgument calls): AUTH's arguments, HELLO's AUTH
-// username and password, MIGRATE's AUTH password and AUTH2 username and
-// password. nil when nothing is hidden.
+// username and password, ACL SETUSER's user and rules, MIGRATE's AUTH
+// password and AUTH2 username and password. nil when nothing is hidden.
+// The slow log hides the same (node/slowlog.go).
 func redactedArgs(args [][]byte) []bool {
 	var out []bool
 	mark := func(i int) {
@@ -167,6 +168,10 @@ func redactedArgs(args [][]byte) []bool {
 				mark(i + 2)
 				i += 2
 			}
+		}
+	case command.ArgIs(args[0], "acl") && len(args) > 2 && command.ArgIs(args[1], "setuser"):
+		for i := 2; i < len(args); i++ {
+			mark(i)
 		}
 	case command.ArgIs(args[0], "migrate"):
 		for i := 6; i < len(args); i++ {

@@ -289,6 +289,9 @@ func (c *Client) execUnlocked(qc queuedCommand) {
 // commandstats like a command run on its own. Clients blocked on keys the
 // transaction makes ready are served after EXEC, by the dispatcher.
 func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
+	if !c.aclAllowsQueued(qc.spec, qc.args) { // node/acl.go
+		return
+	}
 	c.SetDB(db)
 	start := time.Now()
 	c.errored = false

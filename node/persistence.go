@@ -406,6 +406,7 @@ func (s *Server) stopServing() {
 	for _, ln := range lns {
 		_ = ln.Close()
 	}
+	s.closeTLSListeners() // node/tls.go
 	if unixLn != nil {
 		s.unlinkUnixSocket()
 	}

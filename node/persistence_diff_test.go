@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,4 +275,101 @@ func TestStopWritesOnBgsaveErrorMatchesRedis(t *testing.T) {
 	// save into the missing directory (which would keep them running).
 	ours.do("CONFIG", "SET", "save", "")
 	theirs.do("CONFIG", "SET", "save", "")
+}
+
+// TestAOFWriteErrorMatchesRedis: once a write to the AOF fails (here the
+// incr file a rewrite opens is a symlink to /dev/full: ENOSPC), writes and
+// PING are refused with -MISCONF and strerror's words, reads go on, and
+// turning the AOF off lets writes in again. Same replies as redis-server.
+func TestAOFWriteErrorMatchesRedis(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	redisDir, shoalDir := t.TempDir(), t.TempDir()
+	redisAddr := startRealRedis(t, "--appendonly", "yes", "--appendfsync", "everysec", "--dir", redisDir)
+	s := startTestServer(t, "--appendonly", "yes", "--appendfsync", "everysec", "--dir", shoalDir)
+	ours, theirs := dialTest(t, s), dialTestAddr(t, redisAddr)
+	for _, tc := range []*testConn{ours, theirs} {
+		waitInfo(t, tc, "aof_rewrite_in_progress", "0")
+	}
+	for _, d := range []string{redisDir, shoalDir} {
+		// The next rewrite opens appendonly.aof.2.incr.aof for the writes
+		// that follow it (the first one is .1, made at start-up).
+		if err := os.Symlink("/dev/full", filepath.Join(d, "appendonlydir", "appendonly.aof.2.incr.aof")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []*testConn{ours, theirs} {
+		tc.do("SET", "k", "v")
+		if got := tc.do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+			t.Fatalf("BGREWRITEAOF: %q", got)
+		}
+		waitInfo(t, tc, "aof_rewrite_in_progress", "0")
+		tc.do("SET", "k", "v2")
+		waitInfo(t, tc, "aof_last_write_status", "err")
+	}
+	for _, cmd := range [][]string{
+		{"SET", "k", "w"}, {"PING"}, {"GET", "k"}, {"DEL", "k"},
+		{"EVAL", "return redis.call('set','k','x')", "0"},
+		{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get','k')", "0"},
+		{"MULTI"}, {"SET", "k", "y"}, {"EXEC"},
+		{"CONFIG", "SET", "appendonly", "no"},
+		{"SET", "k", "z"}, {"PING"}, {"GET", "k"},
+	} {
+		if o, r := ours.do(cmd...), theirs.do(cmd...); o != r {
+			t.Errorf("%q: shoal %q, redis %q", cmd, o, r)
+		}
+	}
+}
+
+// waitInfo waits until an INFO field has the value wanted.
+func waitInfo(t *testing.T, tc *testConn, field, want string) {
+	t.Helper()
+	deadline := time.Now().Add(testIOTimeout)
+	for {
+		f := infoFields(t, tc)
+		if f[field] == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("INFO %s is %q, waited for %q", field, f[field], want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRDBCompressionMatchesRedis: rdbcompression decides whether long
+// strings are LZF-compressed in DUMP payloads and RDB files; DUMP's bytes
+// are the same as redis-server's at both values, and a file saved with
+// rdbcompression no holds the value as it is.
+func TestRDBCompressionMatchesRedis(t *testing.T) {
+	redisAddr := startRealRedis(t)
+	s := startTestServer(t)
+	ours, theirs := dialTest(t, s), dialTestAddr(t, redisAddr)
+	val := strings.Repeat("abcd", 100)
+	for _, tc := range []*testConn{ours, theirs} {
+		tc.do("SET", "s", val)
+		tc.do("RPUSH", "l", val, "x")
+		tc.do("HSET", "h", "f", val)
+	}
+	for _, v := range []string{"yes", "no"} {
+		for _, tc := range []*testConn{ours, theirs} {
+			tc.do("CONFIG", "SET", "rdbcompression", v)
+		}
+		for _, k := range []string{"s", "l", "h"} {
+			if o, r := ours.do("DUMP", k), theirs.do("DUMP", k); o != r {
+				t.Errorf("rdbcompression %s, DUMP %s: shoal %q, redis %q", v, k, o, r)
+			}
+		}
+		if got := ours.do("SAVE"); got != "+OK\r\n" {
+			t.Fatalf("SAVE: %q", got)
+		}
+		file, err := os.ReadFile(filepath.Join(s.cfg.String("dir"), "dump.rdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw := bytes.Contains(file, []byte(val)); raw != (v == "no") {
+			t.Errorf("rdbcompression %s: the file holds the value uncompressed: %v", v, raw)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type replState struct {
 	// started is set once the server listens (startReplication): role
 	// changes the cluster bus reports before are taken from nodes.conf then.
 	started atomic.Bool
+	// diskErrorLogged: unix ms of the last "applying a command even though
+	// it is unable to write to disk" line.
+	diskErrorLogged atomic.Int64
 
 	// Replica side (replication_replica.go): the link to this node's
 	// master; its apply lock makes, on a replica, the master link's
@@ -145,17 +149,49 @@ func (r *replState) cron(stop <-chan struct{}) {
 
 // ---------------------------------------------------------------- guards
 
+// diskErrorText is writeCommandsDeniedByDiskError: the -MISCONF error of a
+// failed background save with stop-writes-on-bgsave-error (checked first,
+// as Redis), or of an AOF write error; "" when writes may go on. Two
+// atomic loads when all is well.
+func (s *Server) diskErrorText() string {
+	if s.rdbSave.lastFailed.Load() && s.rdbErrorDeniesWrites() {
+		return msgBgsaveError
+	}
+	return s.aof.diskErrorText()
+}
+
+// replicaDiskError is what a replica does when its master sends a write
+// it cannot persist: with replica-ignore-disk-write-errors no (Redis's
+// default) it stops, as Redis's serverPanic("Replica was unable to write
+// command to disk."), rather than serve data its files do not hold; with
+// yes (and for PING) it goes on, saying so once every 10 s.
+func (s *Server) replicaDiskError(ping bool) {
+	if !ping && !s.cfg.Bool("replica-ignore-disk-write-errors") {
+		s.log.Error("Replica was unable to write command to disk.")
+		os.Exit(1)
+	}
+	now := time.Now().UnixMilli()
+	if last := s.repl.diskErrorLogged.Load(); now > last+10_000 && s.repl.diskErrorLogged.CompareAndSwap(last, now) {
+		s.log.Warn("Replica is applying a command even though it is unable to write to disk.")
+	}
+}
+
 // replicationAllows refuses a command a replica or a master short of good
 // replicas must not run, with Redis's errors. It is on the hot path: one
 // atomic load when neither applies.
 func (c *Client) replicationAllows(spec *command.Spec) bool {
 	r := c.srv.repl
-	if c.srv.rdbSave.lastFailed.Load() && !c.isMasterLink() && c.srv.rdbErrorDeniesWrites() {
-		// stop-writes-on-bgsave-error (node/persistence.go): checked before
-		// the replication guards, as in processCommand; PING too.
+	if msg := c.srv.diskErrorText(); msg != "" {
+		// writeCommandsDeniedByDiskError, checked before the replication
+		// guards, as in processCommand: writes and PING are refused; the
+		// master link must obey, and a replica that cannot persist what
+		// it applies stops, unless replica-ignore-disk-write-errors.
 		if write, _ := c.commandWrites(spec); write || spec.FullName() == "ping" {
-			c.rejectCommand(spec, msgBgsaveError)
-			return false
+			if !c.isMasterLink() {
+				c.rejectCommand(spec, msg)
+				return false
+			}
+			c.srv.replicaDiskError(spec.FullName() == "ping")
 		}
 	}
 	if c.repl != nil && c.repl.link != nil &&

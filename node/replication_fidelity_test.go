@@ -415,7 +415,7 @@ func replicaOfListener(t *testing.T) (net.Listener, *testConn) {
 // emptyRDBFile is an RDB file without keys, as a master with no data sends.
 func emptyRDBFile(t *testing.T) []byte {
 	var b bytes.Buffer
-	if err := rdb.NewFileWriter(&b, [2]string{"redis-ver", Version}).Finish(); err != nil {
+	if err := rdb.NewFileWriter(&b, rdb.Compressed, [2]string{"redis-ver", Version}).Finish(); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -496,7 +496,7 @@ func (f *fullSyncer) filteredRDB(w io.Writer, filter syncFilter, atStart func() 
 	}
 	s.snapshotMu.Unlock()
 	release()
-	fw := rdb.NewFileWriter(w, aux...)
+	fw := rdb.NewFileWriter(w, s.rdbEncoder(), aux...)
 	for _, code := range codes {
 		fw.Function(code)
 	}

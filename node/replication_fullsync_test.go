@@ -329,7 +329,7 @@ func TestFullSyncFailedLoadLeavesReplicaEmpty(t *testing.T) {
 	src := store.New(1, nil, nil).DB(0)
 	src.SetString([]byte("half"), []byte("v"), false)
 	var b bytes.Buffer
-	fw := rdb.NewFileWriter(&b, [2]string{"redis-ver", Version})
+	fw := rdb.NewFileWriter(&b, rdb.Compressed, [2]string{"redis-ver", Version})
 	fw.SelectDB(0, 1, 0)
 	fw.Entry(src.Find([]byte("half")))
 	if err := fw.Finish(); err != nil {
@@ -406,12 +406,14 @@ func TestFullSyncKeepAliveStopsWhileBusy(t *testing.T) {
 
 // While a replica loads its full sync's RDB it is in the loading state:
 // commands without the loading flag get -LOADING and INFO says loading:1
-// (replication.tcl's loading checks); then it serves the data.
+// (replication.tcl's loading checks, which serve clients every 1 KB of
+// the load as here); then it serves the data.
 func TestFullSyncReplicaLoadsInLoadingState(t *testing.T) {
 	ms := startReplServer(t)
 	m := dialTest(t, ms)
 	m.do("DEBUG", "POPULATE", "2000")
-	rs := startReplServer(t, "--key-load-delay", "1000") // 1 ms a key
+	rs := startReplServer(t, "--key-load-delay", "1000", // 1 ms a key
+		"--loading-process-events-interval-bytes", "1024")
 	r := dialTest(t, rs)
 	replicaOf(t, r, ms)
 	replWaitFor(t, 10*time.Second, "the replica loading", func() bool {
@@ -496,5 +498,43 @@ func TestReplicaLinkCarriesNoReplies(t *testing.T) {
 	}
 	if got := m.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("PING after: %q", got)
+	}
+}
+
+// With repl-diskless-load swapdb, INFO says async_loading:1 while the full
+// sync's RDB arrives, and the old data is served meanwhile; a transfer cut
+// short leaves it as it was (tests/cluster 17-diskless-load-swapdb).
+func TestFullSyncSwapdbServesOldDataWhileReceiving(t *testing.T) {
+	// 20 ms a key, uncompressed: the file leaves in 64 KB writes
+	ms := startReplServer(t, "--rdb-key-save-delay", "20000", "--rdbcompression", "no")
+	m := dialTest(t, ms)
+	m.do("DEBUG", "POPULATE", "300", "key", "4000") // a 6 s transfer of 1.2 MB
+	rs := startReplServer(t, "--repl-diskless-load", "swapdb")
+	r := dialTest(t, rs)
+	r.do("SET", "old", "1")
+	if got := infoField(t, r, "persistence", "async_loading"); got != "0" {
+		t.Fatalf("async_loading before the sync: %q", got)
+	}
+	replicaOf(t, r, ms)
+	replWaitFor(t, 10*time.Second, "async_loading:1", func() bool {
+		return infoField(t, r, "persistence", "async_loading") == "1"
+	})
+	if got := r.do("GET", "old"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET old while the transfer arrives: %q", got)
+	}
+	if got := infoField(t, r, "persistence", "loading"); got != "0" {
+		t.Fatalf("loading while the transfer arrives: %q", got)
+	}
+	if got := r.do("REPLICAOF", "NO", "ONE"); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF NO ONE: %q", got)
+	}
+	replWaitFor(t, 10*time.Second, "async_loading:0", func() bool {
+		return infoField(t, r, "persistence", "async_loading") == "0"
+	})
+	if got := r.do("GET", "old"); got != "$1\r\n1\r\n" {
+		t.Fatalf("GET old after the cut transfer: %q", got)
+	}
+	if got := r.do("DBSIZE"); got != ":1\r\n" {
+		t.Fatalf("DBSIZE after the cut transfer: %q", got)
 	}
 }

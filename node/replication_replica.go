@@ -1,6 +1,7 @@
 package node
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -79,10 +80,23 @@ type replicaFSM struct{ r *replState }
 func (f replicaFSM) LinkConfig() replication.LinkConfig {
 	cfg := f.r.s.cfg
 	port := cfg.Int("port")
+	tlsRepl := cfg.Bool("tls-replication")
+	if p := cfg.Int("tls-port"); tlsRepl && p > 0 {
+		port = p // the master's replica connections arrive on tls-port
+	}
 	if p := cfg.Int("replica-announce-port"); p > 0 {
 		port = p
 	}
+	var tlsCfg *tls.Config
+	if tlsRepl {
+		// node/tls.go; configured when tls-replication is yes. Never
+		// plaintext instead: an empty config fails the handshake.
+		if tlsCfg = f.r.s.TLSClientConfig(); tlsCfg == nil {
+			tlsCfg = &tls.Config{}
+		}
+	}
 	return replication.LinkConfig{
+		TLS:           tlsCfg,
 		Timeout:       time.Duration(cfg.Int("repl-timeout")) * time.Second,
 		NoDelay:       !cfg.Bool("repl-disable-tcp-nodelay"),
 		MaxBulkLen:    cfg.Int("proto-max-bulk-len"),
@@ -90,6 +104,7 @@ func (f replicaFSM) LinkConfig() replication.LinkConfig {
 		AuthPass:      cfg.String("masterauth"),
 		ListeningPort: port,
 		AnnounceIP:    cfg.String("replica-announce-ip"),
+		SourceAddr:    cfg.String("bind-source-addr"),
 	}
 }
 

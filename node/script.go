@@ -826,7 +826,7 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 			if spec == nil || unknown {
 				luaRaise(L, "Invalid command passed to redis.acl_check_cmd()")
 			}
-			L.Push(lua.LTrue) // no ACL users: the default user may run everything
+			L.Push(lua.LBool(eng.cur.aclPermits(spec, argv))) // node/acl.go
 			return 1
 		},
 	}
@@ -906,6 +906,9 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	if spec.Flags&command.FlagStale == 0 && s.repl.stale() && !run.caller.isMasterLink() {
 		// An allow-stale script on a stale replica (scriptVerifyAllowStale).
 		return nil, run.refuse(spec, "Can not execute the command on a stale replica")
+	}
+	if msg := run.aclScriptRefusal(spec, argv); msg != "" { // node/acl.go
+		return nil, run.refuse(spec, msg)
 	}
 	if run.readOnly && spec.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0 {
 		return nil, run.refuse(spec, "Write commands are not allowed from read-only scripts.")

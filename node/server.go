@@ -7,9 +7,11 @@ package node
 import (
 	"cmp"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/acl"
 	"net"
 	"os"
 	"slices"
@@ -40,6 +42,7 @@ type Server struct {
 	log   *zap.Logger
 	ks    *store.Keyspace
 	table *commandTable
+	acl   *acl.Registry // users, rules and the ACL log (node/acl.go)
 	runID string
 	logID *logIdentity // the node_id/current_epoch of every log line
 	start time.Time
@@ -68,8 +71,16 @@ type Server struct {
 	mu        sync.Mutex
 	clients   map[int64]*Client
 	listeners []net.Listener
-	unixLn    net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
-	closing   bool
+	// bound, serving and startupLoading belong to the goroutine that
+	// calls LoadData then Listen: Bind opened the listeners, their accept
+	// loops run (from LoadData when Bind came first), and the loading
+	// state that ends when Listen is done.
+	bound          bool
+	serving        bool
+	startupLoading func()
+	unixLn         net.Listener // unixsocket, nil without one (CONFIG SET port/bind leave it alone)
+	closing        bool
+	tls            tlsState // tls-port's listeners and the TLS configuration (node/tls.go)
 
 	nextClientID atomic.Int64
 	stats        serverStats
@@ -79,6 +90,8 @@ type Server struct {
 	replyBufKeep atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
 	pause        clientPause
 	slowlog      slowlog
+	latency      *latencyMonitor    // latency-monitor-threshold's spikes (node/latency.go)
+	failover     standaloneFailover // FAILOVER (node/failover_standalone.go)
 	auxState     *serverAux
 	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
@@ -170,6 +183,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.pubsub = newPubsubRegistry()
 	s.streamWatcher = newStreamWatcher(s)
 	s.slowlogThreshold = cfg.IntFunc("slowlog-log-slower-than")
+	s.latency = newLatencyMonitor(cfg.IntFunc("latency-monitor-threshold"))
 	ndb := int(cfg.Int("databases"))
 	if ndb < 1 {
 		ndb = 16
@@ -178,8 +192,15 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.activeExpire.Store(true)
 	s.cronHz.Store(s.cronFrequency())
 	s.rdbSave.lastBgDuration.Store(-1)
-	s.table = newCommandTable()
+	s.table = newCommandTable(cfg.RenamedCommands())
+	if err := s.setupACL(); err != nil { // node/acl.go
+		return nil, err
+	}
 	s.applyLimits()
+	if err := s.initTLS(); err != nil { // node/tls.go
+		return nil, err
+	}
+	s.migrateConns.Dial = s.dialNode // node/tls.go
 	s.registerConfigHooks()
 	s.registerNotifyHooks()         // node/notify.go
 	s.registerClientEvictionHooks() // node/client_evict.go
@@ -214,6 +235,11 @@ func (s *Server) LoadData() error {
 	if bus != nil {
 		s.logID.bus.Store(bus)
 	}
+	s.slotStats = s.newSlotStats()
+	// Bound before (Bind): clients are served from now on, in the loading
+	// state until Listen has started everything (node/loading.go), as
+	// redis-server serves them during its start-up load.
+	s.serveEarly()
 	// After nodes.conf: a cluster replica keeps expired keys at load.
 	// Whether a data set file exists, before the load may create one
 	// (node/datalost.go).
@@ -235,7 +261,6 @@ func (s *Server) LoadData() error {
 		return err
 	}
 	s.checkRestartedWithoutData(found) // node/datalost.go
-	s.slotStats = s.newSlotStats()
 	s.registerClusterConfigHooks()
 	return nil
 }
@@ -297,30 +322,49 @@ func (s *Server) Bind() error {
 		return err
 	}
 	s.mu.Lock()
-	s.listeners, s.unixLn = lns, unixLn
+	s.listeners, s.unixLn, s.bound = lns, unixLn, true
 	s.mu.Unlock()
 	return nil
 }
 
 func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 	port := int(s.cfg.Int("port"))
+	// bind "" listens on no TCP address (Redis: only the unix socket, if
+	// any; CONFIG SET bind does the same at run time), the TLS port too.
 	binds := s.cfg.Strings("bind")
-	if len(binds) == 0 {
-		binds = []string{"*"}
-	}
 	// Listeners are retirable: CONFIG SET port/bind closes a socket but
 	// keeps its serve loop, and so its clients, until the server stops.
-	lns, err := openListeners(int64(port), binds, s.stopCron)
-	if err != nil {
-		s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
-		return nil, nil, fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+	// "port 0" with a tls-port listens on TLS only, as Redis (an empty,
+	// non-nil set: Listen must not open them again); port 0 alone is an
+	// ephemeral port (tests).
+	lns := []net.Listener{}
+	if port != 0 || s.cfg.Int("tls-port") == 0 {
+		var err error
+		if lns, err = openListeners(int64(port), binds, s.stopCron); err != nil {
+			s.log.Warn(fmt.Sprintf("Warning: Could not create server TCP listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
+			return nil, nil, fmt.Errorf("%w: Failed listening on port %d (TCP), aborting", ErrListen, port)
+		}
 	}
-	unixLn, err := s.listenUnix()
-	if err != nil {
+	closeAll := func() {
 		for _, ln := range lns {
 			_ = ln.Close()
 		}
+	}
+	if err := s.openTLSListeners(); err != nil { // node/tls.go
+		closeAll()
 		return nil, nil, err
+	}
+	unixLn, err := s.listenUnix()
+	if err != nil {
+		closeAll()
+		s.closeTLSListeners()
+		return nil, nil, err
+	}
+	s.tls.mu.Lock()
+	tlsListening := len(s.tls.listeners) > 0
+	s.tls.mu.Unlock()
+	if len(lns) == 0 && unixLn == nil && !tlsListening {
+		return nil, nil, errors.New("Configured to not listen anywhere, exiting.")
 	}
 	return lns, unixLn, nil
 }
@@ -330,9 +374,9 @@ func (s *Server) openClientListeners() ([]net.Listener, net.Listener, error) {
 // are bound.
 func (s *Server) Listen() error {
 	s.mu.Lock()
-	lns, unixLn := s.listeners, s.unixLn
+	lns, unixLn, bound := s.listeners, s.unixLn, s.bound
 	s.mu.Unlock()
-	if lns == nil {
+	if !bound { // bind "" binds no TCP address: Bind's unix socket alone
 		var err error
 		if lns, unixLn, err = s.openClientListeners(); err != nil {
 			return err
@@ -342,16 +386,9 @@ func (s *Server) Listen() error {
 	s.listeners = lns
 	s.unixLn = unixLn
 	s.mu.Unlock()
-	if unixLn != nil {
-		lns = append(lns[:len(lns):len(lns)], unixLn)
-	}
-	for _, ln := range lns {
-		gl := &guardListener{Listener: ln, srv: s}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveListener(gl)
-		}()
+	if !s.serving {
+		s.serveListeners(lns, unixLn)
+		s.serveTLSListeners() // node/tls.go
 	}
 	if s.cluster != nil {
 		if err := s.cluster.Start(); err != nil {
@@ -370,7 +407,50 @@ func (s *Server) Listen() error {
 		s.aof.loop(s.stopCron) // node/aof.go
 	}()
 	s.startReplication()
+	if s.startupLoading != nil {
+		s.startupLoading() // clients served since LoadData go on
+		s.startupLoading = nil
+	}
 	return nil
+}
+
+// serveListeners accepts clients on every listener.
+func (s *Server) serveListeners(lns []net.Listener, unixLn net.Listener) {
+	s.serving = true
+	if unixLn != nil {
+		lns = append(lns[:len(lns):len(lns)], unixLn)
+	}
+	for _, ln := range lns {
+		s.goServe(ln)
+	}
+}
+
+// serveEarly serves the listeners Bind opened from LoadData on, in a
+// loading state that Listen ends once everything is started: commands
+// without the loading flag wait for the load's points of serving clients
+// and get -LOADING, INFO and CONFIG are answered (Redis's start-up load).
+// Without Bind it does nothing: Listen serves the listeners.
+func (s *Server) serveEarly() {
+	s.mu.Lock()
+	lns, unixLn, bound := s.listeners, s.unixLn, s.bound
+	s.mu.Unlock()
+	if !bound || s.serving {
+		return
+	}
+	s.startupLoading = s.startLoading(0)
+	s.serveListeners(lns, unixLn)
+	s.serveTLSListeners() // node/tls.go
+}
+
+// goServe runs ln's accept loop (each accepted socket behind the request
+// guard) until the server stops.
+func (s *Server) goServe(ln net.Listener) {
+	gl := &guardListener{Listener: ln, srv: s}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.serveListener(gl)
+	}()
 }
 
 // listenUnix opens the unixsocket listener (nil when unixsocket is empty)
@@ -428,10 +508,11 @@ func (s *Server) Addr() net.Addr {
 }
 
 // guardListener wraps every accepted socket in a request guard
-// (resp.RequestReader).
+// (resp.RequestReader), and first in TLS on a tls-port listener.
 type guardListener struct {
 	net.Listener
 	srv *Server
+	tls *tls.Config // nil: plaintext
 }
 
 func (l *guardListener) Accept() (net.Conn, error) {
@@ -445,6 +526,9 @@ func (l *guardListener) Accept() (net.Conn, error) {
 			_ = tc.SetKeepAlive(true)
 			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 		}
+	}
+	if l.tls != nil {
+		c = tls.Server(c, l.tls) // the handshake runs on the client's first read
 	}
 	return l.srv.newGuard(c), nil
 }
@@ -483,7 +567,8 @@ func (s *Server) accept(g *resp.RequestReader) *Client {
 	c.Proto = 2
 	c.multiLen.Store(-1)
 	c.lastInteraction.Store(time.Now().UnixMilli())
-	c.authenticated = s.cfg.String("requirepass") == ""
+	c.user.Store(s.acl.Default())
+	c.authenticated = s.defaultAuthenticated() // node/acl.go
 	s.clients[c.id] = c
 	s.mu.Unlock()
 	// accept runs before the connection's goroutine starts, so the guard
@@ -538,7 +623,7 @@ const protectedModeMsg = "-DENIED Redis is running in protected mode because pro
 // explicit bind; 7.0 does not). Local is Redis's islocalClient: the peer
 // is exactly 127.0.0.1 or ::1 (not the rest of 127/8).
 func (s *Server) protectedModeRefuses(c net.Conn) bool {
-	if !s.cfg.Bool("protected-mode") || s.cfg.String("requirepass") != "" {
+	if !s.cfg.Bool("protected-mode") || !s.acl.Default().State().NoPass() {
 		return false
 	}
 	ta, ok := c.RemoteAddr().(*net.TCPAddr)
@@ -598,10 +683,14 @@ func (s *Server) cron() {
 		s.evictClients(nil)    // beforeSleep's evictClients, after the cron's accounting (node/client_evict.go)
 		s.sampleMemoryCron()   // then keys, if still over maxmemory (node/maxmemory.go)
 		s.shutdownCron()       // a signal's shutdown (node/persistence.go)
+		s.failoverCron()       // FAILOVER (node/failover_standalone.go)
 		s.saveCron(time.Now()) // node/persistence.go
 		if s.activeExpire.Load() {
 			// Redis's slow cycle may use 25% of each cron period.
+			start := time.Now()
 			s.ks.ActiveExpireCycle(time.Second / time.Duration(hz) / 4)
+			s.ks.ExpireReplicaKeys(time.Millisecond) // a writable replica's own keys (store/replica_expire.go)
+			s.latency.observe(latencyEventExpireCycle, time.Since(start))
 		}
 		s.trackingLimit()     // tracking-table-max-keys (node/tracking.go)
 		s.trackingBroadcast() // BCAST keys the keyspace changed by itself

@@ -45,13 +45,14 @@ func (l *slowlog) maybeRecord(c *Client, spec *command.Spec, args [][]byte, at t
 		n = slowlogMaxArgc
 	}
 	e := slowlogEntry{at: at, duration: d, addr: c.addr, name: c.Name()}
+	redacted := redactedArgs(args) // node/monitor.go
 	for i := 0; i < n; i++ {
 		if i == slowlogMaxArgc-1 && len(args) > slowlogMaxArgc {
 			e.args = append(e.args, "... ("+itoa(int64(len(args)-slowlogMaxArgc+1))+" more arguments)")
 			break
 		}
 		a := args[i]
-		if redactedArg(c, spec, args, i) {
+		if redacted != nil && redacted[i] || redactedArg(c, spec, args, i) {
 			e.args = append(e.args, "(redacted)")
 		} else if len(a) > slowlogMaxArgLen {
 			e.args = append(e.args, string(a[:slowlogMaxArgLen])+"... ("+itoa(int64(len(a)-slowlogMaxArgLen))+" more bytes)")
@@ -70,9 +71,9 @@ func (l *slowlog) maybeRecord(c *Client, spec *command.Spec, args [][]byte, at t
 	}
 }
 
-// redactedArg reports whether args[i] is a secret that must not be kept
-// (Redis's redactClientCommandArgument): the value of a sensitive directive
-// (requirepass, masterauth, masteruser, cluster-bus-secret) in CONFIG SET.
+// redactedArg reports whether args[i] is the value of a sensitive
+// directive (requirepass, masterauth, masteruser, cluster-bus-secret) in
+// CONFIG SET, which Redis hides from the slow log too.
 func redactedArg(c *Client, spec *command.Spec, args [][]byte, i int) bool {
 	if spec.FullName() != "config|set" || i < 3 || i%2 == 0 {
 		return false

@@ -52,7 +52,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	release, applyLocked := s.closeGateForInstant(owner, held, holdApply)
 	defer s.snapshotMu.Unlock()
 
-	sink := &rdbSnapshotSink{}
+	sink := &rdbSnapshotSink{enc: s.rdbEncoder()}
 	libs := s.tx.functions.sortedLibs()
 	dbStats, _, _ := s.ks.Stats()
 	sn, err := s.ks.BeginSnapshot(sink)
@@ -68,9 +68,15 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	}
 	defer sn.End()
 
-	fw := rdb.NewFileWriter(w, aux...)
+	fw := rdb.NewFileWriter(w, sink.enc, aux...)
 	for _, l := range libs {
 		fw.Function(l.code)
+	}
+	// The head leaves at S: a diskless full sync's replicas get
+	// +FULLRESYNC and the start of the file then, as Redis sends them
+	// when its child starts, not after the first 64 KB of keys.
+	if err := fw.Flush(); err != nil {
+		return 0, err
 	}
 	// RESIZEDB hints are the sizes at S (nothing changed while they were
 	// read); a database's later runs of keys select it again without one.
@@ -94,6 +100,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 			}
 			fw.Entries(c.data)
 			keys += c.keys
+			sink.recycle(c.data)
 		}
 	}
 	delay := s.cfg.Int("rdb-key-save-delay")
@@ -112,6 +119,13 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	return keys, fw.Finish()
 }
 
+// rdbEncoder encodes values as rdbcompression says (RDB files, full
+// syncs, the AOF's RDB preamble, DUMP and MIGRATE payloads, as Redis's
+// rdbSaveRawString reads server.rdb_compression everywhere).
+func (s *Server) rdbEncoder() rdb.Encoder {
+	return rdb.Encoder{Compress: s.cfg.Bool("rdbcompression")}
+}
+
 // errSnapshotCancelled is a snapshot abandoned by its cancelled func.
 var errSnapshotCancelled = errors.New("snapshot cancelled")
 
@@ -120,9 +134,32 @@ var errSnapshotCancelled = errors.New("snapshot cancelled")
 // hands the chunks to the snapshot's goroutine, which writes them in
 // capture order.
 type rdbSnapshotSink struct {
+	enc     rdb.Encoder // rdbcompression when the snapshot began
 	mu      sync.Mutex
 	chunks  []snapshotChunk
 	scratch []byte // one value's encoding (under mu)
+	// free holds written chunks' buffers for the next captures: a
+	// snapshot's chunks otherwise grow a new buffer per slot, garbage
+	// that made the collector run through the rewrite.
+	free [][]byte
+}
+
+// sinkKeepCap bounds the buffers kept for reuse, and sinkKeepCount how many.
+const (
+	sinkKeepCap   = 64 << 10
+	sinkKeepCount = 64
+)
+
+// recycle gives back a written chunk's buffer.
+func (k *rdbSnapshotSink) recycle(b []byte) {
+	if cap(b) > sinkKeepCap {
+		return
+	}
+	k.mu.Lock()
+	if len(k.free) < sinkKeepCount {
+		k.free = append(k.free, b[:0])
+	}
+	k.mu.Unlock()
 }
 
 type snapshotChunk struct {
@@ -135,11 +172,14 @@ func (k *rdbSnapshotSink) CaptureSlot(dbID int, db *store.DB, slot uint16) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	c := snapshotChunk{db: dbID}
+	if n := len(k.free); n > 0 {
+		c.data, k.free = k.free[n-1], k.free[:n-1]
+	}
 	// Logically expired keys are written too, as Redis's rdbSave does: a
 	// master's load drops them (rdb_last_load_keys_expired), a replica's
 	// keeps them until its master's DEL.
 	db.ScanSlotLocked(slot, func(e *store.Entry) {
-		c.data, k.scratch = rdb.AppendEntry(c.data, k.scratch, e)
+		c.data, k.scratch = k.enc.AppendEntry(c.data, k.scratch, e)
 		c.keys++
 	})
 	if cap(k.scratch) > 1<<20 {

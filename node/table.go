@@ -1,6 +1,8 @@
 package node
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -22,8 +24,17 @@ import (
 // commandTable is the immutable command table built at start-up from the
 // metadata (command/meta_*.go) and the handlers (cmd_*.go).
 type commandTable struct {
-	byName map[string]*command.Spec // lower-case top-level name
-	all    []*command.Spec          // implemented top-level commands, sorted by name
+	// byName finds a top-level command by its own lower-case name: the
+	// server's internal lookups (effects, WATCH, migration) use it, as
+	// Redis reaches its commands through pointers that rename-command does
+	// not touch.
+	byName map[string]*command.Spec
+	// called is the table clients call through (requests, scripts,
+	// COMMAND INFO/GETKEYS, LATENCY HISTOGRAM): byName with rename-command
+	// applied — a renamed command under its new name only, a command
+	// renamed to "" absent.
+	called map[string]*command.Spec
+	all    []*command.Spec // implemented top-level commands clients can call, sorted by name
 	// stats holds each spec's counters, indexed by its ID: the dispatcher
 	// reaches them with one slice index, no lookup.
 	stats  []cmdStats
@@ -60,7 +71,8 @@ func handlerGroups() []map[string]command.Handler {
 		replicationHandlers(),
 		migrateHandlers(),
 		pubsubHandlers(),
-		aclModuleHandlers(),
+		aclHandlers(), // node/cmd_acl.go
+		moduleHandlers(),
 	} {
 		groups = append(groups, nodeHandlers(g))
 	}
@@ -89,7 +101,10 @@ func nodeHandlers(m map[string]HandlerFunc) map[string]command.Handler {
 	return out
 }
 
-func newCommandTable() *commandTable {
+// newCommandTable builds the table; renames are the configuration's
+// rename-command lines in order (config.Config.RenamedCommands), already
+// validated by the loader (CommandNames).
+func newCommandTable(renames [][2]string) *commandTable {
 	handlers := map[string]command.Handler{}
 	for _, g := range handlerGroups() {
 		for name, h := range g {
@@ -105,9 +120,35 @@ func newCommandTable() *commandTable {
 			t.all = append(t.all, spec)
 		}
 	}
+	t.called = maps.Clone(t.byName)
+	for _, r := range renames {
+		from, to := strings.ToLower(r[0]), strings.ToLower(r[1])
+		spec := t.called[from]
+		if spec == nil {
+			continue // the loader refused it
+		}
+		delete(t.called, from)
+		if to != "" {
+			t.called[to] = spec
+		} else {
+			t.all = slices.DeleteFunc(t.all, func(s *command.Spec) bool { return s == spec })
+		}
+	}
 	sort.Slice(t.all, func(i, j int) bool { return t.all[i].Name < t.all[j].Name })
 	t.stats = make([]cmdStats, t.nextID)
 	return t
+}
+
+// CommandNames returns the lower-case names of the commands clients can
+// call before any rename: the configuration loader checks rename-command
+// lines against it (config.LoadOptions.CommandExists).
+func CommandNames() map[string]bool {
+	t := newCommandTable(nil)
+	names := make(map[string]bool, len(t.all))
+	for _, spec := range t.all {
+		names[spec.Name] = true
+	}
+	return names
 }
 
 func anyImplemented(spec *command.Spec) bool {
@@ -142,7 +183,17 @@ func (t *commandTable) finalize(spec, parent *command.Spec, handlers map[string]
 // subcommand of a container. It returns nil if unknown; sub reports that the
 // container is known but the subcommand is not.
 func (t *commandTable) lookup(args [][]byte) (spec *command.Spec, unknownSub bool) {
-	spec = t.byName[lowerKey(args[0])]
+	return t.lookupIn(t.called, args)
+}
+
+// lookupOwn is lookup by the commands' own names, for commands the server
+// builds itself (effects), which rename-command does not change.
+func (t *commandTable) lookupOwn(args [][]byte) (spec *command.Spec, unknownSub bool) {
+	return t.lookupIn(t.byName, args)
+}
+
+func (t *commandTable) lookupIn(names map[string]*command.Spec, args [][]byte) (spec *command.Spec, unknownSub bool) {
+	spec = names[lowerKey(args[0])]
 	if spec == nil || spec.Handler == nil && len(spec.Subcommands) == 0 {
 		return nil, false
 	}
@@ -160,7 +211,7 @@ func (t *commandTable) lookup(args [][]byte) (spec *command.Spec, unknownSub boo
 func (t *commandTable) lookupName(name string) *command.Spec {
 	name = strings.ToLower(name)
 	top, sub, hasSub := strings.Cut(name, "|")
-	spec := t.byName[top]
+	spec := t.called[top]
 	if spec == nil {
 		return nil
 	}

@@ -70,3 +70,59 @@ func listenWith(t *testing.T, args []string) error {
 	defer s.Shutdown()
 	return s.Listen()
 }
+
+// TestEmptyBindListensOnNoTCPAddress: bind "" at start-up opens no TCP
+// listener (Redis: only the unix socket), and with no unix socket either
+// the server refuses to start, as Redis ("Configured to not listen
+// anywhere").
+func TestEmptyBindListensOnNoTCPAddress(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shoal.sock")
+	s := startTestServer(t, "--bind", "", "--unixsocket", path)
+	if a := s.Addr(); a != nil {
+		t.Fatalf("bind \"\" listens on %v", a)
+	}
+	c, err := net.DialTimeout("unix", path, testIOTimeout)
+	if err != nil {
+		t.Fatalf("dial unix: %v", err)
+	}
+	defer c.Close()
+	uc := &testConn{t: t, c: c, r: bufio.NewReader(c)}
+	if got := uc.do("CONFIG", "GET", "bind"); got != "*2\r\n$4\r\nbind\r\n$0\r\n\r\n" {
+		t.Fatalf("CONFIG GET bind = %q", got)
+	}
+	err = listenWith(t, []string{"--port", "0", "--bind", "", "--save", ""})
+	if err == nil || !strings.Contains(err.Error(), "Configured to not listen anywhere") {
+		t.Fatalf("Listen with no address at all: %v", err)
+	}
+}
+
+// TestBindThenListenWithOnlyUnixSocket: shoal-server's order (Bind, then
+// LoadData, then Listen) with bind "" serves the unix socket Bind opened;
+// Listen used to open it a second time (no TCP listener looked unbound)
+// and leave the served one orphaned, so clients hung.
+func TestBindThenListenWithOnlyUnixSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shoal.sock")
+	cfg, err := config.Load([]string{"--port", "0", "--bind", "", "--save", "", "--dir", t.TempDir(), "--unixsocket", path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{LoadLater: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	for _, step := range []func() error{s.Bind, s.LoadData, s.Listen} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := net.DialTimeout("unix", path, testIOTimeout)
+	if err != nil {
+		t.Fatalf("dial unix: %v", err)
+	}
+	defer c.Close()
+	uc := &testConn{t: t, c: c, r: bufio.NewReader(c)}
+	if got := uc.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING over the unix socket = %q", got)
+	}
+}

@@ -230,7 +230,7 @@ func (c *Client) eachWrittenKey(spec *command.Spec, args [][]byte, fn func(key [
 	}
 	if fx.Replaced {
 		for _, cmd := range fx.Cmds {
-			espec, unknown := c.srv.table.lookup(cmd)
+			espec, unknown := c.srv.table.lookupOwn(cmd)
 			if espec == nil || unknown {
 				continue
 			}

@@ -34,7 +34,7 @@
 //	VerifyPayload(p), DecodePayload(p, Limits) (Object, error)
 //	    RESTORE: ErrChecksum ("version or checksum are wrong") or ErrBadData
 //	DecodeValue(b, Limits) (Object, n, error)     one object from a stream
-//	NewFileWriter(w, aux...) .Function .SelectDB .Entry .Finish
+//	NewFileWriter(w, enc, aux...) .Function .SelectDB .Entry .Finish
 //	    a whole RDB file (SAVE, BGSAVE, DEBUG RELOAD)
 //	LoadFile(data, Limits, fn) / LoadFileWith(data, Limits, FileHandlers)
 //	    RDB files of versions 1-10 (start-up load)

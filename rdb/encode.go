@@ -31,36 +31,50 @@ const (
 	streamFlagSameFields = 2
 )
 
+// Encoder holds the setting rdbSaveObject reads: Compress is
+// rdbcompression (LZF for strings over 20 bytes that shrink by more than
+// 4). Its zero value writes uncompressed; Compressed is Redis's default.
+type Encoder struct {
+	Compress bool
+}
+
+// Compressed encodes as Redis does with rdbcompression yes, its default.
+var Compressed = Encoder{Compress: true}
+
 // AppendValue appends e's value as Redis 7.0's rdbSaveObjectType +
-// rdbSaveObject write it (with rdbcompression on): the object type byte,
-// then the object. The caller holds e's slot lock for the whole call; the
-// function keeps no state and may run concurrently on other entries.
-func AppendValue(dst []byte, e *store.Entry) []byte {
+// rdbSaveObject write it with rdbcompression yes (Compressed.AppendValue).
+func AppendValue(dst []byte, e *store.Entry) []byte { return Compressed.AppendValue(dst, e) }
+
+// AppendValue appends e's value as Redis 7.0's rdbSaveObjectType +
+// rdbSaveObject write it: the object type byte, then the object. The
+// caller holds e's slot lock for the whole call; the function keeps no
+// state and may run concurrently on other entries.
+func (en Encoder) AppendValue(dst []byte, e *store.Entry) []byte {
 	if e.Type() == store.TypeString {
-		return appendString(append(dst, TypeString), e.Bytes())
+		return en.str(append(dst, TypeString), e.Bytes())
 	}
 	switch v := e.Value().(type) {
 	case *store.List:
-		return appendList(dst, v)
+		return en.list(dst, v)
 	case *store.Hash:
-		return appendHash(dst, v)
+		return en.hash(dst, v)
 	case *store.Set:
-		return appendSet(dst, v)
+		return en.set(dst, v)
 	case *store.ZSet:
-		return appendZSet(dst, v)
+		return en.zset(dst, v)
 	case *store.Stream:
-		return appendStream(dst, v)
+		return en.stream(dst, v)
 	}
 	// Every store type is listed above; an unknown one is a programming
 	// error that must not produce a payload a peer would misread.
 	panic("rdb: value type without an RDB encoding")
 }
 
-// appendList writes RDB_TYPE_LIST_QUICKLIST_2: the node count, then per
+// list writes RDB_TYPE_LIST_QUICKLIST_2: the node count, then per
 // node its container and its listpack (or, for plain nodes, the element).
 // Nodes are cut as Redis's quicklist cuts them when the elements are
 // pushed at the tail under the list's fill.
-func appendList(dst []byte, l *store.List) []byte {
+func (en Encoder) list(dst []byte, l *store.List) []byte {
 	_, fill, _ := l.QuicklistInfo()
 	type node struct {
 		plain []byte
@@ -88,11 +102,11 @@ func appendList(dst []byte, l *store.List) []byte {
 		n := &nodes[i]
 		if n.plain != nil {
 			dst = appendLen(dst, containerPlain)
-			dst = appendString(dst, n.plain)
+			dst = en.str(dst, n.plain)
 			continue
 		}
 		dst = appendLen(dst, containerPacked)
-		dst = appendString(dst, n.lp.finish())
+		dst = en.str(dst, n.lp.finish())
 	}
 	return dst
 }
@@ -114,28 +128,28 @@ func listAllowInsert(sz, count, fill, elemLen int) bool {
 	return count < fill
 }
 
-// appendHash writes RDB_TYPE_HASH_LISTPACK for a listpack-encoded hash,
+// hash writes RDB_TYPE_HASH_LISTPACK for a listpack-encoded hash,
 // else RDB_TYPE_HASH (count, then field and value strings).
-func appendHash(dst []byte, h *store.Hash) []byte {
+func (en Encoder) hash(dst []byte, h *store.Hash) []byte {
 	if h.IsListpack() {
 		lp := newLPBuilder(h.DataBytes() + 4*h.Len())
 		for f, v := range h.All() {
 			lp.appendString(f)
 			lp.appendString(v)
 		}
-		return appendString(append(dst, TypeHashListpack), lp.finish())
+		return en.str(append(dst, TypeHashListpack), lp.finish())
 	}
 	dst = append(dst, TypeHash)
 	dst = appendLen(dst, uint64(h.Len()))
 	for f, v := range h.All() {
-		dst = appendString(dst, f)
-		dst = appendString(dst, v)
+		dst = en.str(dst, f)
+		dst = en.str(dst, v)
 	}
 	return dst
 }
 
-// appendSet writes RDB_TYPE_SET_INTSET (the intset blob) or RDB_TYPE_SET.
-func appendSet(dst []byte, s *store.Set) []byte {
+// set writes RDB_TYPE_SET_INTSET (the intset blob) or RDB_TYPE_SET.
+func (en Encoder) set(dst []byte, s *store.Set) []byte {
 	if s.IsIntset() {
 		n := s.Len()
 		width := 2
@@ -162,21 +176,21 @@ func appendSet(dst []byte, s *store.Set) []byte {
 				blob = binary.LittleEndian.AppendUint64(blob, uint64(v))
 			}
 		}
-		return appendString(append(dst, TypeSetIntset), blob)
+		return en.str(append(dst, TypeSetIntset), blob)
 	}
 	dst = append(dst, TypeSet)
 	dst = appendLen(dst, uint64(s.Len()))
 	for m := range s.All() {
-		dst = appendString(dst, m)
+		dst = en.str(dst, m)
 	}
 	return dst
 }
 
-// appendZSet writes RDB_TYPE_ZSET_LISTPACK (member, score, ... in order;
+// zset writes RDB_TYPE_ZSET_LISTPACK (member, score, ... in order;
 // scores as listpack integers when integral, else as Redis's %.17g text)
 // or RDB_TYPE_ZSET_2 (count, then member + binary double from the greatest
 // element down, as Redis walks its skiplist backwards).
-func appendZSet(dst []byte, z *store.ZSet) []byte {
+func (en Encoder) zset(dst []byte, z *store.ZSet) []byte {
 	if z.IsListpack() {
 		lp := newLPBuilder(16 * z.Len())
 		var buf []byte
@@ -186,12 +200,12 @@ func appendZSet(dst []byte, z *store.ZSet) []byte {
 			lp.appendString(buf)
 			return true
 		})
-		return appendString(append(dst, TypeZSetListpack), lp.finish())
+		return en.str(append(dst, TypeZSetListpack), lp.finish())
 	}
 	dst = append(dst, TypeZSet2)
 	dst = appendLen(dst, uint64(z.Len()))
 	z.Each(true, func(member []byte, score float64) bool {
-		dst = appendString(dst, member)
+		dst = en.str(dst, member)
 		dst = appendBinaryDouble(dst, score)
 		return true
 	})
@@ -235,10 +249,10 @@ func (w *streamNodeWriter) finish() []byte {
 	return h.finish()
 }
 
-// appendStream writes RDB_TYPE_STREAM_LISTPACKS_2: the listpack nodes keyed
+// stream writes RDB_TYPE_STREAM_LISTPACKS_2: the listpack nodes keyed
 // by their master ID, the stream's counters and IDs, then each consumer
 // group with its PEL and consumers.
-func appendStream(dst []byte, s *store.Stream) []byte {
+func (en Encoder) stream(dst []byte, s *store.Stream) []byte {
 	var nodes []*streamNodeWriter
 	var w *streamNodeWriter
 	var fv [][]byte
@@ -293,8 +307,8 @@ func appendStream(dst []byte, s *store.Stream) []byte {
 	dst = append(dst, TypeStreamListpacks2)
 	dst = appendLen(dst, uint64(len(nodes)))
 	for _, n := range nodes {
-		dst = appendString(dst, appendRawID(nil, n.master))
-		dst = appendString(dst, n.finish())
+		dst = en.str(dst, appendRawID(nil, n.master))
+		dst = en.str(dst, n.finish())
 	}
 	dst = appendLen(dst, s.Length())
 	last := s.LastID()
@@ -314,7 +328,7 @@ func appendStream(dst []byte, s *store.Stream) []byte {
 	groups := s.Groups()
 	dst = appendLen(dst, uint64(len(groups)))
 	for _, g := range groups {
-		dst = appendString(dst, []byte(g.Name()))
+		dst = en.str(dst, []byte(g.Name()))
 		dst = appendLen(dst, g.LastID.Ms)
 		dst = appendLen(dst, g.LastID.Seq)
 		dst = appendLen(dst, uint64(g.EntriesRead))
@@ -328,7 +342,7 @@ func appendStream(dst []byte, s *store.Stream) []byte {
 		consumers := g.Consumers()
 		dst = appendLen(dst, uint64(len(consumers)))
 		for _, c := range consumers {
-			dst = appendString(dst, []byte(c.Name()))
+			dst = en.str(dst, []byte(c.Name()))
 			dst = appendMillis(dst, c.SeenTime)
 			dst = appendLen(dst, uint64(c.PendingLen()))
 			g.EachConsumerPending(c, func(p store.PendingEntry) bool {

@@ -38,23 +38,33 @@ const (
 // slot lock by the caller; the writer itself is used by one goroutine.
 type FileWriter struct {
 	w   io.Writer
+	enc Encoder
 	buf []byte
 	tmp []byte // one value, before the key is put between type and value
 	crc uint64 // crc64.Update state (complemented Redis CRC)
 	err error
 }
 
-// NewFileWriter starts a file: the magic and version, then the given
-// auxiliary fields (name, value pairs such as "redis-ver", "7.0.15").
-func NewFileWriter(w io.Writer, aux ...[2]string) *FileWriter {
-	fw := &FileWriter{w: w, crc: ^uint64(0), buf: make([]byte, 0, 2*fileFlushSize)}
+// NewFileWriter starts a file encoded by enc: the magic and version, then
+// the given auxiliary fields (name, value pairs such as "redis-ver",
+// "7.0.15").
+func NewFileWriter(w io.Writer, enc Encoder, aux ...[2]string) *FileWriter {
+	fw := &FileWriter{w: w, enc: enc, crc: ^uint64(0), buf: make([]byte, 0, 2*fileFlushSize)}
 	fw.buf = fmt.Appendf(fw.buf, "REDIS%04d", Version)
 	for _, kv := range aux {
 		fw.buf = append(fw.buf, opAux)
-		fw.buf = appendString(fw.buf, []byte(kv[0]))
-		fw.buf = appendString(fw.buf, []byte(kv[1]))
+		fw.buf = enc.str(fw.buf, []byte(kv[0]))
+		fw.buf = enc.str(fw.buf, []byte(kv[1]))
 	}
 	return fw
+}
+
+// Flush writes what is buffered now (the writer otherwise writes in
+// fileFlushSize pieces): a diskless full sync sends the file's head at
+// once, so its replica learns the transfer began.
+func (fw *FileWriter) Flush() error {
+	fw.flush()
+	return fw.err
 }
 
 func (fw *FileWriter) flush() {
@@ -70,7 +80,7 @@ func (fw *FileWriter) flush() {
 // Redis writes them after the auxiliary fields, before the databases.
 func (fw *FileWriter) Function(code []byte) {
 	fw.buf = append(fw.buf, opFunction2)
-	fw.buf = appendString(fw.buf, code)
+	fw.buf = fw.enc.str(fw.buf, code)
 	if len(fw.buf) >= fileFlushSize {
 		fw.flush()
 	}
@@ -89,7 +99,7 @@ func (fw *FileWriter) SelectDB(db int, keys, expires uint64) {
 // Entry appends one key: its expiry, if any, then type, key and value.
 // The caller holds e's slot lock.
 func (fw *FileWriter) Entry(e *store.Entry) {
-	fw.buf, fw.tmp = AppendEntry(fw.buf, fw.tmp, e)
+	fw.buf, fw.tmp = fw.enc.AppendEntry(fw.buf, fw.tmp, e)
 	if cap(fw.tmp) > 4*fileFlushSize {
 		fw.tmp = nil // do not keep a big value's buffer
 	}
@@ -101,15 +111,15 @@ func (fw *FileWriter) Entry(e *store.Entry) {
 // AppendEntry appends one key as a file holds it (expiry, type, key,
 // value) to dst; scratch is a reusable buffer for the value, returned
 // grown. The caller holds e's slot lock.
-func AppendEntry(dst, scratch []byte, e *store.Entry) ([]byte, []byte) {
+func (en Encoder) AppendEntry(dst, scratch []byte, e *store.Entry) ([]byte, []byte) {
 	if at := e.ExpireAt(); at != 0 {
 		dst = append(dst, opExpireMS)
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(at))
 	}
 	// AppendValue writes type + value; the key goes in between.
-	scratch = AppendValue(scratch[:0], e)
+	scratch = en.AppendValue(scratch[:0], e)
 	dst = append(dst, scratch[0])
-	dst = appendString(dst, []byte(e.Key()))
+	dst = en.str(dst, []byte(e.Key()))
 	return append(dst, scratch[1:]...), scratch
 }
 

@@ -117,10 +117,15 @@ func appendIntEncoded(dst []byte, v int64) ([]byte, bool) {
 	return dst, false
 }
 
-// appendString appends s as rdbSaveRawString does with rdbcompression on:
-// an integer encoding for short canonical integers, LZF for strings over
-// 20 bytes that shrink by more than 4 bytes, else the raw bytes.
-func appendString(dst, s []byte) []byte {
+// appendString appends s as rdbSaveRawString does with rdbcompression
+// yes (Compressed.str): the file's own fields (aux, keys' names when the
+// writer compresses, function code) use it.
+func appendString(dst, s []byte) []byte { return Compressed.str(dst, s) }
+
+// str appends s as rdbSaveRawString does: an integer encoding for short
+// canonical integers, then (with Compress) LZF for strings over 20 bytes
+// that shrink by more than 4 bytes, else the raw bytes.
+func (en Encoder) str(dst, s []byte) []byte {
 	if len(s) <= 11 {
 		if v, ok := strconvx.ParseInt(s); ok {
 			if out, ok := appendIntEncoded(dst, v); ok {
@@ -128,13 +133,20 @@ func appendString(dst, s []byte) []byte {
 			}
 		}
 	}
-	if len(s) > 20 {
-		if c := lzfCompress(s, len(s)-4); c != nil {
-			dst = append(dst, lenEnc<<6|encLZF)
-			dst = appendLen(dst, uint64(len(c)))
-			dst = appendLen(dst, uint64(len(s)))
-			return append(dst, c...)
+	if en.Compress && len(s) > 20 {
+		// Compressed in place after room for the longest header, which
+		// then moves up against it.
+		start := len(dst)
+		var hdr [1 + 2*9]byte // encoding byte + two lengths of up to 9 bytes
+		out, ok := lzfCompress(append(dst, hdr[:]...), s, len(s)-4)
+		if ok {
+			c := out[start+len(hdr):]
+			h := appendLen(appendLen(append(hdr[:0], lenEnc<<6|encLZF), uint64(len(c))), uint64(len(s)))
+			copy(out[start:], h)
+			n := copy(out[start+len(h):], c)
+			return out[:start+len(h)+n]
 		}
+		dst = out[:start]
 	}
 	dst = appendLen(dst, uint64(len(s)))
 	return append(dst, s...)

@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -72,17 +73,22 @@ func lzfHashIndex(h uint32) uint32 {
 	return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1)
 }
 
-// lzfCompress compresses in into at most outLen bytes; it returns nil when
-// the result would not fit (the caller then stores the data raw).
-func lzfCompress(in []byte, outLen int) []byte {
+// lzfCompress appends in compressed into at most outLen bytes to dst; ok
+// is false when the result would not fit (the caller then stores the data
+// raw), and dst is then returned as it was (its capacity perhaps grown).
+// Appending to the caller's buffer (an RDB's chunk) spares a snapshot an
+// allocation per compressed value: garbage the collector paid for.
+func lzfCompress(dst, in []byte, outLen int) (_ []byte, ok bool) {
 	n := len(in)
 	if n == 0 || outLen <= 0 {
-		return nil
+		return dst, false
 	}
 	table := lzfTables.Get().(*lzfTable)
 	defer lzfTables.Put(table)
 	table.begin()
-	out := make([]byte, outLen)
+	base := len(dst)
+	dst = slices.Grow(dst, outLen)
+	out := dst[base : base+outLen]
 	op := 1 // out[0] is the header of the first literal run
 	lit := 0
 	ip := 0
@@ -107,7 +113,7 @@ func lzfCompress(in []byte, outLen int) []byte {
 					litAdj = 1
 				}
 				if op-litAdj+3+1 >= outLen {
-					return nil
+					return dst[:base], false
 				}
 			}
 			out[op-lit-1] = byte(lit - 1) // close the literal run
@@ -165,7 +171,7 @@ func lzfCompress(in []byte, outLen int) []byte {
 			continue
 		}
 		if op >= outLen {
-			return nil
+			return dst[:base], false
 		}
 		lit++
 		out[op] = in[ip]
@@ -178,7 +184,7 @@ func lzfCompress(in []byte, outLen int) []byte {
 		}
 	}
 	if op+3 > outLen {
-		return nil
+		return dst[:base], false
 	}
 	for ip < n {
 		lit++
@@ -195,7 +201,7 @@ func lzfCompress(in []byte, outLen int) []byte {
 	if lit == 0 {
 		op--
 	}
-	return out[:op]
+	return dst[:base+op], true
 }
 
 // lzfDecompress expands in, which must decode to exactly outLen bytes.

@@ -17,15 +17,18 @@ var ErrChecksum = errors.New("rdb: DUMP payload version or checksum are wrong")
 
 // AppendPayload appends e's DUMP payload (createDumpPayload): the value as
 // AppendValue writes it, the RDB version, and the CRC64 of all that.
-func AppendPayload(dst []byte, e *store.Entry) []byte {
+func (en Encoder) AppendPayload(dst []byte, e *store.Entry) []byte {
 	start := len(dst)
-	dst = AppendValue(dst, e)
+	dst = en.AppendValue(dst, e)
 	dst = binary.LittleEndian.AppendUint16(dst, Version)
 	return binary.LittleEndian.AppendUint64(dst, CRC64(dst[start:]))
 }
 
 // DumpPayload returns e's DUMP payload in a new slice.
-func DumpPayload(e *store.Entry) []byte { return AppendPayload(nil, e) }
+func (en Encoder) DumpPayload(e *store.Entry) []byte { return en.AppendPayload(nil, e) }
+
+// DumpPayload returns e's DUMP payload with rdbcompression yes.
+func DumpPayload(e *store.Entry) []byte { return Compressed.DumpPayload(e) }
 
 // VerifyPayload checks a DUMP payload's footer as verifyDumpPayload does:
 // at least the footer's 10 bytes, an RDB version no newer than Version and

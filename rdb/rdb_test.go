@@ -147,13 +147,17 @@ func TestLZFRoundTrip(t *testing.T) {
 	}
 	inputs = append(inputs, rnd)
 	for _, in := range inputs {
-		c := lzfCompress(in, len(in)-4)
-		if c == nil {
+		c, ok := lzfCompress([]byte("prefix"), in, len(in)-4)
+		if !ok {
 			if len(in) > 100 {
 				t.Fatalf("did not compress %d bytes", len(in))
 			}
 			continue
 		}
+		if string(c[:6]) != "prefix" {
+			t.Fatalf("lzfCompress did not append to its buffer: %q", c[:6])
+		}
+		c = c[6:]
 		out, err := lzfDecompress(c, len(in))
 		if err != nil || !bytes.Equal(out, in) {
 			t.Fatalf("round trip of %d bytes failed: %v", len(in), err)
@@ -286,7 +290,7 @@ func TestFileRoundTrip(t *testing.T) {
 	exp := db1.SetString([]byte("expiring"), []byte("v"), false)
 	db1.SetExpire([]byte("expiring"), exp, 4102444800000)
 	var buf bytes.Buffer
-	fw := NewFileWriter(&buf, [2]string{"redis-ver", "7.0.15"}, [2]string{"redis-bits", "64"})
+	fw := NewFileWriter(&buf, Compressed, [2]string{"redis-ver", "7.0.15"}, [2]string{"redis-bits", "64"})
 	fw.SelectDB(0, uint64(len(want)), 0)
 	for _, e := range want {
 		fw.Entry(e)
@@ -380,7 +384,7 @@ func TestDecodeDoesNotWriteInput(t *testing.T) {
 // load with Redis's log text ("RDB CRC error"), still an ErrChecksum.
 func TestLoadFileChecksumError(t *testing.T) {
 	var buf bytes.Buffer
-	fw := NewFileWriter(&buf, [2]string{"redis-ver", "7.0.15"})
+	fw := NewFileWriter(&buf, Compressed, [2]string{"redis-ver", "7.0.15"})
 	if err := fw.Finish(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package replication
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/netdial"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/strconvx"
@@ -86,6 +88,10 @@ type LinkConfig struct {
 	AuthPass      string        // masterauth
 	ListeningPort int64         // port, or replica-announce-port
 	AnnounceIP    string        // replica-announce-ip
+	SourceAddr    string        // bind-source-addr: the link's local address, best effort
+	// TLS, when not nil, is the client side of tls-replication: the link
+	// to the master runs over TLS (the handshake within Timeout).
+	TLS *tls.Config
 }
 
 // Replica is the replica side of a node: the link to the followed master
@@ -98,12 +104,17 @@ type Replica struct {
 
 	linkMu sync.Mutex
 	link   *masterLink
+	// armedFailover is ArmFailover's callback for the next Start.
+	armedFailover func(accepted bool)
 
-	up      atomic.Bool  // master_link_status:up
-	syncing atomic.Bool  // master_sync_in_progress
-	lastIO  atomic.Int64 // unix seconds of the last read from the master
-	downAt  atomic.Int64 // unix seconds the link went down
-	bytesIn atomic.Int64 // read from the master (total_net_repl_input_bytes)
+	up      atomic.Bool // master_link_status:up
+	syncing atomic.Bool // master_sync_in_progress
+	// receiving: a full sync's RDB is arriving (read whole before it is
+	// loaded, the old data served meanwhile).
+	receiving atomic.Bool
+	lastIO    atomic.Int64 // unix seconds of the last read from the master
+	downAt    atomic.Int64 // unix seconds the link went down
+	bytesIn   atomic.Int64 // read from the master (total_net_repl_input_bytes)
 
 	// syncedFrom is the cluster node ID of the master whose stream this
 	// replica holds (a full sync or a partial resync completed with it);
@@ -132,6 +143,12 @@ type masterLink struct {
 	mu    sync.Mutex // guards conn and writes to it
 	conn  net.Conn
 	state string // connect, connecting, handshake, sync, connected
+
+	// failoverDone, when set, makes the handshake ask the master to fail
+	// over to this node (PSYNC ... FAILOVER, standalone FAILOVER) and is
+	// told once whether the PSYNC was accepted; only the link goroutine
+	// touches it.
+	failoverDone func(accepted bool)
 }
 
 // NewReplica returns the replica side of the node whose stream state is m.
@@ -178,6 +195,10 @@ func (r *Replica) Up() bool { return r.up.Load() }
 // Syncing reports master_sync_in_progress: a full sync is loading.
 func (r *Replica) Syncing() bool { return r.syncing.Load() }
 
+// Receiving reports that a full sync's RDB is arriving: its first bytes
+// came and it is not all read yet. The old dataset is served meanwhile.
+func (r *Replica) Receiving() bool { return r.receiving.Load() }
+
 // LastIO is the unix second of the master's last byte (while up).
 func (r *Replica) LastIO() int64 { return r.lastIO.Load() }
 
@@ -222,9 +243,22 @@ func (r *Replica) Start(host string, port int, nodeID string) {
 	ml := &masterLink{host: host, port: port, nodeID: nodeID, stop: make(chan struct{}), done: make(chan struct{}), state: "connect"}
 	r.linkMu.Lock()
 	r.link = ml
+	ml.failoverDone, r.armedFailover = r.armedFailover, nil
 	r.linkMu.Unlock()
 	r.log.Info("Connecting to MASTER", zap.String("addr", net.JoinHostPort(host, strconv.Itoa(port))))
 	go r.runLink(ml)
+}
+
+// ArmFailover makes the next Start's link ask its master to fail over to
+// this node: its PSYNC carries FAILOVER (Redis's FAILOVER_IN_PROGRESS
+// handshake), on every connection attempt until the master answers. done
+// is then called once, from the link's goroutine, with whether the PSYNC
+// was accepted (+FULLRESYNC or +CONTINUE); it must not stop the link
+// itself.
+func (r *Replica) ArmFailover(done func(accepted bool)) {
+	r.linkMu.Lock()
+	r.armedFailover = done
+	r.linkMu.Unlock()
 }
 
 // Stop ends the link goroutine, if any, and waits for it. The master stays
@@ -340,8 +374,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		case <-ctx.Done():
 		}
 	}()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", r.masterAddr(ml))
+	conn, err := netdial.Dial(ctx, r.masterAddr(ml), cfg.SourceAddr, 0)
 	cancel()
 	if err != nil {
 		return err
@@ -354,12 +387,21 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		return errStopped
 	default:
 	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(cfg.NoDelay)
+	}
+	if cfg.TLS != nil {
+		conn = tls.Client(conn, cfg.TLS)
+	}
 	ml.conn = conn
 	ml.state = "handshake"
 	ml.mu.Unlock()
 	defer conn.Close()
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(cfg.NoDelay)
+	if tc, ok := conn.(*tls.Conn); ok {
+		_ = tc.SetDeadline(time.Now().Add(timeout))
+		if err := tc.Handshake(); err != nil {
+			return fmt.Errorf("TLS handshake with the master: %w", err)
+		}
 	}
 	rd := resp.NewStreamReader(conn, resp.StreamLimits{MaxBulkLen: cfg.MaxBulkLen})
 	ask := func(argv ...string) (string, error) {
@@ -386,6 +428,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 			return err
 		}
 		if reply[0] == '-' {
+			r.log.Warn("Unable to AUTH to MASTER: " + reply) // Redis's line (masterauth/masteruser refused)
 			return fmt.Errorf("unable to AUTH to MASTER: %s", reply)
 		}
 	}
@@ -403,7 +446,11 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 		return err
 	}
 	id, off := r.m.IDs()
-	reply, err = ask("PSYNC", id, strconv.FormatInt(off+1, 10))
+	psync := []string{"PSYNC", id, strconv.FormatInt(off+1, 10)}
+	if ml.failoverDone != nil {
+		psync = append(psync, "FAILOVER")
+	}
+	reply, err = ask(psync...)
 	// A master preparing the RDB sends newlines to keep the link alive.
 	for err == nil && reply == "" {
 		_ = conn.SetDeadline(time.Now().Add(timeout))
@@ -411,6 +458,10 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	}
 	if err != nil {
 		return err
+	}
+	if done := ml.failoverDone; done != nil {
+		ml.failoverDone = nil
+		done(strings.HasPrefix(reply, "+FULLRESYNC") || strings.HasPrefix(reply, "+CONTINUE"))
 	}
 	_ = conn.SetDeadline(time.Time{})
 	switch {
@@ -451,12 +502,15 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 	ml.setState("sync")
 	var payload bytes.Buffer
 	_ = conn.SetReadDeadline(time.Now().Add(timeout))
-	if _, err := rd.ReadPayload(func(p []byte) error {
+	_, err = rd.ReadPayload(func(p []byte) error {
+		r.receiving.Store(true)
 		_ = conn.SetReadDeadline(time.Now().Add(timeout))
 		r.bytesIn.Add(int64(len(p)))
 		payload.Write(p)
 		return nil
-	}); err != nil {
+	})
+	r.receiving.Store(false)
+	if err != nil {
 		return err
 	}
 	if r.refuseEmptyHistory(ml, f[1], newOff, payload.Bytes()) {

@@ -84,7 +84,7 @@ func testReplicaFullSync(t *testing.T, eof bool) {
 	src := store.New(1, nil, nil)
 	src.DB(0).SetString([]byte("k"), []byte("v"), false)
 	var file bytes.Buffer
-	fw := rdb.NewFileWriter(&file, [2]string{"redis-ver", "7.0.15"}, [2]string{"repl-stream-db", "0"})
+	fw := rdb.NewFileWriter(&file, rdb.Compressed, [2]string{"redis-ver", "7.0.15"}, [2]string{"repl-stream-db", "0"})
 	fw.SelectDB(0, 1, 0)
 	fw.Entry(src.DB(0).Find([]byte("k")))
 	if err := fw.Finish(); err != nil {
@@ -233,7 +233,7 @@ func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
 	a := &masterLink{nodeID: "node-a"}
 
 	var emptyFile bytes.Buffer
-	if err := rdb.NewFileWriter(&emptyFile, [2]string{"redis-ver", "7.0.15"}).Finish(); err != nil {
+	if err := rdb.NewFileWriter(&emptyFile, rdb.Compressed, [2]string{"redis-ver", "7.0.15"}).Finish(); err != nil {
 		t.Fatal(err)
 	}
 	empty := emptyFile.Bytes()
@@ -258,7 +258,7 @@ func TestReplicaAsksGuardOnlyAboutAShorterNewHistory(t *testing.T) {
 	// A master restarted with its data (an RDB file) brings its keys.
 	var withKeys bytes.Buffer
 	src := store.New(1, nil, nil).DB(0)
-	fw := rdb.NewFileWriter(&withKeys)
+	fw := rdb.NewFileWriter(&withKeys, rdb.Compressed)
 	fw.SelectDB(0, 1, 0)
 	fw.Entry(src.SetString([]byte("k"), []byte("v"), false))
 	if err := fw.Finish(); err != nil {

@@ -16,6 +16,15 @@ cli() { local port=$1; shift; timeout 10 redis-cli -h 127.0.0.1 -p "$port" "$@";
 info_field() { cli "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'; }
 # cpu_ns PID prints the on-CPU nanoseconds of all the process's threads.
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
+# children_cpu_ns PID prints the CPU nanoseconds of the process's children it has reaped
+# (cutime + cstime of /proc/PID/stat, in clock ticks): redis-server's fork children (BGSAVE,
+# BGREWRITEAOF) do there what shoal-server does on its own threads.
+children_cpu_ns() {
+  local tck
+  tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+  # The command name (field 2) may hold spaces: count the fields after its closing ")".
+  sed 's/.*) //' /proc/"$1"/stat 2>/dev/null | awk -v tck="$tck" '{printf "%.0f\n", ($14 + $15) * 1e9 / tck}'
+}
 
 # median: the median of the numbers on stdin (empty when none).
 median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -29,4 +38,50 @@ stop_server() {
   kill -KILL "$PID" 2>/dev/null || true
   wait "$PID" 2>/dev/null || true
   PID=""
+}
+
+# bench_binaries sets REDIS (REDIS_BASELINE, default redis-server) and SHOAL (SHOAL_SERVER, default
+# <repo>/bin/shoal-server, built when missing). Needs ROOT, log and die.
+bench_binaries() {
+  REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
+  SHOAL=${SHOAL_SERVER:-$ROOT/bin/shoal-server}
+  if [[ -z ${SHOAL_SERVER:-} && ! -x $SHOAL ]]; then
+    log "building $SHOAL"
+    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
+  fi
+}
+
+# start_bench_server WHO BIN PORT DIR [ARGS...] starts BIN on 127.0.0.1:PORT without persistence,
+# its data and log in DIR, and waits until it answers PING; PID is its pid. Returns 1 (PID empty)
+# when it exits first.
+start_bench_server() {
+  local who=$1 bin=$2 port=$3 dir=$4 i
+  shift 4
+  mkdir -p "$dir"
+  "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize no \
+    --logfile "" "$@" >"$dir/log" 2>&1 &
+  PID=$!
+  for ((i = 0; i < 200; i++)); do
+    [[ $(cli "$port" ping 2>/dev/null) == PONG ]] && return 0
+    kill -0 "$PID" 2>/dev/null || { log "$who exited: $(tail -n 3 "$dir/log")"; PID=""; return 1; }
+    sleep 0.05
+  done
+  return 0
+}
+
+# ratio_table CASE SPEC... prints, as a markdown table, the medians of the columns of
+# $WORK/redis.runs and $WORK/shoal.runs (one line per run) and their ratio; a SPEC is
+# "metric column better", e.g. "rps 1 higher".
+ratio_table() {
+  local case=$1 spec metric colno better a b ratio
+  shift
+  echo "| metric | case | redis | shoal | shoal/redis | better |"
+  echo "|---|---|---:|---:|---:|---|"
+  for spec in "$@"; do
+    read -r metric colno better <<<"$spec"
+    a=$([[ -s $WORK/redis.runs ]] && awk -v c="$colno" '{print $c}' "$WORK/redis.runs" | median)
+    b=$([[ -s $WORK/shoal.runs ]] && awk -v c="$colno" '{print $c}' "$WORK/shoal.runs" | median)
+    ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b != "") printf "%.2f", b / a; else print "n/a" }')
+    echo "| $metric | $case | ${a:--} | ${b:--} | $ratio | $better |"
+  done
 }

@@ -23,12 +23,6 @@ log() { printf '[bench-notify %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 for t in redis-cli redis-benchmark timeout; do command -v "$t" >/dev/null || die "$t not found"; done
-REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
-SHOAL=${SHOAL_SERVER:-$ROOT/bin/shoal-server}
-if [[ -z ${SHOAL_SERVER:-} && ! -x $SHOAL ]]; then
-  log "building $SHOAL"
-  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
-fi
 REPEATS=${REPEATS:-3}
 REQUESTS=${NOTIFY_REQUESTS:-1000000}
 CLIENTS=${NOTIFY_CLIENTS:-50}
@@ -37,6 +31,7 @@ WORK=$(mktemp -d /tmp/shoal-bench-notify.XXXXXX)
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_binaries
 
 SRV="" SUB=""
 stop() { # PID: TERM, wait up to 10 s, KILL
@@ -53,18 +48,10 @@ trap 'exit 130' INT TERM
 
 # run_once WHO BIN: one measured run; appends "rps p99 srv_us/r subscriber_alive" to $WORK/WHO.runs
 run_once() {
-  local who=$1 bin=$2 port dir i c0 c1 csv alive
+  local who=$1 bin=$2 port i c0 c1 csv alive
   port=$(free_port) || die "no free port"
-  dir=$WORK/$who-$port
-  mkdir -p "$dir"
-  "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize no \
-    --logfile "" --notify-keyspace-events "$FLAGS" >"$dir/log" 2>&1 &
-  SRV=$!
-  for ((i = 0; i < 200; i++)); do
-    [[ $(cli "$port" ping 2>/dev/null) == PONG ]] && break
-    kill -0 "$SRV" 2>/dev/null || { log "$who exited: $(tail -n 3 "$dir/log")"; SRV=""; return 1; }
-    sleep 0.05
-  done
+  start_bench_server "$who" "$bin" "$port" "$WORK/$who-$port" --notify-keyspace-events "$FLAGS" || return 1
+  SRV=$PID PID=""
   redis-cli -h 127.0.0.1 -p "$port" psubscribe '__key*__:*' >/dev/null 2>&1 &
   SUB=$!
   for ((i = 0; i < 200; i++)); do
@@ -94,17 +81,8 @@ for ((r = 1; r <= REPEATS; r++)); do
   done
 done
 
-median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-figure() { [[ -s $WORK/$1.runs ]] && awk -v c="$2" '{print $c}' "$WORK/$1.runs" | median; }
-case="SET P16 c=$CLIENTS n=$REQUESTS d=32, notify-keyspace-events '$FLAGS', 1 psubscriber"
-echo "| metric | case | redis | shoal | shoal/redis | better |"
-echo "|---|---|---:|---:|---:|---|"
-for spec in "rps 1 higher" "p99_ms 2 lower" "srv_us/r 3 lower" "subscriber_alive 4 1"; do
-  read -r metric colno better <<<"$spec"
-  a=$(figure redis "$colno") b=$(figure shoal "$colno")
-  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b != "") printf "%.2f", b / a; else print "n/a" }')
-  echo "| $metric | $case | ${a:--} | ${b:--} | $ratio | $better |"
-done
+ratio_table "SET P16 c=$CLIENTS n=$REQUESTS d=32, notify-keyspace-events '$FLAGS', 1 psubscriber" \
+  "rps 1 higher" "p99_ms 2 lower" "srv_us/r 3 lower" "subscriber_alive 4 1"
 echo
 echo "Medians of REPEATS=$REPEATS runs, redis and shoal interleaved, each on a fresh server. srv_us/r ="
 echo "server on-CPU µs per SET (schedstat, all threads); subscriber_alive = pubsub_patterns at the end."

@@ -1,14 +1,8 @@
 #!/usr/bin/env bash
 # Run Redis 7.0.15's own cluster test suite (tests/cluster, ./runtest-cluster) against shoal-server:
 # the suite spawns up to 20 instances per file from src/redis-server with "cluster-enabled yes",
-# "appendonly yes" and "enable-debug-command yes"; here src/redis-server is a wrapper that execs the
-# server under test with "--appendonly no" appended (shoal has no AOF and refuses appendonly yes at
-# start-up; a later command-line directive wins over the config file, as in Redis). No test
-# relies on AOF data left by the suite's "appendonly yes": of the files that restart nodes
-# (01-08, 11, 13, 14, 17, 27, 28) most expect the node to resync from its master; 04 expects every
-# key back after SIGTERM + restart, which the RDB saved at shutdown gives (default save points),
-# 14 and 17 restart a replica from the RDB written by SAVE. The two tests that turn AOF on at run
-# time are skipped (scripts/tcl-cluster-skips.txt).
+# "appendonly yes" and "enable-debug-command yes"; here src/redis-server is a wrapper that records
+# each instance's pid and execs the server under test with the suite's arguments unchanged.
 #
 #   scripts/tcl-cluster.sh                          # every file of tests/cluster/tests
 #   scripts/tcl-cluster.sh 03-failover-loop 09      # chosen files (name, its number, or a prefix)
@@ -76,11 +70,11 @@ for b in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do
   if command -v "$b" >/dev/null; then ln -sf "$(command -v "$b")" "$WORK/src/$b"; fi
 done
 # The wrapper records its pid (exec keeps it) so that a file that times out can have its
-# instances stopped by pid, and appends --appendonly no (see the top of this file).
+# instances stopped by pid.
 cat >"$WORK/src/redis-server" <<EOF
 #!/bin/sh
 echo \$\$ >>"$WORK/pids"
-exec "$SERVER" "\$@" --appendonly no
+exec "$SERVER" "\$@"
 EOF
 chmod +x "$WORK/src/redis-server"
 

@@ -8,6 +8,7 @@ type Node struct {
 	ID       string // 40 lowercase hex characters
 	IP       string
 	Port     int
+	PPort    int    // the plaintext port in a TLS cluster (Port is the TLS one), 0 = none
 	Hostname string // "" when not announced
 }
 

@@ -131,8 +131,10 @@ func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
 	}
 }
 
+// unlink removes e, which is linked in s under hash h (or a hash with the
+// same bucket), and takes its charges off.
 func (db *DB) unlink(s *Slot, h uint64, e *Entry) {
-	s.dict.remove(db.ks.seed, h, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
+	s.dict.removeEntry(db.ks.seed, h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, -e.charge())
 	if s.dict.count == 0 {

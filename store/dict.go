@@ -50,23 +50,34 @@ func (d *dict) insert(seed maphash.Seed, h uint64, e *Entry) {
 	d.count++
 }
 
-// remove unlinks the entry with key and returns it, or nil.
-func (d *dict) remove(seed maphash.Seed, h uint64, key []byte) *Entry {
+// holds reports whether e is linked in the bucket for hash h (or for the
+// bucket index h).
+func (d *dict) holds(h uint64, e *Entry) bool {
 	if d.count == 0 {
-		return nil
+		return false
 	}
+	for x := d.buckets[h&uint64(len(d.buckets)-1)]; x != nil; x = x.next {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+// removeEntry unlinks e, which is linked in the bucket for hash h: found by
+// identity, with no key compare.
+func (d *dict) removeEntry(seed maphash.Seed, h uint64, e *Entry) {
 	p := &d.buckets[h&uint64(len(d.buckets)-1)]
-	for e := *p; e != nil; e = e.next {
-		if e.key == unsafe.String(unsafe.SliceData(key), len(key)) {
+	for x := *p; x != nil; x = x.next {
+		if x == e {
 			*p = e.next
 			e.next = nil
 			d.count--
 			d.maybeShrink(seed)
-			return e
+			return
 		}
-		p = &e.next
+		p = &x.next
 	}
-	return nil
 }
 
 // maybeShrink halves the table while it is under 1/8 full, as Redis does
@@ -159,10 +170,10 @@ func (d *dict) randomEntry(rnd func() uint64) *Entry {
 	}
 }
 
-// sample calls fn for up to n entries found walking the buckets from a
-// random one (Redis's dictGetSomeKeys) and returns how many it called fn
-// for. rnd supplies random numbers.
-func (d *dict) sample(n int, rnd func() uint64, fn func(*Entry)) int {
+// sample calls fn for up to n entries, with their bucket's index, found
+// walking the buckets from a random one (Redis's dictGetSomeKeys) and
+// returns how many it called fn for. rnd supplies random numbers.
+func (d *dict) sample(n int, rnd func() uint64, fn func(bucket uint64, e *Entry)) int {
 	if d.count == 0 || n <= 0 {
 		return 0
 	}
@@ -170,8 +181,9 @@ func (d *dict) sample(n int, rnd func() uint64, fn func(*Entry)) int {
 	i := rnd() & mask
 	got := 0
 	for visited := uint64(0); visited <= mask && got < n; visited++ {
-		for e := d.buckets[(i+visited)&mask]; e != nil && got < n; e = e.next {
-			fn(e)
+		b := (i + visited) & mask
+		for e := d.buckets[b]; e != nil && got < n; e = e.next {
+			fn(b, e)
 			got++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"unsafe"
 )
 
 // Eviction: Redis's approximated LRU/LFU/TTL eviction (evict.c) over the
@@ -34,14 +35,25 @@ func (p EvictionPolicy) volatileOnly() bool {
 // evictionPoolSize is Redis's EVPOOL_SIZE.
 const evictionPoolSize = 16
 
-// poolEntry is one eviction candidate: a higher score is a better one. key
-// is a buffer the entry keeps when it is emptied, so that a populated pool
-// allocates nothing (Redis's cached sds per pool entry).
+// poolEntry is one eviction candidate: a higher score is a better one. It
+// holds the candidate's entry itself, with its slot and where sampling
+// found it, so that neither sampling nor eviction reads its key (a cache
+// miss each: the key is its own allocation) nor hashes and compares keys:
+// under the slot lock the entry is looked for by identity in that bucket
+// of a table of tableLen buckets — a candidate whose table was resized
+// since is dropped, as one deleted (or renamed away) since it was sampled
+// is not found, and a key deleted and written again is a new entry, so
+// none is evicted on a stale score. Candidates sampled from a slot's
+// volatile set have no bucket: tableLen is 0 and hash is their key's hash,
+// taken under the slot lock when they entered the pool.
 type poolEntry struct {
-	score uint64
-	db    int
-	key   []byte
-	used  bool
+	score    uint64
+	db       *DB // the slot's database (SWAPDB moves databases, not slots)
+	slot     *Slot
+	e        *Entry
+	hash     uint64 // the bucket's index, or the key's hash when tableLen is 0
+	tableLen int
+	used     bool
 }
 
 // evictionState is the pool and the round-robin position of the random
@@ -51,7 +63,6 @@ type evictionState struct {
 	pool    [evictionPoolSize]poolEntry
 	nextDB  int
 	randKey []byte // evictRandom's key buffer
-	tryKey  []byte // the candidate being tried, out of the pool
 }
 
 // EvictHook is told about an evicted key, with the key's slot still locked
@@ -84,20 +95,27 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 				continue
 			}
 			sampled = true
-			db.samplePool(policy, samples, func(e *Entry) { st.insert(ks.score(policy, e), i, e.key) })
+			db.samplePool(policy, samples, func(sl *Slot, bucket uint64, tableLen int, e *Entry) {
+				c := st.insert(ks.score(policy, e))
+				if c == nil {
+					return
+				}
+				*c = poolEntry{score: c.score, db: db, slot: sl, e: e, hash: bucket, tableLen: tableLen, used: true}
+				if tableLen == 0 {
+					c.hash = hashKey(ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
+				}
+			})
 		}
 		if !sampled {
 			return 0, false
 		}
 		for k := evictionPoolSize - 1; k >= 0; k-- {
-			c := &st.pool[k]
+			c := st.pool[k]
 			if !c.used {
 				continue
 			}
-			dbIndex := c.db
-			st.tryKey = append(st.tryKey[:0], c.key...)
-			c.used, c.key = false, c.key[:0]
-			if freed, ok := ks.evictKey(ks.DB(dbIndex), st.tryKey, policy.volatileOnly(), hook); ok {
+			st.pool[k] = poolEntry{}
+			if freed, ok := ks.evictCandidate(&c, policy.volatileOnly(), hook); ok {
 				return freed, true
 			}
 		}
@@ -126,36 +144,31 @@ func (ks *Keyspace) score(policy EvictionPolicy, e *Entry) uint64 {
 	return math.MaxUint64 - uint64(e.expire) // volatile-ttl
 }
 
-// insert puts a candidate in the pool, which is kept sorted by ascending
-// score: into a free position, or in place of the worst candidate when the
-// pool is full and this one is better (Redis's evictionPoolPopulate). A key
-// sampled twice may sit in the pool twice, as in Redis: the second copy is
-// a ghost once the first is evicted, and comparing keys on every insert
-// would cost more than the ghost does.
-//
-// Buffers move with their candidates, so each belongs to one position; the
-// position given up lends its buffer to the new candidate.
-func (st *evictionState) insert(score uint64, db int, key string) {
+// insert makes room in the pool, which is kept sorted by ascending score,
+// for a candidate of that score and returns its position, with the score
+// set, for the caller to fill; nil when a full pool holds only better
+// candidates (Redis's evictionPoolPopulate: a free position, or the worst
+// candidate's). An entry sampled twice may sit in the pool twice, as in
+// Redis: the second copy is not found once the first is evicted.
+func (st *evictionState) insert(score uint64) *poolEntry {
 	pool := &st.pool
 	k := 0
 	for k < evictionPoolSize && pool[k].used && pool[k].score < score {
 		k++
 	}
-	var spare []byte // the buffer of the position that is given up
 	switch {
 	case k == 0 && pool[evictionPoolSize-1].used:
-		return // worse than everything in a full pool
+		return nil // worse than everything in a full pool
 	case k < evictionPoolSize && !pool[k].used:
-		spare = pool[k].key // a free position
+		// a free position
 	case !pool[evictionPoolSize-1].used:
-		spare = pool[evictionPoolSize-1].key
 		copy(pool[k+1:], pool[k:evictionPoolSize-1]) // room on the right
 	default:
 		k-- // full: drop the worst candidate, on the left
-		spare = pool[0].key
 		copy(pool[:k], pool[1:k+1])
 	}
-	pool[k] = poolEntry{score: score, db: db, key: append(spare[:0], key...), used: true}
+	pool[k] = poolEntry{score: score}
+	return &pool[k]
 }
 
 // samplePool calls fn, under the slot's lock, for about n entries of db
@@ -164,7 +177,7 @@ func (st *evictionState) insert(score uint64, db int, key string) {
 // dictGetSomeKeys walks consecutive buckets too). Keys are spread over the
 // slots by their hash, so neighbouring slots are as random a sample as
 // random ones, and far cheaper: one lock and few cache misses.
-func (db *DB) samplePool(policy EvictionPolicy, n int, fn func(e *Entry)) {
+func (db *DB) samplePool(policy EvictionPolicy, n int, fn func(s *Slot, bucket uint64, tableLen int, e *Entry)) {
 	volatileOnly := policy.volatileOnly()
 	got := 0
 	db.eachSlotFromRandom(volatileOnly, func(s *Slot) bool {
@@ -174,11 +187,12 @@ func (db *DB) samplePool(policy EvictionPolicy, n int, fn func(e *Entry)) {
 				if got == n {
 					break
 				}
-				fn(e)
+				fn(s, 0, 0, e)
 				got++
 			}
 		} else {
-			got += s.dict.sample(n-got, randUint64, fn)
+			tableLen := len(s.dict.buckets)
+			got += s.dict.sample(n-got, randUint64, func(bucket uint64, e *Entry) { fn(s, bucket, tableLen, e) })
 		}
 		s.mu.Unlock()
 		return got < n
@@ -256,14 +270,37 @@ func (ks *Keyspace) evictKey(db *DB, key []byte, volatileOnly bool, hook EvictHo
 	if e == nil || volatileOnly && e.expire == 0 {
 		return 0, false
 	}
+	return ks.evictLinked(db, s, h, e, hook), true
+}
+
+// evictCandidate evicts a pool candidate if its entry is still where it
+// was sampled (with an expiry, for volatileOnly): looked for by identity
+// before anything of it is read, as an entry renamed away belongs to
+// another slot's lock.
+func (ks *Keyspace) evictCandidate(c *poolEntry, volatileOnly bool, hook EvictHook) (int64, bool) {
+	db, s := c.db, c.slot
+	db.lockSlot(s)
+	defer s.mu.Unlock()
+	if c.tableLen != 0 && c.tableLen != len(s.dict.buckets) {
+		return 0, false // resized since: its bucket is unknown
+	}
+	if !s.dict.holds(c.hash, c.e) || volatileOnly && c.e.expire == 0 {
+		return 0, false
+	}
+	return ks.evictLinked(db, s, c.hash, c.e, hook), true
+}
+
+// evictLinked unlinks e, which is in s's bucket for h, counts it and
+// tells hook; it returns what the entry was charged. Caller holds s's lock.
+func (ks *Keyspace) evictLinked(db *DB, s *Slot, h uint64, e *Entry, hook EvictHook) int64 {
 	before := s.bytes
 	db.unlink(s, h, e)
 	freed := before - s.bytes
 	ks.evictedKeys.Add(1)
 	if hook != nil {
-		hook(db, key)
+		hook(db, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
 	}
-	return freed, true
+	return freed
 }
 
 // EvictedKeys returns how many keys eviction has deleted (INFO evicted_keys).

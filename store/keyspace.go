@@ -67,6 +67,9 @@ type Keyspace struct {
 	snapGen uint32
 
 	replicaMode atomic.Bool // keys expire only by the master's DEL (store/replica.go)
+	// replicaExpiring: keys a writable replica's clients gave a TTL
+	// (store/replica_expire.go).
+	replicaExpiring replicaExpiring
 }
 
 // New returns an empty keyspace with n databases. clk (nil: the system

@@ -309,3 +309,46 @@ func BenchmarkSetWhileEvicting(b *testing.B) {
 		})
 	}
 }
+
+// A key deleted and written again while the eviction pool holds it (on
+// the idle time of the deleted key) is a new key: the pool must not evict
+// it on that stale score. The pool holds entries, not key names.
+func TestEvictionPoolSkipsRewrittenKeys(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000, 0))
+	ks := New(1, clk, nil)
+	ks.Tick()
+	db := ks.DB(0)
+	set := func(prefix string, i int) {
+		withKey(db, prefix+strconv.Itoa(i), func(k []byte) { db.SetString(k, []byte("v"), false) })
+	}
+	for i := range 100 {
+		set("a", i)
+	}
+	clk.Set(time.Unix(1_000+3600, 0))
+	ks.Tick()
+	for i := range 100 {
+		set("b", i)
+	}
+	// The a keys are an hour idle: the pool fills with them.
+	var evicted []string
+	hook := func(_ *DB, key []byte) { evicted = append(evicted, string(key)) }
+	_, ok := ks.EvictOne(EvictAllKeysLRU, 5, hook)
+	require.True(t, ok)
+	require.Equal(t, byte('a'), evicted[0][0])
+	// Two hours on, every a key is deleted and written again: now the b
+	// keys are the idle ones.
+	clk.Set(time.Unix(1_000+7200, 0))
+	ks.Tick()
+	for i := range 100 {
+		withKey(db, "a"+strconv.Itoa(i), func(k []byte) { db.Delete(k) })
+		set("a", i)
+	}
+	evicted = evicted[:0]
+	for range 20 {
+		_, ok := ks.EvictOne(EvictAllKeysLRU, 5, hook)
+		require.True(t, ok)
+	}
+	for _, k := range evicted {
+		require.Equal(t, byte('b'), k[0], "evicted %s, written a moment ago, on the score of the key it replaced", k)
+	}
+}

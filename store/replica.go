@@ -61,8 +61,14 @@ func (ks *Keyspace) ExistingDB(i int) *DB { return ks.existingDB(i) }
 // back to a master's: on a replica, lookups report logically expired keys
 // missing but never delete them and active expiry does nothing; the
 // master's DEL removes them. The replication link's own commands see such
-// keys as live (SeeExpired), as Redis's master client does.
-func (ks *Keyspace) SetReplicaMode(on bool) { ks.replicaMode.Store(on) }
+// keys as live (SeeExpired), as Redis's master client does. A change of
+// rules forgets the keys a writable replica expires itself
+// (TrackReplicaExpiry).
+func (ks *Keyspace) SetReplicaMode(on bool) {
+	if ks.replicaMode.Swap(on) != on {
+		ks.forgetReplicaExpiry()
+	}
+}
 
 // ReplicaMode reports the replica expiry rules are in force.
 func (ks *Keyspace) ReplicaMode() bool { return ks.replicaMode.Load() }

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/shoal-db/shoal/acl"
 	"io"
 	"os"
 	"os/exec"
@@ -51,7 +52,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	cfg, err := config.Load(args)
+	// rename-command lines are checked against the command table, and
+	// "user" lines while the file is read (duplicates, malformed rules;
+	// package acl knows the rules), as Redis does.
+	commands := node.CommandNames()
+	cfg, err := config.LoadWith(args, config.LoadOptions{
+		CommandExists: func(name string) bool { return commands[name] },
+		ValidateUser:  acl.ConfigUserValidator(),
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
@@ -87,7 +95,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	// Redis's clusterInit port check: the bus takes port+10000 unless
 	// cluster-port says otherwise.
-	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && cfg.Int("port") > 65535-10000 {
+	clientPort := cfg.Int("port")
+	if cfg.Bool("tls-cluster") {
+		clientPort = cfg.Int("tls-port") // the bus port follows the TLS port then
+	}
+	if cfg.Bool("cluster-enabled") && cfg.Int("cluster-port") == 0 && clientPort > 65535-10000 {
 		log.Error("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.")
 		return 1
 	}
@@ -124,7 +136,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// refused its RDB file.
 	log.Info(fmt.Sprintf("Running mode=%s, Port: %d PID: %d", mode, cfg.Int("port"), pid))
 	log.Info("Server initialized")
-	if err := srv.LoadData(); err != nil {
+	// Clients are served during the load (node's serveEarly): a SHUTDOWN
+	// then stops the process at once, without saving, as Redis's does.
+	loaded := make(chan struct{})
+	go func() {
+		select {
+		case <-stopped:
+			log.Warn("shoal is now ready to exit, bye bye...")
+			os.Exit(0)
+		case <-loaded:
+		}
+	}()
+	err = srv.LoadData()
+	close(loaded)
+	if err != nil {
 		var inUse *gossip.ConfigInUseError
 		switch {
 		case errors.As(err, &inUse):

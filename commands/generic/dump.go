@@ -23,7 +23,7 @@ func cmdDump(c *command.Ctx, args [][]byte) {
 		c.Null()
 		return
 	}
-	c.Bulk(rdb.DumpPayload(e))
+	c.Bulk(rdb.Encoder{Compress: c.Config().Bool("rdbcompression")}.DumpPayload(e))
 }
 
 // restoreOptions are RESTORE's parsed options; idle and freq are -1 when

@@ -81,11 +81,19 @@ func parseSortOptions(c *command.Ctx, args [][]byte, readonly bool) (sortOptions
 					c.Error("ERR BY option of SORT denied in Cluster mode.")
 					return o, false
 				}
+				if !c.Session().FullKeyAccess(args) {
+					c.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
+					return o, false
+				}
 			}
 			j++
 		case command.ArgIs(args[j], "get") && left >= 1:
 			if cluster {
 				c.Error("ERR GET option of SORT denied in Cluster mode.")
+				return o, false
+			}
+			if !c.Session().FullKeyAccess(args) {
+				c.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return o, false
 			}
 			o.gets = append(o.gets, args[j+1])

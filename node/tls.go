@@ -1,0 +1,227 @@
+package node
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shoal-db/shoal/tlsconf"
+	"go.uber.org/zap"
+)
+
+// TLS, as Redis 7.0 with tls-port, tls-replication and tls-cluster.
+//
+// The certificates live in tlsconf.Holder; the listeners on tls-port hand
+// every accepted socket to crypto/tls with a server config that picks, at
+// each handshake, the current certificates and tls-auth-clients (so CONFIG
+// SET of a tls-* file reloads them for new connections, as Redis's
+// tlsConfigure, and clients already connected keep their session). The
+// handshake runs lazily on the connection's own goroutine (its first read),
+// never in the accept loop. The client side (replica → master, cluster bus,
+// MIGRATE and slot migration) dials with Holder.ClientConfig.
+
+// tlsState is the server's TLS: the loaded configuration and the tls-port
+// listeners.
+type tlsState struct {
+	holder tlsconf.Holder
+	server *tls.Config // the client port's config (reads the holder at each handshake)
+
+	mu        sync.Mutex // serialises listener changes
+	listeners []net.Listener
+	port      int64    // the tls-port listened on (0: none)
+	binds     []string // and the bind addresses
+	served    bool     // Listen ran: new listeners are served at once
+}
+
+// errTLSConfigure is Redis's start-up line when tlsConfigure fails.
+var errTLSConfigure = errors.New("Failed to configure TLS. Check logs for more info.")
+
+// initTLS loads the TLS configuration at start-up when tls-port,
+// tls-replication or tls-cluster turns TLS on; a failure stops the server
+// with Redis's lines (the reason, then "Failed to configure TLS").
+func (s *Server) initTLS() error {
+	s.tls.server = s.tls.holder.ServerConfig(tlsconf.AuthClientsOf(s.cfg))
+	if !tlsconf.Enabled(s.cfg) {
+		return nil
+	}
+	if err := s.tls.holder.Load(tlsconf.FromConfig(s.cfg)); err != nil {
+		s.log.Warn(err.Error())
+		return errTLSConfigure
+	}
+	return nil
+}
+
+// TLSClientConfig is the client side for connections this node opens to
+// other nodes (nil: TLS is not configured).
+func (s *Server) TLSClientConfig() *tls.Config { return s.tls.holder.ClientConfig() }
+
+// dialTLS wraps an established connection to another node in TLS and
+// completes the handshake within timeout.
+func (s *Server) dialTLS(conn net.Conn, timeout time.Duration) (net.Conn, error) {
+	cfg := s.TLSClientConfig()
+	if cfg == nil {
+		_ = conn.Close()
+		return nil, errors.New("TLS is not configured")
+	}
+	tc := tls.Client(conn, cfg)
+	_ = tc.SetDeadline(time.Now().Add(timeout))
+	if err := tc.Handshake(); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	_ = tc.SetDeadline(time.Time{})
+	return tc, nil
+}
+
+// dialNode connects to another node's client port, over TLS in a TLS
+// cluster (MIGRATE and slot migrations, as Redis's tls-cluster).
+func (s *Server) dialNode(addr string, timeout time.Duration) (net.Conn, error) {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil || !s.cfg.Bool("tls-cluster") {
+		return conn, err
+	}
+	return s.dialTLS(conn, timeout)
+}
+
+// openTLSListeners binds tls-port on the bind addresses (none when
+// tls-port is 0); Listen serves them.
+func (s *Server) openTLSListeners() error {
+	port, binds := s.cfg.Int("tls-port"), s.cfg.Strings("bind")
+	s.tls.mu.Lock()
+	defer s.tls.mu.Unlock()
+	if port == 0 {
+		return nil
+	}
+	lns, err := openListeners(port, binds, s.stopCron)
+	if err != nil {
+		s.log.Warn(fmt.Sprintf("Warning: Could not create server TLS listening socket %s:%d: %v", strings.Join(binds, " "), port, err))
+		return fmt.Errorf("Failed listening on port %d (tls), aborting.", port)
+	}
+	s.tls.listeners, s.tls.port, s.tls.binds = lns, port, binds
+	return nil
+}
+
+// serveTLSListeners starts serving the tls-port listeners (Listen).
+func (s *Server) serveTLSListeners() {
+	s.tls.mu.Lock()
+	defer s.tls.mu.Unlock()
+	s.tls.served = true
+	s.serveTLSLocked(s.tls.listeners)
+}
+
+func (s *Server) serveTLSLocked(lns []net.Listener) {
+	for _, ln := range lns {
+		gl := &guardListener{Listener: ln, srv: s, tls: s.tls.server}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveListener(gl)
+		}()
+	}
+}
+
+// closeTLSListeners closes the tls-port sockets (stopServing).
+func (s *Server) closeTLSListeners() {
+	s.tls.mu.Lock()
+	lns := s.tls.listeners
+	s.tls.listeners = nil
+	s.tls.mu.Unlock()
+	for _, ln := range lns {
+		_ = ln.Close()
+	}
+}
+
+// applyTLSListen moves the tls-port listeners to the configured tls-port
+// and bind addresses (CONFIG SET tls-port / bind), configuring TLS first if
+// it was not (Redis's applyTLSPort). New sockets open before the old ones
+// retire, so a failure changes nothing; clients already connected stay.
+func (s *Server) applyTLSListen() error {
+	port, binds := s.cfg.Int("tls-port"), s.cfg.Strings("bind")
+	s.tls.mu.Lock()
+	defer s.tls.mu.Unlock()
+	if port == s.tls.port && slices.Equal(binds, s.tls.binds) {
+		return nil
+	}
+	if port > 0 && !s.tls.holder.Configured() {
+		if err := s.tls.holder.Load(tlsconf.FromConfig(s.cfg)); err != nil {
+			s.log.Warn(err.Error())
+			return errors.New("Unable to update TLS configuration. Check server logs.")
+		}
+	}
+	var lns []net.Listener
+	if port > 0 {
+		var err error
+		if lns, err = openListeners(port, binds, s.stopCron); err != nil {
+			s.log.Warn("CONFIG SET tls-port failed", zap.Error(err))
+			return errors.New("Unable to listen on this port. Check server logs.")
+		}
+	}
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+		return nil
+	}
+	old := s.tls.listeners
+	s.tls.listeners, s.tls.port, s.tls.binds = lns, port, binds
+	if s.tls.served {
+		s.serveTLSLocked(lns)
+	}
+	for _, ln := range old {
+		if rl, ok := ln.(*retirableListener); ok {
+			rl.retire()
+		} else {
+			_ = ln.Close()
+		}
+	}
+	return nil
+}
+
+// TLSAddr is the first tls-port listener's address (nil without one).
+func (s *Server) TLSAddr() net.Addr {
+	s.tls.mu.Lock()
+	defer s.tls.mu.Unlock()
+	if len(s.tls.listeners) == 0 {
+		return nil
+	}
+	return s.tls.listeners[0].Addr()
+}
+
+// tlsReloadDirectives are the directives whose CONFIG SET rebuilds the TLS
+// configuration when TLS is on (Redis's applyTlsCfg).
+var tlsReloadDirectives = []string{"tls-cert-file", "tls-key-file", "tls-client-cert-file", "tls-client-key-file",
+	"tls-ca-cert-file", "tls-ca-cert-dir", "tls-dh-params-file", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+	"tls-session-caching", "tls-session-cache-size", "tls-session-cache-timeout", "tls-prefer-server-ciphers",
+	"tls-key-file-pass", "tls-client-key-file-pass", "tls-replication", "tls-cluster"}
+
+// registerTLSHooks applies CONFIG SET of the tls-* directives.
+func (s *Server) registerTLSHooks() {
+	reload := func(string) error {
+		if !tlsconf.Enabled(s.cfg) {
+			return nil
+		}
+		if err := s.tls.holder.Load(tlsconf.FromConfig(s.cfg)); err != nil {
+			s.log.Warn(err.Error())
+			return errors.New("Unable to update TLS configuration. Check server logs.")
+		}
+		return nil
+	}
+	for _, name := range tlsReloadDirectives {
+		s.cfg.OnChange(name, reload)
+	}
+	s.cfg.OnChange("tls-port", func(string) error { return s.applyTLSListen() })
+	s.cfg.OnChange("bind", func(string) error {
+		if err := s.applyTLSListen(); err != nil {
+			return errors.New("Failed to bind to specified addresses.")
+		}
+		return nil
+	})
+}
