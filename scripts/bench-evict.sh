@@ -132,12 +132,7 @@ rows=$(
 )
 [[ -n ${EVICT_ROWS:-} ]] && printf '%s\n' "$rows" >"$EVICT_ROWS"
 
-echo "| metric | case | redis | shoal | shoal/redis | better |"
-echo "|---|---|---:|---:|---:|---|"
-awk -F'|' '
-  function num(x) { return x ~ /^[0-9.]+$/ && x + 0 > 0 }
-  { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, ($3 == "" ? "-" : $3), ($4 == "" ? "-" : $4),
-      (num($3) && num($4) ? sprintf("%.2f", $4 / $3) : "n/a"), $5 }' <<<"$rows"
+rows_table <<<"$rows"
 for who in redis shoal; do
   if [[ -f $WORK/$who.refused ]]; then
     echo

@@ -69,19 +69,28 @@ start_bench_server() {
   return 0
 }
 
-# ratio_table CASE SPEC... prints, as a markdown table, the medians of the columns of
-# $WORK/redis.runs and $WORK/shoal.runs (one line per run) and their ratio; a SPEC is
-# "metric column better", e.g. "rps 1 higher".
-ratio_table() {
-  local case=$1 spec metric colno better a b ratio
-  shift
+# run_median NAME COLUMN prints the median of COLUMN over the lines of $WORK/NAME.runs (nothing
+# when there is no run).
+run_median() { [[ -s $WORK/$1.runs ]] && awk -v c="$2" '{print $c}' "$WORK/$1.runs" | median; return 0; }
+
+# rows_table prints the rows on stdin ("metric|case|redis|shoal|better") as a markdown table with
+# the shoal/redis ratio (n/a unless both are positive numbers).
+rows_table() {
   echo "| metric | case | redis | shoal | shoal/redis | better |"
   echo "|---|---|---:|---:|---:|---|"
+  awk -F'|' '
+    function num(x) { return x ~ /^[0-9.]+$/ && x + 0 > 0 }
+    { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, ($3 == "" ? "-" : $3), ($4 == "" ? "-" : $4),
+        (num($3) && num($4) ? sprintf("%.2f", $4 / $3) : "n/a"), $5 }'
+}
+
+# ratio_table CASE SPEC... prints rows_table's table of the medians of $WORK/redis.runs and
+# $WORK/shoal.runs; a SPEC is "metric column better", e.g. "rps 1 higher".
+ratio_table() {
+  local case=$1 spec metric colno better
+  shift
   for spec in "$@"; do
     read -r metric colno better <<<"$spec"
-    a=$([[ -s $WORK/redis.runs ]] && awk -v c="$colno" '{print $c}' "$WORK/redis.runs" | median)
-    b=$([[ -s $WORK/shoal.runs ]] && awk -v c="$colno" '{print $c}' "$WORK/shoal.runs" | median)
-    ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a + 0 > 0 && b != "") printf "%.2f", b / a; else print "n/a" }')
-    echo "| $metric | $case | ${a:--} | ${b:--} | $ratio | $better |"
-  done
+    echo "$metric|$case|$(run_median redis "$colno")|$(run_median shoal "$colno")|$better"
+  done | rows_table
 }

@@ -118,10 +118,7 @@ for ((r = 1; r <= REPEATS; r++)); do
   done
 done
 
-figure() {
-  [[ -s $WORK/$1.runs ]] || return 0
-  awk -v c="$2" '{print $c}' "$WORK/$1.runs" | median
-}
+figure() { run_median "$@"; }
 rows=$(
   for cmd in set get; do
     case="${cmd^^} P16 c=$CLIENTS n=$REQUESTS d=$VALUE_SIZE over TLS"
@@ -133,12 +130,7 @@ rows=$(
 )
 [[ -n ${TLS_ROWS:-} ]] && printf '%s\n' "$rows" >"$TLS_ROWS"
 
-echo "| metric | case | redis | shoal | shoal/redis | better |"
-echo "|---|---|---:|---:|---:|---|"
-awk -F'|' '
-  function num(x) { return x ~ /^[0-9.]+$/ && x + 0 > 0 }
-  { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, ($3 == "" ? "-" : $3), ($4 == "" ? "-" : $4),
-      (num($3) && num($4) ? sprintf("%.2f", $4 / $3) : "n/a"), $5 }' <<<"$rows"
+rows_table <<<"$rows"
 echo
 echo "Medians of REPEATS=$REPEATS runs, redis and shoal interleaved, each a fresh server, TLS with client certificates."
 echo "srv_us/r = server on-CPU µs per request (schedstat, all threads)."
