@@ -23,16 +23,6 @@ log() { printf '[bench-aof %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 for t in redis-cli redis-benchmark timeout; do command -v "$t" >/dev/null || die "$t not found"; done
-REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
-if [[ -n ${SHOAL_SERVER:-} ]]; then
-  SHOAL=$(command -v "$SHOAL_SERVER") || die "SHOAL_SERVER=$SHOAL_SERVER is not an executable"
-else
-  SHOAL=$ROOT/bin/shoal-server
-  if [[ ! -x $SHOAL ]]; then
-    log "building $SHOAL"
-    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
-  fi
-fi
 REPEATS=${REPEATS:-3}
 REQUESTS=${AOF_REQUESTS:-500000}
 CLIENTS=${AOF_CLIENTS:-50}
@@ -47,6 +37,7 @@ trap 'exit 130' INT TERM
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_binaries
 
 # start BIN PORT POLICY DIR: the server in the foreground, PID set; 1 when it does not answer PING.
 start() {

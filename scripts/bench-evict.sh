@@ -28,16 +28,6 @@ log() { printf '[bench-evict %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 for t in redis-cli redis-benchmark timeout; do command -v "$t" >/dev/null || die "$t not found"; done
-REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
-if [[ -n ${SHOAL_SERVER:-} ]]; then
-  SHOAL=$(command -v "$SHOAL_SERVER") || die "SHOAL_SERVER=$SHOAL_SERVER is not an executable"
-else
-  SHOAL=$ROOT/bin/shoal-server
-  if [[ ! -x $SHOAL ]]; then
-    log "building $SHOAL"
-    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
-  fi
-fi
 REPEATS=${REPEATS:-3}
 REQUESTS=${EVICT_REQUESTS:-1000000}
 PREFILL=${EVICT_PREFILL:-200000}
@@ -53,6 +43,7 @@ trap 'exit 130' INT TERM
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_binaries
 
 # start WHO BIN PORT: the server in the foreground, PID set; returns 2 (reason in $WORK/WHO.refused)
 # when it exits before answering PING, 1 when it neither answers nor exits.

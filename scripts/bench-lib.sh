@@ -40,12 +40,16 @@ stop_server() {
   PID=""
 }
 
-# bench_binaries sets REDIS (REDIS_BASELINE, default redis-server) and SHOAL (SHOAL_SERVER, default
-# <repo>/bin/shoal-server, built when missing). Needs ROOT, log and die.
+# bench_binaries sets REDIS (REDIS_BASELINE, default redis-server) and SHOAL (SHOAL_SERVER, which
+# must be an executable, default <repo>/bin/shoal-server, built when missing). Needs ROOT, log, die.
 bench_binaries() {
   REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
-  SHOAL=${SHOAL_SERVER:-$ROOT/bin/shoal-server}
-  if [[ -z ${SHOAL_SERVER:-} && ! -x $SHOAL ]]; then
+  if [[ -n ${SHOAL_SERVER:-} ]]; then
+    SHOAL=$(command -v "$SHOAL_SERVER") || die "SHOAL_SERVER=$SHOAL_SERVER is not an executable"
+    return
+  fi
+  SHOAL=$ROOT/bin/shoal-server
+  if [[ ! -x $SHOAL ]]; then
     log "building $SHOAL"
     (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
   fi

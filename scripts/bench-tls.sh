@@ -24,16 +24,6 @@ die() { log "ERROR: $*"; exit 1; }
 
 for t in redis-cli redis-benchmark timeout openssl; do command -v "$t" >/dev/null || die "$t not found"; done
 redis-benchmark --help 2>&1 | grep -q -- --tls || die "redis-benchmark is built without TLS"
-REDIS=$(command -v "${REDIS_BASELINE:-redis-server}") || die "redis-server not found"
-if [[ -n ${SHOAL_SERVER:-} ]]; then
-  SHOAL=$(command -v "$SHOAL_SERVER") || die "SHOAL_SERVER=$SHOAL_SERVER is not an executable"
-else
-  SHOAL=$ROOT/bin/shoal-server
-  if [[ ! -x $SHOAL ]]; then
-    log "building $SHOAL"
-    (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o bin/shoal-server ./cmd/shoal-server) || die "build failed"
-  fi
-fi
 REPEATS=${REPEATS:-3}
 REQUESTS=${TLS_REQUESTS:-500000}
 CLIENTS=${TLS_CLIENTS:-50}
@@ -47,6 +37,7 @@ trap 'exit 130' INT TERM
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_binaries
 
 # The test PKI: a CA, and one certificate for 127.0.0.1 used by servers and redis-benchmark.
 CERTS=$WORK/certs
