@@ -317,14 +317,18 @@ func (db *DB) clearSlot(s *Slot) int64 {
 // under that key's slot lock, until about count keys were visited; it
 // returns the next cursor (0 = done). The cursor's low 14 bits are the slot,
 // the rest the slot table's reverse-binary cursor, so it stays valid while
-// tables resize between calls.
-func (db *DB) Scan(cursor uint64, count int, fn func(e *Entry)) uint64 {
+// tables resize between calls. A logically expired key that match accepts
+// (nil: every key) is deleted on the way, as Redis's SCAN expires the keys
+// it would otherwise return (passive expiry: an `expired` event, a DEL in
+// the replication stream).
+func (db *DB) Scan(cursor uint64, count int, match func(key string) bool, fn func(e *Entry)) uint64 {
 	slot := cursor & (NumSlots - 1)
 	inner := cursor >> 14
 	visited := 0
 	count = min(count, 1<<30) // keeps count*10 from overflowing
 	maxBuckets := count * 10
 	buckets := 0
+	var expired []*Entry // logically expired keys met in one slot
 	for slot < NumSlots {
 		s := &db.slots[slot]
 		if s.keys.Load() == 0 {
@@ -334,9 +338,13 @@ func (db *DB) Scan(cursor uint64, count int, fn func(e *Entry)) uint64 {
 		}
 		db.lockSlot(s)
 		now := db.ks.Now()
+		expired = expired[:0]
 		for {
 			inner = s.dict.scan(inner, func(e *Entry) {
 				if e.expire != 0 && now > e.expire {
+					if match == nil || match(e.key) {
+						expired = append(expired, e)
+					}
 					return
 				}
 				visited++
@@ -345,6 +353,13 @@ func (db *DB) Scan(cursor uint64, count int, fn func(e *Entry)) uint64 {
 			buckets++
 			if inner == 0 || visited >= count || buckets >= maxBuckets {
 				break
+			}
+		}
+		// Deleted after the walk, not during it: the bucket chains must not
+		// change under the table's scan.
+		if len(expired) > 0 && !db.keepExpired(s) && !db.ks.replicaMode.Load() {
+			for _, e := range expired {
+				db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
 			}
 		}
 		s.mu.Unlock()

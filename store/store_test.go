@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,7 +106,7 @@ func TestScanCoversEveryKeyAcrossResizes(t *testing.T) {
 	var cursor uint64
 	calls := 0
 	for {
-		cursor = db.Scan(cursor, 10, func(e *Entry) { seen[e.Key()] = true })
+		cursor = db.Scan(cursor, 10, nil, func(e *Entry) { seen[e.Key()] = true })
 		calls++
 		if calls == 50 {
 			add(2000, 20000) // grow every table mid-scan
@@ -117,6 +118,35 @@ func TestScanCoversEveryKeyAcrossResizes(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		require.True(t, seen[fmt.Sprintf("key:%d", i)], "key:%d missed", i)
 	}
+}
+
+// SCAN deletes the logically expired keys it meets that its pattern
+// accepts, as Redis's SCAN does (unit/expire "SCAN: Lazy-expire ..."), and
+// leaves the others to the next lookup or the active cycle.
+func TestScanExpiresTheKeysItMeets(t *testing.T) {
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
+	ks := New(1, clk, nil)
+	db := ks.DB(0)
+	for i := 0; i < 200; i++ {
+		k := fmt.Sprintf("k%d", i)
+		withLock(db, k, func() {
+			e := db.SetString([]byte(k), []byte("v"), false)
+			db.SetExpire([]byte(k), e, 1_000_100)
+		})
+	}
+	clk.Set(time.UnixMilli(1_000_101))
+	onlyK1 := func(key string) bool { return strings.HasPrefix(key, "k1") } // k1, k10..k19, k100..k199
+	var cursor uint64
+	seen := 0
+	for calls := 0; calls < 100000; calls++ {
+		cursor = db.Scan(cursor, 10, onlyK1, func(e *Entry) { seen++ })
+		if cursor == 0 {
+			break
+		}
+	}
+	require.Zero(t, seen, "an expired key was returned")
+	require.EqualValues(t, 200-111, db.Size(), "the 111 expired keys the pattern accepts are deleted")
+	require.EqualValues(t, 111, ks.ExpiredKeys())
 }
 
 func TestRandomKeyAndSwap(t *testing.T) {

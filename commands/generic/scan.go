@@ -76,9 +76,13 @@ func cmdScan(c *command.Ctx, args [][]byte) {
 		}
 	}
 	var keys []string
-	next := c.DB().Scan(cursor, int(min(count, command.ScanMaxCount)), func(e *store.Entry) {
+	var match func(key string) bool
+	if !matchAll {
+		match = func(key string) bool { return glob.Match(pat, key, false) }
+	}
+	next := c.DB().Scan(cursor, int(min(count, command.ScanMaxCount)), match, func(e *store.Entry) {
 		k := e.Key()
-		if !matchAll && !glob.Match(pat, k, false) {
+		if match != nil && !match(k) {
 			return
 		}
 		if hasType && !strings.EqualFold(typeName, e.Type().String()) {
