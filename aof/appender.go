@@ -100,6 +100,7 @@ func (a *Appender) Propagate(db int, cmds [][][]byte) {
 	for _, argv := range cmds {
 		a.buf = resp.AppendCommand(a.buf, argv...)
 	}
+	a.selDB = resp.SelectedAfter(db, cmds)
 	a.appended.Add(int64(len(a.buf) - start))
 	a.mu.Unlock()
 }

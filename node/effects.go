@@ -29,7 +29,9 @@ import (
 // EffectFeed consumes the write-effect feed.
 type EffectFeed interface {
 	// Propagate records one command's effects: cmds in argv form, in the
-	// order they apply, against database db. It is called on the writer's
+	// order they apply, against database db (a transaction or script that
+	// changed databases carries SELECTs among cmds; the feed is in the last
+	// one afterwards, resp.SelectedAfter). It is called on the writer's
 	// goroutine with the command's slots locked, so it must not block, and
 	// the argument slices are only valid during the call (encode or copy
 	// them).

@@ -366,8 +366,9 @@ func (ec *effectCapture) add(db int, cmds [][][]byte) {
 
 // finishCapture ends the capture started by startCapture and sends what it
 // collected to the feed: as is when it is one command, wrapped in MULTI /
-// EXEC otherwise. A transaction that changed databases ends with a SELECT
-// back to the one it started in, which is the database of the call.
+// EXEC otherwise. A transaction that changed databases leaves the stream in
+// the last one, as Redis's does: the feeds follow the SELECTs inside
+// (resp.SelectedAfter), and the next command's SELECT comes when needed.
 func (c *Client) finishCapture(ec *effectCapture) {
 	if ec == nil {
 		return
@@ -383,9 +384,6 @@ func (c *Client) finishCapture(ec *effectCapture) {
 	out := make([][][]byte, 0, len(ec.cmds)+3)
 	out = append(out, [][]byte{[]byte("MULTI")})
 	out = append(out, ec.cmds...)
-	if ec.cur != ec.db {
-		out = append(out, [][]byte{[]byte("SELECT"), []byte(strconv.Itoa(ec.db))})
-	}
 	out = append(out, [][]byte{[]byte("EXEC")})
 	c.srv.propagate(ec.db, out)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/resp"
+	"github.com/stretchr/testify/require"
 )
 
 // streamCapture is a replica connection that records the commands of a
@@ -52,6 +53,17 @@ func captureStream(t *testing.T, addr string) *streamCapture {
 // MULTI/EXEC wrapping are blurred so shoal's and Redis's streams compare.
 func (sc *streamCapture) until() []string {
 	sc.t.Helper()
+	return sc.read(false)
+}
+
+// untilFramed is until keeping SELECT, MULTI and EXEC.
+func (sc *streamCapture) untilFramed() []string {
+	sc.t.Helper()
+	return sc.read(true)
+}
+
+func (sc *streamCapture) read(framed bool) []string {
+	sc.t.Helper()
 	var out []string
 	var args [][]byte
 	for {
@@ -67,8 +79,12 @@ func (sc *streamCapture) until() []string {
 		}
 		line := strings.Join(parts, " ")
 		switch strings.ToUpper(parts[0]) {
-		case "PING", "SELECT", "REPLCONF", "MULTI", "EXEC":
+		case "PING", "REPLCONF":
 			continue
+		case "SELECT", "MULTI", "EXEC":
+			if !framed {
+				continue
+			}
 		}
 		if line == "SET __end__ x" {
 			return out
@@ -175,6 +191,27 @@ func TestReplicationEffectsMatchRedis(t *testing.T) {
 	if strings.Join(shoal, "\n") != strings.Join(redis, "\n") {
 		t.Fatalf("streams differ\nshoal:\n  %s\nredis:\n  %s", strings.Join(shoal, "\n  "), strings.Join(redis, "\n  "))
 	}
+}
+
+// TestTransactionAcrossDatabasesStreamMatchesRedis: a transaction that
+// changes databases leaves the stream in its last database, as Redis's
+// does; the next command needs no SELECT (unit/multi "MULTI / EXEC is
+// propagated correctly (multiple commands with SELECT)").
+func TestTransactionAcrossDatabasesStreamMatchesRedis(t *testing.T) {
+	redisAddr := startRealRedis(t)
+	ms := startReplServer(t)
+	var streams [2][]string
+	for i, addr := range []string{ms.Addr().String(), redisAddr} {
+		sc := captureStream(t, addr)
+		tc := dialTestAddr(t, addr)
+		for _, cmd := range [][]string{{"SET", "a", "1"}, {"MULTI"}, {"SELECT", "1"}, {"SET", "x", "1"},
+			{"SELECT", "2"}, {"SET", "y", "1"}, {"EXEC"}, {"SET", "z", "1"}, {"SELECT", "0"}, {"SET", "__end__", "x"}} {
+			tc.do(cmd...)
+		}
+		streams[i] = sc.untilFramed()
+	}
+	require.Equal(t, streams[1], streams[0], "shoal's stream (actual) against Redis's (expected)")
+	require.Equal(t, []string{"SELECT 0", "SET a 1", "SELECT 1", "MULTI", "SET x 1", "SELECT 2", "SET y 1", "EXEC", "SET z 1", "SELECT 0"}, streams[0])
 }
 
 // TestReplicationEffectsApplyOnReplica: the same commands on a master with a

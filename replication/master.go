@@ -209,6 +209,7 @@ func (m *Master) Propagate(db int, cmds [][][]byte) {
 			m.appendLocked(m.enc)
 		}
 		m.appendLocked(enc)
+		m.selDB = resp.SelectedAfter(db, cmds)
 	}
 	m.mu.Unlock()
 	if cap(enc) <= 64<<10 {

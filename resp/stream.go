@@ -304,3 +304,18 @@ func growBy(b []byte, n int) []byte {
 	copy(nb, b)
 	return nb
 }
+
+// SelectedAfter is the database a stream is in after cmds, which start in
+// db: the last SELECT among them names it (a transaction or script that
+// changed databases leaves the stream in the last one, as Redis's
+// propagation does), else db.
+func SelectedAfter(db int, cmds [][][]byte) int {
+	for i := len(cmds) - 1; i >= 0; i-- {
+		if argv := cmds[i]; len(argv) == 2 && len(argv[0]) == 6 && strings.EqualFold(string(argv[0]), "select") {
+			if n, err := strconv.Atoi(string(argv[1])); err == nil {
+				return n
+			}
+		}
+	}
+	return db
+}

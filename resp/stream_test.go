@@ -69,3 +69,23 @@ func TestStreamReaderWholeAndSplitAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectedAfter(t *testing.T) {
+	cmd := func(a ...string) [][]byte {
+		out := make([][]byte, len(a))
+		for i, s := range a {
+			out[i] = []byte(s)
+		}
+		return out
+	}
+	if got := SelectedAfter(3, [][][]byte{cmd("SET", "a", "1")}); got != 3 {
+		t.Fatalf("no SELECT: %d", got)
+	}
+	unit := [][][]byte{cmd("MULTI"), cmd("SET", "a", "1"), cmd("select", "12"), cmd("SET", "b", "1"), cmd("SELECT", "2"), cmd("SET", "c", "1"), cmd("EXEC")}
+	if got := SelectedAfter(0, unit); got != 2 {
+		t.Fatalf("the last SELECT names the database: %d", got)
+	}
+	if got := SelectedAfter(5, [][][]byte{cmd("SELECTX", "1"), cmd("SELECT", "1", "2")}); got != 5 {
+		t.Fatalf("only a two-argument SELECT counts: %d", got)
+	}
+}
