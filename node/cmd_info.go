@@ -566,7 +566,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("latest_fork_usec", 0)
 	w.int("total_forks", 0)
 	w.int("migrate_cached_sockets", int64(s.migrateConns.Size()))
-	w.int("slave_expires_tracked_keys", 0)
+	w.int("slave_expires_tracked_keys", int64(s.ks.ReplicaKeysWithExpire()))
 	w.int("active_defrag_hits", 0)
 	w.int("active_defrag_misses", 0)
 	w.int("active_defrag_key_hits", 0)

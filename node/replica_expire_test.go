@@ -23,10 +23,16 @@ func TestWritableReplicaExpiresItsOwnKeys(t *testing.T) {
 	}
 	r.do("SET", "local2", "v")
 	r.do("PEXPIRE", "local2", "50")
+	r.do("SET", "later", "v", "EX", "1000")
 	replWaitFor(t, 15*time.Second, "the replica's own keys expired by its cron", func() bool {
 		n, _ := strconv.Atoi(infoField(t, r, "stats", "expired_keys"))
 		return n == before+2
 	})
+	// INFO's count: the key that has not expired yet is still remembered.
+	replWaitFor(t, 15*time.Second, "the expired keys forgotten", func() bool {
+		return infoField(t, r, "stats", "slave_expires_tracked_keys") == "1"
+	})
+	r.do("DEL", "later")
 	if got := r.do("DBSIZE"); got != ":1\r\n" {
 		t.Fatalf("DBSIZE = %q: the master's key must stay until the master's DEL", got)
 	}
