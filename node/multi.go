@@ -410,6 +410,7 @@ type execGate struct {
 	mu      sync.Mutex
 	owner   *Client
 	busy    bool          // the owner is a script past busy-reply-threshold
+	busyRun *scriptRun    // a script under its keys' locks past it (node/script_locked.go)
 	busyEvl bool          // ... run by EVAL (else a function)
 	changed chan struct{} // closed when the gate opens or turns busy
 
@@ -460,14 +461,15 @@ func (c *Client) enterRunWaiting() {
 		if !g.closed.Load() || c.tx.exclusive {
 			return
 		}
-		c.tx.active.Store(false)
 		g.mu.Lock()
 		ch := g.changed
-		open := g.owner == nil
+		open := g.owner == nil // else a busy script runs on its own slots
 		g.mu.Unlock()
-		if !open {
-			<-ch
+		if open {
+			return
 		}
+		c.tx.active.Store(false)
+		<-ch
 	}
 }
 
@@ -483,7 +485,7 @@ func (c *Client) busyRejects(spec *command.Spec) bool {
 		return false
 	}
 	g.mu.Lock()
-	busy := g.busy && g.owner != c
+	busy := g.busy && g.owner != c || g.busyRun != nil && g.busyRun.caller != c
 	g.mu.Unlock()
 	if busy {
 		c.rejectBusy(g, spec)
@@ -532,11 +534,11 @@ const (
 func (g *execGate) wait(spec *command.Spec) gateWait {
 	for {
 		g.mu.Lock()
-		if g.owner == nil {
+		if g.owner == nil && g.busyRun == nil {
 			g.mu.Unlock()
 			return gateOpen
 		}
-		if g.busy {
+		if g.busy || g.busyRun != nil {
 			g.mu.Unlock()
 			if spec != nil && spec.Flags&command.FlagAllowBusy != 0 {
 				return gateBusyAllowed
@@ -598,7 +600,7 @@ func (c *Client) closeGate() (release func()) {
 		g.mu.Lock()
 		g.owner = nil
 		g.busy = false
-		g.closed.Store(false)
+		g.closed.Store(g.busyRun != nil)
 		close(g.changed)
 		g.mu.Unlock()
 		g.excl.Unlock()
@@ -614,7 +616,7 @@ func (g *execGate) busyState(c *Client) (busy, eval bool) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.busy && g.owner != c, g.busyEvl
+	return g.busy && g.owner != c || g.busyRun != nil && g.busyRun.caller != c, g.busyEvl
 }
 
 // setBusy marks the gate's owner as a script running past the busy
