@@ -37,7 +37,8 @@ import (
 //     slot themselves, do not deadlock (Go mutexes are not re-entrant).
 //
 // The execution gate (execGate) is closed by an exclusive EXEC and by
-// every script. The dispatcher marks each client active while it runs a
+// every script that does not run under its keys' slot locks
+// (node/script_locked.go). The dispatcher marks each client active while it runs a
 // command (one atomic store and one atomic load per command, no shared
 // write); the closer waits until no other client is active. A client that
 // finds the gate closed waits for it to open, or — when the closer is a

@@ -23,20 +23,22 @@ import (
 // Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT (Redis 7.0's
 // eval.c and script.c).
 //
-// A script runs with the execution gate closed (node/multi.go): no other
-// client runs a command until it returns, as in Redis's single thread.
-// The commands it calls go through the command table on a script client
-// (a Client without a connection) that locks each command's slots around
-// its handler; the slots EVAL's own dispatch locked are released for the
-// script's duration (they are re-taken before EVAL returns), so the
-// called commands never wait for a lock their own script holds. The
+// A script that declares keys runs under their slot locks
+// (node/script_locked.go); any other runs with the execution gate closed
+// (node/multi.go): no other client runs a command until it returns, as in
+// Redis's single thread. The commands it calls go through the command
+// table on a script client (a Client without a connection); under the gate
+// it locks each command's slots around its handler, and the slots EVAL's
+// own dispatch locked are released for the script's duration (they are
+// re-taken before EVAL returns), so the called commands never wait for a
+// lock their own script holds. The
 // writes a script makes go to the effect feed as one unit, wrapped in
 // MULTI/EXEC when more than one.
 //
 // One Lua state serves every script (Redis keeps one too); it is only
-// touched by the gate's owner. The script cache (sha → body, flags,
-// compiled prototype) has its own lock: SCRIPT LOAD and EXISTS run
-// without the gate.
+// touched by the script holding runMu (or by the gate's owner). The
+// script cache (sha → body, flags, compiled prototype) has its own lock:
+// SCRIPT LOAD and EXISTS run without the gate.
 
 // scriptFlags are the shebang flags (#!lua flags=...).
 type scriptFlags uint8
@@ -111,8 +113,11 @@ type scriptRun struct {
 	// roams is the script's (or function's) mark that it reached beyond
 	// its declared keys once: it runs exclusive from then on.
 	roams  *atomic.Bool
-	locked *lockedRun  // set while it runs under its keys' slot locks
-	busy   atomic.Bool // past busy-reply-threshold: SCRIPT KILL may stop it
+	locked *lockedRun // set while it runs under its keys' slot locks (its goroutine's)
+	// underLocks: locked is set, for other goroutines (the busy timer,
+	// SCRIPT KILL).
+	underLocks atomic.Bool
+	busy       atomic.Bool // past busy-reply-threshold: SCRIPT KILL may stop it
 	// onlyReads: every command it ran so far only read (a locked run that
 	// gives up can run again from the start without anyone noticing).
 	onlyReads bool
@@ -124,6 +129,7 @@ func (run *scriptRun) reset() {
 	run.killed.Store(false)
 	run.oom.Store(false)
 	run.busy.Store(false)
+	run.underLocks.Store(false)
 	run.locked = nil
 }
 
@@ -508,6 +514,7 @@ func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngi
 		run.slot = int32(slots.KeySlot(keys[0]))
 	}
 	run.locked = lr
+	run.underLocks.Store(lr != nil)
 	run.onlyReads = true
 	env, fn := fnOf(eng)
 	if fn == nil {
@@ -582,7 +589,9 @@ func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngi
 		if lr.restart && !run.killed.Load() && !run.oom.Load() {
 			L.SetTop(top)
 			lc.tx.capture = nil
-			c.tx.capture = nil // nothing was captured: only reads ran
+			if capture != nil {
+				c.tx.capture = nil // nothing was captured: only reads ran
+			}
 			lc.Out = lc.Out[:0]
 			return true
 		}
@@ -707,7 +716,7 @@ func (eng *scriptEngine) checkBusy(s *Server) {
 	}
 	if eng.running.Load() == run {
 		run.busy.Store(true)
-		if run.locked != nil {
+		if run.underLocks.Load() {
 			s.tx.gate.setRunBusy(run)
 		} else {
 			s.tx.gate.setBusy(run.eval)

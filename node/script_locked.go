@@ -210,7 +210,7 @@ func (run *scriptRun) escape(spec *command.Spec, why string) string {
 // would run while it does).
 func (eng *scriptEngine) runningVisible() *scriptRun {
 	run := eng.running.Load()
-	if run != nil && run.locked != nil && !run.busy.Load() {
+	if run != nil && run.underLocks.Load() && !run.busy.Load() {
 		return nil
 	}
 	return run
