@@ -91,7 +91,7 @@ func (c *Client) runLuaLocked(run *scriptRun, lr *lockedRun, fnOf func(*scriptEn
 	eng := &c.srv.tx.scripts
 	if !eng.runMu.TryLock() {
 		lr.db.UnlockSlots(lr.held)
-		eng.runMu.Lock()
+		eng.lockRun()
 		lr.db.LockSlots(lr.held)
 	}
 	defer eng.runMu.Unlock()
@@ -100,6 +100,21 @@ func (c *Client) runLuaLocked(run *scriptRun, lr *lockedRun, fnOf func(*scriptEn
 		lr.db.Unlock(sl)
 	}
 	return restart
+}
+
+// lockRun takes runMu. Scripts are short and many clients may want it:
+// the waiters yield and retry for a while before they sleep on the mutex,
+// so that whichever runs first takes it when it frees, rather than a
+// sleeping waiter it is handed to and that must first be woken (a convoy
+// that let the Lua state sit idle between scripts).
+func (eng *scriptEngine) lockRun() {
+	for i := 0; i < 64; i++ {
+		runtime.Gosched()
+		if eng.runMu.TryLock() {
+			return
+		}
+	}
+	eng.runMu.Lock()
 }
 
 // noteRan records that the script ran a command that does more than read.
