@@ -49,6 +49,10 @@ import (
 // call, wrapped in MULTI ... EXEC when there is more than one (Redis 7.0),
 // emitted before the transaction lets go of its locks or the gate.
 
+// maxKeptQueue bounds the queue array a client keeps from one transaction
+// to the next.
+const maxKeptQueue = 1024
+
 // multiState is a client's open transaction.
 type multiState struct {
 	queue []queuedCommand
@@ -134,6 +138,9 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 }
 
 func (c *Client) discardTransaction() {
+	if c.multi != nil && !c.inExec {
+		clear(c.multi.queue) // the arguments are not kept alive by the array
+	}
 	c.multi = nil
 	c.multiLen.Store(-1)
 	c.mem.multiArgv.Store(0)
@@ -144,7 +151,14 @@ func cmdMulti(c *Client, args [][]byte) {
 		c.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	c.multi = &multiState{}
+	// One transaction per client at a time: its queue's array is reused
+	// (its entries are cleared after EXEC or DISCARD).
+	q := c.multiBuf.queue[:0]
+	if cap(q) > maxKeptQueue {
+		q = nil // do not keep a giant transaction's array
+	}
+	c.multiBuf = multiState{queue: q}
+	c.multi = &c.multiBuf
 	c.multiLen.Store(0)
 	c.OK()
 }
@@ -165,6 +179,9 @@ func cmdExec(c *Client, args [][]byte) {
 		c.Error("ERR EXEC without MULTI")
 		return
 	}
+	queue := m.queue
+	defer clear(queue) // as discardTransaction: after EXEC ran them
+	c.multi = nil      // the queue runs below; discardTransaction must not clear it
 	c.discardTransaction()
 	if m.dirty {
 		c.srv.tx.watch.unwatchAll(c)
@@ -194,7 +211,7 @@ func cmdExec(c *Client, args [][]byte) {
 // keyspace), keys that cannot be extracted, a script, or a watched key in
 // another database.
 func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bool) {
-	var locked []uint16
+	locked := c.txSlotBuf[:0]
 	for _, qc := range queue {
 		keys, err := command.Keys(qc.spec, qc.args, c.keyBuf[:0])
 		c.keyBuf = keys
@@ -219,6 +236,7 @@ func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bo
 		locked = append(locked, slots.KeySlot([]byte(wk.key)))
 	}
 	slices.Sort(locked)
+	c.txSlotBuf = locked // reused by the next EXEC
 	return slices.Compact(locked), true
 }
 
