@@ -131,7 +131,7 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 		return
 	}
 	c.multi.queue = append(c.multi.queue, queuedCommand{spec: spec, args: args})
-	c.keepArgs()       // the queued arguments alias the connection's buffers (node/conn.go)
+	c.keepArgs()       // the queued arguments alias the connection's buffers while the transaction is open (node/conn.go)
 	c.noteQueued(args) // multi-mem, client eviction (node/client_evict.go)
 	c.multiLen.Store(int32(len(c.multi.queue)))
 	c.Status("QUEUED")
