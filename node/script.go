@@ -253,7 +253,16 @@ func compileLua(body []byte, chunk string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lua.Compile(stmts, chunk)
+	proto, err := lua.Compile(stmts, chunk)
+	if err != nil {
+		return nil, err
+	}
+	// gopher-lua marks a chunk that does not use "..." as wanting Lua
+	// 5.0's implicit "arg" table, and builds one on every call; a main
+	// chunk has no "arg" local to read it (Lua 5.1 gives it none either),
+	// so the table was only an allocation per script run.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, nil
 }
 
 // luaCompileError formats a parse error as Lua 5.1 reports it
