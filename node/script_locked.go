@@ -35,7 +35,9 @@ import (
 //     Lua state is cancelled, nothing is replied or propagated) and the
 //     script runs again from the start with the gate closed, as a keyless
 //     script does. The script (by sha, or the function) is marked and
-//     runs exclusive from then on.
+//     runs exclusive from then on. (The reads of the abandoned run are
+//     counted twice in keyspace hits/misses and may raise keymiss events
+//     twice; nothing else of them is visible.)
 //   - if it already wrote, an undeclared slot of the same database is
 //     taken with TryLock, which cannot deadlock (it never waits while
 //     holding): held to the script's end. If another client holds it (for
