@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
 
@@ -170,4 +171,23 @@ func TestScriptLockedWatch(t *testing.T) {
 	require.Equal(t, "+OK\r\n", w.do("MULTI"))
 	require.Equal(t, "+QUEUED\r\n", w.do("SET", "{a}k", "y"))
 	require.Equal(t, "*-1\r\n", w.do("EXEC"))
+}
+
+// TestScriptLockedUndeclaredSlotHeld: after a write, an undeclared slot that
+// another holds is not waited for (its holder may wait for the script's
+// slots): the call is refused, and the script runs exclusive from then on.
+func TestScriptLockedUndeclaredSlotHeld(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	db := s.ks.DB(0)
+	slot := slots.KeySlot([]byte("{z}u"))
+	db.Lock(slot)
+	writes := "redis.call('SET', KEYS[1], 'w'); return redis.call('SET', ARGV[1], 'u')"
+	r := tc.do("EVAL", writes, "1", "{y}k", "{z}u")
+	require.True(t, strings.HasPrefix(r, "-ERR Script attempted to access a key outside its declared keys' slots after writing, "+
+		"while another client held it; declare every key the script uses script: "), r)
+	require.Equal(t, "$1\r\nw\r\n", tc.do("GET", "{y}k"), "the write before the refusal stays, as after any script error")
+	db.Unlock(slot)
+	require.Equal(t, "+OK\r\n", tc.do("EVAL", writes, "1", "{y}k", "{z}u"))
+	require.Equal(t, "$1\r\nu\r\n", tc.do("GET", "{z}u"))
 }
