@@ -191,3 +191,34 @@ func TestScriptLockedUndeclaredSlotHeld(t *testing.T) {
 	require.Equal(t, "+OK\r\n", tc.do("EVAL", writes, "1", "{y}k", "{z}u"))
 	require.Equal(t, "$1\r\nu\r\n", tc.do("GET", "{z}u"))
 }
+
+// TestScriptLockedNotifiesAndInvalidates: the writes of a script under its
+// keys' locks raise keyspace events and invalidate tracked keys, as under
+// the gate.
+func TestScriptLockedNotifiesAndInvalidates(t *testing.T) {
+	s := startTestServer(t)
+	w, sub, trk := dialTest(t, s), dialTest(t, s), dialTest(t, s)
+	w.do("CONFIG", "SET", "notify-keyspace-events", "KA")
+	sub.do("SUBSCRIBE", "__keyspace@0__:{a}k")
+	trk.do("HELLO", "3")
+	require.Equal(t, "+OK\r\n", trk.do("CLIENT", "TRACKING", "on"))
+	trk.do("GET", "{a}k")
+	require.Equal(t, "+OK\r\n", w.do("EVAL", "return redis.call('SET', KEYS[1], 'x')", "1", "{a}k"))
+	require.Equal(t, "*3\r\n$7\r\nmessage\r\n$19\r\n__keyspace@0__:{a}k\r\n$3\r\nset\r\n", sub.read())
+	require.Equal(t, ">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\n{a}k\r\n", trk.read())
+}
+
+// TestFunctionLockedRunsBesideOtherSlots: FCALL with declared keys runs
+// under their slot locks too.
+func TestFunctionLockedRunsBesideOtherSlots(t *testing.T) {
+	s := startTestServer(t)
+	fc, other := dialTest(t, s), dialTest(t, s)
+	body := "#!lua name=spin\nredis.register_function('spin', function(KEYS, ARGV)\n" +
+		strings.ReplaceAll(strings.TrimPrefix(spinScript, "\n"), "\n", "\n  ") + "\nend)"
+	require.Equal(t, "$4\r\nspin\r\n", fc.do("FUNCTION", "LOAD", body))
+	fc.send("FCALL", "spin", "1", "{a}k", "3000")
+	waitRunning(t, s)
+	require.Equal(t, "+OK\r\n", other.do("SET", "{b}k", "v"))
+	require.NotNil(t, s.tx.scripts.running.Load(), "SET on another slot waited for the function")
+	require.Equal(t, "+OK\r\n", fc.read())
+}
