@@ -61,6 +61,8 @@ type Client struct {
 	executing         atomic.Bool
 	evictAfterReplies atomic.Bool
 	multi             *multiState     // open transaction (MULTI ... EXEC), nil if none
+	multiBuf          multiState      // what multi points to: its queue's array is reused
+	txSlotBuf         []uint16        // EXEC's slots, reused (transactionSlots)
 	inExec            bool            // EXEC is running the queued commands
 	readonly          bool            // READONLY: reads of the master's slots are served on this replica
 	asking            bool            // ASKING: the next command may use an importing slot

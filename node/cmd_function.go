@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
@@ -45,6 +46,7 @@ type functionInfo struct {
 	flags scriptFlags
 	fn    *lua.LFunction
 	lib   *functionLib
+	roams atomic.Bool // it reached beyond its declared keys (node/script_locked.go)
 }
 
 // functionEngine is the server's function libraries.
@@ -675,7 +677,7 @@ func cmdFunctionRestore(c *Client, args [][]byte) {
 
 // FUNCTION STATS
 func cmdFunctionStats(c *Client, args [][]byte) {
-	run := c.srv.tx.scripts.running.Load()
+	run := c.srv.tx.scripts.runningVisible()
 	if run != nil && run.eval {
 		c.Error(busyScriptError(true))
 		return
@@ -773,7 +775,7 @@ func (c *Client) fcall(args [][]byte, ro bool) {
 	if !c.prepareScript(fi.flags, ro) {
 		return
 	}
-	run := &scriptRun{name: fi.name, flags: fi.flags, readOnly: ro || fi.flags&sfNoWrites != 0, argv: cloneArgs(args)} // FUNCTION STATS reads it from other connections
+	run := &scriptRun{name: fi.name, flags: fi.flags, readOnly: ro || fi.flags&sfNoWrites != 0, argv: cloneArgs(args), roams: &fi.roams} // FUNCTION STATS reads it from other connections
 	c.runLua(run, func(*scriptEngine) (*luaEnv, *lua.LFunction) {
 		fe.mu.Lock()
 		cur := fe.funcs[name]

@@ -153,9 +153,11 @@ func (s *Server) serveRequests(c *Client) error {
 		}
 		c.publishOwnedMemory() // the replies are written
 		s.updateClientMemory(c)
-		if !c.argsKept {
+		if !c.argsKept || c.multi == nil {
 			// Nothing refers to the batch any more: its buffers serve the
-			// next one (a steady pipeline allocates nothing per batch).
+			// next one (a steady pipeline allocates nothing per batch). A
+			// transaction queued and ended (EXEC, DISCARD) within the batch
+			// let go of its queue, which is cleared.
 			clear(all)
 			spareArgs = all[:0]
 			c.guard.Recycle()

@@ -37,7 +37,8 @@ import (
 //     slot themselves, do not deadlock (Go mutexes are not re-entrant).
 //
 // The execution gate (execGate) is closed by an exclusive EXEC and by
-// every script. The dispatcher marks each client active while it runs a
+// every script that does not run under its keys' slot locks
+// (node/script_locked.go). The dispatcher marks each client active while it runs a
 // command (one atomic store and one atomic load per command, no shared
 // write); the closer waits until no other client is active. A client that
 // finds the gate closed waits for it to open, or — when the closer is a
@@ -47,6 +48,10 @@ import (
 // The transaction's write effects go to the effect feed as one Propagate
 // call, wrapped in MULTI ... EXEC when there is more than one (Redis 7.0),
 // emitted before the transaction lets go of its locks or the gate.
+
+// maxKeptQueue bounds the queue array a client keeps from one transaction
+// to the next.
+const maxKeptQueue = 1024
 
 // multiState is a client's open transaction.
 type multiState struct {
@@ -126,13 +131,16 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 		return
 	}
 	c.multi.queue = append(c.multi.queue, queuedCommand{spec: spec, args: args})
-	c.keepArgs()       // the queued arguments alias the connection's buffers (node/conn.go)
+	c.keepArgs()       // the queued arguments alias the connection's buffers while the transaction is open (node/conn.go)
 	c.noteQueued(args) // multi-mem, client eviction (node/client_evict.go)
 	c.multiLen.Store(int32(len(c.multi.queue)))
 	c.Status("QUEUED")
 }
 
 func (c *Client) discardTransaction() {
+	if c.multi != nil && !c.inExec {
+		clear(c.multi.queue) // the arguments are not kept alive by the array
+	}
 	c.multi = nil
 	c.multiLen.Store(-1)
 	c.mem.multiArgv.Store(0)
@@ -143,7 +151,14 @@ func cmdMulti(c *Client, args [][]byte) {
 		c.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	c.multi = &multiState{}
+	// One transaction per client at a time: its queue's array is reused
+	// (its entries are cleared after EXEC or DISCARD).
+	q := c.multiBuf.queue[:0]
+	if cap(q) > maxKeptQueue {
+		q = nil // do not keep a giant transaction's array
+	}
+	c.multiBuf = multiState{queue: q}
+	c.multi = &c.multiBuf
 	c.multiLen.Store(0)
 	c.OK()
 }
@@ -164,6 +179,9 @@ func cmdExec(c *Client, args [][]byte) {
 		c.Error("ERR EXEC without MULTI")
 		return
 	}
+	queue := m.queue
+	defer clear(queue) // as discardTransaction: after EXEC ran them
+	c.multi = nil      // the queue runs below; discardTransaction must not clear it
 	c.discardTransaction()
 	if m.dirty {
 		c.srv.tx.watch.unwatchAll(c)
@@ -193,7 +211,7 @@ func cmdExec(c *Client, args [][]byte) {
 // keyspace), keys that cannot be extracted, a script, or a watched key in
 // another database.
 func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bool) {
-	var locked []uint16
+	locked := c.txSlotBuf[:0]
 	for _, qc := range queue {
 		keys, err := command.Keys(qc.spec, qc.args, c.keyBuf[:0])
 		c.keyBuf = keys
@@ -218,6 +236,7 @@ func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bo
 		locked = append(locked, slots.KeySlot([]byte(wk.key)))
 	}
 	slices.Sort(locked)
+	c.txSlotBuf = locked // reused by the next EXEC
 	return slices.Compact(locked), true
 }
 
@@ -408,6 +427,7 @@ type execGate struct {
 	mu      sync.Mutex
 	owner   *Client
 	busy    bool          // the owner is a script past busy-reply-threshold
+	busyRun *scriptRun    // a script under its keys' locks past it (node/script_locked.go)
 	busyEvl bool          // ... run by EVAL (else a function)
 	changed chan struct{} // closed when the gate opens or turns busy
 
@@ -458,14 +478,15 @@ func (c *Client) enterRunWaiting() {
 		if !g.closed.Load() || c.tx.exclusive {
 			return
 		}
-		c.tx.active.Store(false)
 		g.mu.Lock()
 		ch := g.changed
-		open := g.owner == nil
+		open := g.owner == nil // else a busy script runs on its own slots
 		g.mu.Unlock()
-		if !open {
-			<-ch
+		if open {
+			return
 		}
+		c.tx.active.Store(false)
+		<-ch
 	}
 }
 
@@ -481,7 +502,7 @@ func (c *Client) busyRejects(spec *command.Spec) bool {
 		return false
 	}
 	g.mu.Lock()
-	busy := g.busy && g.owner != c
+	busy := g.busy && g.owner != c || g.busyRun != nil && g.busyRun.caller != c
 	g.mu.Unlock()
 	if busy {
 		c.rejectBusy(g, spec)
@@ -530,11 +551,11 @@ const (
 func (g *execGate) wait(spec *command.Spec) gateWait {
 	for {
 		g.mu.Lock()
-		if g.owner == nil {
+		if g.owner == nil && g.busyRun == nil {
 			g.mu.Unlock()
 			return gateOpen
 		}
-		if g.busy {
+		if g.busy || g.busyRun != nil {
 			g.mu.Unlock()
 			if spec != nil && spec.Flags&command.FlagAllowBusy != 0 {
 				return gateBusyAllowed
@@ -596,7 +617,7 @@ func (c *Client) closeGate() (release func()) {
 		g.mu.Lock()
 		g.owner = nil
 		g.busy = false
-		g.closed.Store(false)
+		g.closed.Store(g.busyRun != nil)
 		close(g.changed)
 		g.mu.Unlock()
 		g.excl.Unlock()
@@ -612,7 +633,7 @@ func (g *execGate) busyState(c *Client) (busy, eval bool) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.busy && g.owner != c, g.busyEvl
+	return g.busy && g.owner != c || g.busyRun != nil && g.busyRun.caller != c, g.busyEvl
 }
 
 // setBusy marks the gate's owner as a script running past the busy

@@ -23,20 +23,22 @@ import (
 // Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT (Redis 7.0's
 // eval.c and script.c).
 //
-// A script runs with the execution gate closed (node/multi.go): no other
-// client runs a command until it returns, as in Redis's single thread.
-// The commands it calls go through the command table on a script client
-// (a Client without a connection) that locks each command's slots around
-// its handler; the slots EVAL's own dispatch locked are released for the
-// script's duration (they are re-taken before EVAL returns), so the
-// called commands never wait for a lock their own script holds. The
+// A script that declares keys runs under their slot locks
+// (node/script_locked.go); any other runs with the execution gate closed
+// (node/multi.go): no other client runs a command until it returns, as in
+// Redis's single thread. The commands it calls go through the command
+// table on a script client (a Client without a connection); under the gate
+// it locks each command's slots around its handler, and the slots EVAL's
+// own dispatch locked are released for the script's duration (they are
+// re-taken before EVAL returns), so the called commands never wait for a
+// lock their own script holds. The
 // writes a script makes go to the effect feed as one unit, wrapped in
 // MULTI/EXEC when more than one.
 //
 // One Lua state serves every script (Redis keeps one too); it is only
-// touched by the gate's owner. The script cache (sha → body, flags,
-// compiled prototype) has its own lock: SCRIPT LOAD and EXISTS run
-// without the gate.
+// touched by the script holding runMu (or by the gate's owner). The
+// script cache (sha → body, flags, compiled prototype) has its own lock:
+// SCRIPT LOAD and EXISTS run without the gate.
 
 // scriptFlags are the shebang flags (#!lua flags=...).
 type scriptFlags uint8
@@ -63,6 +65,7 @@ type luaScript struct {
 	body  []byte
 	flags scriptFlags
 	proto *lua.FunctionProto
+	roams atomic.Bool // it reached beyond its declared keys (node/script_locked.go)
 }
 
 // scriptEngine is the server's EVAL scripts and Lua state.
@@ -70,11 +73,14 @@ type scriptEngine struct {
 	mu      sync.Mutex // guards scripts
 	scripts map[string]*luaScript
 
-	// Owned by the gate's owner.
-	env  *luaEnv
-	fns  map[string]*lua.LFunction
-	rand lrand48
-	cur  *scriptRun // the run redis.call serves
+	// runMu is held by the script that runs: scripts run one at a time,
+	// under the gate or under their keys' slot locks (taken before those
+	// locks). What follows belongs to its holder.
+	runMu sync.Mutex
+	env   *luaEnv
+	fns   map[string]*lua.LFunction
+	rand  lrand48
+	cur   *scriptRun // the run redis.call serves
 
 	lc        *Client                   // the script client, reused
 	ctx       context.Context           // cancelled by SCRIPT KILL; replaced after
@@ -104,6 +110,27 @@ type scriptRun struct {
 	repl     int      // redis.set_repl flags: replToAOF | replToReplicas
 	slot     int32    // the slot the script's keys hash to, -1 unknown (cluster)
 	argv     [][]byte // the FCALL command (FUNCTION STATS)
+	// roams is the script's (or function's) mark that it reached beyond
+	// its declared keys once: it runs exclusive from then on.
+	roams  *atomic.Bool
+	locked *lockedRun // set while it runs under its keys' slot locks (its goroutine's)
+	// underLocks: locked is set, for other goroutines (the busy timer,
+	// SCRIPT KILL).
+	underLocks atomic.Bool
+	busy       atomic.Bool // past busy-reply-threshold: SCRIPT KILL may stop it
+	// onlyReads: every command it ran so far only read (a locked run that
+	// gives up can run again from the start without anyone noticing).
+	onlyReads bool
+}
+
+// reset makes a run that gave up ready to run again.
+func (run *scriptRun) reset() {
+	run.dirty.Store(false)
+	run.killed.Store(false)
+	run.oom.Store(false)
+	run.busy.Store(false)
+	run.underLocks.Store(false)
+	run.locked = nil
 }
 
 // scriptHandlers: EVAL and SCRIPT (FUNCTION is in cmd_function.go).
@@ -226,7 +253,16 @@ func compileLua(body []byte, chunk string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lua.Compile(stmts, chunk)
+	proto, err := lua.Compile(stmts, chunk)
+	if err != nil {
+		return nil, err
+	}
+	// gopher-lua marks a chunk that does not use "..." as wanting Lua
+	// 5.0's implicit "arg" table, and builds one on every call; a main
+	// chunk has no "arg" local to read it (Lua 5.1 gives it none either),
+	// so the table was only an allocation per script run.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	return proto, nil
 }
 
 // luaCompileError formats a parse error as Lua 5.1 reports it
@@ -328,7 +364,7 @@ func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
 	if !c.prepareScript(sc.flags, ro) {
 		return
 	}
-	c.runLua(&scriptRun{name: sha, eval: true, flags: sc.flags, readOnly: ro || sc.flags&sfCompat == 0 && sc.flags&sfNoWrites != 0},
+	c.runLua(&scriptRun{name: sha, eval: true, flags: sc.flags, readOnly: ro || sc.flags&sfCompat == 0 && sc.flags&sfNoWrites != 0, roams: &sc.roams},
 		func(eng *scriptEngine) (*luaEnv, *lua.LFunction) {
 			eng.ensureEnv(c.srv)
 			return eng.env, eng.evalFunction(sha, sc)
@@ -439,17 +475,21 @@ func (eng *scriptEngine) reset() {
 	eng.fns = nil
 }
 
-// runLua runs a script function with the gate closed and replies. fnOf
-// returns the Lua state and function to run (nil: it is gone, the reply
-// is written), called with the gate closed.
+// runLua runs a script function and replies: under the slot locks of its
+// declared keys when it may (node/script_locked.go), else with the gate
+// closed. fnOf returns the Lua state and function to run (nil: it is gone,
+// the reply is written), called with the script state held.
 func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.LFunction), keys, argv [][]byte) {
-	s := c.srv
-	eng := &s.tx.scripts
-	// The slot of the declared keys (the dispatcher checked they share
-	// one): undeclared keys must use it too (cluster mode).
-	run.slot = -1
-	if len(keys) > 0 {
-		run.slot = int32(slots.KeySlot(keys[0]))
+	eng := &c.srv.tx.scripts
+	if lr := c.lockedRunFor(run, keys); lr != nil {
+		restart := c.runLuaLocked(run, lr, fnOf, keys, argv)
+		if !restart {
+			return
+		}
+		// It reached beyond its keys before doing anything visible: it
+		// runs again, from the start, alone (and from now on).
+		run.roams.Store(true)
+		run.reset()
 	}
 	// The slots the dispatcher locked for EVAL's declared keys are let go
 	// while the script runs: its commands lock their own.
@@ -459,12 +499,32 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 		heldDB.UnlockSlots(held)
 	}
 	release := c.closeGate()
+	eng.runMu.Lock()
 	defer func() {
+		eng.runMu.Unlock()
 		release()
 		if heldDB != nil {
 			heldDB.LockSlots(held)
 		}
 	}()
+	c.runLuaBody(run, nil, fnOf, keys, argv)
+}
+
+// runLuaBody runs the script with the Lua state held (runMu, and the gate
+// or the locked run's slots) and replies, unless the locked run lr gave up
+// to run again exclusive: then it writes nothing and returns true.
+func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngine) (*luaEnv, *lua.LFunction), keys, argv [][]byte) (restart bool) {
+	s := c.srv
+	eng := &s.tx.scripts
+	// The slot of the declared keys (the dispatcher checked they share
+	// one): undeclared keys must use it too (cluster mode).
+	run.slot = -1
+	if len(keys) > 0 {
+		run.slot = int32(slots.KeySlot(keys[0]))
+	}
+	run.locked = lr
+	run.underLocks.Store(lr != nil)
+	run.onlyReads = true
 	env, fn := fnOf(eng)
 	if fn == nil {
 		return
@@ -481,7 +541,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	lc.id, lc.Proto = c.id, 2
 	lc.dbIndex.Store(c.dbIndex.Load())
 	lc.multiLen.Store(-1)
-	lc.tx.exclusive = true
+	lc.tx.exclusive = lr == nil // a command of a locked run never closes the gate (coverage)
 	lc.tx.inScript = true
 	lc.scriptCaller, lc.scriptKeys = c, keys
 	lc.bs.denyBlocking = true
@@ -533,6 +593,18 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	eng.cur = nil
 	lc.scriptKeys = nil // do not keep the caller's arguments
 	L.RemoveContext()
+	if lr != nil {
+		s.tx.gate.clearRunBusy(run)
+		if lr.restart && !run.killed.Load() && !run.oom.Load() {
+			L.SetTop(top)
+			lc.tx.capture = nil
+			if capture != nil {
+				c.tx.capture = nil // nothing was captured: only reads ran
+			}
+			lc.Out = lc.Out[:0]
+			return true
+		}
+	}
 	if err != nil {
 		c.scriptError(run, err)
 	} else {
@@ -552,6 +624,7 @@ func (c *Client) runLua(run *scriptRun, fnOf func(*scriptEngine) (*luaEnv, *lua.
 	if run.killed.Load() {
 		s.log.Warn("Lua script killed by user with SCRIPT KILL.")
 	}
+	return false
 }
 
 // scriptMemoryLimit is how much the Go heap may grow while one script runs
@@ -651,7 +724,12 @@ func (eng *scriptEngine) checkBusy(s *Server) {
 		return
 	}
 	if eng.running.Load() == run {
-		s.tx.gate.setBusy(run.eval)
+		run.busy.Store(true)
+		if run.underLocks.Load() {
+			s.tx.gate.setRunBusy(run)
+		} else {
+			s.tx.gate.setBusy(run.eval)
+		}
 	}
 }
 
@@ -891,6 +969,9 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 // call runs one command for the script on its client and returns the
 // reply, or the text of the error that kept it from running.
 func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
+	if run.locked != nil && run.locked.restart {
+		return nil, restartMsg // it is unwinding to run again exclusive
+	}
 	lc := run.lc
 	s := lc.srv
 	spec, unknown := s.table.lookup(argv)
@@ -942,6 +1023,12 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 			return nil, run.refuse(spec, msg)
 		}
 	}
+	if run.locked != nil {
+		if msg := run.cover(spec, argv, db, keys, sl); msg != "" {
+			return nil, msg
+		}
+	}
+	run.noteRan(spec)
 	lc.slotBuf = sl
 	lc.Out = lc.Out[:0]
 	if run.repl&replToReplicas == 0 {
@@ -952,12 +1039,17 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		lc.tx.capture = run.caller.tx.capture
 	}
 	start := time.Now()
-	db.LockSlots(sl)
+	locks := run.locked == nil // a locked run holds them already
+	if locks {
+		db.LockSlots(sl)
+	}
 	lc.SetDB(db)
 	lc.errored = false
 	lc.callHandler(spec, argv)
 	lc.propagateEffects(spec, argv)
-	db.UnlockSlots(sl)
+	if locks {
+		db.UnlockSlots(sl)
+	}
 	lc.SetDB(nil)
 	shard := &lc.srv.table.stats[spec.ID][lc.id%statShards]
 	shard.calls.Add(1)
@@ -1076,7 +1168,7 @@ func cmdScriptKill(c *Client, args [][]byte) { c.killScript(true) }
 
 // killScript is SCRIPT KILL (eval) and FUNCTION KILL.
 func (c *Client) killScript(eval bool) {
-	run := c.srv.tx.scripts.running.Load()
+	run := c.srv.tx.scripts.runningVisible()
 	if run == nil {
 		c.Error("NOTBUSY No scripts in execution right now.")
 		return

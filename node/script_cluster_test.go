@@ -28,6 +28,16 @@ func TestScriptsAndTransactionsInClusterMode(t *testing.T) {
 	// ... and never keys another node serves.
 	require.Contains(t, tc.do("EVAL", "return redis.call('GET', 'b')", "0"),
 		"Script attempted to access a non local key in a cluster node")
+	// A script that declares its key runs under that slot's lock: with
+	// flags, another slot is Redis's error even after a write (nothing
+	// waits); without flags it reaches the other local slot as in Redis.
+	r := tc.do("EVAL", "#!lua\nredis.call('SET', KEYS[1], '2') return redis.call('SET', 'c', '2')", "1", "a")
+	require.Contains(t, r, "Script attempted to access keys that do not hash to the same slot")
+	require.Equal(t, "$1\r\n2\r\n", tc.do("GET", "a"))
+	require.Equal(t, "+OK\r\n", tc.do("EVAL", "redis.call('GET', KEYS[1]) return redis.call('SET', 'c', '3')", "1", "a"))
+	require.Equal(t, "$1\r\n3\r\n", tc.do("GET", "c"))
+	require.Contains(t, tc.do("EVAL", "redis.call('GET', KEYS[1]) return redis.call('GET', 'b')", "1", "a"),
+		"Script attempted to access a non local key in a cluster node")
 	require.Equal(t, "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n",
 		tc.do("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"))
 	// Transactions: CROSSSLOT over the whole queue at EXEC.

@@ -45,6 +45,11 @@ func (db *DB) Keyspace() *Keyspace { return db.ks }
 // Lock locks one slot.
 func (db *DB) Lock(slot uint16) { db.lockSlot(&db.slots[slot]) }
 
+// TryLock locks one slot if nobody holds it, without waiting: a holder of
+// other slots may take one out of the ascending order this way without
+// risking a deadlock (node/script_locked.go).
+func (db *DB) TryLock(slot uint16) bool { return db.tryLockSlot(&db.slots[slot]) }
+
 // Unlock unlocks one slot.
 func (db *DB) Unlock(slot uint16) { db.slots[slot].mu.Unlock() }
 

@@ -107,6 +107,17 @@ func (db *DB) lockSlot(s *Slot) {
 	}
 }
 
+// tryLockSlot is lockSlot without waiting: false when another holds s.
+func (db *DB) tryLockSlot(s *Slot) bool {
+	if !s.mu.TryLock() {
+		return false
+	}
+	if sn := db.ks.snap.Load(); sn != nil && s.snapGen != sn.gen {
+		sn.capture(db, s)
+	}
+	return true
+}
+
 // capture hands s to the sink if its database existed at S; the caller
 // holds s's lock.
 func (sn *Snapshot) capture(db *DB, s *Slot) {
