@@ -465,13 +465,30 @@ type pushWriter struct {
 // the socket. A queue over client-output-buffer-limit (the pubsub class
 // while subscribed, else normal) closes the client.
 func (w *pushWriter) enqueue(b []byte, s *Server) {
+	if w.add(b, s) {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// enqueueReply appends a reply of the client's own command without waking
+// the writer: the connection's goroutine writes the queue itself once its
+// read batch is done (flushReplies), one write per batch as for a client
+// without a queue, instead of a wake-up and a write per reply.
+func (w *pushWriter) enqueueReply(b []byte, s *Server) { w.add(b, s) }
+
+// add appends b to the queue; false when nothing was queued (the queue is
+// closed, or it passed its limit and the client is closed).
+func (w *pushWriter) add(b []byte, s *Server) bool {
 	if len(b) == 0 {
-		return
+		return false
 	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return
+		return false
 	}
 	w.buf = append(w.buf, b...)
 	used := len(w.buf) + w.inflight
@@ -488,12 +505,9 @@ func (w *pushWriter) enqueue(b []byte, s *Server) {
 		s.log.Warn("Client " + w.c.InfoLine() + " scheduled to be closed ASAP for overcoming of output buffer limits.")
 		w.c.kill()
 		w.close()
-		return
+		return false
 	}
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	return true
 }
 
 func (w *pushWriter) run() {
