@@ -437,28 +437,65 @@ func (c *Client) ensurePushWriter() {
 		return
 	}
 	w := &pushWriter{c: c, conn: c.guard.Conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	w.buf = c.batchOutput()
+	if b := c.batchOutput(); len(b) > 0 {
+		w.blocks, w.queued = append(w.blocks, b), len(b)
+	}
 	c.ps.push = w
 	go w.run()
-	if len(w.buf) > 0 {
+	if w.queued > 0 {
 		w.wake <- struct{}{}
 	}
 }
 
-// pushWriter is a client's asynchronous output queue.
+// pushWriter is a client's asynchronous output queue: a list of blocks of
+// pushBlockSize bytes (as Redis's reply list), so that a queue that grows
+// while its reader lags is never copied into a bigger buffer, and written
+// blocks are reused.
 type pushWriter struct {
 	c    *Client
 	conn net.Conn
 
-	mu       sync.Mutex // guards buf, inflight, closed
-	buf      []byte
-	inflight int // bytes taken by a writer and not yet written
+	mu       sync.Mutex // guards blocks, queued, inflight, free, closed
+	blocks   [][]byte   // queued output; only the last one has room left
+	queued   int        // bytes in blocks
+	inflight int        // bytes taken by a writer and not yet written
+	free     [][]byte   // written blocks kept for reuse (at most pushFreeBlocks)
 	closed   bool
 
-	wmu   sync.Mutex // serializes socket writes (the writer goroutine, flushNow)
-	spare []byte     // the buffer being written; guarded by wmu
-	wake  chan struct{}
-	done  chan struct{}
+	wmu     sync.Mutex // serializes socket writes (the writer goroutine, flushNow)
+	writing [][]byte   // the block list being written, kept for its array; guarded by wmu
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+// pushBlockSize is the size of a push queue's block; pushFreeBlocks is how
+// many written blocks a queue keeps for reuse (a steady stream allocates
+// nothing; a burst's blocks go back to the heap).
+const (
+	pushBlockSize  = 16 << 10
+	pushFreeBlocks = 4
+)
+
+// appendLocked copies b to the end of the queue (w.mu held).
+func (w *pushWriter) appendLocked(b []byte) {
+	w.queued += len(b)
+	for len(b) > 0 {
+		n := len(w.blocks)
+		if n == 0 || len(w.blocks[n-1]) == cap(w.blocks[n-1]) {
+			var blk []byte
+			if f := len(w.free); f > 0 {
+				blk, w.free = w.free[f-1][:0], w.free[:f-1]
+			} else {
+				blk = make([]byte, 0, pushBlockSize)
+			}
+			w.blocks = append(w.blocks, blk)
+			n++
+		}
+		last := w.blocks[n-1]
+		k := min(len(b), cap(last)-len(last))
+		w.blocks[n-1] = append(last, b[:k]...)
+		b = b[k:]
+	}
 }
 
 // enqueue appends b to the queue and wakes the writer. It never blocks on
@@ -490,8 +527,8 @@ func (w *pushWriter) add(b []byte, s *Server) bool {
 		w.mu.Unlock()
 		return false
 	}
-	w.buf = append(w.buf, b...)
-	used := len(w.buf) + w.inflight
+	w.appendLocked(b)
+	used := w.queued + w.inflight
 	w.c.obuf.held.Store(int64(used))
 	lim := s.limits.output.Load()[w.c.outputClass()]
 	var now int64 // the clock matters only past the soft limit
@@ -530,29 +567,42 @@ func (w *pushWriter) flushNow() bool {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	w.mu.Lock()
-	b := w.buf
-	w.buf = w.spare[:0]
-	w.inflight = len(b)
+	blocks := w.blocks
+	w.blocks = w.writing[:0]
+	w.inflight, w.queued = w.queued, 0
 	w.mu.Unlock()
 	var err error
-	for left := b; len(left) > 0 && err == nil; {
-		// In pieces, so that omem and the soft limit follow a reader
+	for i, blk := range blocks {
+		// Block by block, so that omem and the soft limit follow a reader
 		// that drains slowly.
-		n := min(len(left), outputWriteChunk)
-		_, err = w.conn.Write(left[:n])
-		left = left[n:]
+		for left := blk; len(left) > 0 && err == nil; {
+			n := min(len(left), outputWriteChunk)
+			_, err = w.conn.Write(left[:n])
+			left = left[n:]
+			w.mu.Lock()
+			w.inflight -= n
+			w.c.obuf.held.Store(int64(w.queued + w.inflight))
+			w.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+		blocks[i] = nil
 		w.mu.Lock()
-		w.inflight = len(left)
-		w.c.obuf.held.Store(int64(len(w.buf) + w.inflight))
+		if cap(blk) == pushBlockSize && len(w.free) < pushFreeBlocks {
+			w.free = append(w.free, blk)
+		}
 		w.mu.Unlock()
 	}
+	clear(blocks)
 	w.mu.Lock()
 	w.inflight = 0
-	if cap(b) > 1<<20 {
-		b = nil // do not keep a burst's buffer
-	}
-	w.spare = b
 	w.mu.Unlock()
+	if cap(blocks) <= 64 {
+		w.writing = blocks[:0]
+	} else {
+		w.writing = nil // a burst's list
+	}
 	// What reached the socket no longer counts in the client's memory:
 	// account it now, not at the next cron, or maxmemory would go on
 	// evicting for output that is gone (Redis writes pending replies
@@ -574,7 +624,7 @@ func (w *pushWriter) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true
-	w.buf = nil
+	w.blocks, w.queued, w.free = nil, 0, nil
 	w.c.obuf.held.Store(0)
 	select {
 	case <-w.done:
