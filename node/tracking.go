@@ -49,6 +49,16 @@ const trackingPrefixBytes = 64
 // or keys are still in the table (the check every write makes).
 func (t *trackingTable) active() bool { return t.clients.Load() != 0 || t.nkeys.Load() != 0 }
 
+// registerTrackingHooks reads tracking-table-max-keys now and on every
+// change.
+func (s *Server) registerTrackingHooks() {
+	s.tracking.maxKeys.Store(s.cfg.Int("tracking-table-max-keys"))
+	s.cfg.OnChange("tracking-table-max-keys", func(string) error {
+		s.tracking.maxKeys.Store(s.cfg.Int("tracking-table-max-keys"))
+		return nil
+	})
+}
+
 // trackingTable is the server's tracking state.
 type trackingTable struct {
 	clients atomic.Int32 // clients with tracking on
@@ -56,6 +66,9 @@ type trackingTable struct {
 	// tracking off (ids are dropped lazily), and writes to them must still
 	// clear them.
 	nkeys atomic.Int64
+	// maxKeys is tracking-table-max-keys, stored when it changes (read
+	// before every command while anyone tracks).
+	maxKeys atomic.Int64
 
 	mu       sync.Mutex
 	keys     map[string]trackedIDs // default mode: key → client ids
@@ -347,13 +360,16 @@ func (c *Client) trackingRemember(ran *Client, spec *command.Spec, args [][]byte
 		return // their read commands remember the declared keys
 	}
 	var keys [][]byte
+	var keyBuf [4][]byte // a command's keys without allocating, for most
 	if ran != c {
 		keys = ran.scriptKeys
 	} else {
-		pos, err := command.Keys(spec, args, nil)
+		pos, err := command.Keys(spec, args, c.trackKeyBuf[:0])
 		if err != nil {
 			return
 		}
+		c.trackKeyBuf = pos
+		keys = keyBuf[:0]
 		for _, p := range pos {
 			keys = append(keys, args[p])
 		}
@@ -379,7 +395,7 @@ func (c *Client) trackingRemember(ran *Client, spec *command.Spec, args [][]byte
 			t.nkeys.Store(int64(len(t.keys)))
 		}
 	}
-	if max := c.srv.cfg.Int("tracking-table-max-keys"); max > 0 && int64(len(t.keys)) > max {
+	if max := t.maxKeys.Load(); max > 0 && int64(len(t.keys)) > max {
 		t.limitLocked(c.srv, max)
 	}
 }
@@ -664,7 +680,7 @@ func (s *Server) trackingFlushed(by *Client) {
 // the command's reply), and from the cron.
 func (s *Server) trackingLimit() {
 	t := &s.tracking
-	max := s.cfg.Int("tracking-table-max-keys")
+	max := t.maxKeys.Load()
 	if t.clients.Load() == 0 || max <= 0 || t.nkeys.Load() <= max {
 		return // (the effort counter restarts on the next run over the limit)
 	}
