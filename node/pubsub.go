@@ -462,8 +462,9 @@ type pushWriter struct {
 	free     [][]byte   // written blocks kept for reuse (at most pushFreeBlocks)
 	closed   bool
 
-	wmu     sync.Mutex // serializes socket writes (the writer goroutine, flushNow)
-	writing [][]byte   // the block list being written, kept for its array; guarded by wmu
+	wmu     sync.Mutex  // serializes socket writes (the writer goroutine, flushNow)
+	writing [][]byte    // the block list being written, kept for its array; guarded by wmu
+	iov     net.Buffers // one write's blocks; guarded by wmu
 	wake    chan struct{}
 	done    chan struct{}
 }
@@ -572,27 +573,30 @@ func (w *pushWriter) flushNow() bool {
 	w.inflight, w.queued = w.queued, 0
 	w.mu.Unlock()
 	var err error
-	for i, blk := range blocks {
-		// Block by block, so that omem and the soft limit follow a reader
-		// that drains slowly.
-		for left := blk; len(left) > 0 && err == nil; {
-			n := min(len(left), outputWriteChunk)
-			_, err = w.conn.Write(left[:n])
-			left = left[n:]
-			w.mu.Lock()
-			w.inflight -= n
-			w.c.obuf.held.Store(int64(w.queued + w.inflight))
-			w.mu.Unlock()
+	for done := 0; done < len(blocks) && err == nil; {
+		// Up to outputWriteChunk bytes of blocks per write (writev), so
+		// that omem and the soft limit follow a reader that drains slowly.
+		end, size := done, 0
+		for end < len(blocks) && (end == done || size+len(blocks[end]) <= outputWriteChunk) {
+			size += len(blocks[end])
+			end++
 		}
-		if err != nil {
-			break
-		}
-		blocks[i] = nil
+		w.iov = append(w.iov[:0], blocks[done:end]...)
+		iov := w.iov // WriteTo consumes its slice
+		var n int64
+		n, err = iov.WriteTo(w.conn)
 		w.mu.Lock()
-		if cap(blk) == pushBlockSize && len(w.free) < pushFreeBlocks {
-			w.free = append(w.free, blk)
+		w.inflight -= int(n)
+		w.c.obuf.held.Store(int64(w.queued + w.inflight))
+		if err == nil {
+			for _, blk := range blocks[done:end] {
+				if cap(blk) == pushBlockSize && len(w.free) < pushFreeBlocks {
+					w.free = append(w.free, blk)
+				}
+			}
 		}
 		w.mu.Unlock()
+		done = end
 	}
 	clear(blocks)
 	w.mu.Lock()
