@@ -2,6 +2,7 @@ package node
 
 import (
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -555,6 +556,13 @@ func (w *pushWriter) run() {
 			return
 		case <-w.wake:
 		}
+		// Let the goroutines that are ready run first (on a busy server,
+		// the other publishers' batches): their messages join this write,
+		// as Redis writes a subscriber's output once per event-loop turn.
+		// Without it the writer runs as soon as its waker parks, and a
+		// subscriber of a busy keyspace gets one write per publisher's
+		// batch. An idle server does not wait.
+		runtime.Gosched()
 		if !w.flushNow() {
 			w.c.kill()
 			return
