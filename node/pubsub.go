@@ -347,15 +347,19 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 	if shard {
 		k = kindShard
 	}
-	var enc [4][]byte // by RESP version (2 and 3 used)
-	var scratch [4][pubsubScratch]byte
+	var enc [4][]byte                  // by RESP version (2 and 3 used)
+	var scratch [2][pubsubScratch]byte // by RESP version - 2
 	var n int64
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for _, c := range r.table(k)[string(channel)] {
+	var subs []*Client
+	if tbl := r.table(k); len(tbl) > 0 { // (no hashing of the channel when nobody subscribes by name)
+		subs = tbl[string(channel)]
+	}
+	for _, c := range subs {
 		resp := c.ps.resp
 		if enc[resp] == nil {
-			enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, pubsubWords[k][2], "", channel, body)
+			enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, pubsubWords[k][2], "", channel, body)
 		}
 		c.deliver(from, enc[resp], s)
 		n++
@@ -372,7 +376,7 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 		for _, c := range r.patterns[pat] {
 			resp := c.ps.resp
 			if enc[resp] == nil {
-				enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, "pmessage", pat, channel, body)
+				enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, "pmessage", pat, channel, body)
 			}
 			c.deliver(from, enc[resp], s)
 			n++
