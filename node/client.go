@@ -51,6 +51,7 @@ type Client struct {
 	batchBytes    int           // size of the read batch being run (CLIENT LIST qbuf of the client itself)
 	keyBuf        []int
 	measureBuf    []int         // remeasureWritten's key positions (node/effects.go)
+	trackKeyBuf   []int         // trackingRemember's key positions (node/tracking.go)
 	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
 	lastName      []byte
 	errored       bool // the current command replied with an error

@@ -96,6 +96,9 @@ func (s *Server) serveClient(c *Client) {
 	s.closed(c, err)
 }
 
+// errPushWrite ends the loop when writing a client's push queue failed.
+var errPushWrite = errors.New("writing the push queue failed")
+
 // errConnDone ends the loop after QUIT, CLIENT KILL of oneself and the like.
 var errConnDone = errors.New("connection done")
 
@@ -175,6 +178,14 @@ func (c *Client) keepArgs() { c.argsKept = true }
 // the write is under way the bytes not yet written are published as
 // c.obuf.held (CLIENT LIST omem, the cron's limit check, node/output.go).
 func (c *Client) flushReplies() error {
+	if c.ps.push != nil {
+		// Replies and pushes share the push queue (node/pubsub.go):
+		// written here, on the connection's goroutine, once per batch.
+		if !c.ps.push.flushNow() {
+			return errPushWrite
+		}
+		return nil
+	}
 	b := c.wbuf
 	if len(c.wblocks) > 0 {
 		return c.flushBlocks()

@@ -38,8 +38,8 @@ func (s *Server) handle(c *Client, args [][]byte) {
 		switch c.replyMode {
 		case replyOn:
 			if c.ps.push != nil { // a subscriber: replies and pushes share one queue (node/pubsub.go)
-				c.flushStats() // the queue's writer may send the reply at once
-				c.ps.push.enqueue(c.Out, s)
+				c.flushStats()                   // the queue's writer may send the reply at once
+				c.ps.push.enqueueReply(c.Out, s) // written with the batch (flushReplies)
 			} else if n := c.wblockBytes + len(c.wbuf) + len(c.Out); n >= c.obufCheckAt && c.checkOutput(n, true) {
 				// Closed for its output buffer limit (node/output.go):
 				// the reply is dropped.
@@ -67,9 +67,6 @@ func (s *Server) handle(c *Client, args [][]byte) {
 		return
 	}
 	if c.closeAfter {
-		if c.ps.push != nil {
-			c.ps.push.flushNow()
-		}
 		c.closeConn()
 	}
 }

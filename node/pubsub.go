@@ -2,6 +2,7 @@ package node
 
 import (
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -346,15 +347,19 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 	if shard {
 		k = kindShard
 	}
-	var enc [4][]byte // by RESP version (2 and 3 used)
-	var scratch [4][pubsubScratch]byte
+	var enc [4][]byte                  // by RESP version (2 and 3 used)
+	var scratch [2][pubsubScratch]byte // by RESP version - 2
 	var n int64
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	for _, c := range r.table(k)[string(channel)] {
+	var subs []*Client
+	if tbl := r.table(k); len(tbl) > 0 { // (no hashing of the channel when nobody subscribes by name)
+		subs = tbl[string(channel)]
+	}
+	for _, c := range subs {
 		resp := c.ps.resp
 		if enc[resp] == nil {
-			enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, pubsubWords[k][2], "", channel, body)
+			enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, pubsubWords[k][2], "", channel, body)
 		}
 		c.deliver(from, enc[resp], s)
 		n++
@@ -371,7 +376,7 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 		for _, c := range r.patterns[pat] {
 			resp := c.ps.resp
 			if enc[resp] == nil {
-				enc[resp] = appendPubsubMessage(scratch[resp][:0], resp, "pmessage", pat, channel, body)
+				enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, "pmessage", pat, channel, body)
 			}
 			c.deliver(from, enc[resp], s)
 			n++
@@ -437,44 +442,99 @@ func (c *Client) ensurePushWriter() {
 		return
 	}
 	w := &pushWriter{c: c, conn: c.guard.Conn, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	w.buf = c.batchOutput()
+	if b := c.batchOutput(); len(b) > 0 {
+		w.blocks, w.queued = append(w.blocks, b), len(b)
+	}
 	c.ps.push = w
 	go w.run()
-	if len(w.buf) > 0 {
+	if w.queued > 0 {
 		w.wake <- struct{}{}
 	}
 }
 
-// pushWriter is a client's asynchronous output queue.
+// pushWriter is a client's asynchronous output queue: a list of blocks of
+// pushBlockSize bytes (as Redis's reply list), so that a queue that grows
+// while its reader lags is never copied into a bigger buffer, and written
+// blocks are reused.
 type pushWriter struct {
 	c    *Client
 	conn net.Conn
 
-	mu       sync.Mutex // guards buf, inflight, closed
-	buf      []byte
-	inflight int // bytes taken by a writer and not yet written
+	mu       sync.Mutex // guards blocks, queued, inflight, free, closed
+	blocks   [][]byte   // queued output; only the last one has room left
+	queued   int        // bytes in blocks
+	inflight int        // bytes taken by a writer and not yet written
+	free     [][]byte   // written blocks kept for reuse (at most pushFreeBlocks)
 	closed   bool
 
-	wmu   sync.Mutex // serializes socket writes (the writer goroutine, flushNow)
-	spare []byte     // the buffer being written; guarded by wmu
-	wake  chan struct{}
-	done  chan struct{}
+	wmu     sync.Mutex  // serializes socket writes (the writer goroutine, flushNow)
+	writing [][]byte    // the block list being written, kept for its array; guarded by wmu
+	iov     net.Buffers // one write's blocks; guarded by wmu
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+// pushBlockSize is the size of a push queue's block; pushFreeBlocks is how
+// many written blocks a queue keeps for reuse (a steady stream allocates
+// nothing; a burst's blocks go back to the heap).
+const (
+	pushBlockSize  = 16 << 10
+	pushFreeBlocks = 4
+)
+
+// appendLocked copies b to the end of the queue (w.mu held).
+func (w *pushWriter) appendLocked(b []byte) {
+	w.queued += len(b)
+	for len(b) > 0 {
+		n := len(w.blocks)
+		if n == 0 || len(w.blocks[n-1]) == cap(w.blocks[n-1]) {
+			var blk []byte
+			if f := len(w.free); f > 0 {
+				blk, w.free = w.free[f-1][:0], w.free[:f-1]
+			} else {
+				blk = make([]byte, 0, pushBlockSize)
+			}
+			w.blocks = append(w.blocks, blk)
+			n++
+		}
+		last := w.blocks[n-1]
+		k := min(len(b), cap(last)-len(last))
+		w.blocks[n-1] = append(last, b[:k]...)
+		b = b[k:]
+	}
 }
 
 // enqueue appends b to the queue and wakes the writer. It never blocks on
 // the socket. A queue over client-output-buffer-limit (the pubsub class
 // while subscribed, else normal) closes the client.
 func (w *pushWriter) enqueue(b []byte, s *Server) {
+	if w.add(b, s) {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// enqueueReply appends a reply of the client's own command without waking
+// the writer: the connection's goroutine writes the queue itself once its
+// read batch is done (flushReplies), one write per batch as for a client
+// without a queue, instead of a wake-up and a write per reply.
+func (w *pushWriter) enqueueReply(b []byte, s *Server) { w.add(b, s) }
+
+// add appends b to the queue; false when nothing was queued (the queue is
+// closed, or it passed its limit and the client is closed).
+func (w *pushWriter) add(b []byte, s *Server) bool {
 	if len(b) == 0 {
-		return
+		return false
 	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return
+		return false
 	}
-	w.buf = append(w.buf, b...)
-	used := len(w.buf) + w.inflight
+	w.appendLocked(b)
+	used := w.queued + w.inflight
 	w.c.obuf.held.Store(int64(used))
 	lim := s.limits.output.Load()[w.c.outputClass()]
 	var now int64 // the clock matters only past the soft limit
@@ -488,12 +548,9 @@ func (w *pushWriter) enqueue(b []byte, s *Server) {
 		s.log.Warn("Client " + w.c.InfoLine() + " scheduled to be closed ASAP for overcoming of output buffer limits.")
 		w.c.kill()
 		w.close()
-		return
+		return false
 	}
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	return true
 }
 
 func (w *pushWriter) run() {
@@ -503,6 +560,13 @@ func (w *pushWriter) run() {
 			return
 		case <-w.wake:
 		}
+		// Let the goroutines that are ready run first (on a busy server,
+		// the other publishers' batches): their messages join this write,
+		// as Redis writes a subscriber's output once per event-loop turn.
+		// Without it the writer runs as soon as its waker parks, and a
+		// subscriber of a busy keyspace gets one write per publisher's
+		// batch. An idle server does not wait.
+		runtime.Gosched()
 		if !w.flushNow() {
 			w.c.kill()
 			return
@@ -516,29 +580,45 @@ func (w *pushWriter) flushNow() bool {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	w.mu.Lock()
-	b := w.buf
-	w.buf = w.spare[:0]
-	w.inflight = len(b)
+	blocks := w.blocks
+	w.blocks = w.writing[:0]
+	w.inflight, w.queued = w.queued, 0
 	w.mu.Unlock()
 	var err error
-	for left := b; len(left) > 0 && err == nil; {
-		// In pieces, so that omem and the soft limit follow a reader
-		// that drains slowly.
-		n := min(len(left), outputWriteChunk)
-		_, err = w.conn.Write(left[:n])
-		left = left[n:]
+	for done := 0; done < len(blocks) && err == nil; {
+		// Up to outputWriteChunk bytes of blocks per write (writev), so
+		// that omem and the soft limit follow a reader that drains slowly.
+		end, size := done, 0
+		for end < len(blocks) && (end == done || size+len(blocks[end]) <= outputWriteChunk) {
+			size += len(blocks[end])
+			end++
+		}
+		w.iov = append(w.iov[:0], blocks[done:end]...)
+		iov := w.iov // WriteTo consumes its slice
+		var n int64
+		n, err = iov.WriteTo(w.conn)
 		w.mu.Lock()
-		w.inflight = len(left)
-		w.c.obuf.held.Store(int64(len(w.buf) + w.inflight))
+		w.inflight -= int(n)
+		w.c.obuf.held.Store(int64(w.queued + w.inflight))
+		if err == nil {
+			for _, blk := range blocks[done:end] {
+				if cap(blk) == pushBlockSize && len(w.free) < pushFreeBlocks {
+					w.free = append(w.free, blk)
+				}
+			}
+		}
 		w.mu.Unlock()
+		done = end
 	}
+	clear(blocks)
 	w.mu.Lock()
 	w.inflight = 0
-	if cap(b) > 1<<20 {
-		b = nil // do not keep a burst's buffer
-	}
-	w.spare = b
 	w.mu.Unlock()
+	if cap(blocks) <= 64 {
+		w.writing = blocks[:0]
+	} else {
+		w.writing = nil // a burst's list
+	}
 	// What reached the socket no longer counts in the client's memory:
 	// account it now, not at the next cron, or maxmemory would go on
 	// evicting for output that is gone (Redis writes pending replies
@@ -560,7 +640,7 @@ func (w *pushWriter) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true
-	w.buf = nil
+	w.blocks, w.queued, w.free = nil, 0, nil
 	w.c.obuf.held.Store(0)
 	select {
 	case <-w.done:

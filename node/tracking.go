@@ -49,6 +49,16 @@ const trackingPrefixBytes = 64
 // or keys are still in the table (the check every write makes).
 func (t *trackingTable) active() bool { return t.clients.Load() != 0 || t.nkeys.Load() != 0 }
 
+// registerTrackingHooks reads tracking-table-max-keys now and on every
+// change.
+func (s *Server) registerTrackingHooks() {
+	s.tracking.maxKeys.Store(s.cfg.Int("tracking-table-max-keys"))
+	s.cfg.OnChange("tracking-table-max-keys", func(string) error {
+		s.tracking.maxKeys.Store(s.cfg.Int("tracking-table-max-keys"))
+		return nil
+	})
+}
+
 // trackingTable is the server's tracking state.
 type trackingTable struct {
 	clients atomic.Int32 // clients with tracking on
@@ -56,13 +66,66 @@ type trackingTable struct {
 	// tracking off (ids are dropped lazily), and writes to them must still
 	// clear them.
 	nkeys atomic.Int64
+	// maxKeys is tracking-table-max-keys, stored when it changes (read
+	// before every command while anyone tracks).
+	maxKeys atomic.Int64
 
 	mu       sync.Mutex
-	keys     map[string]map[int64]struct{} // default mode: key → client ids
-	items    int64                         // ids across keys (tracking_total_items)
+	keys     map[string]trackedIDs // default mode: key → client ids
+	items    int64                 // ids across keys (tracking_total_items)
 	prefixes map[string]*bcastPrefix
 	bcastDue atomic.Bool // some prefix has keys to send
 	evictRun int         // trackingLimitUsedSlots' timeout_counter
+	scratch  [128]byte   // one invalidation's body while it is built
+}
+
+// trackedIDs is the set of clients that read one key: a short list while
+// it is short — a read of a key the client already tracks, the common
+// case, then costs one scan of adjacent ids instead of a hash map's
+// dependent loads — and a map once it passes trackedIDsSmall ids.
+type trackedIDs struct {
+	small []int64
+	big   map[int64]struct{}
+}
+
+// trackedIDsSmall is the most ids kept in the short list.
+const trackedIDsSmall = 64
+
+// add adds id; false when it was there already.
+func (s *trackedIDs) add(id int64) bool {
+	if s.big != nil {
+		if _, ok := s.big[id]; ok {
+			return false
+		}
+		s.big[id] = struct{}{}
+		return true
+	}
+	if slices.Contains(s.small, id) {
+		return false
+	}
+	if len(s.small) < trackedIDsSmall {
+		s.small = append(s.small, id)
+		return true
+	}
+	s.big = make(map[int64]struct{}, 2*trackedIDsSmall)
+	for _, x := range s.small {
+		s.big[x] = struct{}{}
+	}
+	s.big[id] = struct{}{}
+	s.small = nil
+	return true
+}
+
+func (s *trackedIDs) len() int { return len(s.small) + len(s.big) }
+
+// each calls f for every id.
+func (s *trackedIDs) each(f func(id int64)) {
+	for _, id := range s.small {
+		f(id)
+	}
+	for id := range s.big {
+		f(id)
+	}
 }
 
 // bcastPrefix is one BCAST prefix: its clients and the keys changed since
@@ -79,10 +142,16 @@ type clientTracking struct {
 	on, bcast, optin, optout, noloop, brokenRedir bool
 	// inCommand: the client is running a command; invalidations for it
 	// wait in pending until its reply is queued (Redis holds those of the
-	// current client in tracking_pending_keys).
-	inCommand bool
-	redirect  int64
-	prefixes  []string // BCAST prefixes, sorted
+	// current client in tracking_pending_keys). The client's goroutine
+	// stores it without the table's lock (twice per command); an
+	// invalidator that holds pending for it sets hasPending, then looks at
+	// inCommand again (sendAfterCommand), and the client looks at
+	// hasPending after clearing inCommand, so one of the two always sends
+	// what was held.
+	inCommand  atomic.Bool
+	hasPending atomic.Bool
+	redirect   int64
+	prefixes   []string // BCAST prefixes, sorted
 	// prefixBytes is what the prefixes cost, for client eviction (read by
 	// the client's own goroutine, the only writer).
 	prefixBytes int64
@@ -215,7 +284,7 @@ func (t *trackingTable) enable(c *Client, redirect int64, bcast, optin, optout, 
 	st.redirect = redirect
 	st.push = c.ps.push
 	if t.keys == nil {
-		t.keys = map[string]map[int64]struct{}{}
+		t.keys = map[string]trackedIDs{}
 		t.prefixes = map[string]*bcastPrefix{}
 	}
 	if bcast {
@@ -261,7 +330,9 @@ func (t *trackingTable) disable(c *Client) {
 	}
 	st.prefixes = nil
 	t.clients.Add(-1)
-	*st = clientTracking{push: st.push, pending: st.pending}
+	st.on, st.bcast, st.optin, st.optout, st.noloop, st.brokenRedir = false, false, false, false, false, false
+	st.redirect, st.prefixBytes, st.enabled, st.caching = 0, 0, false, false
+	st.inCommand.Store(false) // it no longer runs commands as a tracking client
 }
 
 // trackingClosed turns tracking off for a client that closed or RESET.
@@ -289,13 +360,16 @@ func (c *Client) trackingRemember(ran *Client, spec *command.Spec, args [][]byte
 		return // their read commands remember the declared keys
 	}
 	var keys [][]byte
+	var keyBuf [4][]byte // a command's keys without allocating, for most
 	if ran != c {
 		keys = ran.scriptKeys
 	} else {
-		pos, err := command.Keys(spec, args, nil)
+		pos, err := command.Keys(spec, args, c.trackKeyBuf[:0])
 		if err != nil {
 			return
 		}
+		c.trackKeyBuf = pos
+		keys = keyBuf[:0]
 		for _, p := range pos {
 			keys = append(keys, args[p])
 		}
@@ -311,19 +385,17 @@ func (c *Client) trackingRemember(ran *Client, spec *command.Spec, args [][]byte
 		return
 	}
 	for _, key := range keys {
-		k := string(key)
-		ids := t.keys[k]
-		if ids == nil {
-			ids = map[int64]struct{}{}
-			t.keys[k] = ids
+		ids, known := t.keys[string(key)]
+		if !ids.add(c.id) {
+			continue // it tracks the key already (a copy of the entry: unchanged)
+		}
+		t.items++
+		t.keys[string(key)] = ids
+		if !known {
 			t.nkeys.Store(int64(len(t.keys)))
 		}
-		if _, ok := ids[c.id]; !ok {
-			ids[c.id] = struct{}{}
-			t.items++
-		}
 	}
-	if max := c.srv.cfg.Int("tracking-table-max-keys"); max > 0 && int64(len(t.keys)) > max {
+	if max := t.maxKeys.Load(); max > 0 && int64(len(t.keys)) > max {
 		t.limitLocked(c.srv, max)
 	}
 }
@@ -356,23 +428,36 @@ func (t *trackingTable) invalidateLocked(s *Server, by *Client, key string, bcas
 	}
 	delete(t.keys, key)
 	t.nkeys.Store(int64(len(t.keys)))
-	t.items -= int64(len(ids))
-	for id := range ids {
+	t.items -= int64(ids.len())
+	ids.each(func(id int64) {
 		target := s.clientByID(id)
 		if target == nil || !target.trk.on || target.trk.bcast {
-			continue
+			return
 		}
 		if target == by && target.trk.noloop {
-			continue // by is the client a script runs for, not the script's
+			return // by is the client a script runs for, not the script's
 		}
-		if target.trk.inCommand {
-			// After the reply of the command it is running: its own write,
-			// a key its command found expired, or another client's write
-			// meanwhile.
-			target.trk.pending = appendInvalidationBody(appendKeyArray(target.trk.pending, key))
-			continue
-		}
-		t.send(s, target, appendKeyArray(nil, key))
+		// After the reply of the command it is running, if any: its own
+		// write, a key its command found expired, or another client's
+		// write meanwhile.
+		t.sendAfterCommand(s, target, appendKeyArray(t.scratch[:0], key))
+	})
+}
+
+// sendAfterCommand sends body to target, or holds it in target's pending
+// buffer until the reply of the command it is running (t.mu held).
+func (t *trackingTable) sendAfterCommand(s *Server, target *Client, body []byte) {
+	st := &target.trk
+	if !st.inCommand.Load() {
+		t.send(s, target, body)
+		return
+	}
+	st.pending = appendInvalidationBody(append(st.pending, body...))
+	st.hasPending.Store(true)
+	if !st.inCommand.Load() {
+		// Its command ended meanwhile, maybe before it could see
+		// hasPending: its reply is queued, send now.
+		t.flushPendingLocked(s, target)
 	}
 }
 
@@ -459,28 +544,33 @@ func (c *Client) pushForTracking() *pushWriter {
 
 // trackingFlushPending sends the invalidations held while c ran a command
 // (trackingHandlePendingKeyInvalidations); done says the command is over.
+// It takes the table's lock only when something is held.
 func (c *Client) trackingFlushPending(done bool) {
+	if done {
+		c.trk.inCommand.Store(false)
+	}
+	if !c.trk.hasPending.Load() {
+		return
+	}
 	t := &c.srv.tracking
 	t.mu.Lock()
-	if done {
-		c.trk.inCommand = false
-	}
-	for body := range splitPending(c.trk.pending) {
-		if c.trk.on {
-			t.send(c.srv, c, body)
-		}
-	}
-	c.trk.pending = c.trk.pending[:0]
+	t.flushPendingLocked(c.srv, c)
 	t.mu.Unlock()
 }
 
-// trackingBeforeCommand marks a tracking client as running a command.
-func (c *Client) trackingBeforeCommand() {
-	t := &c.srv.tracking
-	t.mu.Lock()
-	c.trk.inCommand = true
-	t.mu.Unlock()
+// flushPendingLocked sends c's held invalidations (t.mu held).
+func (t *trackingTable) flushPendingLocked(s *Server, c *Client) {
+	c.trk.hasPending.Store(false)
+	for body := range splitPending(c.trk.pending) {
+		if c.trk.on {
+			t.send(s, c, body)
+		}
+	}
+	c.trk.pending = c.trk.pending[:0]
 }
+
+// trackingBeforeCommand marks a tracking client as running a command.
+func (c *Client) trackingBeforeCommand() { c.trk.inCommand.Store(true) }
 
 // splitPending yields the bodies of a pending buffer.
 func splitPending(b []byte) func(func([]byte) bool) {
@@ -575,14 +665,10 @@ func (s *Server) trackingFlushed(by *Client) {
 			if c.respShown.Load() == 3 {
 				null = []byte("_\r\n")
 			}
-			if c.trk.inCommand {
-				c.trk.pending = appendInvalidationBody(append(c.trk.pending, null...))
-				continue
-			}
-			t.send(s, c, null)
+			t.sendAfterCommand(s, c, null)
 		}
 	}
-	t.keys = map[string]map[int64]struct{}{}
+	t.keys = map[string]trackedIDs{}
 	t.nkeys.Store(0)
 	t.items = 0
 }
@@ -594,7 +680,7 @@ func (s *Server) trackingFlushed(by *Client) {
 // the command's reply), and from the cron.
 func (s *Server) trackingLimit() {
 	t := &s.tracking
-	max := s.cfg.Int("tracking-table-max-keys")
+	max := t.maxKeys.Load()
 	if t.clients.Load() == 0 || max <= 0 || t.nkeys.Load() <= max {
 		return // (the effort counter restarts on the next run over the limit)
 	}
@@ -673,12 +759,20 @@ func cmdClientGetredir(c *Client, args [][]byte) {
 	c.Int(redirect)
 }
 
+// trackingInfo is what CLIENT TRACKINGINFO reports, copied under the lock.
+type trackingInfo struct {
+	on, bcast, optin, optout, noloop, brokenRedir bool
+	redirect                                      int64
+	prefixes                                      []string
+}
+
 // cmdClientTrackingInfo: CLIENT TRACKINGINFO.
 func cmdClientTrackingInfo(c *Client, args [][]byte) {
 	t := &c.srv.tracking
 	t.mu.Lock()
-	st := c.trk
-	st.prefixes = slices.Clone(st.prefixes)
+	st := trackingInfo{on: c.trk.on, bcast: c.trk.bcast, optin: c.trk.optin, optout: c.trk.optout,
+		noloop: c.trk.noloop, brokenRedir: c.trk.brokenRedir, redirect: c.trk.redirect,
+		prefixes: slices.Clone(c.trk.prefixes)}
 	t.mu.Unlock()
 	flags := []string{"off"}
 	if st.on {
