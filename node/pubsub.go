@@ -525,7 +525,7 @@ func (w *pushWriter) flushNow() bool {
 		// In pieces, so that omem and the soft limit follow a reader
 		// that drains slowly.
 		n := min(len(left), outputWriteChunk)
-		_, err = w.conn.Write(left[:n])
+		err = writeConn(w.conn, left[:n])
 		left = left[n:]
 		w.mu.Lock()
 		w.inflight = len(left)
