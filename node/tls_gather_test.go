@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/shoal-db/shoal/resp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -111,5 +112,28 @@ func TestTLSGatheredWritesInterleaveWhole(t *testing.T) {
 		}
 		require.Zero(t, n%unit, "a run of %d %q bytes", n, c)
 		got = got[n:]
+	}
+}
+
+// A gathered reply to a client that does not read ends when the client is
+// killed: kill closes the socket under the tls.Conn (no close_notify), and
+// the blocked write returns at once.
+func TestTLSGatheredWriteEndsOnKill(t *testing.T) {
+	srv, _, sock := tlsPipe(t)
+	before := sock.writes.Load()
+	errc := make(chan error, 1)
+	go func() { errc <- writeConn(srv, bytes.Repeat([]byte("x"), 200<<10)) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for sock.writes.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the gathered write is under way (net.Pipe blocks it)
+	}
+	require.Greater(t, sock.writes.Load(), before)
+	c := &Client{guard: resp.NewRequestReader(srv, nil)}
+	c.kill()
+	select {
+	case err := <-errc:
+		require.Error(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write did not end when the client was killed")
 	}
 }
