@@ -307,6 +307,9 @@ func (c *Client) fd() int64 {
 	if tc, ok := conn.(*tls.Conn); ok {
 		conn = tc.NetConn()
 	}
+	if g, ok := conn.(*recordGatherer); ok {
+		conn = g.Conn
+	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if f, err := tc.SyscallConn(); err == nil {
 			var fd uintptr

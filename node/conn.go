@@ -196,7 +196,7 @@ func (c *Client) flushReplies() error {
 	var err error
 	if len(b) <= outputWriteChunk {
 		c.obuf.held.Store(int64(len(b)))
-		_, err = c.guard.Conn.Write(b)
+		err = writeConn(c.guard.Conn, b)
 	} else {
 		err = c.writeTracked(b, 0)
 	}

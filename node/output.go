@@ -255,7 +255,7 @@ func (c *Client) writeTracked(b []byte, after int) error {
 	for len(b) > 0 {
 		c.obuf.held.Store(int64(len(b) + after))
 		n := min(len(b), outputWriteChunk)
-		if _, err := c.guard.Conn.Write(b[:n]); err != nil {
+		if err := writeConn(c.guard.Conn, b[:n]); err != nil {
 			return err
 		}
 		b = b[n:]

@@ -596,7 +596,7 @@ func (w *pushWriter) flushNow() bool {
 		w.iov = append(w.iov[:0], blocks[done:end]...)
 		iov := w.iov // WriteTo consumes its slice
 		var n int64
-		n, err = iov.WriteTo(w.conn)
+		n, err = writeBuffers(w.conn, &iov)
 		w.mu.Lock()
 		w.inflight -= int(n)
 		w.c.obuf.held.Store(int64(w.queued + w.inflight))

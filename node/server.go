@@ -529,7 +529,8 @@ func (l *guardListener) Accept() (net.Conn, error) {
 		}
 	}
 	if l.tls != nil {
-		c = tls.Server(c, l.tls) // the handshake runs on the client's first read
+		// The handshake runs on the client's first read.
+		c = tls.Server(&recordGatherer{Conn: c}, l.tls)
 	}
 	return l.srv.newGuard(c), nil
 }

@@ -225,3 +225,110 @@ func (s *Server) registerTLSHooks() {
 		return nil
 	})
 }
+
+// tlsRecordPlaintext is the most plaintext a TLS record carries (RFC 8446
+// §5.1); a Write no longer than that is one record.
+const tlsRecordPlaintext = 16 << 10
+
+// recordGatherer is the socket under a client's tls.Conn. crypto/tls writes
+// every record of a Write with a socket write of its own, and a record
+// carries 16 KiB at most: a 256 KiB reply chunk cost 17 system calls (and
+// 17 trips through the loopback's TCP stack) over TLS where plaintext costs
+// one. While writeConn writes a reply larger than a record, the records are
+// gathered in a pooled buffer and written together when it ends. Only
+// crypto/tls calls Write, under its own write lock; mu orders the gathered
+// bytes with the writes of any other goroutine.
+type recordGatherer struct {
+	net.Conn
+	mu        sync.Mutex
+	gathering int     // writeConn calls under way
+	buf       *[]byte // the records gathered (from gatherPool); nil when none
+}
+
+// gatherPool holds the gathering buffers: one per reply being written at a
+// time across the server, not one per connection.
+var gatherPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, outputWriteChunk+outputWriteChunk/tlsRecordPlaintext*64)
+	return &b
+}}
+
+func (g *recordGatherer) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gathering == 0 {
+		return g.Conn.Write(p)
+	}
+	if g.buf == nil {
+		g.buf = gatherPool.Get().(*[]byte)
+	}
+	*g.buf = append(*g.buf, p...)
+	return len(p), nil
+}
+
+// release ends one writeConn's gathering and writes what was gathered.
+func (g *recordGatherer) release() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gathering--
+	if g.buf == nil {
+		return nil
+	}
+	b := g.buf
+	g.buf = nil
+	_, err := g.Conn.Write(*b)
+	if cap(*b) <= 2*outputWriteChunk {
+		*b = (*b)[:0]
+		gatherPool.Put(b)
+	}
+	return err
+}
+
+// writeConn writes b to a client's connection: over TLS a reply of several
+// records reaches the socket in one write (recordGatherer).
+func writeConn(conn net.Conn, b []byte) error {
+	if len(b) > tlsRecordPlaintext {
+		if tc, g := gatherer(conn); g != nil {
+			_, err := g.gathered(func() (int64, error) {
+				n, err := tc.Write(b)
+				return int64(n), err
+			})
+			return err
+		}
+	}
+	_, err := conn.Write(b)
+	return err
+}
+
+// writeBuffers writes bufs (writev on a plain socket); over TLS their
+// records reach the socket in one write, as writeConn's.
+func writeBuffers(conn net.Conn, bufs *net.Buffers) (int64, error) {
+	if tc, g := gatherer(conn); g != nil {
+		return g.gathered(func() (int64, error) { return bufs.WriteTo(tc) })
+	}
+	return bufs.WriteTo(conn)
+}
+
+// gatherer returns a TLS client connection and the recordGatherer under it,
+// or a nil gatherer: plaintext, or before the handshake, whose flight must
+// not wait in the buffer for a reply that depends on it.
+func gatherer(conn net.Conn) (*tls.Conn, *recordGatherer) {
+	tc, ok := conn.(*tls.Conn)
+	if !ok || !tc.ConnectionState().HandshakeComplete {
+		return nil, nil
+	}
+	g, _ := tc.NetConn().(*recordGatherer)
+	return tc, g
+}
+
+// gathered runs write with the gatherer collecting its records, then sends
+// them in one write.
+func (g *recordGatherer) gathered(write func() (int64, error)) (int64, error) {
+	g.mu.Lock()
+	g.gathering++
+	g.mu.Unlock()
+	n, err := write()
+	if rerr := g.release(); err == nil {
+		err = rerr
+	}
+	return n, err
+}

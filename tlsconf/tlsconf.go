@@ -158,6 +158,12 @@ func build(s Settings) (*contexts, error) {
 		MaxVersion:   maxV,
 		CipherSuites: suites,
 		ClientCAs:    pool,
+		// Full-size records from the first byte, as OpenSSL sends them:
+		// Go's dynamic sizing cuts a connection's first 128 KB into
+		// MSS-sized records, each a socket write of its own, which helps a
+		// browser render early and a Redis client, which needs the whole
+		// reply, not at all.
+		DynamicRecordSizingDisabled: true,
 	}
 	if !s.SessionCaching {
 		base.SessionTicketsDisabled = true

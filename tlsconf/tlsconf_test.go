@@ -2,6 +2,7 @@ package tlsconf
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
 	"os"
 	"testing"
@@ -186,4 +187,46 @@ func TestFromConfig(t *testing.T) {
 	assert.Equal(t, 60*time.Second, s.SessionCacheTimeout)
 	assert.Equal(t, AuthOptional, AuthClientsOf(c)())
 	assert.False(t, Enabled(c))
+}
+
+// writeCounter counts the socket writes under a TLS connection.
+type writeCounter struct {
+	net.Conn
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Conn.Write(p)
+}
+
+// A fresh connection's reply that fits a record goes out as one record and
+// one socket write (Go's dynamic record sizing made five of a 12 KB one).
+func TestServerSendsFullSizeRecords(t *testing.T) {
+	certs := testharness.GenCerts(t)
+	var h Holder
+	require.NoError(t, h.Load(settings(certs)))
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	require.NoError(t, a.SetDeadline(time.Now().Add(10*time.Second)))
+	require.NoError(t, b.SetDeadline(time.Now().Add(10*time.Second)))
+	sock := &writeCounter{Conn: a}
+	srv := tls.Server(sock, h.ServerConfig(func() AuthClients { return AuthNo }))
+	cli := tls.Client(b, certs.ClientTLS(t, false))
+	done := make(chan error, 1)
+	go func() { done <- cli.Handshake() }()
+	require.NoError(t, srv.Handshake())
+	require.NoError(t, <-done)
+
+	reply := make([]byte, 12<<10)
+	before := sock.writes
+	go func() {
+		_, err := srv.Write(reply)
+		done <- err
+	}()
+	_, err := io.ReadFull(cli, make([]byte, len(reply)))
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	assert.Equal(t, 1, sock.writes-before)
 }
