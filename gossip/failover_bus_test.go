@@ -70,13 +70,29 @@ func TestBusFailover(t *testing.T) {
 	for _, b := range buses[1:] {
 		require.NoError(t, b.Meet([]byte(first.IP), []byte(strconv.Itoa(first.Port)), []byte(strconv.Itoa(first.CPort))))
 	}
-	testharness.WaitFor(t, 20*time.Second, "every node knows every node", func() bool {
-		for _, b := range buses {
-			if len(b.Nodes()) != n {
-				return false
+	// A MEET whose handshake is not answered within the handshake timeout
+	// (1 s here) is dropped, as in Redis; on a starved machine (CI beside
+	// CPU-bound processes) that can leave a node alone for good. Like an
+	// operator, the test meets again a node that still misses peers after
+	// a few seconds, and says so.
+	lastMeet := time.Now()
+	testharness.WaitForReason(t, 20*time.Second, 50*time.Millisecond, "every node knows every node", func() string {
+		var missing []string
+		for i, b := range buses {
+			if k := len(b.Nodes()); k != n {
+				missing = append(missing, fmt.Sprintf("node %d knows %d", i, k))
 			}
 		}
-		return true
+		if len(missing) > 0 && time.Since(lastMeet) > testharness.Slack(5*time.Second) {
+			t.Logf("meeting again (%s)", strings.Join(missing, ", "))
+			for i, b := range buses[1:] {
+				if len(b.Nodes()) != n || len(buses[0].Nodes()) != n {
+					require.NoError(t, b.Meet([]byte(first.IP), []byte(strconv.Itoa(first.Port)), []byte(strconv.Itoa(first.CPort))), "node %d", i+1)
+				}
+			}
+			lastMeet = time.Now()
+		}
+		return strings.Join(missing, ", ")
 	})
 	for i := 3; i < n; i++ {
 		require.NoError(t, buses[i].Replicate(buses[i-3].MyID(), true))
