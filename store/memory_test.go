@@ -134,8 +134,12 @@ func TestStringChargeIsAllocatorSized(t *testing.T) {
 	// bucket; and the slot it is the first key of.
 	require.EqualValues(t, 88+SlotCharge, ks.DataBytes())
 	withKey(db, "key:000001", func(k []byte) { db.SetString(k, make([]byte, 100), false) })
-	// Separate: 48 + 16 (key) + 112 (value) + 8.
-	require.EqualValues(t, 184+SlotCharge, ks.DataBytes())
+	// Inline, as a fresh write of these lengths is laid out: 48 + 10 + 100
+	// = 158 → the 160-byte class (separate would be 48 + 16 + 112), + 8.
+	require.EqualValues(t, 168+SlotCharge, ks.DataBytes())
+	// Too long to be inline: 48 + 16 (key) + 256 (value) + 8.
+	withKey(db, "key:000001", func(k []byte) { db.SetString(k, make([]byte, 250), false) })
+	require.EqualValues(t, 328+SlotCharge, ks.DataBytes())
 	require.EqualValues(t, 144, AllocSize(129))
 	require.EqualValues(t, 32768, AllocSize(32768))
 	require.EqualValues(t, 40960, AllocSize(32769+8191))
