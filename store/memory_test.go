@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -354,5 +356,42 @@ func TestEvictionPoolSkipsRewrittenKeys(t *testing.T) {
 	}
 	for _, k := range evicted {
 		require.Equal(t, byte('b'), k[0], "evicted %s, written a moment ago, on the score of the key it replaced", k)
+	}
+}
+
+// The pool keeps the best evictionPoolSize scores seen, in ascending order
+// by rank, whatever order they come in (insert moves ranks, not entries).
+func TestEvictionPoolKeepsBestScoresSorted(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		var st evictionState
+		st.initOrder()
+		rnd := rand.New(rand.NewPCG(seed, seed))
+		var seen []uint64
+		for i := 0; i < 200; i++ {
+			score := rnd.Uint64N(1000)
+			seen = append(seen, score)
+			if c := st.insert(score); c != nil {
+				*c = poolEntry{score: score, used: true}
+			}
+			var got []uint64
+			for k := 0; k < evictionPoolSize; k++ {
+				if c := st.at(k); c.used {
+					got = append(got, c.score)
+				}
+			}
+			want := slices.Clone(seen)
+			slices.Sort(want)
+			want = want[max(0, len(want)-evictionPoolSize):]
+			require.Equal(t, want, got, "after %d inserts", i+1)
+		}
+		// Every position is still reachable from exactly one rank.
+		var positions []int
+		for _, p := range st.order {
+			positions = append(positions, int(p))
+		}
+		slices.Sort(positions)
+		for i, p := range positions {
+			require.Equal(t, i, p)
+		}
 	}
 }
