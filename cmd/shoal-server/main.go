@@ -105,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	stopped := make(chan struct{}, 1)
-	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, ManageGoMemoryLimit: true, OnShutdown: func() {
+	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, ManageGoMemoryLimit: true, ManageParallelism: true, OnShutdown: func() {
 		select {
 		case stopped <- struct{}{}:
 		default:
