@@ -96,7 +96,7 @@ type Server struct {
 	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
 	manageGoMemLimit bool
-	childCores       childCores // a core for a background save or rewrite (node/childcore.go)
+	childCores       childCores  // a core for a background save or rewrite (node/childcore.go)
 	cluster          *gossip.Bus // nil unless cluster-enabled
 	slotStats        *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg         *blockRegistry
