@@ -105,7 +105,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	stopped := make(chan struct{}, 1)
-	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, ManageGoMemoryLimit: true, ManageParallelism: true, OnShutdown: func() {
+	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, ManageGoMemoryLimit: true,
+		// An explicit GOMAXPROCS wins here too, as in setParallelism.
+		ManageParallelism: os.Getenv("GOMAXPROCS") == "", OnShutdown: func() {
 		select {
 		case stopped <- struct{}{}:
 		default:
