@@ -641,7 +641,11 @@ func (a *aofState) startRewriteLocked() error {
 	a.rewriteStart.Store(time.Now().Unix())
 	gen := a.cancelGen.Load()
 	a.s.log.Info("Background append only file rewriting started")
-	go a.rewrite(gen)
+	a.s.childCores.begin()
+	go func() {
+		defer a.s.childCores.end()
+		a.rewrite(gen)
+	}()
 	return nil
 }
 

@@ -65,8 +65,10 @@ func (s *Server) backgroundSave() bool {
 	st.bgStart.Store(now)
 	s.log.Info("Background saving started", zap.Int("pid", s.pid))
 	s.wg.Add(1)
+	s.childCores.begin()
 	go func() {
 		defer s.wg.Done()
+		defer s.childCores.end()
 		err := s.saveRDB(nil)
 		switch {
 		case err == nil:

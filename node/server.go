@@ -96,6 +96,7 @@ type Server struct {
 	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
 	manageGoMemLimit bool
+	childCores       childCores  // a core for a background save or rewrite (node/childcore.go)
 	cluster          *gossip.Bus // nil unless cluster-enabled
 	slotStats        *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
 	blockReg         *blockRegistry
@@ -156,6 +157,11 @@ type Options struct {
 	// limit is process-wide: the binary sets this, tests that run many
 	// nodes in one process do not.
 	ManageGoMemoryLimit bool
+	// ManageParallelism: a background save or AOF rewrite runs with one
+	// more core (GOMAXPROCS) than the node serves clients with, as
+	// redis-server's fork child does (node/childcore.go). Process-wide
+	// like ManageGoMemoryLimit: the binary sets it, tests do not.
+	ManageParallelism bool
 }
 
 // New builds a node from its configuration. It does not listen yet.
@@ -209,6 +215,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.aof = newAOFState(s)    // node/aof.go
 	s.registerOOMScoreHooks() // node/oomscore.go
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
+	s.childCores.enabled = opts.ManageParallelism
 	s.applyMaxmemoryConfig()
 	s.registerMaxmemoryHooks()
 	s.applyGoMemoryLimit()

@@ -58,12 +58,27 @@ type poolEntry struct {
 
 // evictionState is the pool and the round-robin position of the random
 // policies. mu serialises evictions; it is taken before any slot lock.
+// The pool is kept sorted through order (rank → position in pool), so that
+// making room for a candidate moves bytes, not entries: moving an entry
+// copies its pointers, with the collector's write barriers while it marks,
+// which under evicting writes is most of the time.
 type evictionState struct {
 	mu      sync.Mutex
 	pool    [evictionPoolSize]poolEntry
+	order   [evictionPoolSize]uint8
 	nextDB  int
 	randKey []byte // evictRandom's key buffer
 }
+
+// initOrder makes the empty pool's ranks its positions in order.
+func (st *evictionState) initOrder() {
+	for i := range st.order {
+		st.order[i] = uint8(i)
+	}
+}
+
+// at returns the candidate of rank k (0 = the worst).
+func (st *evictionState) at(k int) *poolEntry { return &st.pool[st.order[k]] }
 
 // EvictHook is told about an evicted key, with the key's slot still locked
 // (to propagate its DEL in order with the slot's writes). It must not block
@@ -96,11 +111,12 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 			}
 			sampled = true
 			db.samplePool(policy, samples, func(sl *Slot, bucket uint64, tableLen int, e *Entry) {
-				c := st.insert(ks.score(policy, e))
+				score := ks.score(policy, e)
+				c := st.insert(score)
 				if c == nil {
 					return
 				}
-				*c = poolEntry{score: c.score, db: db, slot: sl, e: e, hash: bucket, tableLen: tableLen, used: true}
+				*c = poolEntry{score: score, db: db, slot: sl, e: e, hash: bucket, tableLen: tableLen, used: true}
 				if tableLen == 0 {
 					c.hash = hashKey(ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
 				}
@@ -110,11 +126,11 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 			return 0, false
 		}
 		for k := evictionPoolSize - 1; k >= 0; k-- {
-			c := st.pool[k]
+			c := *st.at(k)
 			if !c.used {
 				continue
 			}
-			st.pool[k] = poolEntry{}
+			*st.at(k) = poolEntry{}
 			if freed, ok := ks.evictCandidate(&c, policy.volatileOnly(), hook); ok {
 				return freed, true
 			}
@@ -145,30 +161,35 @@ func (ks *Keyspace) score(policy EvictionPolicy, e *Entry) uint64 {
 }
 
 // insert makes room in the pool, which is kept sorted by ascending score,
-// for a candidate of that score and returns its position, with the score
-// set, for the caller to fill; nil when a full pool holds only better
-// candidates (Redis's evictionPoolPopulate: a free position, or the worst
+// for a candidate of that score and returns its position for the caller
+// to fill, every field; nil when a full pool holds only better candidates
+// (Redis's evictionPoolPopulate: a free position, or the worst
 // candidate's). An entry sampled twice may sit in the pool twice, as in
 // Redis: the second copy is not found once the first is evicted.
 func (st *evictionState) insert(score uint64) *poolEntry {
-	pool := &st.pool
+	order := &st.order
 	k := 0
-	for k < evictionPoolSize && pool[k].used && pool[k].score < score {
+	for k < evictionPoolSize && st.at(k).used && st.at(k).score < score {
 		k++
 	}
 	switch {
-	case k == 0 && pool[evictionPoolSize-1].used:
+	case k == 0 && st.at(evictionPoolSize-1).used:
 		return nil // worse than everything in a full pool
-	case k < evictionPoolSize && !pool[k].used:
+	case k < evictionPoolSize && !st.at(k).used:
 		// a free position
-	case !pool[evictionPoolSize-1].used:
-		copy(pool[k+1:], pool[k:evictionPoolSize-1]) // room on the right
+	case !st.at(evictionPoolSize - 1).used:
+		// Room on the right: the free position at the end moves to k.
+		free := order[evictionPoolSize-1]
+		copy(order[k+1:], order[k:evictionPoolSize-1])
+		order[k] = free
 	default:
-		k-- // full: drop the worst candidate, on the left
-		copy(pool[:k], pool[1:k+1])
+		// Full: the worst candidate's position, on the left, moves to k-1.
+		k--
+		worst := order[0]
+		copy(order[:k], order[1:k+1])
+		order[k] = worst
 	}
-	pool[k] = poolEntry{score: score}
-	return &pool[k]
+	return st.at(k)
 }
 
 // samplePool calls fn, under the slot's lock, for about n entries of db

@@ -79,6 +79,7 @@ func New(n int, clk clock.Clock, events Events) *Keyspace {
 		clk = clock.System{}
 	}
 	ks := &Keyspace{seed: maphash.MakeSeed(), clock: clk, dbs: make([]atomic.Pointer[DB], n), events: events}
+	ks.evict.initOrder()
 	ks.Tick()
 	return ks
 }

@@ -65,7 +65,7 @@ func TestAllocEntrySizes(t *testing.T) {
 		}
 	}
 	for kl := 0; kl <= 90; kl++ {
-		for _, vl := range []int{-1, 0, 5, 32, 60} {
+		for _, vl := range []int{-1, 0, 5, 32, 60, 100, 150, 200, 250} {
 			key := make([]byte, kl)
 			var val []byte
 			if vl >= 0 {
@@ -76,5 +76,14 @@ func TestAllocEntrySizes(t *testing.T) {
 				t.Fatalf("key %d val %d: entry holds key %d bytes, value %d", kl, vl, len(e.key), len(e.Bytes()))
 			}
 		}
+	}
+	// A 16-byte key with a 100-byte value (redis-benchmark's SET) is one
+	// allocation of the 176-byte class, what the three separate ones took.
+	key, val := make([]byte, 16), make([]byte, 100)
+	if n := testing.AllocsPerRun(100, func() { allocEntry(key, val) }); n != 1 {
+		t.Fatalf("allocEntry(16-byte key, 100-byte value): %v allocations, want 1", n)
+	}
+	if c := compactStringCharge(16, 100); c != 176+DictSlotCharge {
+		t.Fatalf("charge of a 16-byte key with a 100-byte value: %d, want %d", c, 176+DictSlotCharge)
 	}
 }

@@ -92,10 +92,8 @@ func compactStringCharge(keyLen, valLen int) int64 {
 	if n == 0 {
 		return entrySize + DictSlotCharge
 	}
-	if n <= entryInlineMax {
-		if inline := int64(smallSizeClass(int(entrySize) + n)); inline <= separate {
-			return inline + DictSlotCharge
-		}
+	if inlineFits(keyLen, valLen) {
+		return AllocSize(entrySize+int64(n)) + DictSlotCharge
 	}
 	return separate + DictSlotCharge
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -134,8 +136,12 @@ func TestStringChargeIsAllocatorSized(t *testing.T) {
 	// bucket; and the slot it is the first key of.
 	require.EqualValues(t, 88+SlotCharge, ks.DataBytes())
 	withKey(db, "key:000001", func(k []byte) { db.SetString(k, make([]byte, 100), false) })
-	// Separate: 48 + 16 (key) + 112 (value) + 8.
-	require.EqualValues(t, 184+SlotCharge, ks.DataBytes())
+	// Inline, as a fresh write of these lengths is laid out: 48 + 10 + 100
+	// = 158 → the 160-byte class (separate would be 48 + 16 + 112), + 8.
+	require.EqualValues(t, 168+SlotCharge, ks.DataBytes())
+	// Too long to be inline: 48 + 16 (key) + 256 (value) + 8.
+	withKey(db, "key:000001", func(k []byte) { db.SetString(k, make([]byte, 250), false) })
+	require.EqualValues(t, 328+SlotCharge, ks.DataBytes())
 	require.EqualValues(t, 144, AllocSize(129))
 	require.EqualValues(t, 32768, AllocSize(32768))
 	require.EqualValues(t, 40960, AllocSize(32769+8191))
@@ -350,5 +356,42 @@ func TestEvictionPoolSkipsRewrittenKeys(t *testing.T) {
 	}
 	for _, k := range evicted {
 		require.Equal(t, byte('b'), k[0], "evicted %s, written a moment ago, on the score of the key it replaced", k)
+	}
+}
+
+// The pool keeps the best evictionPoolSize scores seen, in ascending order
+// by rank, whatever order they come in (insert moves ranks, not entries).
+func TestEvictionPoolKeepsBestScoresSorted(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		var st evictionState
+		st.initOrder()
+		rnd := rand.New(rand.NewPCG(seed, seed))
+		var seen []uint64
+		for i := 0; i < 200; i++ {
+			score := rnd.Uint64N(1000)
+			seen = append(seen, score)
+			if c := st.insert(score); c != nil {
+				*c = poolEntry{score: score, used: true}
+			}
+			var got []uint64
+			for k := 0; k < evictionPoolSize; k++ {
+				if c := st.at(k); c.used {
+					got = append(got, c.score)
+				}
+			}
+			want := slices.Clone(seen)
+			slices.Sort(want)
+			want = want[max(0, len(want)-evictionPoolSize):]
+			require.Equal(t, want, got, "after %d inserts", i+1)
+		}
+		// Every position is still reachable from exactly one rank.
+		var positions []int
+		for _, p := range st.order {
+			positions = append(positions, int(p))
+		}
+		slices.Sort(positions)
+		for i, p := range positions {
+			require.Equal(t, i, p)
+		}
 	}
 }

@@ -105,7 +105,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	stopped := make(chan struct{}, 1)
-	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, ManageGoMemoryLimit: true, OnShutdown: func() {
+	// An explicit GOMAXPROCS also fixes the cores of background saves and
+	// rewrites, as it wins in setParallelism.
+	manageCores := os.Getenv("GOMAXPROCS") == ""
+	srv, err := node.New(cfg, node.Options{Logger: log, LoadLater: true, ManageGoMemoryLimit: true, ManageParallelism: manageCores, OnShutdown: func() {
 		select {
 		case stopped <- struct{}{}:
 		default:
