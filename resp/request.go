@@ -40,6 +40,7 @@ type RequestReader struct {
 	out      []byte // canonical bytes produced, not yet handed out by ReadBatch
 	complete int    // out[:complete] holds whole commands; the rest is a partial one
 	spare    []byte // a batch handed back by Recycle, for the next batch
+	bigSpare []byte // a big command's batch handed back by Recycle, for a big argument that follows (bigSpareMax)
 	handed   []byte // the buffer of the last batch handed out, whole capacity
 	args     int    // arguments of the whole commands in out[:complete]
 	cmdArgs  int    // arguments of the command being parsed
@@ -75,10 +76,31 @@ type RequestReader struct {
 // hundreds of megabytes); a longer argument's buffer doubles as its bytes
 // arrive, its last step clamped to the announced size, so that it ends at
 // that size too.
+//
+// A batch that held a big argument's command and is handed back (Recycle)
+// serves the next big argument if it is at most bigSpareMax and at most
+// twice what that argument needs: a pipeline of large SETs then allocates
+// (and clears) nothing per command. It is kept until the next batch is
+// handed out only, so a client that stops sending big arguments lets it go
+// with its next command (Redis likewise keeps a query buffer of the last
+// big argument's size for the next one, until its cron trims it).
 const (
 	bigArg        = 32 * 1024
 	bigArgReserve = 16 << 20
+	bigSpareMax   = 1 << 20
 )
+
+// takeBigSpare returns the recycled big buffer, emptied, if it fits need
+// bytes without holding much more (see bigSpareMax), or nil. The spare is
+// gone either way.
+func (g *RequestReader) takeBigSpare(need int) []byte {
+	b := g.bigSpare
+	g.bigSpare = nil
+	if cap(b) >= need && cap(b) <= 2*need {
+		return b[:0]
+	}
+	return nil
+}
 
 // A command with a big argument gets a batch of its own: the whole commands
 // before it are handed out before its room is reserved, and it is handed
@@ -99,7 +121,13 @@ func (g *RequestReader) reserveBulk(k int64) {
 		return
 	}
 	want := min(g.bulkLeft, max(int64(cap(g.out)), bigArgReserve, k))
-	nb := make([]byte, len(g.out), int64(len(g.out))+want)
+	size := int64(len(g.out)) + want
+	nb := g.takeBigSpare(int(size))
+	if nb == nil {
+		nb = make([]byte, len(g.out), size)
+	} else {
+		nb = nb[:len(g.out)]
+	}
 	copy(nb, g.out)
 	if g.complete == 0 && g.spare == nil && cap(g.out) <= 4*ReadSize {
 		// Nothing was handed out of the old buffer: it serves the batch
@@ -232,7 +260,7 @@ func (g *RequestReader) publish() {
 	}
 	storeChanged(&g.qbuf, q)
 	storeChanged(&g.argv, g.argBytes)
-	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)+cap(g.handed)))
+	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)+cap(g.bigSpare)+cap(g.handed)))
 }
 
 func storeChanged(a *atomic.Int64, v int64) {
@@ -284,7 +312,9 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 				need += int(min(g.bulkLeft, bigArgReserve))
 			}
 			var next []byte
-			if cap(g.spare) >= need {
+			if big := g.takeBigSpare(need); big != nil {
+				next = big[:len(rest)]
+			} else if cap(g.spare) >= need {
 				next = g.spare[:len(rest)]
 			} else {
 				// Size a new buffer like this batch (bounded): a one-off
@@ -341,6 +371,8 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 func (g *RequestReader) Recycle() {
 	if cap(g.handed) <= 4*ReadSize {
 		g.spare = g.handed
+	} else if cap(g.handed) <= bigSpareMax {
+		g.bigSpare = g.handed
 	}
 	g.handed = nil
 	g.publish()
