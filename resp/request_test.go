@@ -420,3 +420,89 @@ func TestRequestBigArgumentReserve(t *testing.T) {
 		t.Fatalf("the argument's buffer has capacity %d, want exactly %d", cap(g.handed), len(whole))
 	}
 }
+
+// readSizeConn records the size of every Read asked of it.
+type readSizeConn struct {
+	*resptest.Conn
+	asked []int
+}
+
+func (c *readSizeConn) Read(p []byte) (int, error) {
+	c.asked = append(c.asked, len(p))
+	return c.Conn.Read(p)
+}
+
+// A command with a big argument is a batch of its own, and its payload is
+// read from the socket straight into its room: reads as big as what the
+// argument still owes, not the read buffer's size.
+func TestRequestBigArgumentOwnBatchDirectRead(t *testing.T) {
+	big := strings.Repeat("v", 100_000)
+	var in []byte
+	in = AppendCommand(in, "GET", "a")
+	in = AppendCommand(in, "SET", "k1", big)
+	in = AppendCommand(in, "SET", "k2", big, "EX", "10")
+	in = AppendCommand(in, "GET", "b")
+	fc := &readSizeConn{Conn: resptest.NewConn(in, 1<<20)}
+	g := NewRequestReader(fc, testLimits())
+	var got []byte
+	var argc []int
+	for range 10 {
+		b, n, err := g.ReadBatch()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, argc = append(got, b...), append(argc, n)
+		g.Recycle()
+	}
+	if !bytes.Equal(got, in) {
+		t.Fatalf("handed out %d bytes, not the %d sent", len(got), len(in))
+	}
+	if fmt.Sprint(argc) != "[2 3 5 2]" {
+		t.Fatalf("batches of %v arguments, want [2 3 5 2]", argc)
+	}
+	direct := 0
+	for _, n := range fc.asked {
+		if n > ReadSize {
+			direct++
+		}
+	}
+	if direct < 2 || len(fc.asked) > 10 {
+		t.Fatalf("reads asked %v: want each big payload read in one direct read", fc.asked)
+	}
+}
+
+// cycleConn serves its payload over and over, chunk bytes per Read at most.
+type cycleConn struct {
+	resptest.Conn
+	payload []byte
+	pos     int
+}
+
+func (c *cycleConn) Read(p []byte) (int, error) {
+	n := copy(p[:min(len(p), 40_000)], c.payload[c.pos:])
+	c.pos = (c.pos + n) % len(c.payload)
+	return n, nil
+}
+
+// TestRequestBigArgumentsPipelineAllocatesNothing: a steady stream of
+// 100 KB SETs reuses the recycled big batch for the next argument.
+func TestRequestBigArgumentsPipelineAllocatesNothing(t *testing.T) {
+	payload := AppendCommand(nil, "SET", "key", strings.Repeat("v", 100_000))
+	g := NewRequestReader(&cycleConn{payload: payload}, testLimits())
+	step := func() {
+		b, n, err := g.ReadBatch()
+		if err != nil || !bytes.Equal(b, payload) || n != 3 {
+			t.Fatalf("batch of %d bytes, %d args, err %v", len(b), n, err)
+		}
+		g.Recycle()
+	}
+	for range 4 {
+		step()
+	}
+	if a := testing.AllocsPerRun(50, step); a != 0 {
+		t.Fatalf("%v allocations per big command", a)
+	}
+}
