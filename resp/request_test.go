@@ -284,6 +284,11 @@ func FuzzRequestReader(f *testing.F) {
 	} {
 		f.Add([]byte(s), uint8(3))
 	}
+	// Big arguments (bigArg): their own batches and direct reads, with
+	// commands around them, an unchecked terminator, a truncated payload.
+	bigv := strings.Repeat("v", bigArg+5)
+	f.Add([]byte("PING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$"+fmt.Sprint(len(bigv))+"\r\n"+bigv+"xy*1\r\n$4\r\nPING\r\n"), uint8(200))
+	f.Add([]byte("*2\r\n$"+fmt.Sprint(len(bigv))+"\r\n"+bigv+"\r\n$"+fmt.Sprint(len(bigv))+"\r\n"+bigv[:100]), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		if len(data) > 1<<16 {
 			return
