@@ -290,7 +290,8 @@ func (g *RequestReader) ClearReadDeadline() {
 
 // ReadBatch returns the canonical bytes of every complete command read so
 // far (at least one), reading from the socket as needed: one socket read is
-// one batch, as in Redis. The batch belongs to the caller from then on: the
+// one batch, as in Redis, except that a command with a big argument is a
+// batch of its own (bigArg). The batch belongs to the caller from then on: the
 // reader continues in another buffer, so arguments that alias a batch (a
 // command queued by MULTI) stay valid for as long as anything refers to
 // them. A caller done with a batch that nothing refers to any more hands it
