@@ -40,6 +40,7 @@ type RequestReader struct {
 	out      []byte // canonical bytes produced, not yet handed out by ReadBatch
 	complete int    // out[:complete] holds whole commands; the rest is a partial one
 	spare    []byte // a batch handed back by Recycle, for the next batch
+	bigSpare []byte // a big command's batch handed back by Recycle, for a big argument that follows (bigSpareMax)
 	handed   []byte // the buffer of the last batch handed out, whole capacity
 	args     int    // arguments of the whole commands in out[:complete]
 	cmdArgs  int    // arguments of the command being parsed
@@ -50,6 +51,7 @@ type RequestReader struct {
 	bulkLen  int64 // payload length of the argument being read
 	argBytes int64 // payload bytes of the arguments of the current, incomplete command already read whole
 	cmdBytes int64 // bytes of the current, incomplete command
+	bigCmd   bool  // the current command has a big argument (bigArg): it ends its batch
 
 	protoErr  string // pending protocol error, sent on the next ReadBatch
 	closeErr  error  // pending silent close
@@ -74,10 +76,42 @@ type RequestReader struct {
 // hundreds of megabytes); a longer argument's buffer doubles as its bytes
 // arrive, its last step clamped to the announced size, so that it ends at
 // that size too.
+//
+// A batch that held a big argument's command and is handed back (Recycle)
+// serves the next big argument if it is at most bigSpareMax and at most
+// twice what that argument needs: a pipeline of large SETs then allocates
+// (and clears) nothing per command. It is kept until the next batch is
+// handed out only, so a client that stops sending big arguments lets it go
+// with its next command (Redis likewise keeps a query buffer of the last
+// big argument's size for the next one, until its cron trims it).
 const (
 	bigArg        = 32 * 1024
 	bigArgReserve = 16 << 20
+	bigSpareMax   = 1 << 20
 )
+
+// takeBigSpare returns the recycled big buffer, emptied, if it fits need
+// bytes without holding much more (see bigSpareMax), or nil. The spare is
+// gone either way.
+func (g *RequestReader) takeBigSpare(need int) []byte {
+	b := g.bigSpare
+	g.bigSpare = nil
+	if cap(b) >= need && cap(b) <= 2*need {
+		return b[:0]
+	}
+	return nil
+}
+
+// A command with a big argument gets a batch of its own: the whole commands
+// before it are handed out before its room is reserved, and it is handed
+// out as soon as it is complete. Its buffer then holds the command alone,
+// reserved once at the size it announced, and is never copied to make room
+// for the commands around it (at 100 KB values and -P 16 those copies, the
+// growth of the buffer past it, and their clearing were most of the
+// reader's cost). While the argument still owes more than the read buffer
+// holds, its payload is read from the socket straight into that room
+// (readBulk), as Redis reads a big argument into its exactly-sized query
+// buffer, without passing through the read buffer.
 
 // reserveBulk makes room in out for k more payload bytes of a big argument
 // (see bigArg), bulkLeft being what the argument still owes.
@@ -87,9 +121,51 @@ func (g *RequestReader) reserveBulk(k int64) {
 		return
 	}
 	want := min(g.bulkLeft, max(int64(cap(g.out)), bigArgReserve, k))
-	nb := make([]byte, len(g.out), int64(len(g.out))+want)
+	size := int64(len(g.out)) + want
+	nb := g.takeBigSpare(int(size))
+	if nb == nil {
+		nb = make([]byte, len(g.out), size)
+	} else {
+		nb = nb[:len(g.out)]
+	}
 	copy(nb, g.out)
+	if g.complete == 0 && g.spare == nil && cap(g.out) <= 4*ReadSize {
+		// Nothing was handed out of the old buffer: it serves the batch
+		// after this command's instead of a new allocation.
+		g.spare = g.out[:0]
+	}
 	g.out = nb
+}
+
+// bigBulkPending reports whether the big argument being read still owes
+// more payload than a read into the read buffer could take: readBulk then
+// reads it straight into its room in out.
+func (g *RequestReader) bigBulkPending() bool {
+	return g.st == stBulkPayload && g.bulkLen >= bigArg && len(g.in) == 0 &&
+		g.bulkLeft-2 > int64(len(g.inBuf))
+}
+
+// readBulk reads payload bytes of the big argument being read from the
+// socket straight into out, at most the payload it still owes (its CRLF and
+// what follows go through the read buffer). The room grows as reserveBulk
+// lets it: a client that announces a huge argument and sends a few bytes
+// does not make the reader reserve the announced size.
+func (g *RequestReader) readBulk() error {
+	data := g.bulkLeft - 2
+	if cap(g.out) == len(g.out) {
+		g.reserveBulk(min(data, bigArgReserve))
+	}
+	end := len(g.out) + int(min(data, int64(cap(g.out)-len(g.out))))
+	g.armDeadline()
+	n, err := g.Conn.Read(g.out[len(g.out):end])
+	g.out = g.out[:len(g.out)+n]
+	g.bulkLeft -= int64(n)
+	g.readBytes.Add(int64(n))
+	g.publish()
+	if n > 0 {
+		return nil
+	}
+	return err
 }
 
 type requestState uint8
@@ -184,7 +260,7 @@ func (g *RequestReader) publish() {
 	}
 	storeChanged(&g.qbuf, q)
 	storeChanged(&g.argv, g.argBytes)
-	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)+cap(g.handed)))
+	storeChanged(&g.held, int64(cap(g.inBuf)+cap(g.out)+cap(g.spare)+cap(g.bigSpare)+cap(g.handed)))
 }
 
 func storeChanged(a *atomic.Int64, v int64) {
@@ -214,7 +290,8 @@ func (g *RequestReader) ClearReadDeadline() {
 
 // ReadBatch returns the canonical bytes of every complete command read so
 // far (at least one), reading from the socket as needed: one socket read is
-// one batch, as in Redis. The batch belongs to the caller from then on: the
+// one batch, as in Redis, except that a command with a big argument is a
+// batch of its own (bigArg). The batch belongs to the caller from then on: the
 // reader continues in another buffer, so arguments that alias a batch (a
 // command queued by MULTI) stay valid for as long as anything refers to
 // them. A caller done with a batch that nothing refers to any more hands it
@@ -229,17 +306,20 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 			batch, args = g.out[:g.complete:g.complete], g.args
 			g.handed = g.out[:0] // with its whole capacity, for recycle
 			rest := g.out[g.complete:]
+			// A big argument being read keeps the room it announced
+			// (bigArg).
+			need := len(rest)
+			if g.st == stBulkPayload && g.bulkLen >= bigArg {
+				need += int(min(g.bulkLeft, bigArgReserve))
+			}
 			var next []byte
-			if cap(g.spare) >= len(rest) {
+			if big := g.takeBigSpare(need); big != nil {
+				next = big[:len(rest)]
+			} else if cap(g.spare) >= need {
 				next = g.spare[:len(rest)]
 			} else {
 				// Size a new buffer like this batch (bounded): a one-off
-				// big command does not keep its buffer. A big argument
-				// being read keeps the room it announced (bigArg).
-				need := len(rest)
-				if g.st == stBulkPayload && g.bulkLen >= bigArg {
-					need += int(min(g.bulkLeft, bigArgReserve))
-				}
+				// big command does not keep its buffer.
 				next = make([]byte, len(rest), max(need, min(g.complete, ReadSize), 64))
 			}
 			g.spare = nil
@@ -275,7 +355,11 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 		if (len(g.in) > 0 || len(g.out) > 0) && g.lim.OnPartial != nil {
 			g.lim.OnPartial()
 		}
-		if err := g.fill(); err != nil {
+		read := g.fill
+		if g.bigBulkPending() {
+			read = g.readBulk
+		}
+		if err := read(); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -288,6 +372,8 @@ func (g *RequestReader) ReadBatch() (batch []byte, args int, err error) {
 func (g *RequestReader) Recycle() {
 	if cap(g.handed) <= 4*ReadSize {
 		g.spare = g.handed
+	} else if cap(g.handed) <= bigSpareMax {
+		g.bigSpare = g.handed
 	}
 	g.handed = nil
 	g.publish()
@@ -317,13 +403,7 @@ func (g *RequestReader) fill() error {
 		g.in = nb[:len(g.in)]
 		g.bufSize.Store(int64(len(nb)))
 	}
-	if t := g.lim.Shared.IdleTimeout.Load(); t > 0 && (g.lim.IdleExempt == nil || !g.lim.IdleExempt()) {
-		_ = g.Conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
-		g.deadlined = true
-	} else if g.deadlined {
-		_ = g.Conn.SetReadDeadline(time.Time{})
-		g.deadlined = false
-	}
+	g.armDeadline()
 	n, err := g.Conn.Read(g.inBuf[len(g.in):])
 	g.in = g.inBuf[:len(g.in)+n]
 	g.readBytes.Add(int64(n))
@@ -334,7 +414,20 @@ func (g *RequestReader) fill() error {
 	return err
 }
 
-// parse consumes as much of g.in as it can.
+// armDeadline sets the idle-timeout deadline before a socket read, or
+// clears one that no longer applies.
+func (g *RequestReader) armDeadline() {
+	if t := g.lim.Shared.IdleTimeout.Load(); t > 0 && (g.lim.IdleExempt == nil || !g.lim.IdleExempt()) {
+		_ = g.Conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		g.deadlined = true
+	} else if g.deadlined {
+		_ = g.Conn.SetReadDeadline(time.Time{})
+		g.deadlined = false
+	}
+}
+
+// parse consumes as much of g.in as it can; it stops early where a batch
+// must end (a command with a big argument starts or ends, see bigArg).
 func (g *RequestReader) parse() {
 	for len(g.in) > 0 && g.protoErr == "" && g.closeErr == nil {
 		switch g.st {
@@ -354,7 +447,9 @@ func (g *RequestReader) parse() {
 				return
 			}
 		case stBulkPayload:
-			g.bulkPayload()
+			if !g.bulkPayload() {
+				return
+			}
 		}
 	}
 }
@@ -379,8 +474,8 @@ func (g *RequestReader) canonicalCommand() bool {
 		}
 		var n int64
 		n, i, ok = canonicalLength(in, i+1)
-		if !ok || n > maxBulk || (n > 16384 && g.lim.AuthRequired != nil && g.lim.AuthRequired()) {
-			return false
+		if !ok || n > maxBulk || n >= bigArg || (n > 16384 && g.lim.AuthRequired != nil && g.lim.AuthRequired()) {
+			return false // a big argument's command gets a batch of its own (bigArg)
 		}
 		end := int64(i) + n
 		if end+2 > int64(len(in)) || in[end] != '\r' || in[end+1] != '\n' {
@@ -456,6 +551,7 @@ func (g *RequestReader) multibulkHeader() bool {
 	}
 	g.argsLeft = int(n)
 	g.cmdArgs = int(n)
+	g.bigCmd = false
 	g.argBytes = 0
 	g.cmdBytes = int64(len(line) + 2)
 	g.out = append(g.out, '*')
@@ -498,14 +594,23 @@ func (g *RequestReader) bulkHeader() bool {
 	g.out = append(g.out, '\r', '\n')
 	g.bulkLen = n
 	g.bulkLeft = n + 2
+	g.st = stBulkPayload
 	if n >= bigArg {
+		g.bigCmd = true
+		if g.complete > 0 {
+			// Hand out the whole commands before this one first; the
+			// next buffer gets the announced room (ReadBatch).
+			return false
+		}
 		g.reserveBulk(min(g.bulkLeft, bigArgReserve))
 	}
-	g.st = stBulkPayload
 	return true
 }
 
-func (g *RequestReader) bulkPayload() {
+// bulkPayload takes the payload bytes of the argument being read; it
+// reports false when parse must stop: a command with a big argument is
+// complete and ends the batch.
+func (g *RequestReader) bulkPayload() bool {
 	n := int64(len(g.in))
 	if n > g.bulkLeft {
 		n = g.bulkLeft
@@ -535,10 +640,15 @@ func (g *RequestReader) bulkPayload() {
 			g.argBytes = 0
 			g.complete = len(g.out)
 			g.args += g.cmdArgs
+			if g.bigCmd {
+				g.bigCmd = false
+				return false
+			}
 		} else {
 			g.st = stBulkHeader
 		}
 	}
+	return true
 }
 
 // inline parses one inline command line (telnet style).
