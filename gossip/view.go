@@ -393,3 +393,28 @@ func (s *State) Links() []Link {
 	}
 	return out
 }
+
+// linkPeers are the nodes the State holds a link to (a non-zero link
+// time): the Bus keeps a cluster link to each (busLinks.sync).
+func (s *State) linkPeers() []linkPeer {
+	var out []linkPeer
+	for _, n := range s.order {
+		if n == s.myself || n.linkKilled || n.linkTime.IsZero() || !n.hasAddr() || n.ip == "" || n.cport <= 0 {
+			continue
+		}
+		out = append(out, linkPeer{id: n.id, addr: n.addr(), since: n.linkTime})
+	}
+	return out
+}
+
+// linkNodes are the nodes CLUSTER LINKS reports links with: every node
+// but myself and those in a handshake.
+func (s *State) linkNodes() []string {
+	var out []string
+	for _, n := range s.order {
+		if n != s.myself && !n.inHandshake() {
+			out = append(out, n.id)
+		}
+	}
+	return out
+}
