@@ -105,7 +105,7 @@ type Change struct {
 }
 
 // Bus is one node's cluster bus: the State, driven by a 100 ms cron and by
-// messages carried over memberlist, with nodes.conf persisted before any
+// messages carried over memberlist and the cluster links, with nodes.conf persisted before any
 // message that depends on it leaves.
 //
 // Concurrency: every exported method is safe for concurrent use. Commands
