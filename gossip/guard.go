@@ -298,20 +298,27 @@ func authenticPacket(keys [][]byte, buf []byte) bool {
 	if len(buf) < 1+nonceLen+tagLen || buf[0] > 1 {
 		return false
 	}
+	_, ok := gcmOpen(keys, buf[1:1+nonceLen], buf[1+nonceLen:])
+	return ok
+}
+
+// gcmOpen opens AES-GCM ciphertext ct (tag included) with the first of
+// keys that authenticates it.
+func gcmOpen(keys [][]byte, nonce, ct []byte) ([]byte, bool) {
 	for _, k := range keys {
 		block, err := aes.NewCipher(k)
 		if err != nil {
 			continue
 		}
 		gcm, err := cipher.NewGCM(block)
-		if err != nil {
+		if err != nil || len(nonce) != gcm.NonceSize() {
 			continue
 		}
-		if _, err := gcm.Open(nil, buf[1:1+nonceLen], buf[1+nonceLen:], nil); err == nil {
-			return true
+		if msg, err := gcm.Open(nil, nonce, ct, nil); err == nil {
+			return msg, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 func (t *guardTransport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error) {

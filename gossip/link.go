@@ -458,20 +458,7 @@ func open(keys [][]byte, frame []byte) ([]byte, bool) {
 	if len(frame) < linkSealOverhead {
 		return nil, false
 	}
-	for _, k := range keys {
-		block, err := aes.NewCipher(k)
-		if err != nil {
-			continue
-		}
-		gcm, err := cipher.NewGCM(block)
-		if err != nil {
-			continue
-		}
-		if msg, err := gcm.Open(nil, frame[:12], frame[12:], nil); err == nil {
-			return msg, true
-		}
-	}
-	return nil, false
+	return gcmOpen(keys, frame[:12], frame[12:])
 }
 
 // acceptLink serves a peer's link (the guard transport read its first
