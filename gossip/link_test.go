@@ -52,6 +52,19 @@ func infoField(b *Bus, name string) string {
 	return ""
 }
 
+// linkedPair starts two buses that meet, a with every slot, and waits for
+// their links; they stop with the test.
+func linkedPair(t *testing.T, network *MemNetwork) (a, b *Bus) {
+	t.Helper()
+	a, b = memBus(t, network, 1), memBus(t, network, 2)
+	buses := []*Bus{a, b}
+	t.Cleanup(func() { stopAll(buses) })
+	require.NoError(t, a.AddSlotsRange(args("0 16383")))
+	meet(t, b, a)
+	testharness.WaitFor(t, 20*time.Second, "the pair to mesh", func() bool { return fullMesh(buses) && oneLinkEachWay(buses) })
+	return a, b
+}
+
 // Each node has two links with each peer (24-links.tcl): one it dialed,
 // one the peer dialed, told apart by the sender of their first message.
 func TestLinksOneToAndOneFromPerPeer(t *testing.T) {
@@ -75,12 +88,7 @@ func TestLinksOneToAndOneFromPerPeer(t *testing.T) {
 // link when send buffer limit reached").
 func TestLinkFreedPastSendBufferLimitAndRedialled(t *testing.T) {
 	network := &MemNetwork{}
-	a, b := memBus(t, network, 1), memBus(t, network, 2)
-	buses := []*Bus{a, b}
-	defer func() { stopAll(buses) }()
-	require.NoError(t, a.AddSlotsRange(args("0 16383")))
-	meet(t, b, a)
-	testharness.WaitFor(t, 20*time.Second, "the pair to mesh", func() bool { return fullMesh(buses) && oneLinkEachWay(buses) })
+	a, b := linkedPair(t, network)
 	require.Equal(t, "0", infoField(a, "total_cluster_links_buffer_limit_exceeded"))
 
 	opts := DefaultOptions()
@@ -121,12 +129,7 @@ func TestLinkFreedPastSendBufferLimitAndRedialled(t *testing.T) {
 // connects again, a new "from" link.
 func TestLinkKillFromReconnects(t *testing.T) {
 	network := &MemNetwork{}
-	a, b := memBus(t, network, 1), memBus(t, network, 2)
-	buses := []*Bus{a, b}
-	defer func() { stopAll(buses) }()
-	require.NoError(t, a.AddSlotsRange(args("0 16383")))
-	meet(t, b, a)
-	testharness.WaitFor(t, 20*time.Second, "the pair to mesh", func() bool { return fullMesh(buses) && oneLinkEachWay(buses) })
+	a, b := linkedPair(t, network)
 	orig := linksWith(a, b.MyID())["from"][0]
 	time.Sleep(5 * time.Millisecond) // a new link's create time differs in ms
 	require.NoError(t, a.KillLink("from", b.MyID()))
