@@ -60,6 +60,10 @@ const (
 	linkDialTimeout = 5 * time.Second
 	// linkPeekTimeout bounds the wait for an accepted stream's first byte.
 	linkPeekTimeout = 5 * time.Second
+	// maxInboundLinks bounds the accepted links held at once (a cluster
+	// has at most a few thousand nodes; anyone reaching the bus port can
+	// connect).
+	maxInboundLinks = 4096
 )
 
 var errLinkClosed = errors.New("gossip: cluster link closed")
@@ -467,7 +471,7 @@ func open(keys [][]byte, frame []byte) ([]byte, bool) {
 func (ls *busLinks) acceptLink(c net.Conn) {
 	in := &inLink{conn: c, created: time.Now()}
 	ls.mu.Lock()
-	if ls.closed {
+	if ls.closed || len(ls.in) >= maxInboundLinks {
 		ls.mu.Unlock()
 		_ = c.Close()
 		return

@@ -171,3 +171,24 @@ func TestLinkRefusesForgedAndOversizedFrames(t *testing.T) {
 	testharness.WaitFor(t, 5*time.Second, "both frames rejected", func() bool { return buses[2].Rejected() >= before+2 })
 	require.True(t, fullMesh(buses), "the forged FAIL was acted on:\n%s", buses[2].NodesText())
 }
+
+// A link whose peer leaves a ping unanswered (ping pending over
+// node-timeout/2, the link older than node-timeout, nothing received for
+// node-timeout/2) is closed and a new one dialled (clusterCron's link
+// timeout), without any buffer limit.
+func TestLinkTimeoutRedials(t *testing.T) {
+	network := &MemNetwork{}
+	a, b := linkedPair(t, network) // node-timeout 2 s
+	orig := linksWith(a, b.MyID())["to"][0]
+	addr := b.Myself().IP + ":" + strconv.Itoa(b.Myself().CPort)
+	network.Stall(addr, true)
+	network.Cut(addr, a.Myself().IP+":"+strconv.Itoa(a.Myself().CPort), true) // b's answers are lost too
+	testharness.WaitFor(t, 20*time.Second, "the timed-out link replaced", func() bool {
+		to := linksWith(a, b.MyID())["to"]
+		return len(to) == 1 && to[0].CreateTime > orig.CreateTime
+	})
+	require.Equal(t, "0", infoField(a, "total_cluster_links_buffer_limit_exceeded"))
+	network.Stall(addr, false)
+	network.Cut(addr, a.Myself().IP+":"+strconv.Itoa(a.Myself().CPort), false)
+	testharness.WaitFor(t, 20*time.Second, "the pair linked again", func() bool { return fullMesh([]*Bus{a, b}) })
+}
