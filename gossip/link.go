@@ -284,7 +284,7 @@ func (ls *busLinks) info(id string) linkInfo {
 		li.present = true
 		li.created = l.created
 		li.used = l.queued + l.writing
-		li.alloc = l.queued + l.wcap
+		li.alloc = max(l.queued+l.wcap, li.used) // a frame being encoded has no buffer yet
 		li.writePending = li.used > 0
 	}
 	for in := range ls.in {
