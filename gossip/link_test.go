@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"bytes"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,4 +192,25 @@ func TestLinkTimeoutRedials(t *testing.T) {
 	network.Stall(addr, false)
 	network.Cut(addr, a.Myself().IP+":"+strconv.Itoa(a.Myself().CPort), false)
 	testharness.WaitFor(t, 20*time.Second, "the pair linked again", func() bool { return fullMesh([]*Bus{a, b}) })
+}
+
+// Stop ends every link goroutine, a writer blocked on a stalled peer
+// included: the process is back to the goroutines it had before.
+func TestLinksLeaveNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	network := &MemNetwork{}
+	a, b := memBus(t, network, 1), memBus(t, network, 2)
+	buses := []*Bus{a, b}
+	require.NoError(t, a.AddSlotsRange(args("0 16383")))
+	meet(t, b, a)
+	testharness.WaitFor(t, 20*time.Second, "the pair to mesh", func() bool { return fullMesh(buses) && oneLinkEachWay(buses) })
+	network.Stall(b.Myself().IP+":"+strconv.Itoa(b.Myself().CPort), true)
+	payload := bytes.Repeat([]byte("x"), 128<<10)
+	testharness.WaitFor(t, 10*time.Second, "a blocked writer", func() bool {
+		a.Publish([]byte("channel"), payload)
+		to := linksWith(a, b.MyID())["to"]
+		return len(to) == 1 && to[0].SendBufferUsed > 0
+	})
+	stopAll(buses)
+	testharness.WaitFor(t, 10*time.Second, "the goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }
