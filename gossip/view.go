@@ -376,8 +376,10 @@ type Link struct {
 	SendBufferUsed      int64
 }
 
-// Links is the data of CLUSTER LINKS: a "to" link per node we talk to and a
-// "from" link per node that talks to us.
+// Links is the State's own bookkeeping of the links (linkTime, inboundTime):
+// a "to" link per node we talk to and a "from" link per node that talks to
+// us. CLUSTER LINKS shows the Bus's real ones (Bus.Links, link.go), which
+// follow linkTime; this view serves the deterministic simulations.
 func (s *State) Links() []Link {
 	var out []Link
 	for _, n := range s.order {
