@@ -6,7 +6,6 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -127,68 +126,4 @@ func TestBusAdvertisesMetAddress(t *testing.T) {
 	require.NoError(t, restarted.Start())
 	buses[2] = restarted
 	testharness.WaitFor(t, 20*time.Second, "the restarted node back", want(renamed))
-}
-
-// TestBusFreesLinkOverSendBufLimit: with cluster-link-sendbuf-limit set,
-// a peer that accepts nothing (a stopped process) lets its link's send
-// buffer grow past the limit; the link is freed (its queued messages
-// dropped), counted in CLUSTER INFO's total_cluster_links_buffer_limit_exceeded,
-// and a new link is made (a later create time), as Redis's clusterCron
-// does. CLUSTER LINKS shows the bytes queued on a "to" link.
-func TestBusFreesLinkOverSendBufLimit(t *testing.T) {
-	network := &MemNetwork{}
-	buses := make([]*Bus, 2)
-	defer func() { stopAll(buses) }()
-	trs := []*MemTransport{network.NewTransport(), network.NewTransport()}
-	for i := range buses {
-		opts := DefaultOptions()
-		opts.NodeTimeout = time.Hour // no PFAIL: only the buffer limit acts
-		b, err := New(Config{Options: opts, IP: "127.0.0.1", Port: 7200 + i, ClusterPort: trs[i].Port(),
-			Transport: trs[i], Seed: uint64(60 + i), MemberName: fmt.Sprintf("sb%d", i)})
-		require.NoError(t, err)
-		require.NoError(t, b.Start())
-		buses[i] = b
-	}
-	a, b := buses[0], buses[1]
-	bm := b.Myself()
-	require.NoError(t, a.Meet([]byte("127.0.0.1"), []byte(strconv.Itoa(bm.Port)), []byte(strconv.Itoa(bm.CPort))))
-	testharness.WaitFor(t, 20*time.Second, "the handshake", func() bool {
-		n, ok := a.Node(b.MyID())
-		return ok && n.Flags&FlagHandshake == 0 && n.LinkCreated != 0
-	})
-	exceeded := func() string {
-		for _, l := range strings.Split(a.InfoText(), "\r\n") {
-			if strings.HasPrefix(l, "total_cluster_links_buffer_limit_exceeded:") {
-				return l
-			}
-		}
-		return ""
-	}
-	require.Equal(t, "total_cluster_links_buffer_limit_exceeded:0", exceeded())
-	before, _ := a.Node(b.MyID())
-
-	opts := DefaultOptions()
-	opts.NodeTimeout = time.Hour
-	opts.LinkSendBufLimit = 256 << 10
-	a.SetOptions(opts)
-	network.Stall(trs[1].Addr(), true)
-	payload := make([]byte, 128<<10) // over the UDP budget: the stream transport
-	queued := int64(0)
-	if !testharness.WaitUntil(30*time.Second, func() bool {
-		a.Publish([]byte("channel"), payload)
-		for _, l := range a.Links() {
-			if l.Direction == "to" && l.Node == b.MyID() && l.SendBufferUsed > queued {
-				queued = l.SendBufferUsed
-			}
-		}
-		return exceeded() != "total_cluster_links_buffer_limit_exceeded:0"
-	}) {
-		t.Fatalf("the link was not freed (largest send buffer seen %d)", queued)
-	}
-	require.Greater(t, queued, int64(0), "CLUSTER LINKS showed no queued bytes")
-	network.Stall(trs[1].Addr(), false)
-	testharness.WaitFor(t, 20*time.Second, "a new link to the peer", func() bool {
-		n, _ := a.Node(b.MyID())
-		return n.LinkCreated > before.LinkCreated
-	})
 }

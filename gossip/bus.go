@@ -105,7 +105,7 @@ type Change struct {
 }
 
 // Bus is one node's cluster bus: the State, driven by a 100 ms cron and by
-// messages carried over memberlist, with nodes.conf persisted before any
+// messages carried over memberlist and the cluster links, with nodes.conf persisted before any
 // message that depends on it leaves.
 //
 // Concurrency: every exported method is safe for concurrent use. Commands
@@ -134,7 +134,6 @@ type Bus struct {
 	// cronTicks carries the owner's CronTick calls (cap 1).
 	cronTicks chan struct{}
 	outq      chan outMsg
-	relq      chan outMsg
 	notes     chan Change
 	stop      chan struct{}
 	wg        sync.WaitGroup // loop and notifier
@@ -155,10 +154,11 @@ type Bus struct {
 	srcMu  sync.Mutex
 	srcIPs map[string]string // destination IP → our source address toward it
 
-	// linkMu guards links: per peer id, the bytes queued for it and not
-	// yet handed to the transport (Redis's link send buffer).
-	linkMu sync.Mutex
-	links  map[string]*linkBuf
+	// links are the cluster links, a stream per peer with its send
+	// buffer (gossip/link.go); transport is the current guard transport
+	// they dial through and accept from.
+	links     *busLinks
+	transport atomic.Pointer[guardTransport]
 
 	offsetSrc  atomic.Pointer[func() int64]                 // SetReplOffsetSource
 	dataAgeSrc atomic.Pointer[func() (time.Duration, bool)] // SetReplDataAgeSource
@@ -201,14 +201,13 @@ func New(cfg Config) (*Bus, error) {
 		inbox:     make(chan []byte, 4096),
 		cronTicks: make(chan struct{}, 1),
 		outq:      make(chan outMsg, 8192),
-		relq:      make(chan outMsg, 1024),
-		links:     make(map[string]*linkBuf),
 		notes:     make(chan Change, 1024),
 		stop:      make(chan struct{}),
 		alive:     make(map[string]bool),
 		aliveAddr: make(map[string]bool),
 	}
 	b.guard = newBusGuard(b.log)
+	b.links = newBusLinks(b)
 	var st *State
 	ok := false
 	if cfg.ConfigFile != "" {
@@ -340,16 +339,10 @@ func (b *Bus) Start() error {
 	b.wg.Add(2)
 	go b.loop()
 	go b.notifier()
-	// Reliable sends dial a stream each and may wait up to TCPTimeout for
-	// an unreachable peer: several senders keep one dead address from
-	// holding up a vote request or an ACK to the live ones (these
-	// messages are idempotent and epoch-guarded, so their order across
-	// senders does not matter).
-	b.swg.Add(1 + reliableSenders)
-	go b.sender(b.outq, false)
-	for i := 0; i < reliableSenders; i++ {
-		go b.sender(b.relq, true)
-	}
+	// Packets go out from one sender; everything else rides on the
+	// cluster links, each with its own writer (gossip/link.go).
+	b.swg.Add(1)
+	go b.sender(b.outq)
 	b.rejoin()
 	return nil
 }
@@ -373,6 +366,7 @@ func (b *Bus) Stop() error {
 	case <-done:
 	case <-time.After(time.Second):
 	}
+	b.links.close()
 	b.mu.Lock()
 	err := b.persistLocked(Ready{Save: true, Fsync: true})
 	b.mu.Unlock()
@@ -381,11 +375,9 @@ func (b *Bus) Stop() error {
 		_ = ml.Leave(200 * time.Millisecond)
 		_ = ml.Shutdown()
 	}
+	b.links.wait()
 	return err
 }
-
-// reliableSenders is the number of goroutines draining the reliable queue.
-const reliableSenders = 4
 
 // maxBatch bounds the messages handled under one lock acquisition.
 const maxBatch = 256
@@ -453,6 +445,7 @@ func (b *Bus) cron() {
 		s.SetReplDataAge(age, known)
 		b.freeLinksOverLimit(s)
 		s.Tick()
+		b.links.sync(s.linkPeers())
 	})
 }
 
@@ -568,19 +561,20 @@ func (b *Bus) persistLocked(rd Ready) error {
 func (b *Bus) dispatch(rd Ready, running bool) {
 	if running {
 		for _, e := range rd.Messages {
-			q := b.outq
-			if e.Reliable {
-				q = b.relq
-			}
-			m, ok := b.queueMsg(e)
+			m, ok := newOutMsg(e)
 			if !ok {
 				continue
 			}
+			// Reliable messages and those too large for a packet go on
+			// the peer's link (which also opens with whatever comes
+			// first); the others (PING, PONG, FAIL) as packets.
+			if b.links.offer(m, e.Reliable || m.size > packetLimit) {
+				continue
+			}
 			select {
-			case q <- m:
+			case b.outq <- m:
 			default:
 				b.dropped.Add(1)
-				b.sent(m)
 			}
 		}
 		ml := b.ml.Load()
@@ -634,122 +628,59 @@ func (b *Bus) notifier() {
 	}
 }
 
-// outMsg is one message on a send queue. It is encoded by the sender (a
-// broadcast PUBLISH shares its payload until then); size is what it counts
-// in its link's send buffer.
+// outMsg is one message on a send queue or a link's send buffer. It is
+// encoded by the sender (a broadcast PUBLISH shares its payload until
+// then); size is what it counts in its link's send buffer.
 type outMsg struct {
 	to, addr string
 	msg      *Message
 	size     int
-	gen      uint64 // the generation of the link to `to` it was queued on
 }
 
-// linkBuf is the send buffer of the link to one peer: what is queued for
-// it (bytes), and a generation that freeing the link bumps (messages of an
-// older generation are dropped, as Redis drops a freed link's buffer).
-type linkBuf struct {
-	queued int64
-	gen    uint64
-}
+// packetLimit is the largest message sent as a packet (memberlist's UDP
+// budget).
+const packetLimit = 1400 - 64
 
-// queueMsg counts e in its peer's send buffer.
-func (b *Bus) queueMsg(e Envelope) (outMsg, bool) {
+// newOutMsg is e to send; false when e has no usable address.
+func newOutMsg(e Envelope) (outMsg, bool) {
 	host, _, err := net.SplitHostPort(e.Addr)
 	if err != nil || net.ParseIP(host) == nil {
 		return outMsg{}, false
 	}
-	m := outMsg{to: e.To, addr: e.Addr, msg: e.Msg, size: e.Msg.sizeHint()}
-	b.linkMu.Lock()
-	lb := b.links[e.To]
-	if lb == nil {
-		lb = &linkBuf{}
-		b.links[e.To] = lb
-	}
-	lb.queued += int64(m.size)
-	m.gen = lb.gen
-	b.linkMu.Unlock()
-	return m, true
-}
-
-// current reports whether m's link still exists (was not freed since m
-// was queued).
-func (b *Bus) current(m outMsg) bool {
-	b.linkMu.Lock()
-	defer b.linkMu.Unlock()
-	lb := b.links[m.to]
-	return lb != nil && lb.gen == m.gen
-}
-
-// sent takes m out of its link's send buffer (handed to the transport or
-// dropped).
-func (b *Bus) sent(m outMsg) {
-	b.linkMu.Lock()
-	if lb := b.links[m.to]; lb != nil && lb.gen == m.gen {
-		lb.queued -= int64(m.size)
-	}
-	b.linkMu.Unlock()
+	return outMsg{to: e.To, addr: e.Addr, msg: e.Msg, size: e.Msg.sizeHint()}, true
 }
 
 // freeLinksOverLimit is clusterCron's freeClusterLinkOnBufferLimitReached:
 // a link whose send buffer passed cluster-link-sendbuf-limit (0 = none) is
-// freed — its queued messages are dropped — and counted; the State makes a
-// new link (a PING) on this tick. Called by the loop with b.mu held.
+// freed — its connection closed, its queued messages dropped — and
+// counted; the State makes a new link (a PING) on this tick. Called by the
+// loop with b.mu held.
 func (b *Bus) freeLinksOverLimit(s *State) {
 	limit := s.opts.LinkSendBufLimit
-	var freed []string
-	b.linkMu.Lock()
-	for id, lb := range b.links {
-		if s.lookup(id) == nil && lb.queued <= 0 {
-			delete(b.links, id) // a forgotten node, nothing queued
-			continue
-		}
-		if limit == 0 || lb.queued <= 0 || uint64(lb.queued) <= limit {
-			continue
-		}
-		b.log.Warn(fmt.Sprintf("Freeing cluster link(to node %.40s, used memory: %d) due to exceeding send buffer memory limit.",
-			id, lb.queued))
-		lb.gen++
-		lb.queued = 0
-		freed = append(freed, id)
+	if limit == 0 {
+		return
 	}
-	b.linkMu.Unlock()
-	for _, id := range freed {
+	for _, id := range b.links.overLimit(limit) {
 		s.LinkFreed(id)
 	}
 }
 
-// linkQueued is the send buffer of the link to a peer, in bytes.
-func (b *Bus) linkQueued(id string) int64 {
-	b.linkMu.Lock()
-	defer b.linkMu.Unlock()
-	if lb := b.links[id]; lb != nil && lb.queued > 0 {
-		return lb.queued
-	}
-	return 0
-}
-
-// sender drains one send queue. Packets that do not fit memberlist's UDP
-// budget go over the stream transport.
-func (b *Bus) sender(q chan outMsg, reliable bool) {
+// sender sends the packets of the queue.
+func (b *Bus) sender(q chan outMsg) {
 	defer b.swg.Done()
-	limit := 1400 - 64
 	for {
 		select {
 		case <-b.stop:
 			return
 		case m := <-q:
-			if !b.current(m) {
-				continue // its link was freed
-			}
-			b.send(m, reliable, limit)
-			b.sent(m)
+			b.sendPacket(m)
 		}
 	}
 }
 
-// send encodes one message and hands it to memberlist: reliably when
-// asked or when it does not fit a packet of udpLimit bytes.
-func (b *Bus) send(m outMsg, reliable bool, udpLimit int) {
+// sendPacket encodes one message and hands it to memberlist as a packet
+// (a stream if it turns out larger than a packet).
+func (b *Bus) sendPacket(m outMsg) {
 	host, portStr, err := net.SplitHostPort(m.addr)
 	if err != nil {
 		return
@@ -768,7 +699,7 @@ func (b *Bus) send(m outMsg, reliable bool, udpLimit int) {
 	}
 	buf := m.msg.Encode()
 	b.bytesSent.Add(uint64(len(buf)))
-	if reliable || len(buf) > udpLimit {
+	if len(buf) > packetLimit {
 		err = ml.SendReliable(to, buf)
 	} else {
 		err = ml.SendBestEffort(to, buf)
@@ -950,6 +881,7 @@ func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, e
 	if b.cfg.Transport == nil {
 		gt.source = b.cfg.SourceAddr
 	}
+	gt.setLinkHandler(b.links.acceptLink)
 	mc.Transport = gt
 	ml, err := memberlist.Create(mc)
 	if err != nil {
@@ -958,6 +890,7 @@ func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, e
 		}
 		return nil, err
 	}
+	b.transport.Store(gt)
 	return ml, nil
 }
 

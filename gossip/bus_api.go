@@ -92,15 +92,26 @@ func (b *Bus) Shards() []Shard {
 	return b.st.Shards()
 }
 
-// Links is the data of CLUSTER LINKS.
+// Links is the data of CLUSTER LINKS: the cluster links (gossip/link.go)
+// with each known node, its "to" link then its "from" link. Events are
+// "r" (every link is read: a "to" link for its peer closing it) and "w"
+// while the send buffer holds bytes.
 func (b *Bus) Links() []Link {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	links := b.st.Links()
-	for i := range links {
-		if links[i].Direction == "to" {
-			q := b.linkQueued(links[i].Node)
-			links[i].SendBufferAllocated, links[i].SendBufferUsed = q, q
+	var links []Link
+	for _, id := range b.st.linkNodes() {
+		li := b.links.info(id)
+		if li.present {
+			ev := "r"
+			if li.writePending {
+				ev = "rw"
+			}
+			links = append(links, Link{Direction: "to", Node: id, CreateTime: li.created.UnixMilli(), Events: ev,
+				SendBufferAllocated: li.alloc, SendBufferUsed: li.used})
+		}
+		if li.inPres {
+			links = append(links, Link{Direction: "from", Node: id, CreateTime: li.inCreated.UnixMilli(), Events: "r"})
 		}
 	}
 	return links

@@ -34,19 +34,16 @@ func (s *State) dropped(m *Message) bool {
 // KillLink is DEBUG CLUSTERLINK KILL to|from|all id: it frees this node's
 // link(s) with a peer, as Redis's freeClusterLink does.
 //
-// shoal's bus has no TCP connection per peer (messages travel as memberlist
-// packets and streams), so a link is the bookkeeping that stands for one:
-//   - "to" (our outbound link): it disappears from CLUSTER LINKS, and every
-//     message for the peer is dropped until the next cron tick creates a new
+// The cluster links are real streams (gossip/link.go), and the State's
+// bookkeeping stands for them:
+//   - "to" (our outbound link): it is closed at the next cron tick, and every
+//     message for the peer is dropped until that tick creates a new
 //     link and opens it with a PING (clusterCron reconnects the same way; in
-//     Redis a node without a link is skipped by broadcasts). Messages already
-//     handed to the transport are not recalled, unlike Redis's freed send
-//     buffer.
-//   - "from" (the peer's link to us): it disappears from CLUSTER LINKS until
-//     the next message from the peer, which opens a new one with a new
-//     creation time, as the peer's reconnection does in Redis. Messages the
-//     peer had in flight are still processed (in Redis they die with the
-//     connection).
+//     Redis a node without a link is skipped by broadcasts); the old link's
+//     send buffer is dropped with it.
+//   - "from" (the peer's link to us): the connection is closed (Bus.KillLink);
+//     the peer notices and its next cron tick connects again, a new link
+//     with a new creation time, as in Redis.
 func (s *State) KillLink(dir, id string) error {
 	n := s.lookup(id)
 	if n == nil {
@@ -76,5 +73,9 @@ func (b *Bus) SetDropFilter(t int64) {
 
 // KillLink is DEBUG CLUSTERLINK KILL (see State.KillLink).
 func (b *Bus) KillLink(dir, id string) error {
-	return b.do(func(s *State) error { return s.KillLink(dir, id) })
+	err := b.do(func(s *State) error { return s.KillLink(dir, id) })
+	if err == nil && !strings.EqualFold(dir, "to") {
+		b.links.killInbound(id) // "to" closes at the next cron (State.linkPeers)
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 // Package gossip is the Redis Cluster bus of a shoal node: the cluster view
 // (nodes by 40-hex id, flags, epochs, slot ownership, failure reports) and
-// the messages that keep it in agreement, carried over hashicorp/memberlist.
+// the messages that keep it in agreement, carried over hashicorp/memberlist
+// and the cluster links.
 //
 // Two layers, in the style of etcd-raft and hashicorp/raft:
 //
@@ -20,11 +21,13 @@
 //   - Bus is the I/O shell: one goroutine feeds the State (ticks, received
 //     messages), nodes.conf is written atomically
 //     (temp file, fsync, rename) before the messages that depend on it
-//     leave, messages go out through memberlist (best-effort packets when
-//     they fit 1400 bytes, streams otherwise and for MEET/UPDATE), and the
-//     routing table is published in a slots.Ref for lock-free reads.
+//     leave, messages go out as memberlist best-effort packets when they
+//     fit 1400 bytes, else (and for reliable ones: MEET, UPDATE, votes) on
+//     the peer's cluster link, a persistent stream with a send buffer
+//     (link.go), and the routing table is published in a slots.Ref for
+//     lock-free reads.
 //
-// memberlist is membership and transport only: its membership never adds a
+// memberlist is membership, probing and packets only: its membership never adds a
 // node (nodes are learned through MEET handshakes and gossip from known
 // nodes, as in Redis), its suspect/dead verdicts are hints
 // (Bus.MemberlistAlive), and with cluster-bus-secret its keyring seals

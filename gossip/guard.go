@@ -122,8 +122,15 @@ type guardTransport struct {
 	// not run on the real network (a test's transport).
 	source func() string
 
-	packets   chan *memberlist.Packet
-	streams   chan net.Conn
+	packets chan *memberlist.Packet
+	streams chan net.Conn
+	// onLink receives the accepted streams that open with linkMagic (the
+	// cluster links, gossip/link.go); nil: they are closed.
+	onLink atomic.Pointer[func(net.Conn)]
+	// peeking are the accepted streams whose first byte is awaited
+	// (closed by Shutdown); guarded by peekMu.
+	peekMu    sync.Mutex
+	peeking   map[net.Conn]struct{}
 	closing   chan struct{} // Shutdown began: stop handing input to memberlist
 	innerDone chan struct{} // the inner transport is shut down
 	wg        sync.WaitGroup
@@ -149,6 +156,7 @@ func newGuardTransport(inner memberlist.Transport, g *busGuard, enc encryptionSt
 		streams:   make(chan net.Conn),
 		closing:   make(chan struct{}),
 		innerDone: make(chan struct{}),
+		peeking:   make(map[net.Conn]struct{}),
 	}
 	t.wg.Add(2)
 	go t.forwardPackets()
@@ -196,15 +204,73 @@ func (t *guardTransport) forwardStreams() {
 	for {
 		select {
 		case c := <-in:
+			t.peekMu.Lock()
 			select {
-			case t.streams <- acceptedConn{Conn: t.g.wrap(c, t.enc), timeout: t.timeout}:
 			case <-t.closing:
+				t.peekMu.Unlock()
 				_ = c.Close()
+				continue
+			default:
 			}
+			t.peeking[c] = struct{}{}
+			t.wg.Add(1)
+			t.peekMu.Unlock()
+			go t.route(c)
 		case <-t.innerDone:
 			return
 		}
 	}
+}
+
+// setLinkHandler makes fn receive the cluster links accepted from now on.
+func (t *guardTransport) setLinkHandler(fn func(net.Conn)) { t.onLink.Store(&fn) }
+
+// route reads an accepted stream's first byte (the dialer writes first,
+// memberlist's streams and the cluster links alike) and hands a link to
+// onLink, anything else to memberlist through the guard.
+func (t *guardTransport) route(c net.Conn) {
+	defer t.wg.Done()
+	var first [1]byte
+	_ = c.SetReadDeadline(time.Now().Add(linkPeekTimeout))
+	_, err := io.ReadFull(c, first[:])
+	_ = c.SetReadDeadline(time.Time{})
+	t.peekMu.Lock()
+	delete(t.peeking, c)
+	t.peekMu.Unlock()
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	if first[0] == linkMagic {
+		if fn := t.onLink.Load(); fn != nil {
+			(*fn)(c)
+		} else {
+			_ = c.Close()
+		}
+		return
+	}
+	pc := &prefixedConn{Conn: c, first: first[0], pending: true}
+	select {
+	case t.streams <- acceptedConn{Conn: t.g.wrap(pc, t.enc), timeout: t.timeout}:
+	case <-t.closing:
+		_ = c.Close()
+	}
+}
+
+// prefixedConn replays the byte route read before the connection's data.
+type prefixedConn struct {
+	net.Conn
+	first   byte
+	pending bool
+}
+
+func (c *prefixedConn) Read(p []byte) (int, error) {
+	if c.pending && len(p) > 0 {
+		c.pending = false
+		p[0] = c.first
+		return 1, nil
+	}
+	return c.Conn.Read(p)
 }
 
 // checkPacket lets through a packet that the cluster secret authenticates
@@ -232,20 +298,27 @@ func authenticPacket(keys [][]byte, buf []byte) bool {
 	if len(buf) < 1+nonceLen+tagLen || buf[0] > 1 {
 		return false
 	}
+	_, ok := gcmOpen(keys, buf[1:1+nonceLen], buf[1+nonceLen:])
+	return ok
+}
+
+// gcmOpen opens AES-GCM ciphertext ct (tag included) with the first of
+// keys that authenticates it.
+func gcmOpen(keys [][]byte, nonce, ct []byte) ([]byte, bool) {
 	for _, k := range keys {
 		block, err := aes.NewCipher(k)
 		if err != nil {
 			continue
 		}
 		gcm, err := cipher.NewGCM(block)
-		if err != nil {
+		if err != nil || len(nonce) != gcm.NonceSize() {
 			continue
 		}
-		if _, err := gcm.Open(nil, buf[1:1+nonceLen], buf[1+nonceLen:], nil); err == nil {
-			return true
+		if msg, err := gcm.Open(nil, nonce, ct, nil); err == nil {
+			return msg, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 func (t *guardTransport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error) {
@@ -267,14 +340,21 @@ func (t *guardTransport) StreamCh() <-chan net.Conn           { return t.streams
 // connections too (a push/pull answer comes back on them), and dial within
 // the current stream timeout (streamTimeout).
 func (t *guardTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
-	c, bound, err := t.dialFromSource(addr, t.timeout.dial(timeout))
-	if !bound {
-		c, err = t.inner.DialTimeout(addr, t.timeout.dial(timeout))
-	}
+	c, err := t.dialRaw(addr, timeout)
 	if err != nil {
 		return nil, err
 	}
 	return t.g.wrap(c, t.enc), nil
+}
+
+// dialRaw dials a stream to addr without the guard on its reads (a cluster
+// link's dialer reads nothing from it).
+func (t *guardTransport) dialRaw(addr string, timeout time.Duration) (net.Conn, error) {
+	c, bound, err := t.dialFromSource(addr, t.timeout.dial(timeout))
+	if !bound {
+		c, err = t.inner.DialTimeout(addr, t.timeout.dial(timeout))
+	}
+	return c, err
 }
 
 func (t *guardTransport) DialAddressTimeout(addr memberlist.Address, timeout time.Duration) (net.Conn, error) {
@@ -307,7 +387,12 @@ func (t *guardTransport) dialFromSource(addr string, timeout time.Duration) (c n
 func (t *guardTransport) Shutdown() error {
 	var err error
 	t.once.Do(func() {
+		t.peekMu.Lock()
 		close(t.closing)
+		for c := range t.peeking {
+			_ = c.Close()
+		}
+		t.peekMu.Unlock()
 		err = t.inner.Shutdown()
 		close(t.innerDone)
 		t.wg.Wait()

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -160,8 +162,8 @@ func (t *MemTransport) DialAddressTimeout(a memberlist.Address, timeout time.Dur
 	}
 	p1, p2 := net.Pipe()
 	select {
-	case dest.streamCh <- p1:
-		return p2, nil
+	case dest.streamCh <- &memStream{Conn: p1, net: t.net, from: a.Addr, to: t.addr}:
+		return &memStream{Conn: p2, net: t.net, from: t.addr, to: a.Addr}, nil
 	case <-dest.done:
 	case <-timer.C:
 	}
@@ -185,6 +187,63 @@ func (t *MemTransport) Shutdown() error {
 		close(t.done)
 	})
 	return nil
+}
+
+// memStream is one end of a stream. A stream lives on when its path is cut
+// or its peer stalls, as a TCP connection does: a write into a cut path
+// is lost (a frame written in one call vanishes whole), and a write to a
+// stalled peer blocks until it resumes or the connection closes, as
+// once the kernel's buffers are full.
+type memStream struct {
+	net.Conn
+	net      *MemNetwork
+	from, to string
+	closed   atomic.Bool
+	deadline atomic.Int64 // write deadline, unix ns (0: none)
+}
+
+func (c *memStream) SetDeadline(t time.Time) error {
+	c.setWriteDeadline(t)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *memStream) SetWriteDeadline(t time.Time) error {
+	c.setWriteDeadline(t)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *memStream) setWriteDeadline(t time.Time) {
+	if t.IsZero() {
+		c.deadline.Store(0)
+	} else {
+		c.deadline.Store(t.UnixNano())
+	}
+}
+
+func (c *memStream) Write(p []byte) (int, error) {
+	for {
+		c.net.mu.Lock()
+		cut, stalled := c.net.cut[[2]string{c.from, c.to}], c.net.stalled[c.to]
+		c.net.mu.Unlock()
+		if c.closed.Load() {
+			return 0, net.ErrClosed
+		}
+		if d := c.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+			return 0, os.ErrDeadlineExceeded
+		}
+		if cut {
+			return len(p), nil
+		}
+		if !stalled {
+			return c.Conn.Write(p)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (c *memStream) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
 }
 
 type memAddr string

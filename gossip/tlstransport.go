@@ -21,7 +21,7 @@ import (
 // Redis's bus is one TCP link per peer, over TLS with tls-cluster. shoal's
 // bus rides on memberlist, whose NetTransport sends packets (probes,
 // gossip, every PING/PONG shoal sends best-effort) over UDP and streams
-// (push/pull, reliable sends: MEET, UPDATE, votes) over TCP. UDP has no
+// (push/pull, and shoal's cluster links: gossip/link.go) over TCP. UDP has no
 // TLS in Go, so with tls-cluster the bus uses tlsTransport instead: every
 // byte between bus ports travels in a TLS connection that both sides
 // authenticate (the accepting side requires a client certificate signed by

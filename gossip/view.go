@@ -376,8 +376,10 @@ type Link struct {
 	SendBufferUsed      int64
 }
 
-// Links is the data of CLUSTER LINKS: a "to" link per node we talk to and a
-// "from" link per node that talks to us.
+// Links is the State's own bookkeeping of the links (linkTime, inboundTime):
+// a "to" link per node we talk to and a "from" link per node that talks to
+// us. CLUSTER LINKS shows the Bus's real ones (Bus.Links, link.go), which
+// follow linkTime; this view serves the deterministic simulations.
 func (s *State) Links() []Link {
 	var out []Link
 	for _, n := range s.order {
@@ -389,6 +391,31 @@ func (s *State) Links() []Link {
 		}
 		if s.connected(n) && !n.inboundTime.IsZero() {
 			out = append(out, Link{Direction: "from", Node: n.id, CreateTime: unixMs(n.inboundTime), Events: "r"})
+		}
+	}
+	return out
+}
+
+// linkPeers are the nodes the State holds a link to (a non-zero link
+// time): the Bus keeps a cluster link to each (busLinks.sync).
+func (s *State) linkPeers() []linkPeer {
+	var out []linkPeer
+	for _, n := range s.order {
+		if n == s.myself || n.linkKilled || n.linkTime.IsZero() || !n.hasAddr() || n.ip == "" || n.cport <= 0 {
+			continue
+		}
+		out = append(out, linkPeer{id: n.id, addr: n.addr(), since: n.linkTime})
+	}
+	return out
+}
+
+// linkNodes are the nodes CLUSTER LINKS reports links with: every node
+// but myself and those in a handshake.
+func (s *State) linkNodes() []string {
+	var out []string
+	for _, n := range s.order {
+		if n != s.myself && !n.inHandshake() {
+			out = append(out, n.id)
 		}
 	}
 	return out
