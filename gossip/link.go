@@ -386,13 +386,7 @@ func (b *Bus) dialLink(addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = c.SetWriteDeadline(time.Now().Add(linkDialTimeout))
-	if _, err := c.Write([]byte{linkMagic}); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	_ = c.SetWriteDeadline(time.Time{})
-	return c, nil
+	return withFirstByte(c, linkMagic, linkDialTimeout)
 }
 
 // linkFrame appends m's frame to dst.

@@ -182,8 +182,15 @@ func (t *tlsTransport) dial(addr string, timeout time.Duration, kind byte) (net.
 	if err != nil {
 		return nil, err
 	}
+	return withFirstByte(c, kind, timeout)
+}
+
+// withFirstByte writes the byte that tells the receiving bus port what a
+// new stream carries (a link, or memberlist's kinds over TLS), within
+// timeout; on failure the connection is closed.
+func withFirstByte(c net.Conn, b byte, timeout time.Duration) (net.Conn, error) {
 	_ = c.SetWriteDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte{kind}); err != nil {
+	if _, err := c.Write([]byte{b}); err != nil {
 		_ = c.Close()
 		return nil, err
 	}

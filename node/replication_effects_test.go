@@ -48,20 +48,10 @@ func captureStream(t *testing.T, addr string) *streamCapture {
 	return &streamCapture{t: t, conn: conn, rd: rd}
 }
 
-// next returns the stream's commands until one equal to the marker
-// "SET __end__ x" (excluded), normalized: timestamps, stream IDs and the
-// MULTI/EXEC wrapping are blurred so shoal's and Redis's streams compare.
-func (sc *streamCapture) until() []string {
-	sc.t.Helper()
-	return sc.read(false)
-}
-
-// untilFramed is until keeping SELECT, MULTI and EXEC.
-func (sc *streamCapture) untilFramed() []string {
-	sc.t.Helper()
-	return sc.read(true)
-}
-
+// read returns the stream's commands until one equal to the marker
+// "SET __end__ x" (excluded), normalized: timestamps and stream IDs are
+// blurred so shoal's and Redis's streams compare, and unless framed the
+// SELECTs and the MULTI/EXEC wrapping are left out.
 func (sc *streamCapture) read(framed bool) []string {
 	sc.t.Helper()
 	var out []string
@@ -169,12 +159,7 @@ var effectScript = [][]string{
 // TestReplicationEffectsMatchRedis runs the same commands on a shoal master
 // and a redis-server master and compares what each propagates.
 func TestReplicationEffectsMatchRedis(t *testing.T) {
-	redisAddr := startRealRedis(t)
-	ms := startReplServer(t)
-	var streams [2][]string
-	for i, addr := range []string{ms.Addr().String(), redisAddr} {
-		sc := captureStream(t, addr)
-		tc := dialTestAddr(t, addr)
+	streams := streamsOfShoalAndRedis(t, false, func(addr string, tc *testConn) {
 		for _, cmd := range effectScript {
 			tc.do(cmd...)
 		}
@@ -184,13 +169,29 @@ func TestReplicationEffectsMatchRedis(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		tc.do("RPUSH", "later", "x")
 		blocked.read()
-		tc.do("SET", "__end__", "x")
-		streams[i] = sc.until()
-	}
+	})
 	shoal, redis := streams[0], streams[1]
 	if strings.Join(shoal, "\n") != strings.Join(redis, "\n") {
 		t.Fatalf("streams differ\nshoal:\n  %s\nredis:\n  %s", strings.Join(shoal, "\n  "), strings.Join(redis, "\n  "))
 	}
+}
+
+// streamsOfShoalAndRedis runs fn against a shoal master and a redis-server
+// master (addr, a connection) and returns what each propagated, up to the
+// "SET __end__ x" sent after fn (framed: SELECT, MULTI and EXEC kept).
+func streamsOfShoalAndRedis(t *testing.T, framed bool, fn func(addr string, tc *testConn)) [2][]string {
+	t.Helper()
+	redisAddr := startRealRedis(t)
+	ms := startReplServer(t)
+	var streams [2][]string
+	for i, addr := range []string{ms.Addr().String(), redisAddr} {
+		sc := captureStream(t, addr)
+		tc := dialTestAddr(t, addr)
+		fn(addr, tc)
+		tc.do("SET", "__end__", "x")
+		streams[i] = sc.read(framed)
+	}
+	return streams
 }
 
 // TestTransactionAcrossDatabasesStreamMatchesRedis: a transaction that
@@ -198,18 +199,12 @@ func TestReplicationEffectsMatchRedis(t *testing.T) {
 // does; the next command needs no SELECT (unit/multi "MULTI / EXEC is
 // propagated correctly (multiple commands with SELECT)").
 func TestTransactionAcrossDatabasesStreamMatchesRedis(t *testing.T) {
-	redisAddr := startRealRedis(t)
-	ms := startReplServer(t)
-	var streams [2][]string
-	for i, addr := range []string{ms.Addr().String(), redisAddr} {
-		sc := captureStream(t, addr)
-		tc := dialTestAddr(t, addr)
+	streams := streamsOfShoalAndRedis(t, true, func(_ string, tc *testConn) {
 		for _, cmd := range [][]string{{"SET", "a", "1"}, {"MULTI"}, {"SELECT", "1"}, {"SET", "x", "1"},
-			{"SELECT", "2"}, {"SET", "y", "1"}, {"EXEC"}, {"SET", "z", "1"}, {"SELECT", "0"}, {"SET", "__end__", "x"}} {
+			{"SELECT", "2"}, {"SET", "y", "1"}, {"EXEC"}, {"SET", "z", "1"}, {"SELECT", "0"}} {
 			tc.do(cmd...)
 		}
-		streams[i] = sc.untilFramed()
-	}
+	})
 	require.Equal(t, streams[1], streams[0], "shoal's stream (actual) against Redis's (expected)")
 	require.Equal(t, []string{"SELECT 0", "SET a 1", "SELECT 1", "MULTI", "SET x 1", "SELECT 2", "SET y 1", "EXEC", "SET z 1", "SELECT 0"}, streams[0])
 }
