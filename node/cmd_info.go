@@ -673,6 +673,9 @@ func (s *Server) resetServerStats() {
 	}
 	s.ks.ResetStats()
 	s.aux().resetSamples()
+	s.repl.syncFull.Store(0) // sync_full, sync_partial_ok/err, as Redis
+	s.repl.syncPartialOK.Store(0)
+	s.repl.syncPartialErr.Store(0)
 }
 
 // ---------------------------------------------------------------- aux state
