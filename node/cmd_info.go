@@ -208,6 +208,9 @@ func (s *Server) infoServer(w *infoWriter) {
 	w.str("executable", exe)
 	w.str("config_file", s.cfg.ConfigFile())
 	w.int("io_threads_active", 0)
+	if left, ok := s.shutdownLeft(now); ok {
+		w.int("shutdown_in_milliseconds", left.Milliseconds())
+	}
 	w.str("shoal_version", buildinfo.Version)
 	w.str("shoal_go_version", runtime.Version())
 }

@@ -153,6 +153,9 @@ type shutdownState struct {
 	asap      bool
 	asapFlags int
 	running   bool
+	// waitUntil is when a shutdown waiting for its replicas stops waiting
+	// (Redis's shutdown_mstime; zero when none waits).
+	waitUntil time.Time
 	abort     chan struct{} // closed by SHUTDOWN ABORT
 	done      chan struct{} // closed when the attempt ends; err is its result
 	err       error
@@ -233,6 +236,7 @@ func (s *Server) prepareShutdown(flags int, owner *Client) error {
 	err := s.runShutdown(flags, abort, owner)
 	sh.mu.Lock()
 	sh.running = false
+	sh.waitUntil = time.Time{}
 	sh.err = err
 	close(sh.done)
 	sh.mu.Unlock()
@@ -285,7 +289,11 @@ func (s *Server) runShutdown(flags int, abort <-chan struct{}, owner *Client) er
 		paused = true
 		s.repl.m.FeedCommand("REPLCONF", "GETACK", "*")
 		s.log.Info("Waiting for replicas before shutting down.")
-		if s.awaitReplicas(time.Duration(s.cfg.Int("shutdown-timeout"))*time.Second, abort) {
+		timeout := time.Duration(s.cfg.Int("shutdown-timeout")) * time.Second
+		s.shutdown.mu.Lock()
+		s.shutdown.waitUntil = time.Now().Add(timeout)
+		s.shutdown.mu.Unlock()
+		if s.awaitReplicas(timeout, abort) {
 			s.pause.Unpause()
 			return errShutdownFailed
 		}
@@ -300,6 +308,18 @@ func (s *Server) runShutdown(flags int, abort <-chan struct{}, owner *Client) er
 		s.pause.Unpause()
 	}
 	return err
+}
+
+// shutdownLeft is INFO's shutdown_in_milliseconds: how long a shutdown
+// waiting for its replicas goes on waiting; ok is false when none waits.
+func (s *Server) shutdownLeft(now time.Time) (left time.Duration, ok bool) {
+	sh := &s.shutdown
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.waitUntil.IsZero() {
+		return 0, false
+	}
+	return max(sh.waitUntil.Sub(now), 0), true
 }
 
 // replicasInSync is isReadyToShutdown: every replica acknowledged the

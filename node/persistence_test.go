@@ -163,14 +163,27 @@ func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 		t.Fatal("the silent replica is in sync")
 	}
 
+	if got := infoField(t, m, "server", "shutdown_in_milliseconds"); got != "" {
+		t.Fatalf("shutdown_in_milliseconds %q before any shutdown", got)
+	}
 	waiter := dialTest(t, ms)
 	waiter.send("SHUTDOWN")
-	replWaitFor(t, 5*time.Second, "the shutdown to wait", ms.ShutdownPending)
+	// INFO tells how long the shutdown goes on waiting (the suites wait
+	// for it to be positive).
+	replWaitFor(t, 5*time.Second, "the shutdown to wait", func() bool {
+		return infoField(t, m, "server", "shutdown_in_milliseconds") != ""
+	})
+	if left, err := strconv.Atoi(infoField(t, m, "server", "shutdown_in_milliseconds")); err != nil || left > 1000 {
+		t.Fatalf("shutdown_in_milliseconds %d (%v), want at most shutdown-timeout", left, err)
+	}
 	if got := m.do("SHUTDOWN", "ABORT"); got != "+OK\r\n" {
 		t.Fatalf("SHUTDOWN ABORT: %q", got)
 	}
 	if got := waiter.read(); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
 		t.Fatalf("the aborted SHUTDOWN answered %q", got)
+	}
+	if got := infoField(t, m, "server", "shutdown_in_milliseconds"); got != "" {
+		t.Fatalf("shutdown_in_milliseconds %q after the abort", got)
 	}
 	if got := m.do("SET", "k", "w"); got != "+OK\r\n" {
 		t.Fatalf("writes after the abort: %q", got)
