@@ -382,7 +382,9 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 		s.log.Warn("There is a child saving an .rdb. Killing it!")
 		s.cancelBackgroundSave()
 	}
-	s.aof.shutdown() // node/aof.go
+	if err := s.aof.shutdown(flags&config.ShutdownForce != 0); err != nil { // node/aof.go
+		return err
+	}
 	save := flags&config.ShutdownSave != 0 || (flags&config.ShutdownNoSave == 0 && len(s.cfg.SaveParams()) > 0)
 	if !save {
 		s.stopServing()

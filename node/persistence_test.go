@@ -244,3 +244,34 @@ func TestFailedShutdownKeepsClientPause(t *testing.T) {
 	}
 	tc.do("CLIENT", "UNPAUSE")
 }
+
+// TestShutdownRefusedWhileWritingInitialAOF: while the rewrite that turns
+// the AOF on runs, the AOF holds nothing yet: SHUTDOWN fails (the dataset
+// would be lost) unless FORCE, as Redis's finishShutdown.
+func TestShutdownRefusedWhileWritingInitialAOF(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	tc.do("SET", "k", "v")
+	if got := tc.do("CONFIG", "SET", "rdb-key-save-delay", "30000000"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET rdb-key-save-delay: %q", got)
+	}
+	if got := tc.do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly: %q", got)
+	}
+	replWaitFor(t, 5*time.Second, "the initial rewrite", func() bool {
+		return infoField(t, tc, "persistence", "aof_rewrite_in_progress") == "1"
+	})
+	if got := tc.do("SHUTDOWN", "NOSAVE"); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
+		t.Fatalf("SHUTDOWN while writing the initial AOF: %q", got)
+	}
+	if got := tc.do("SET", "k", "w"); got != "+OK\r\n" {
+		t.Fatalf("the server after the refused SHUTDOWN: %q", got)
+	}
+	tc.send("SHUTDOWN", "NOSAVE", "FORCE")
+	expectClosed(t, tc)
+	select {
+	case <-s.Done():
+	case <-time.After(testIOTimeout):
+		t.Fatal("SHUTDOWN FORCE did not stop the server")
+	}
+}
