@@ -277,7 +277,9 @@ func (s *Server) infoClients(w *infoWriter) {
 		if cl.killed.Load() {
 			continue
 		}
-		connected++
+		if cl.kind() != clientReplica { // Redis: clients minus replicas
+			connected++
+		}
 		if cl.blocked.Load() {
 			blocked++
 		}

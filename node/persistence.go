@@ -293,7 +293,7 @@ func (s *Server) runShutdown(flags int, abort <-chan struct{}, owner *Client) er
 		s.shutdown.mu.Lock()
 		s.shutdown.waitUntil = time.Now().Add(timeout)
 		s.shutdown.mu.Unlock()
-		if s.awaitReplicas(timeout, abort) {
+		if s.awaitReplicasBlocking(owner, timeout, abort) {
 			s.pause.Unpause()
 			return errShutdownFailed
 		}
@@ -332,6 +332,17 @@ func (s *Server) replicasInSync() bool {
 		}
 	}
 	return true
+}
+
+// awaitReplicasBlocking is awaitReplicas with the client running SHUTDOWN
+// (nil for a signal) shown as blocked meanwhile (INFO blocked_clients,
+// CLIENT LIST's b flag), as Redis blocks it (BLOCKED_SHUTDOWN).
+func (s *Server) awaitReplicasBlocking(owner *Client, timeout time.Duration, abort <-chan struct{}) bool {
+	if owner != nil {
+		owner.blocked.Store(true)
+		defer owner.blocked.Store(false)
+	}
+	return s.awaitReplicas(timeout, abort)
 }
 
 // awaitReplicas waits until the replicas are in sync, the timeout passes,

@@ -176,6 +176,14 @@ func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 	if left, err := strconv.Atoi(infoField(t, m, "server", "shutdown_in_milliseconds")); err != nil || left > 1000 {
 		t.Fatalf("shutdown_in_milliseconds %d (%v), want at most shutdown-timeout", left, err)
 	}
+	// The waiting client is blocked; the replica is no connected client
+	// (Redis counts clients minus replicas).
+	if got := infoField(t, m, "clients", "blocked_clients"); got != "1" {
+		t.Fatalf("blocked_clients %q while SHUTDOWN waits", got)
+	}
+	if got := infoField(t, m, "clients", "connected_clients"); got != "2" {
+		t.Fatalf("connected_clients %q, want 2 (the replica not counted)", got)
+	}
 	if got := m.do("SHUTDOWN", "ABORT"); got != "+OK\r\n" {
 		t.Fatalf("SHUTDOWN ABORT: %q", got)
 	}
