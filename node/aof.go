@@ -597,8 +597,19 @@ func (a *aofState) cancelRewrite() {
 
 // shutdown writes and fsyncs what is buffered and stops the rewrite
 // (prepareForShutdown).
-func (a *aofState) shutdown() {
+//
+// While the rewrite that turns the AOF on runs (appendonly yes set at run
+// time) the AOF holds nothing yet: the shutdown fails unless force, as
+// Redis's finishShutdown, or the dataset would be lost.
+func (a *aofState) shutdown(force bool) error {
 	if a.rewriting.Load() {
+		if a.state.Load() == aofWaitRewrite {
+			if !force {
+				a.s.log.Warn("Writing initial AOF, can't exit.")
+				return errShutdownFailed
+			}
+			a.s.log.Warn("Writing initial AOF. Exit anyway.")
+		}
 		a.s.log.Warn("There is a child rewriting the AOF. Killing it!")
 		a.cancelRewrite()
 	}
@@ -611,6 +622,7 @@ func (a *aofState) shutdown() {
 			a.noteWriteError(err)
 		}
 	}
+	return nil
 }
 
 // ---------------------------------------------------------------- rewrite

@@ -330,6 +330,13 @@ func (s *Server) loadRDB(merge, startup bool) error {
 	start := time.Now()
 	now := s.ks.Now()
 	dropExpired := !s.loadsAsReplica(startup)
+	// A master starting up from the file feeds a DEL for each key it
+	// drops into a new backlog, which restoreSaveInfo places after the
+	// file's offset, so replicas continuing from the file drop them too.
+	feedExpired := startup && dropExpired
+	if feedExpired {
+		s.repl.m.StartLoadFeed()
+	}
 	keys, expired := 0, 0
 	var libs []*functionLib
 	loadFunction := func(code []byte) error {
@@ -344,6 +351,9 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		if k.ExpireAt != 0 && k.ExpireAt <= now {
 			expired++
 			if dropExpired {
+				if feedExpired {
+					s.repl.m.Propagate(k.DB, [][][]byte{{[]byte("DEL"), k.Key}})
+				}
 				return nil
 			}
 		}
@@ -370,7 +380,7 @@ func (s *Server) loadRDB(merge, startup bool) error {
 		return fmt.Errorf("loading %s: %w", path, err)
 	}
 	if startup {
-		s.repl.restoreSaveInfo(rsi, s.loadsAsReplica(startup))
+		s.repl.restoreSaveInfo(rsi, !dropExpired)
 	}
 	s.rdbSave.loadedKeys.Store(int64(keys))
 	s.rdbSave.loadedExpired.Store(int64(expired))

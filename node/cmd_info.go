@@ -208,6 +208,9 @@ func (s *Server) infoServer(w *infoWriter) {
 	w.str("executable", exe)
 	w.str("config_file", s.cfg.ConfigFile())
 	w.int("io_threads_active", 0)
+	if left, ok := s.shutdownLeft(now); ok {
+		w.int("shutdown_in_milliseconds", left.Milliseconds())
+	}
 	w.str("shoal_version", buildinfo.Version)
 	w.str("shoal_go_version", runtime.Version())
 }
@@ -274,7 +277,9 @@ func (s *Server) infoClients(w *infoWriter) {
 		if cl.killed.Load() {
 			continue
 		}
-		connected++
+		if cl.kind() != clientReplica { // Redis: clients minus replicas
+			connected++
+		}
 		if cl.blocked.Load() {
 			blocked++
 		}
@@ -673,6 +678,9 @@ func (s *Server) resetServerStats() {
 	}
 	s.ks.ResetStats()
 	s.aux().resetSamples()
+	s.repl.syncFull.Store(0) // sync_full, sync_partial_ok/err, as Redis
+	s.repl.syncPartialOK.Store(0)
+	s.repl.syncPartialErr.Store(0)
 }
 
 // ---------------------------------------------------------------- aux state

@@ -64,7 +64,10 @@ func cmdShutdown(c *Client, args [][]byte) {
 	}
 	err := s.prepareShutdown(flags, c)
 	if errors.Is(err, errShutdownRunning) {
-		err = s.waitShutdown() // the client waits for the shutdown under way
+		// The client waits for the shutdown under way, blocked as in Redis.
+		c.blocked.Store(true)
+		err = s.waitShutdown()
+		c.blocked.Store(false)
 	}
 	if err != nil {
 		c.Error(errShutdownFailed.Error())

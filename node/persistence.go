@@ -155,6 +155,9 @@ type shutdownState struct {
 	asap      bool
 	asapFlags int
 	running   bool
+	// waitUntil is when a shutdown waiting for its replicas stops waiting
+	// (Redis's shutdown_mstime; zero when none waits).
+	waitUntil time.Time
 	abort     chan struct{} // closed by SHUTDOWN ABORT
 	done      chan struct{} // closed when the attempt ends; err is its result
 	err       error
@@ -235,6 +238,7 @@ func (s *Server) prepareShutdown(flags int, owner *Client) error {
 	err := s.runShutdown(flags, abort, owner)
 	sh.mu.Lock()
 	sh.running = false
+	sh.waitUntil = time.Time{}
 	sh.err = err
 	close(sh.done)
 	sh.mu.Unlock()
@@ -287,7 +291,11 @@ func (s *Server) runShutdown(flags int, abort <-chan struct{}, owner *Client) er
 		paused = true
 		s.repl.m.FeedCommand("REPLCONF", "GETACK", "*")
 		s.log.Info("Waiting for replicas before shutting down.")
-		if s.awaitReplicas(time.Duration(s.cfg.Int("shutdown-timeout"))*time.Second, abort) {
+		timeout := time.Duration(s.cfg.Int("shutdown-timeout")) * time.Second
+		s.shutdown.mu.Lock()
+		s.shutdown.waitUntil = time.Now().Add(timeout)
+		s.shutdown.mu.Unlock()
+		if s.awaitReplicasBlocking(owner, timeout, abort) {
 			s.pause.Unpause()
 			return errShutdownFailed
 		}
@@ -304,6 +312,18 @@ func (s *Server) runShutdown(flags int, abort <-chan struct{}, owner *Client) er
 	return err
 }
 
+// shutdownLeft is INFO's shutdown_in_milliseconds: how long a shutdown
+// waiting for its replicas goes on waiting; ok is false when none waits.
+func (s *Server) shutdownLeft(now time.Time) (left time.Duration, ok bool) {
+	sh := &s.shutdown
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.waitUntil.IsZero() {
+		return 0, false
+	}
+	return max(sh.waitUntil.Sub(now), 0), true
+}
+
 // replicasInSync is isReadyToShutdown: every replica acknowledged the
 // master's offset.
 func (s *Server) replicasInSync() bool {
@@ -314,6 +334,17 @@ func (s *Server) replicasInSync() bool {
 		}
 	}
 	return true
+}
+
+// awaitReplicasBlocking is awaitReplicas with the client running SHUTDOWN
+// (nil for a signal) shown as blocked meanwhile (INFO blocked_clients,
+// CLIENT LIST's b flag), as Redis blocks it (BLOCKED_SHUTDOWN).
+func (s *Server) awaitReplicasBlocking(owner *Client, timeout time.Duration, abort <-chan struct{}) bool {
+	if owner != nil {
+		owner.blocked.Store(true)
+		defer owner.blocked.Store(false)
+	}
+	return s.awaitReplicas(timeout, abort)
 }
 
 // awaitReplicas waits until the replicas are in sync, the timeout passes,
@@ -364,7 +395,9 @@ func (s *Server) finishShutdown(flags int, owner *Client) error {
 		s.log.Warn("There is a child saving an .rdb. Killing it!")
 		s.cancelBackgroundSave()
 	}
-	s.aof.shutdown() // node/aof.go
+	if err := s.aof.shutdown(flags&config.ShutdownForce != 0); err != nil { // node/aof.go
+		return err
+	}
 	save := flags&config.ShutdownSave != 0 || (flags&config.ShutdownNoSave == 0 && len(s.cfg.SaveParams()) > 0)
 	if !save {
 		s.stopServing()

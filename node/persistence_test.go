@@ -163,14 +163,35 @@ func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 		t.Fatal("the silent replica is in sync")
 	}
 
+	if got := infoField(t, m, "server", "shutdown_in_milliseconds"); got != "" {
+		t.Fatalf("shutdown_in_milliseconds %q before any shutdown", got)
+	}
 	waiter := dialTest(t, ms)
 	waiter.send("SHUTDOWN")
-	replWaitFor(t, 5*time.Second, "the shutdown to wait", ms.ShutdownPending)
+	// INFO tells how long the shutdown goes on waiting (the suites wait
+	// for it to be positive).
+	replWaitFor(t, 5*time.Second, "the shutdown to wait", func() bool {
+		return infoField(t, m, "server", "shutdown_in_milliseconds") != ""
+	})
+	if left, err := strconv.Atoi(infoField(t, m, "server", "shutdown_in_milliseconds")); err != nil || left > 1000 {
+		t.Fatalf("shutdown_in_milliseconds %d (%v), want at most shutdown-timeout", left, err)
+	}
+	// The waiting client is blocked; the replica is no connected client
+	// (Redis counts clients minus replicas).
+	if got := infoField(t, m, "clients", "blocked_clients"); got != "1" {
+		t.Fatalf("blocked_clients %q while SHUTDOWN waits", got)
+	}
+	if got := infoField(t, m, "clients", "connected_clients"); got != "2" {
+		t.Fatalf("connected_clients %q, want 2 (the replica not counted)", got)
+	}
 	if got := m.do("SHUTDOWN", "ABORT"); got != "+OK\r\n" {
 		t.Fatalf("SHUTDOWN ABORT: %q", got)
 	}
 	if got := waiter.read(); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
 		t.Fatalf("the aborted SHUTDOWN answered %q", got)
+	}
+	if got := infoField(t, m, "server", "shutdown_in_milliseconds"); got != "" {
+		t.Fatalf("shutdown_in_milliseconds %q after the abort", got)
 	}
 	if got := m.do("SET", "k", "w"); got != "+OK\r\n" {
 		t.Fatalf("writes after the abort: %q", got)
@@ -230,4 +251,35 @@ func TestFailedShutdownKeepsClientPause(t *testing.T) {
 		t.Fatal("the failed SHUTDOWN ended the client's pause")
 	}
 	tc.do("CLIENT", "UNPAUSE")
+}
+
+// TestShutdownRefusedWhileWritingInitialAOF: while the rewrite that turns
+// the AOF on runs, the AOF holds nothing yet: SHUTDOWN fails (the dataset
+// would be lost) unless FORCE, as Redis's finishShutdown.
+func TestShutdownRefusedWhileWritingInitialAOF(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	tc.do("SET", "k", "v")
+	if got := tc.do("CONFIG", "SET", "rdb-key-save-delay", "30000000"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET rdb-key-save-delay: %q", got)
+	}
+	if got := tc.do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly: %q", got)
+	}
+	replWaitFor(t, 5*time.Second, "the initial rewrite", func() bool {
+		return infoField(t, tc, "persistence", "aof_rewrite_in_progress") == "1"
+	})
+	if got := tc.do("SHUTDOWN", "NOSAVE"); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
+		t.Fatalf("SHUTDOWN while writing the initial AOF: %q", got)
+	}
+	if got := tc.do("SET", "k", "w"); got != "+OK\r\n" {
+		t.Fatalf("the server after the refused SHUTDOWN: %q", got)
+	}
+	tc.send("SHUTDOWN", "NOSAVE", "FORCE")
+	expectClosed(t, tc)
+	select {
+	case <-s.Done():
+	case <-time.After(testIOTimeout):
+		t.Fatal("SHUTDOWN FORCE did not stop the server")
+	}
 }

@@ -383,14 +383,24 @@ func (i *replSaveInfo) aux(name, value []byte) error {
 // restoreSaveInfo acts on the replication fields of the RDB file loaded at
 // start-up, as Redis's loadDataFromDisk: a replica takes the ID, offset
 // and stream database as those of its (cached) master, so its first PSYNC
-// can continue. A master keeps its own new history (Redis would keep the
-// file's as ID2; shoal drops expired keys at load without feeding DELs, so
-// a replica continuing from the file could diverge: it full-syncs).
+// can continue; a master keeps the file's ID as ID2, valid up to the
+// file's offset, and places the DELs its load fed (node/cmd_dump_save.go
+// loadRDB) after that offset, so its former replicas continue with
+// +CONTINUE and drop the keys that expired while it was down. Without
+// valid fields a master frees the backlog the load fed: nobody can
+// continue from it.
 func (r *replState) restoreSaveInfo(i replSaveInfo, replica bool) {
-	if !replica || i.id == "" || !i.hasOff || i.offset < 0 || !i.hasDB || i.db < 0 || i.db >= int64(r.s.ks.NumDBs()) {
+	if i.id == "" || !i.hasOff || i.offset < 0 || !i.hasDB || i.db < 0 || i.db >= int64(r.s.ks.NumDBs()) {
+		if !replica {
+			r.m.DropLoadFeed()
+		}
 		return
 	}
-	r.m.ResetTo(i.id, i.offset, int(i.db))
+	if replica {
+		r.m.ResetTo(i.id, i.offset, int(i.db))
+	} else {
+		r.m.RebaseOnFile(i.id, i.offset)
+	}
 	r.s.log.Info("Restored the replication ID and offset from the RDB file",
 		zap.String("replid", i.id), zap.Int64("offset", i.offset))
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
 )
@@ -279,6 +282,11 @@ func TestReplicaKeepsExpiredKeysAtLoad(t *testing.T) {
 	if got := master.do("DBSIZE"); got != ":1\r\n" {
 		t.Fatalf("master DBSIZE after load: %q, want 1", got)
 	}
+	// The file has no replication fields: nobody can continue from the
+	// DEL the load fed, so the backlog is not kept.
+	if got := infoField(t, master, "replication", "repl_backlog_active"); got != "0" {
+		t.Fatalf("master repl_backlog_active after a load without replication fields: %q", got)
+	}
 }
 
 // TestClusterReplicaKeepsExpiredKeysAtLoad: a cluster node that nodes.conf
@@ -516,5 +524,64 @@ func TestDebugReplicateReachesOnlyReplicas(t *testing.T) {
 	}
 	if got := m.do("EXISTS", "x"); got != ":0\r\n" {
 		t.Fatalf("EXISTS x on the master: %q", got)
+	}
+}
+
+// TestMasterRestartedFromRDBContinues: a master restarted from its RDB
+// file keeps the file's replication ID as ID2, valid up to the file's
+// offset, so its replica continues with a partial resync (Redis's
+// loadDataFromDisk); a key that expired while the master was down is
+// dropped at load and its DEL fed to the backlog, so the replica loses it
+// too.
+func TestMasterRestartedFromRDBContinues(t *testing.T) {
+	dir := t.TempDir()
+	port := strconv.Itoa(testharness.TCPPort(t))
+	opts := []string{"--dir", dir, "--port", port, "--repl-ping-replica-period", "3600"}
+	ms := startReplServer(t, opts...)
+	m, r := dialTest(t, ms), dialTest(t, startReplServer(t))
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	require.Equal(t, "+OK\r\n", m.do("DEBUG", "SET-ACTIVE-EXPIRE", "0"))
+	for i := range 50 {
+		m.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	m.do("SELECT", "3")
+	m.do("SET", "soon", "v", "PX", "100")
+	m.do("SELECT", "0")
+	waitInSync(t, m, r)
+	oldID := infoField(t, m, "replication", "master_replid")
+	oldOff, err := strconv.ParseInt(infoField(t, m, "replication", "master_repl_offset"), 10, 64)
+	require.NoError(t, err)
+	require.Equal(t, "+OK\r\n", m.do("SAVE"))
+	ms.Shutdown()
+	time.Sleep(200 * time.Millisecond) // "soon" is past its expiry from now on
+
+	m = dialTest(t, startReplServer(t, opts...))
+	require.Equal(t, oldID, infoField(t, m, "replication", "master_replid2"))
+	require.Equal(t, strconv.FormatInt(oldOff+1, 10), infoField(t, m, "replication", "second_repl_offset"))
+	require.Equal(t, "1", infoField(t, m, "persistence", "rdb_last_load_keys_expired"))
+	// The stream after the file's offset is the load's DEL, in db 3.
+	fed := len(resp.AppendCommand(nil, "SELECT", "3")) + len(resp.AppendCommand(nil, "DEL", "soon"))
+	require.Equal(t, strconv.FormatInt(oldOff+int64(fed), 10), infoField(t, m, "replication", "master_repl_offset"))
+	waitInSync(t, m, r)
+	require.Equal(t, "1", infoField(t, m, "stats", "sync_partial_ok"))
+	require.Equal(t, "0", infoField(t, m, "stats", "sync_full"))
+	require.Equal(t, "+OK\r\n", r.do("SELECT", "3"))
+	require.Equal(t, ":0\r\n", r.do("DBSIZE"), "the replica kept the key the master dropped at load")
+	require.Equal(t, digest(t, m), digest(t, r))
+}
+
+// TestConfigResetStatResetsSyncCounters: CONFIG RESETSTAT zeroes
+// sync_full, sync_partial_ok and sync_partial_err, as Redis's
+// resetServerStats (the suites reset them before counting resyncs).
+func TestConfigResetStatResetsSyncCounters(t *testing.T) {
+	ms := startReplServer(t)
+	m, r := dialTest(t, ms), dialTest(t, startReplServer(t))
+	replicaOf(t, r, ms)
+	waitInSync(t, m, r)
+	require.Equal(t, "1", infoField(t, m, "stats", "sync_full"))
+	require.Equal(t, "+OK\r\n", m.do("CONFIG", "RESETSTAT"))
+	for _, f := range []string{"sync_full", "sync_partial_ok", "sync_partial_err"} {
+		require.Equal(t, "0", infoField(t, m, "stats", f), f)
 	}
 }

@@ -96,3 +96,8 @@ func (b *Backlog) Resize(size int) {
 	b.pos = len(data) % size
 	b.histlen = len(data)
 }
+
+// Rebase moves the ring's offsets by delta (the bytes held are unchanged):
+// a master's start-up backlog, written from offset 0 while loading, then
+// placed after the loaded file's offset.
+func (b *Backlog) Rebase(delta int64) { b.end += delta }

@@ -533,6 +533,43 @@ func (m *Master) ResetTo(id string, offset int64, db int) {
 	}
 }
 
+// StartLoadFeed creates the backlog before a master's start-up load of an
+// RDB file, as Redis's loadDataFromDisk: the load feeds a DEL for each key
+// it drops as expired (Propagate), so that replicas continuing from the
+// file's offset (RebaseOnFile) drop them too. The ID stays this run's.
+func (m *Master) StartLoadFeed() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ensureBacklogLocked(false)
+}
+
+// RebaseOnFile ends a start-up load whose file named the replication ID id
+// and offset: that history becomes ID2, valid up to offset (a replica that
+// was in sync when the file was written continues with +CONTINUE), and
+// the stream fed during the load (StartLoadFeed) is moved to follow it, so
+// master_repl_offset is offset plus the bytes fed.
+func (m *Master) RebaseOnFile(id string, offset int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ensureBacklogLocked(false)
+	m.replID2 = id
+	m.secondOffset = offset + 1
+	m.offset += offset
+	m.backlog.Rebase(offset)
+	m.noLinksSince = time.Now()
+}
+
+// DropLoadFeed frees the backlog of a start-up load whose file had no
+// replication fields (or no file): no replica can continue from it, so
+// the memory is not kept (the next replica gets a new ID). The offset
+// keeps the bytes fed, as in Redis.
+func (m *Master) DropLoadFeed() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.backlog = nil
+	m.active.Store(false)
+}
+
 // GoodLinks counts online replicas whose last ACK is at most maxLag old
 // (min-replicas-max-lag).
 func (m *Master) GoodLinks(maxLag time.Duration) int {
