@@ -230,7 +230,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 	}
 	if command.ArgIs(args[1], "no") && command.ArgIs(args[2], "one") {
 		if host, _ := r.rep.Master(); host != "" {
-			r.unfollow()
+			r.unfollowBy(c)
 			c.srv.cfg.RecordReplicaOf("", 0)
 			c.srv.log.Info("MASTER MODE enabled (user request)")
 		}

@@ -199,6 +199,11 @@ func (c *Client) enterExecution(spec *command.Spec, args [][]byte, roleGen uint6
 	if !c.enterRun(spec) {
 		return nil, false
 	}
+	if c.repl != nil && c.masterLinkStopped() {
+		c.leaveRun()
+		c.repl.dropped = true // masterStream.Apply
+		return nil, false
+	}
 	if s.repl.roleGen.Load() != roleGen && !c.rejudgedAfterRoleChange(spec, args) {
 		c.leaveRun()
 		return nil, false

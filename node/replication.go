@@ -272,6 +272,10 @@ type clientRepl struct {
 	rdbOnly   bool       // REPLCONF rdb-only 1
 	filter    syncFilter // REPLCONF rdb-filter-only
 	lastAckAt atomic.Int64
+	// The master-link client's: linkStop is closed when its link stops;
+	// dropped says its last command did not run because of that.
+	linkStop <-chan struct{}
+	dropped  bool
 }
 
 // lowerASCII returns b's ASCII lower case as a string.

@@ -585,3 +585,38 @@ func TestConfigResetStatResetsSyncCounters(t *testing.T) {
 		require.Equal(t, "0", infoField(t, m, "stats", f), f)
 	}
 }
+
+// TestReplicaofNoOneInsideExecWhileTheMasterSends: REPLICAOF NO ONE inside
+// an EXEC that holds the execution gate (DEBUG SLEEP while the master's
+// PINGs and writes arrive) must not wait for the link's goroutine, which
+// waits for that gate: the EXEC ends, the node is a master, and the
+// master's commands that waited are dropped, not applied after the switch
+// (tcl integration/psync2-pingoff hung here).
+func TestReplicaofNoOneInsideExecWhileTheMasterSends(t *testing.T) {
+	ms, rs := startReplServer(t), startReplServer(t)
+	m, r := dialTest(t, ms), dialTest(t, rs)
+	m.do("CONFIG", "SET", "repl-ping-replica-period", "1")
+	replicaOf(t, r, ms)
+	m.do("SET", "before", "1")
+	waitInSync(t, m, r)
+	r.do("MULTI")
+	r.do("DEBUG", "SLEEP", "1.5")
+	r.do("REPLICAOF", "NO", "ONE")
+	r.send("EXEC")
+	time.Sleep(200 * time.Millisecond) // EXEC holds the gate, sleeping
+	m.do("SET", "during", "1")         // reaches the replica's link while it waits
+	if got := r.readWithin(testIOTimeout); got != "*2\r\n+OK\r\n+OK\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if got := infoField(t, r, "replication", "role"); got != "master" {
+		t.Fatalf("role %q after REPLICAOF NO ONE", got)
+	}
+	m.do("SET", "after", "1")
+	time.Sleep(100 * time.Millisecond)
+	if got := r.do("EXISTS", "before", "during", "after"); got != ":1\r\n" {
+		t.Fatalf("EXISTS before during after = %q: only what was applied before the EXEC stays", got)
+	}
+	if got := r.do("SET", "mine", "1"); got != "+OK\r\n" {
+		t.Fatalf("a write on the new master: %q", got)
+	}
+}

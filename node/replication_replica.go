@@ -30,7 +30,14 @@ import (
 func (r *replState) follow(host string, port int, nodeID string, caller *Client) {
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
-	r.rep.Stop()
+	if holdsGate(caller) {
+		// REPLICAOF inside an exclusive EXEC or a script: the link's
+		// goroutine may be waiting for the gate this command holds, so it
+		// is told to stop and not waited for; it runs nothing more.
+		r.rep.StopNoWait()
+	} else {
+		r.rep.Stop()
+	}
 	// Sub-replicas stay, as in Redis's replicationSetMaster: they are
 	// dropped when the history changes (+CONTINUE with another ID, or a
 	// full sync's RDB about to load), else they continue with us.
@@ -39,7 +46,7 @@ func (r *replState) follow(host string, port int, nodeID string, caller *Client)
 	// replica, and no client blocked as a master's stays blocked. (The
 	// link is stopped first: its goroutine may be waiting for the gate.)
 	gate := r.s.bindClient(&Client{srv: r.s})
-	if caller != nil && caller.tx.exclusive {
+	if holdsGate(caller) {
 		gate = caller // REPLICAOF inside an exclusive EXEC: the gate is ours
 	}
 	release := gate.closeGate()
@@ -57,10 +64,17 @@ func (r *replState) follow(host string, port int, nodeID string, caller *Client)
 
 // unfollow makes this node a master again: the data stays, the replication
 // ID shifts to ID2 (PSYNC2), so former siblings can continue from here.
-func (r *replState) unfollow() {
+func (r *replState) unfollow() { r.unfollowBy(nil) }
+
+// unfollowBy is unfollow asked by caller's command (nil: not a client's).
+// A caller holding the execution gate (REPLICAOF NO ONE inside EXEC) does
+// not wait for the link's goroutine, which may be waiting for that gate:
+// the command it waits with is dropped once the gate opens, as Redis
+// discards what its master client had not run yet.
+func (r *replState) unfollowBy(caller *Client) {
 	r.roleMu.Lock()
 	defer r.roleMu.Unlock()
-	r.rep.Forget()
+	r.rep.Forget(!holdsGate(caller))
 	// The feed is registered and the ID shifted before writes are
 	// accepted (proxy off): the backlog continues with this node's own
 	// writes at once, and former siblings continue from it (+CONTINUE).
@@ -129,11 +143,17 @@ func (f replicaFSM) NumDBs() int { return f.r.s.ks.NumDBs() }
 // again (roleGen). Keys logically expired are kept: their master's DEL
 // follows in the stream. A failed load empties the data again (Redis's
 // emptyData after a failed load).
-func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error) {
+func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte), stop <-chan struct{}) (keys, libs int, err error) {
 	s := f.r.s
 	defer s.quietLoad()() // no "new" events (node/notify.go)
 	gate := s.bindClient(&Client{srv: s})
 	release := gate.closeGate()
+	if closed(stop) {
+		// The link stopped while the gate was held (REPLICAOF inside
+		// EXEC): this node follows no one, or someone else, now.
+		release()
+		return 0, 0, replication.ErrLinkStopped
+	}
 	stopLoading := s.startLoading(int64(len(data)))
 	f.r.roleGen.Add(1)
 	s.ks.FlushAll()
@@ -176,11 +196,11 @@ func (f replicaFSM) LoadPayload(data []byte, aux func(name, value []byte)) (keys
 
 // OpenStream registers the master-link client that runs the stream's
 // commands, in database db.
-func (f replicaFSM) OpenStream(conn net.Conn, db int) replication.Stream {
+func (f replicaFSM) OpenStream(conn net.Conn, db int, stop <-chan struct{}) replication.Stream {
 	s := f.r.s
 	c := s.bindClient(&Client{srv: s, guard: s.newGuard(conn), id: s.nextClientID.Add(1),
 		created: time.Now(), addr: redisAddr(conn.RemoteAddr()), laddr: redisAddr(conn.LocalAddr()),
-		authenticated: true, repl: &clientRepl{master: true}})
+		authenticated: true, repl: &clientRepl{master: true, linkStop: stop}})
 	c.Proto = 2
 	c.replKind.Store(int32(clientMaster))
 	c.multiLen.Store(-1)
@@ -199,10 +219,13 @@ type masterStream struct {
 	c *Client
 }
 
-// Apply runs one command of the stream (the Replica holds its apply lock).
-func (m masterStream) Apply(args [][]byte) {
+// Apply runs one command of the stream (the Replica holds its apply lock);
+// false when it was dropped because the link stopped while it waited for
+// the execution gate (enterExecution).
+func (m masterStream) Apply(args [][]byte) bool {
 	r, c := m.r, m.c
 	c.Out = c.Out[:0]
+	c.repl.dropped = false
 	if c.multi != nil {
 		// Queued until EXEC: the reader reuses its buffer for the next
 		// command.
@@ -210,10 +233,34 @@ func (m masterStream) Apply(args [][]byte) {
 	} else {
 		c.run(args)
 	}
+	if c.repl.dropped {
+		return false
+	}
 	if len(c.Out) > 0 && c.Out[0] == '-' {
 		r.masterCommandFailed(c, args[0])
 	}
 	c.Out = c.Out[:0]
+	return true
+}
+
+// holdsGate reports whether c's command holds the execution gate (an
+// exclusive EXEC or a script): what waits for the gate cannot be waited for.
+func holdsGate(c *Client) bool { return c != nil && c.tx.exclusive }
+
+// closed reports whether ch is closed (nil: never).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// masterLinkStopped reports, for the master-link client, that its link was
+// stopped while its command waited for the gate: the command must not run.
+func (c *Client) masterLinkStopped() bool {
+	return c.repl != nil && c.repl.linkStop != nil && closed(c.repl.linkStop)
 }
 
 func (m masterStream) InTransaction() bool { return m.c.multi != nil }

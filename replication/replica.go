@@ -43,10 +43,13 @@ type FSM interface {
 	// flushes every database, loads the file's keys and function
 	// libraries, and hands each auxiliary field to aux. keys and libs count
 	// what it loaded. A load that fails leaves the data empty (Redis's
-	// replica flushes what it half loaded).
-	LoadPayload(data []byte, aux func(name, value []byte)) (keys, libs int, err error)
-	// OpenStream starts applying one connection's stream, in database db.
-	OpenStream(conn net.Conn, db int) Stream
+	// replica flushes what it half loaded). stop is closed when the link
+	// stops: a load still waiting to begin then returns ErrLinkStopped and
+	// changes nothing.
+	LoadPayload(data []byte, aux func(name, value []byte), stop <-chan struct{}) (keys, libs int, err error)
+	// OpenStream starts applying one connection's stream, in database db;
+	// stop is closed when the link stops (Stream.Apply).
+	OpenStream(conn net.Conn, db int, stop <-chan struct{}) Stream
 }
 
 // EmptyHistoryGuard is an FSM that may refuse a full sync which would
@@ -64,8 +67,11 @@ type EmptyHistoryGuard interface {
 // master-link client).
 type Stream interface {
 	// Apply runs one command. It is called with the replica's apply lock
-	// held (LockApply); args are valid only during the call.
-	Apply(args [][]byte)
+	// held (LockApply); args are valid only during the call. It returns
+	// false, having run nothing, when the link stopped while the command
+	// waited to run (the node's execution gate was held by the very
+	// command that stopped the link: REPLICAOF inside EXEC).
+	Apply(args [][]byte) bool
 	// InTransaction reports whether a MULTI is open (its commands queued).
 	InTransaction() bool
 	// DB is the database the stream is in now.
@@ -264,11 +270,25 @@ func (r *Replica) ArmFailover(done func(accepted bool)) {
 // Stop ends the link goroutine, if any, and waits for it. The master stays
 // named (Master) until Forget or the next Start.
 func (r *Replica) Stop() {
+	if done := r.signalStop(); done != nil {
+		<-done
+	}
+}
+
+// StopNoWait is Stop for a caller that holds what the link goroutine may be
+// waiting for (the node's execution gate): the link is told to stop and its
+// connection closed, and the goroutine ends on its own, applying and
+// loading nothing more (the stop channel LoadPayload and OpenStream get).
+func (r *Replica) StopNoWait() { r.signalStop() }
+
+// signalStop closes the current link's stop channel and connection; it
+// returns the channel closed when the link goroutine ends (nil: no link).
+func (r *Replica) signalStop() <-chan struct{} {
 	r.linkMu.Lock()
 	ml := r.link
 	r.linkMu.Unlock()
 	if ml == nil {
-		return
+		return nil
 	}
 	select {
 	case <-ml.stop:
@@ -280,13 +300,17 @@ func (r *Replica) Stop() {
 		_ = ml.conn.Close()
 	}
 	ml.mu.Unlock()
-	<-ml.done
+	return ml.done
 }
 
-// Forget stops following: the link is stopped (Stop) and no master is
-// named any more.
-func (r *Replica) Forget() {
-	r.Stop()
+// Forget stops following: the link is stopped (Stop, or StopNoWait when
+// wait is false) and no master is named any more.
+func (r *Replica) Forget(wait bool) {
+	if wait {
+		r.Stop()
+	} else {
+		r.StopNoWait()
+	}
 	r.linkMu.Lock()
 	r.link = nil
 	r.linkMu.Unlock()
@@ -294,11 +318,23 @@ func (r *Replica) Forget() {
 	r.syncing.Store(false)
 }
 
+// current reports whether ml is still the followed link (a link stopped
+// without waiting may end after the next one started: it must not touch
+// the Replica's state, which is the new link's).
+func (r *Replica) current(ml *masterLink) bool {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	return r.link == ml
+}
+
 // runLink connects and replicates until stopped, retrying every second.
 func (r *Replica) runLink(ml *masterLink) {
 	defer close(ml.done)
 	for {
 		err := r.replicateOnce(ml)
+		if !r.current(ml) {
+			return // stopped without waiting; a later link owns the state
+		}
 		if r.up.Swap(false) {
 			r.downAt.Store(time.Now().Unix())
 		}
@@ -534,7 +570,10 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 		case "repl-offset":
 			auxOff = string(value)
 		}
-	})
+	}, ml.stop)
+	if errors.Is(err, ErrLinkStopped) {
+		return err
+	}
 	if err != nil {
 		r.log.Warn("Failed trying to load the MASTER synchronization DB", zap.Error(err))
 		return fmt.Errorf("loading the master's RDB: %w", err)
@@ -554,6 +593,10 @@ func (r *Replica) fullResync(ml *masterLink, conn net.Conn, rd *resp.StreamReade
 
 // ErrEmptyHistoryRefused: a full sync from a master that restarted without
 // its data was refused (EmptyHistoryGuard).
+// ErrLinkStopped ends a link whose command or load was dropped because the
+// link stopped while it waited to run (Stream.Apply, FSM.LoadPayload).
+var ErrLinkStopped = errors.New("the link to the master was stopped")
+
 var ErrEmptyHistoryRefused = errors.New("refused a full sync from a master that restarted without its data")
 
 // refuseEmptyHistory asks the FSM's EmptyHistoryGuard, if it has one,
@@ -595,7 +638,7 @@ func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, t
 	// keeps it in its cached master client, or reads repl-stream-db from
 	// the full sync's RDB): a master does not repeat SELECT after a partial
 	// resync.
-	st := r.fsm.OpenStream(conn, r.m.StreamDB())
+	st := r.fsm.OpenStream(conn, r.m.StreamDB(), ml.stop)
 	defer st.Close()
 	ml.setState("connected")
 	r.up.Store(true)
@@ -631,7 +674,10 @@ func (r *Replica) stream(ml *masterLink, conn net.Conn, rd *resp.StreamReader, t
 			continue
 		}
 		r.applyMu.Lock()
-		st.Apply(args)
+		if !st.Apply(args) {
+			r.applyMu.Unlock()
+			return ErrLinkStopped
+		}
 		r.feedPending.Store(true)
 		// A transaction enters this node's stream (its offset, its
 		// backlog, its sub-replicas) once it ran, as one unit, as in

@@ -28,7 +28,7 @@ func (f *fakeFSM) LinkConfig() LinkConfig {
 }
 func (f *fakeFSM) MasterAddr(string) (string, bool) { return "", false }
 func (f *fakeFSM) NumDBs() int                      { return f.ks.NumDBs() }
-func (f *fakeFSM) LoadPayload(data []byte, aux func(name, value []byte)) (int, int, error) {
+func (f *fakeFSM) LoadPayload(data []byte, aux func(name, value []byte), _ <-chan struct{}) (int, int, error) {
 	f.ks.FlushAll()
 	keys := 0
 	err := rdb.LoadFileWith(data, rdb.DefaultLimits(), rdb.FileHandlers{
@@ -46,14 +46,15 @@ func (f *fakeFSM) LoadPayload(data []byte, aux func(name, value []byte)) (int, i
 		}})
 	return keys, 0, err
 }
-func (f *fakeFSM) OpenStream(net.Conn, int) Stream { return fakeStream{f} }
+func (f *fakeFSM) OpenStream(net.Conn, int, <-chan struct{}) Stream { return fakeStream{f} }
 
 type fakeStream struct{ f *fakeFSM }
 
-func (s fakeStream) Apply(args [][]byte) {
+func (s fakeStream) Apply(args [][]byte) bool {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
 	s.f.commands = append(s.f.commands, string(bytes.Join(args, []byte(" "))))
+	return true
 }
 func (s fakeStream) InTransaction() bool { return false }
 func (s fakeStream) DB() int             { return 0 }
@@ -156,7 +157,7 @@ func testReplicaFullSync(t *testing.T, eof bool) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	r.Start("127.0.0.1", port, "")
 	defer func() {
-		r.Forget()
+		r.Forget(true)
 		<-masterDone
 	}()
 
