@@ -18,18 +18,21 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// TestComposeHostNetwork builds the image (make image) and runs
-// deploy/docker-compose.host.yml under Docker, with its ports remapped to
-// free ones (other clusters may use 7000-7005 on this machine) and its own
-// project name. It is skipped, with the reason, when no Docker engine can
-// run here; as root it starts dockerd itself when none answers.
+// TestComposeHostNetwork builds the image (make image) once and runs
+// deploy/docker-compose.host.yml under Docker with each compose command this
+// machine has, `docker compose` (v2) and `docker-compose` (v1), as the README
+// tells users either works. Each run gets free ports (other clusters may use
+// 7000-7005 on this machine) and its own project name. It is skipped, with
+// the reason, when no Docker engine can run here; as root it starts dockerd
+// itself when none answers. SHOAL_REQUIRE_COMPOSE="v1,v2" (set by .ci/run,
+// which installs both) fails the test when a named command is missing
+// instead of running only the other.
 func TestComposeHostNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Docker image and starts containers")
 	}
 	docker := dockerEngine(t)
-	compose := composeCommand(t, docker)
-	cli := redisCLIPath(t)
+	commands := composeCommands(t, docker)
 	root, err := ModuleRoot()
 	require.NoError(t, err)
 
@@ -39,6 +42,17 @@ func TestComposeHostNetwork(t *testing.T) {
 	t.Cleanup(func() { _, _ = RunTool(t, time.Minute, docker, "rmi", "-f", image) })
 	t.Logf("make image: %s", lastLines(out, 2))
 
+	for _, c := range commands {
+		t.Run(c.name, func(t *testing.T) { composeClusterRun(t, root, image, c) })
+	}
+}
+
+// composeClusterRun starts the host-network compose cluster with one compose
+// command, checks that it accepts writes as soon as its ready probe returns,
+// and restarts one master's container without losing acknowledged writes.
+func composeClusterRun(t *testing.T, root, image string, compose composeCommand) {
+	cli := redisCLIPath(t)
+	var err error
 	// The host compose file with free ports and this run's image.
 	names, cmds := hostComposeCommands(t)
 	ports := map[int]int{}
@@ -92,9 +106,9 @@ func TestComposeHostNetwork(t *testing.T) {
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "docker-compose.host.yml")
 	require.NoError(t, os.WriteFile(file, gen, 0o644))
-	project := "shoalitest" + strconv.Itoa(os.Getpid())
+	project := "shoalitest" + strconv.Itoa(os.Getpid()) + compose.version
 	run := func(timeout time.Duration, args ...string) (string, int) {
-		return RunTool(t, timeout, compose[0], append(append(slices.Clone(compose[1:]), "-f", file, "-p", project), args...)...)
+		return RunTool(t, timeout, compose.argv[0], append(append(slices.Clone(compose.argv[1:]), "-f", file, "-p", project), args...)...)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -105,20 +119,33 @@ func TestComposeHostNetwork(t *testing.T) {
 		t.Logf("compose down: %s", lastLines(out, 3))
 	})
 
+	writesAccepted := func(when string) {
+		t.Helper()
+		for i := range 50 {
+			got, code := RunTool(t, 10*time.Second, cli, "-c", "-p", addrs[0][strings.LastIndexByte(addrs[0], ':')+1:],
+				"SET", "after-"+when+"-"+strconv.Itoa(i), "v")
+			require.Equal(t, 0, code, got)
+			require.Equal(t, "OK", strings.TrimSpace(got), "write %d right after %s", i, when)
+		}
+	}
 	start := time.Now()
-	out, code = run(3*time.Minute, "up", "-d")
-	require.Equal(t, 0, code, out)
+	if compose.version == "v2" {
+		// v2's `up -d --wait` returns once every container's healthcheck
+		// (the same --wait-cluster check as the ready probe) passes.
+		out, code := run(3*time.Minute, "up", "-d", "--wait")
+		require.Equal(t, 0, code, out)
+		t.Logf("up -d --wait: %v", time.Since(start).Round(time.Millisecond))
+		writesAccepted("up-wait")
+	} else {
+		out, code := run(3*time.Minute, "up", "-d")
+		require.Equal(t, 0, code, out)
+	}
 	// The ready probe returns when the cluster accepts writes: from then
 	// on, no write is refused (right after `up -d` they got CLUSTERDOWN).
-	out, code = run(3*time.Minute, "run", "--rm", "ready")
+	out, code := run(3*time.Minute, "run", "--rm", "ready")
 	require.Equal(t, 0, code, out)
 	t.Logf("up -d to ready: %v (%s)", time.Since(start).Round(time.Millisecond), lastLines(out, 1))
-	for i := range 50 {
-		got, code := RunTool(t, 10*time.Second, cli, "-c", "-p", addrs[0][strings.LastIndexByte(addrs[0], ':')+1:],
-			"SET", "after-ready-"+strconv.Itoa(i), "v")
-		require.Equal(t, 0, code, got)
-		require.Equal(t, "OK", strings.TrimSpace(got), "write %d right after ready", i)
-	}
+	writesAccepted("ready")
 	nodes := make([]*ClusterNode, len(addrs))
 	for i, a := range addrs {
 		p, _ := strconv.Atoi(a[strings.LastIndexByte(a, ':')+1:])
@@ -132,10 +159,10 @@ func TestComposeHostNetwork(t *testing.T) {
 		}
 		return ""
 	})
-	t.Logf("docker compose up -d to a checked 3+3 cluster: %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("%s up -d to a checked 3+3 cluster: %v", compose.name, time.Since(start).Round(time.Millisecond))
 	goRedisClusterKeys(t, addrs[0])
 
-	// `docker compose restart` of one master's container: on SIGTERM it
+	// `compose restart` of one master's container: on SIGTERM it
 	// hands its slots to its replica (--cluster-failover-on-shutdown), so the
 	// restart loses nothing and it comes back as a replica. Where this build
 	// cannot fail over, it restarts as a master with its slots from
@@ -155,7 +182,7 @@ func TestComposeHostNetwork(t *testing.T) {
 	restartStart := time.Now()
 	out, code = run(2*time.Minute, "restart", victim)
 	require.Equal(t, 0, code, out)
-	t.Logf("docker compose restart %s: %v", victim, time.Since(restartStart).Round(time.Millisecond))
+	t.Logf("%s restart %s: %v", compose.name, victim, time.Since(restartStart).Round(time.Millisecond))
 	logs, _ := run(time.Minute, "logs", "--no-color", victim)
 	handedOver := strings.Contains(logs, "took over the slots")
 	if i := strings.LastIndex(logs, "cluster-failover-on-shutdown: "); i >= 0 {
@@ -285,17 +312,43 @@ func dockerEngine(t *testing.T) string {
 	return ""
 }
 
-// composeCommand is "docker compose" (v2) or "docker-compose" (v1).
-func composeCommand(t *testing.T, docker string) []string {
+// composeCommand is one way of running compose: its name (also the
+// subtest's), its version and its argv.
+type composeCommand struct {
+	name    string
+	version string // "v1" or "v2", as SHOAL_REQUIRE_COMPOSE names it
+	argv    []string
+}
+
+// composeCommands lists the compose commands this machine has: `docker
+// compose` (the v2 plugin) and `docker-compose` (v1, Debian 12's package). A
+// command named in SHOAL_REQUIRE_COMPOSE ("v1", "v2" or both, comma
+// separated) must be there; with neither, the test skips.
+func composeCommands(t *testing.T, docker string) []composeCommand {
 	t.Helper()
-	if _, code := RunTool(t, 20*time.Second, docker, "compose", "version"); code == 0 {
-		return []string{docker, "compose"}
+	var found []composeCommand
+	have := map[string]bool{}
+	if out, code := RunTool(t, 20*time.Second, docker, "compose", "version"); code == 0 {
+		found = append(found, composeCommand{"docker compose", "v2", []string{docker, "compose"}})
+		have["v2"] = true
+		t.Logf("docker compose: %s", lastLines(out, 1))
 	}
 	if p, err := exec.LookPath("docker-compose"); err == nil {
-		return []string{p}
+		out, _ := RunTool(t, 20*time.Second, p, "version", "--short")
+		found = append(found, composeCommand{"docker-compose", "v1", []string{p}})
+		have["v1"] = true
+		t.Logf("docker-compose: %s", lastLines(out, 1))
 	}
-	t.Skip("neither `docker compose` nor docker-compose is installed (apt-get install docker-compose)")
-	return nil
+	for _, want := range strings.Split(os.Getenv("SHOAL_REQUIRE_COMPOSE"), ",") {
+		if want = strings.TrimSpace(want); want != "" && !have[want] {
+			t.Fatalf("SHOAL_REQUIRE_COMPOSE names compose %s, which this machine does not have "+
+				"(v2: scripts/install-compose-plugin.sh; v1: apt-get install docker-compose)", want)
+		}
+	}
+	if len(found) == 0 {
+		t.Skip("neither `docker compose` nor docker-compose is installed (apt-get install docker-compose)")
+	}
+	return found
 }
 
 func lastLines(s string, n int) string {
