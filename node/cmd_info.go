@@ -271,13 +271,15 @@ func multiplexingAPI() string {
 	return "select"
 }
 
-func (s *Server) infoClients(w *infoWriter) {
-	var connected, blocked, maxQbuf int64
+// clientCounts is what INFO clients and the metrics endpoint report:
+// connected clients as Redis counts them (replicas are not clients there),
+// blocked clients and the largest query buffer.
+func (s *Server) clientCounts() (connected, blocked, maxQbuf int64) {
 	for _, cl := range s.Clients() {
 		if cl.killed.Load() {
 			continue
 		}
-		if cl.kind() != clientReplica { // Redis: clients minus replicas
+		if cl.kind() != clientReplica {
 			connected++
 		}
 		if cl.blocked.Load() {
@@ -285,6 +287,11 @@ func (s *Server) infoClients(w *infoWriter) {
 		}
 		maxQbuf = max(maxQbuf, cl.guard.QueryBuffered())
 	}
+	return connected, blocked, maxQbuf
+}
+
+func (s *Server) infoClients(w *infoWriter) {
+	connected, blocked, maxQbuf := s.clientCounts()
 	w.section("Clients")
 	w.int("connected_clients", connected)
 	w.int("cluster_connections", 0)

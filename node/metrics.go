@@ -176,7 +176,7 @@ var (
 	descMemMax = prometheus.NewDesc("shoal_memory_max_bytes",
 		"The maxmemory directive (0 = no limit).", nil, nil)
 	descClients = prometheus.NewDesc("shoal_connected_clients",
-		"Connected clients.", nil, nil)
+		"Connected clients, replicas not counted (INFO connected_clients).", nil, nil)
 	descBlocked = prometheus.NewDesc("shoal_blocked_clients",
 		"Clients blocked in a blocking command.", nil, nil)
 	descConnsTotal = prometheus.NewDesc("shoal_connections_received_total",
@@ -305,16 +305,7 @@ func (s *Server) collectServer(ch chan<- prometheus.Metric) {
 	gauge(ch, descMemUsed, float64(m.used))
 	gauge(ch, descMemRSS, float64(m.rss))
 	gauge(ch, descMemMax, float64(s.cfg.Uint("maxmemory")))
-	var connected, blocked int
-	for _, c := range s.Clients() {
-		if c.killed.Load() {
-			continue
-		}
-		connected++
-		if c.blocked.Load() {
-			blocked++
-		}
-	}
+	connected, blocked, _ := s.clientCounts()
 	gauge(ch, descClients, float64(connected))
 	gauge(ch, descBlocked, float64(blocked))
 	counter(ch, descConnsTotal, float64(s.stats.connectionsReceived.Load()))

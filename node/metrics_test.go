@@ -235,3 +235,25 @@ func BenchmarkSlotStatsRecord(b *testing.B) {
 		})
 	}
 }
+
+// TestMetricsConnectedClientsExcludesReplicas: shoal_connected_clients is
+// INFO's connected_clients, which (as in Redis) does not count a replica's
+// link as a client.
+func TestMetricsConnectedClientsExcludesReplicas(t *testing.T) {
+	mport := testharness.BusPort(t)
+	master := startTestServer(t, "--metrics-port", strconv.Itoa(mport))
+	replicaSrv := startTestServer(t)
+	mc, rc := dialTest(t, master), dialTest(t, replicaSrv)
+	replicaOf(t, rc, master)
+	waitInSync(t, mc, rc)
+	if got := infoField(t, mc, "replication", "connected_slaves"); got != "1" {
+		t.Fatalf("connected_slaves = %q", got)
+	}
+	want, err := strconv.ParseFloat(infoField(t, mc, "clients", "connected_clients"), 64)
+	if err != nil || want != 1 {
+		t.Fatalf("INFO connected_clients = %v (%v), want 1: this test's own connection", want, err)
+	}
+	if got := metricValue(t, scrapeMetrics(t, mport), "shoal_connected_clients", nil); got != want {
+		t.Errorf("shoal_connected_clients = %v, INFO connected_clients = %v", got, want)
+	}
+}
