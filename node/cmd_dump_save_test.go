@@ -50,7 +50,7 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 	require.NotEqual(t, "+"+strings.Repeat("0", 40)+"\r\n", digest)
 
 	before := tc.do("LASTSAVE")
-	require.Equal(t, "+OK\r\n", tc.do("SAVE"))
+	require.Equal(t, "+OK\r\n", tc.doDisk("SAVE"))
 	require.Equal(t, "+Background saving started\r\n", tc.do("BGSAVE"))
 	testharness.WaitFor(t, 10*time.Second, "BGSAVE to finish", func() bool {
 		return strings.Contains(tc.do("INFO", "persistence"), "rdb_bgsave_in_progress:0")
@@ -67,7 +67,7 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 
 	// shoal loads Redis's file at start-up (Redis rewrites dirA/dump.rdb;
 	// dir is a protected config, so the file is copied over).
-	require.Equal(t, "+OK\r\n", redis.do("SAVE"))
+	require.Equal(t, "+OK\r\n", redis.doDisk("SAVE"))
 	file, err := os.ReadFile(filepath.Join(dirA, "dump.rdb"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dirB, "dump.rdb"), file, 0o644))

@@ -24,7 +24,7 @@ func TestLoadingRefusesAndReports(t *testing.T) {
 		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), val})
 	}
 	require.Empty(t, pipelineDo(t, tc, cmds))
-	require.Equal(t, "+OK\r\n", tc.do("SAVE"))
+	require.Equal(t, "+OK\r\n", tc.doDisk("SAVE"))
 	require.Equal(t, "+OK\r\n", tc.do("CONFIG", "SET", "key-load-delay", "3000")) // 3 s in all
 	// Clients are served every 1 KB of the file (~9 keys), as Redis's own
 	// tests configure it to observe the loading state.
@@ -65,7 +65,7 @@ func TestLoadShorterThanAnIntervalIsNotSeen(t *testing.T) {
 		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), "v"})
 	}
 	require.Empty(t, pipelineDo(t, tc, cmds))
-	require.Equal(t, "+OK\r\n", tc.do("SAVE"))
+	require.Equal(t, "+OK\r\n", tc.doDisk("SAVE"))
 	require.Equal(t, "+OK\r\n", tc.do("CONFIG", "SET", "key-load-delay", "20000")) // 1 s in all
 	loaded := make(chan error, 1)
 	go func() { loaded <- s.loadRDB(true, false) }()
@@ -91,7 +91,7 @@ func TestStartupLoadServesClients(t *testing.T) {
 		cmds = append(cmds, []string{"SET", fmt.Sprintf("k%d", i), val})
 	}
 	require.Empty(t, pipelineDo(t, sc, cmds))
-	require.Equal(t, "+OK\r\n", sc.do("SAVE"))
+	require.Equal(t, "+OK\r\n", sc.doDisk("SAVE"))
 	seed.Shutdown()
 
 	// Clients are served every 1 KB of the file (~9 keys), and after the

@@ -197,7 +197,7 @@ func TestInfoPersistenceFieldsMatchRedis(t *testing.T) {
 	s := startTestServer(t, "--dir", t.TempDir())
 	ours, theirs := dialTest(t, s), dialTestAddr(t, redisAddr)
 	for _, tc := range []*testConn{ours, theirs} {
-		tc.do("SAVE")
+		tc.doDisk("SAVE")
 		tc.do("MSET", "a", "1", "b", "2")
 	}
 	names := func(tc *testConn) []string {
@@ -332,7 +332,7 @@ func waitInfo(t *testing.T, tc *testConn, field, want string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("INFO %s is %q, waited for %q", field, f[field], want)
+			t.Fatalf("INFO %s of %s is %q, waited for %q", field, tc.c.RemoteAddr(), f[field], want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -361,7 +361,7 @@ func TestRDBCompressionMatchesRedis(t *testing.T) {
 				t.Errorf("rdbcompression %s, DUMP %s: shoal %q, redis %q", v, k, o, r)
 			}
 		}
-		if got := ours.do("SAVE"); got != "+OK\r\n" {
+		if got := ours.doDisk("SAVE"); got != "+OK\r\n" {
 			t.Fatalf("SAVE: %q", got)
 		}
 		file, err := os.ReadFile(filepath.Join(s.cfg.String("dir"), "dump.rdb"))

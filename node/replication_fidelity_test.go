@@ -256,7 +256,7 @@ func saveExpiredKey(t *testing.T, dir string) {
 	c.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
 	c.do("SET", "soon", "v", "PX", "100")
 	c.do("SET", "kept", "v")
-	if got := c.do("SAVE"); got != "+OK\r\n" {
+	if got := c.doDisk("SAVE"); got != "+OK\r\n" {
 		t.Fatalf("SAVE: %q", got)
 	}
 	s.Shutdown()
@@ -552,7 +552,7 @@ func TestMasterRestartedFromRDBContinues(t *testing.T) {
 	oldID := infoField(t, m, "replication", "master_replid")
 	oldOff, err := strconv.ParseInt(infoField(t, m, "replication", "master_repl_offset"), 10, 64)
 	require.NoError(t, err)
-	require.Equal(t, "+OK\r\n", m.do("SAVE"))
+	require.Equal(t, "+OK\r\n", m.doDisk("SAVE"))
 	ms.Shutdown()
 	time.Sleep(200 * time.Millisecond) // "soon" is past its expiry from now on
 

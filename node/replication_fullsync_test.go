@@ -363,7 +363,7 @@ func TestReplicaRestartedFromRDBContinues(t *testing.T) {
 	m.do("SELECT", "3")
 	m.do("SET", "k", "v")
 	waitInSync(t, m, r)
-	if got := r.do("SAVE"); got != "+OK\r\n" {
+	if got := r.doDisk("SAVE"); got != "+OK\r\n" {
 		t.Fatalf("SAVE on the replica: %q", got)
 	}
 	rs.Shutdown()

@@ -2,7 +2,6 @@ package node
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"slices"
@@ -113,15 +112,22 @@ func (tc *testConn) do(args ...string) string {
 	return tc.read()
 }
 
+// diskIOTimeout bounds a reply that waits for the disk (SAVE's fsync): on
+// a machine whose disk other jobs keep busy that takes longer than a
+// network round trip may.
+var diskIOTimeout = testharness.Slack(60 * time.Second)
+
+// doDisk is do for a command whose reply waits for the disk.
+func (tc *testConn) doDisk(args ...string) string {
+	tc.t.Helper()
+	tc.send(args...)
+	return tc.readWithin(diskIOTimeout)
+}
+
 // read returns the next reply's raw bytes (RESP2 or RESP3).
 func (tc *testConn) read() string {
 	tc.t.Helper()
-	_ = tc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
-	var buf bytes.Buffer
-	if err := testharness.ReadRaw(tc.r, &buf); err != nil {
-		tc.t.Fatalf("read reply (so far %q): %v", buf.String(), err)
-	}
-	return buf.String()
+	return tc.readWithin(testIOTimeout)
 }
 
 // bulkBody returns the payload of a raw bulk or verbatim string reply.
