@@ -65,9 +65,7 @@ func cmdShutdown(c *Client, args [][]byte) {
 	err := s.prepareShutdown(flags, c)
 	if errors.Is(err, errShutdownRunning) {
 		// The client waits for the shutdown under way, blocked as in Redis.
-		c.blocked.Store(true)
-		err = s.waitShutdown()
-		c.blocked.Store(false)
+		c.parkedWhile(func() { err = s.waitShutdown() })
 	}
 	if err != nil {
 		c.Error(errShutdownFailed.Error())

@@ -493,6 +493,26 @@ func (c *Client) enterRunWaiting() {
 // leaveRun clears c's active mark.
 func (c *Client) leaveRun() { c.tx.active.Store(false) }
 
+// parkedWhile runs wait with c shown as blocked (INFO blocked_clients,
+// CLIENT LIST's b flag) and not counted as running a command, as Redis
+// blocks a client in SHUTDOWN: whoever closes the gate meanwhile (the
+// instant an AOF rewrite starts, an exclusive EXEC) does not wait for it,
+// so what the wait itself needs, a replica's REPLCONF ACK, is not held up
+// behind that gate until shutdown-timeout. c then waits for the gate as a
+// command about to start does. The command holds no slot locks (SHUTDOWN
+// is NO_MULTI and NOSCRIPT, and has no keys).
+func (c *Client) parkedWhile(wait func()) {
+	c.blocked.Store(true)
+	defer c.blocked.Store(false)
+	if c.tx.exclusive {
+		wait()
+		return
+	}
+	c.leaveRun()
+	defer c.enterRunWaiting()
+	wait()
+}
+
 // busyRejects reports whether a command must be refused because a script
 // is busy (and writes -BUSY): the check Redis makes before queueing a
 // command in MULTI, too.

@@ -337,14 +337,14 @@ func (s *Server) replicasInSync() bool {
 }
 
 // awaitReplicasBlocking is awaitReplicas with the client running SHUTDOWN
-// (nil for a signal) shown as blocked meanwhile (INFO blocked_clients,
-// CLIENT LIST's b flag), as Redis blocks it (BLOCKED_SHUTDOWN).
-func (s *Server) awaitReplicasBlocking(owner *Client, timeout time.Duration, abort <-chan struct{}) bool {
-	if owner != nil {
-		owner.blocked.Store(true)
-		defer owner.blocked.Store(false)
+// (nil for a signal) blocked meanwhile, as Redis blocks it
+// (BLOCKED_SHUTDOWN; Client.parkedWhile).
+func (s *Server) awaitReplicasBlocking(owner *Client, timeout time.Duration, abort <-chan struct{}) (aborted bool) {
+	if owner == nil {
+		return s.awaitReplicas(timeout, abort)
 	}
-	return s.awaitReplicas(timeout, abort)
+	owner.parkedWhile(func() { aborted = s.awaitReplicas(timeout, abort) })
+	return aborted
 }
 
 // awaitReplicas waits until the replicas are in sync, the timeout passes,

@@ -283,3 +283,42 @@ func TestShutdownRefusedWhileWritingInitialAOF(t *testing.T) {
 		t.Fatal("SHUTDOWN FORCE did not stop the server")
 	}
 }
+
+// TestShutdownWaitingForReplicasLetsTheGateClose: a SHUTDOWN waiting for a
+// replica is blocked, not running, as in Redis: a keyless script (which
+// runs with every other client stopped) runs while it waits, as does the
+// instant an AOF rewrite starts; before, both waited for the shutdown's
+// timeout, and with them the replica's REPLCONF ACK the shutdown waited
+// for (tcl integration/shutdown "waits for replica then fails").
+func TestShutdownWaitingForReplicasLetsTheGateClose(t *testing.T) {
+	ms := startTestServer(t, "--shutdown-timeout", "300")
+	m := dialTest(t, ms)
+	fake := dialTest(t, ms) // a replica that reads nothing and never acks
+	if got := fake.do("REPLCONF", "listening-port", "1"); got != "+OK\r\n" {
+		t.Fatalf("REPLCONF: %q", got)
+	}
+	fake.send("PSYNC", "?", "-1")
+	replWaitFor(t, 5*time.Second, "the replica link", func() bool {
+		return infoField(t, m, "replication", "connected_slaves") == "1"
+	})
+	m.do("SET", "k", "v")
+	first, second := dialTest(t, ms), dialTest(t, ms)
+	first.send("SHUTDOWN")
+	replWaitFor(t, 5*time.Second, "the first shutdown to wait", ms.ShutdownPending)
+	second.send("SHUTDOWN") // waits for the first one's outcome
+	replWaitFor(t, 5*time.Second, "both shutdowns blocked", func() bool {
+		return infoField(t, m, "clients", "blocked_clients") == "2"
+	})
+	// EVAL_RO: the shutdown pauses writes, and EVAL (may-replicate) with them.
+	if got := m.do("EVAL_RO", "return redis.call('get', 'k')", "0"); got != "$1\r\nv\r\n" {
+		t.Fatalf("a keyless script while SHUTDOWN waits: %q", got)
+	}
+	if got := m.do("SHUTDOWN", "ABORT"); got != "+OK\r\n" {
+		t.Fatalf("SHUTDOWN ABORT: %q", got)
+	}
+	for _, w := range []*testConn{first, second} {
+		if got := w.read(); got != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" {
+			t.Fatalf("the aborted SHUTDOWN answered %q", got)
+		}
+	}
+}
