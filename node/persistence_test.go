@@ -150,15 +150,7 @@ func TestSavePointFiresFromCron(t *testing.T) {
 func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 	ms := startTestServer(t, "--shutdown-timeout", "1")
 	m := dialTest(t, ms)
-	fake := dialTest(t, ms) // a replica that reads nothing and never acks
-	if got := fake.do("REPLCONF", "listening-port", "1"); got != "+OK\r\n" {
-		t.Fatalf("REPLCONF: %q", got)
-	}
-	fake.send("PSYNC", "?", "-1")
-	replWaitFor(t, 5*time.Second, "the replica link", func() bool {
-		return infoField(t, m, "replication", "connected_slaves") == "1"
-	})
-	m.do("SET", "k", "v")
+	attachSilentReplica(t, ms, m)
 	if ms.replicasInSync() {
 		t.Fatal("the silent replica is in sync")
 	}
@@ -293,15 +285,7 @@ func TestShutdownRefusedWhileWritingInitialAOF(t *testing.T) {
 func TestShutdownWaitingForReplicasLetsTheGateClose(t *testing.T) {
 	ms := startTestServer(t, "--shutdown-timeout", "300")
 	m := dialTest(t, ms)
-	fake := dialTest(t, ms) // a replica that reads nothing and never acks
-	if got := fake.do("REPLCONF", "listening-port", "1"); got != "+OK\r\n" {
-		t.Fatalf("REPLCONF: %q", got)
-	}
-	fake.send("PSYNC", "?", "-1")
-	replWaitFor(t, 5*time.Second, "the replica link", func() bool {
-		return infoField(t, m, "replication", "connected_slaves") == "1"
-	})
-	m.do("SET", "k", "v")
+	attachSilentReplica(t, ms, m)
 	first, second := dialTest(t, ms), dialTest(t, ms)
 	first.send("SHUTDOWN")
 	replWaitFor(t, 5*time.Second, "the first shutdown to wait", ms.ShutdownPending)
@@ -321,4 +305,19 @@ func TestShutdownWaitingForReplicasLetsTheGateClose(t *testing.T) {
 			t.Fatalf("the aborted SHUTDOWN answered %q", got)
 		}
 	}
+}
+
+// attachSilentReplica connects a replica to ms that reads nothing and never
+// acknowledges, then writes k through m, so the replica lags from then on.
+func attachSilentReplica(t *testing.T, ms *Server, m *testConn) {
+	t.Helper()
+	fake := dialTest(t, ms)
+	if got := fake.do("REPLCONF", "listening-port", "1"); got != "+OK\r\n" {
+		t.Fatalf("REPLCONF: %q", got)
+	}
+	fake.send("PSYNC", "?", "-1")
+	replWaitFor(t, 5*time.Second, "the replica link", func() bool {
+		return infoField(t, m, "replication", "connected_slaves") == "1"
+	})
+	m.do("SET", "k", "v")
 }
