@@ -36,7 +36,7 @@ type pubsubRegistry struct {
 	mu       sync.RWMutex
 	channels map[string][]*Client // subscription order, as Redis's lists
 	patterns map[string][]*Client
-	patOrder []string // patterns in creation order (publish matches in this order)
+	patOrder []glob.Pattern // patterns in creation order (publish matches in this order), compiled once
 	shard    map[string][]*Client
 }
 
@@ -150,7 +150,7 @@ func (r *pubsubRegistry) addLocked(c *Client, k pubsubKind, name string) bool {
 	t := r.table(k)
 	subs, ok := t[name]
 	if !ok && k == kindPattern {
-		r.patOrder = append(r.patOrder, name)
+		r.patOrder = append(r.patOrder, glob.Compile(name, false))
 	}
 	t[name] = append(subs, c)
 	c.ps.counts[k].Add(1)
@@ -173,8 +173,8 @@ func (r *pubsubRegistry) removeLocked(c *Client, k pubsubKind, name string) bool
 	if len(subs) == 0 {
 		delete(t, name)
 		if k == kindPattern {
-			for i, p := range r.patOrder {
-				if p == name {
+			for i := range r.patOrder {
+				if r.patOrder[i].String() == name {
 					r.patOrder = append(r.patOrder[:i], r.patOrder[i+1:]...)
 					break
 				}
@@ -368,10 +368,11 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 		return n
 	}
 	ch := string(channel)
-	for _, pat := range r.patOrder {
-		if !glob.Match(pat, ch, false) {
+	for i := range r.patOrder {
+		if !r.patOrder[i].Match(ch) {
 			continue
 		}
+		pat := r.patOrder[i].String()
 		enc[2], enc[3] = nil, nil
 		for _, c := range r.patterns[pat] {
 			resp := c.ps.resp
