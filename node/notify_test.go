@@ -1,6 +1,7 @@
 package node
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -389,4 +390,23 @@ func TestKeyspaceNotificationsToTheWriterItselfMatchRedis(t *testing.T) {
 		t.Logf("redis: %q", want)
 		t.Logf("shoal: %q", got)
 	}
+}
+
+// BenchmarkNotifyToPatternSubscriber is the cost of one write's keyspace
+// notifications (KEA) with one "__key*__:*" subscriber draining them, as in
+// scripts/bench-notify.sh: two channels matched, two messages queued.
+func BenchmarkNotifyToPatternSubscriber(b *testing.B) {
+	s := startTestServer(b, "--notify-keyspace-events", "KEA")
+	sub := dialTest(b, s)
+	sub.do("PSUBSCRIBE", "__key*__:*")
+	drained := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, sub.r); close(drained) }()
+	key := []byte("key:000000123456")
+	b.ResetTimer()
+	for range b.N {
+		s.notifyKeyspaceEvent(nil, config.NotifyString, "set", key, 0)
+	}
+	b.StopTimer()
+	_ = sub.c.Close()
+	<-drained
 }

@@ -342,6 +342,17 @@ func appendPubsubMessage(b []byte, resp int, word, pattern string, channel, body
 // where Redis adds it to the client's output, before or after the
 // command's own reply.
 func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
+	var d pubsubDeliveries
+	s.pubsub.mu.RLock()
+	n := s.publishLocked(&d, from, channel, body, shard)
+	d.send(s)
+	s.pubsub.mu.RUnlock()
+	return n
+}
+
+// publishLocked is publish with the registry's read lock held: the messages
+// are added to d, which the caller sends before it lets the lock go.
+func (s *Server) publishLocked(d *pubsubDeliveries, from *Client, channel, body []byte, shard bool) int64 {
 	r := s.pubsub
 	k := kindChannel
 	if shard {
@@ -350,8 +361,6 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 	var enc [4][]byte                  // by RESP version (2 and 3 used)
 	var scratch [2][pubsubScratch]byte // by RESP version - 2
 	var n int64
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	var subs []*Client
 	if tbl := r.table(k); len(tbl) > 0 { // (no hashing of the channel when nobody subscribes by name)
 		subs = tbl[string(channel)]
@@ -361,7 +370,7 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 		if enc[resp] == nil {
 			enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, pubsubWords[k][2], "", channel, body)
 		}
-		c.deliver(from, enc[resp], s)
+		d.add(c, enc[resp], from, s)
 		n++
 	}
 	if shard || len(r.patOrder) == 0 {
@@ -379,21 +388,77 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 			if enc[resp] == nil {
 				enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, "pmessage", pat, channel, body)
 			}
-			c.deliver(from, enc[resp], s)
+			d.add(c, enc[resp], from, s)
 			n++
 		}
 	}
 	return n
 }
 
-// deliver hands a subscriber one message: into its push queue, or, when it
-// is the publishing client itself, into the reply its command is building.
-func (c *Client) deliver(from *Client, msg []byte, s *Server) {
+// pubsubDeliveries gathers the messages one publisher hands subscribers
+// while it holds the registry's read lock, so that a subscriber that gets
+// several (a write's __keyspace@ and __keyevent@ notifications, both
+// matching "__key*__:*") has them queued with one append and one wake-up of
+// its writer, next to each other as Redis's one thread queues them. It
+// lives on the publisher's stack: no field points into another.
+type pubsubDeliveries struct {
+	n    int                     // entries used
+	used int                     // bytes of buf used
+	to   [pubsubGather]*Client   // entry i's subscriber
+	end  [pubsubGather]int       // where entry i's message ends in buf (it starts where i-1's ends)
+	sent [pubsubGather]bool      // scratch of send: entry i is queued
+	buf  [2 * pubsubScratch]byte // the messages, one after the other
+}
+
+// pubsubGather is how many messages a pubsubDeliveries holds before it
+// sends them.
+const pubsubGather = 4
+
+// add hands subscriber c the message msg: into the reply being built when c
+// is the publishing client itself (from), where Redis adds it to the
+// client's output, else gathered for c's push queue.
+func (d *pubsubDeliveries) add(c *Client, msg []byte, from *Client, s *Server) {
 	if c == from {
 		c.Out = append(c.Out, msg...)
 		return
 	}
-	c.ps.push.enqueue(msg, s)
+	if d.n == pubsubGather || d.used+len(msg) > len(d.buf) {
+		d.send(s)
+	}
+	if len(msg) > len(d.buf) {
+		c.ps.push.enqueue(msg, s) // (nothing is held now: the order stays)
+		return
+	}
+	d.used += copy(d.buf[d.used:], msg)
+	d.to[d.n], d.end[d.n] = c, d.used
+	d.n++
+}
+
+// send queues what add gathered, one append per subscriber, in the order
+// each subscriber's messages were added.
+func (d *pubsubDeliveries) send(s *Server) {
+	var parts [pubsubGather][]byte
+	for i := range d.n {
+		if d.sent[i] {
+			continue
+		}
+		k := 0
+		for j := i; j < d.n; j++ {
+			if d.to[j] == d.to[i] {
+				start := 0
+				if j > 0 {
+					start = d.end[j-1]
+				}
+				parts[k] = d.buf[start:d.end[j]]
+				k++
+				d.sent[j] = true
+			}
+		}
+		d.to[i].ps.push.enqueueParts(parts[:k], s)
+	}
+	clear(d.to[:d.n])
+	clear(d.sent[:d.n])
+	d.n, d.used = 0, 0
 }
 
 // dropShardChannels unsubscribes, with a notification, every client of the
@@ -509,7 +574,12 @@ func (w *pushWriter) appendLocked(b []byte) {
 // the socket. A queue over client-output-buffer-limit (the pubsub class
 // while subscribed, else normal) closes the client.
 func (w *pushWriter) enqueue(b []byte, s *Server) {
-	if w.add(b, s) {
+	w.enqueueParts([][]byte{b}, s)
+}
+
+// enqueueParts is enqueue of the concatenation of parts.
+func (w *pushWriter) enqueueParts(parts [][]byte, s *Server) {
+	if w.add(parts, s) {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -521,12 +591,17 @@ func (w *pushWriter) enqueue(b []byte, s *Server) {
 // the writer: the connection's goroutine writes the queue itself once its
 // read batch is done (flushReplies), one write per batch as for a client
 // without a queue, instead of a wake-up and a write per reply.
-func (w *pushWriter) enqueueReply(b []byte, s *Server) { w.add(b, s) }
+func (w *pushWriter) enqueueReply(b []byte, s *Server) { w.add([][]byte{b}, s) }
 
-// add appends b to the queue; false when nothing was queued (the queue is
-// closed, or it passed its limit and the client is closed).
-func (w *pushWriter) add(b []byte, s *Server) bool {
-	if len(b) == 0 {
+// add appends the concatenation of parts to the queue; false when nothing
+// was queued (the queue is closed, or it passed its limit and the client is
+// closed).
+func (w *pushWriter) add(parts [][]byte, s *Server) bool {
+	size := 0
+	for _, b := range parts {
+		size += len(b)
+	}
+	if size == 0 {
 		return false
 	}
 	w.mu.Lock()
@@ -534,7 +609,9 @@ func (w *pushWriter) add(b []byte, s *Server) bool {
 		w.mu.Unlock()
 		return false
 	}
-	w.appendLocked(b)
+	for _, b := range parts {
+		w.appendLocked(b)
+	}
 	used := w.queued + w.inflight
 	w.c.obuf.held.Store(int64(used))
 	lim := s.limits.output.Load()[w.c.outputClass()]
