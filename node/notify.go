@@ -1,7 +1,6 @@
 package node
 
 import (
-	"strconv"
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/config"
@@ -90,7 +89,7 @@ func (s *Server) notifyKeyspaceEvent(from *Client, class int64, event string, ke
 // appendNotifyChannel appends "<prefix><db>__:".
 func appendNotifyChannel(b []byte, prefix string, db int) []byte {
 	b = append(b, prefix...)
-	b = strconv.AppendInt(b, int64(db), 10)
+	b = appendCount(b, db)
 	return append(b, "__:"...)
 }
 

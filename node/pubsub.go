@@ -194,13 +194,26 @@ func appendPushHeader(b []byte, resp, n int) []byte {
 	} else {
 		b = append(b, '*')
 	}
-	b = strconv.AppendInt(b, int64(n), 10)
+	b = appendCount(b, n)
 	return append(b, '\r', '\n')
+}
+
+// appendCount appends n >= 0 in decimal: the lengths and counts of a
+// message's encoding (six per notification), mostly under 100, without
+// strconv's general path.
+func appendCount(b []byte, n int) []byte {
+	switch {
+	case n >= 0 && n < 10:
+		return append(b, byte('0'+n))
+	case n >= 10 && n < 100:
+		return append(b, byte('0'+n/10), byte('0'+n%10))
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 func appendBulkBytes(b []byte, s []byte) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendCount(b, len(s))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')
@@ -208,7 +221,7 @@ func appendBulkBytes(b []byte, s []byte) []byte {
 
 func appendBulkStr(b []byte, s string) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendCount(b, len(s))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')

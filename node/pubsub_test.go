@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -586,5 +587,21 @@ func TestPubsubLargeBacklogArrivesInOrder(t *testing.T) {
 			t.Fatalf("the subscriber's omem did not return to 0: %s", list)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAppendCountIsDecimal: the short paths of appendCount write what
+// strconv writes.
+func TestAppendCountIsDecimal(t *testing.T) {
+	for _, n := range append([]int{-100, -1, 1 << 40}, func() []int {
+		var ns []int
+		for n := range 1200 {
+			ns = append(ns, n)
+		}
+		return ns
+	}()...) {
+		if got, want := string(appendCount([]byte("x"), n)), "x"+strconv.Itoa(n); got != want {
+			t.Fatalf("appendCount(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
