@@ -170,11 +170,21 @@ func (d *dict) randomEntry(rnd func() uint64) *Entry {
 	}
 }
 
-// sample calls fn for up to n entries, with their bucket's index, found
-// walking the buckets from a random one (Redis's dictGetSomeKeys) and
-// returns how many it called fn for. rnd supplies random numbers.
-func (d *dict) sample(n int, rnd func() uint64, fn func(bucket uint64, e *Entry)) int {
-	if d.count == 0 || n <= 0 {
+// dictSample is one entry sample found, with its bucket's index.
+type dictSample struct {
+	bucket uint64
+	e      *Entry
+}
+
+// sample fills out with up to len(out) entries, with their buckets'
+// indexes, found walking the buckets from a random one (Redis's
+// dictGetSomeKeys), and returns how many it found. rnd supplies random
+// numbers. The walk only collects: with nothing else between the loads,
+// the cache misses of reading the entries (a random slot's entries are
+// rarely cached) overlap instead of being paid one after the other.
+func (d *dict) sample(rnd func() uint64, out []dictSample) int {
+	n := len(out)
+	if d.count == 0 || n == 0 {
 		return 0
 	}
 	mask := uint64(len(d.buckets) - 1)
@@ -183,7 +193,7 @@ func (d *dict) sample(n int, rnd func() uint64, fn func(bucket uint64, e *Entry)
 	for visited := uint64(0); visited <= mask && got < n; visited++ {
 		b := (i + visited) & mask
 		for e := d.buckets[b]; e != nil && got < n; e = e.next {
-			fn(b, e)
+			out[got] = dictSample{bucket: b, e: e}
 			got++
 		}
 	}
