@@ -71,7 +71,9 @@ const (
 	lruShift      = 8
 )
 
-// Key returns the entry's key.
+// Key returns the entry's key. The string aliases the entry, whose memory
+// is reused once it is evicted (store/entryalloc.go): it may be read under
+// the slot lock only; copy it to keep it.
 func (e *Entry) Key() string { return e.key }
 
 // Type returns the value's type.

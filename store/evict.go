@@ -343,7 +343,20 @@ func (ks *Keyspace) evictLinked(db *DB, s *Slot, h uint64, e *Entry, hook EvictH
 	if hook != nil {
 		hook(db, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
 	}
+	if !ks.evict.holds(e) {
+		ks.recycler.recycle(e) // store/entryalloc.go
+	}
 	return freed
+}
+
+// holds reports whether a pool candidate refers to e. Caller holds mu.
+func (st *evictionState) holds(e *Entry) bool {
+	for i := range st.pool {
+		if st.pool[i].used && st.pool[i].e == e {
+			return true
+		}
+	}
+	return false
 }
 
 // EvictedKeys returns how many keys eviction has deleted (INFO evicted_keys).
