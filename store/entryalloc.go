@@ -158,8 +158,10 @@ func (e *Entry) inlineArray() int {
 	if e.meta&(metaTypeMask|metaMutable) != uint32(TypeString) || e.vlen == 0 || len(e.key) == 0 {
 		return 0
 	}
-	base := unsafe.Add(unsafe.Pointer(e), entrySize)
-	if unsafe.Pointer(unsafe.StringData(e.key)) != base || e.val != unsafe.Add(base, len(e.key)) {
+	// Addresses compared as integers: for an entry allocated alone, the
+	// address past it is no pointer into its allocation (checkptr).
+	base := uintptr(unsafe.Pointer(e)) + uintptr(entrySize)
+	if uintptr(unsafe.Pointer(unsafe.StringData(e.key))) != base || uintptr(e.val) != base+uintptr(len(e.key)) {
 		return 0
 	}
 	return inlineArraySize(len(e.key) + int(e.vlen))

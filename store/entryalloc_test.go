@@ -104,6 +104,7 @@ func TestOnlyInlineEntriesAreRecycled(t *testing.T) {
 	raw.MutableBytes()
 	require.Zero(t, raw.inlineArray())
 	require.Zero(t, allocEntry(key, nil).inlineArray())
+	require.Zero(t, allocEntry(key, make([]byte, 300)).inlineArray(), "an entry allocated alone, its value apart")
 
 	// A recycled entry is cleared: of the old key only bytes past the new
 	// key and value survive in its array.
