@@ -265,7 +265,7 @@ func (s *Server) keysInSlot(slot uint16, count int) []string {
 		if len(out) >= count {
 			return false
 		}
-		out = append(out, e.Key())
+		out = append(out, strings.Clone(e.Key())) // the entry may be reused once its slot is unlocked
 		return true
 	})
 	return out

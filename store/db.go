@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -171,7 +172,7 @@ func (db *DB) dropVolatile(s *Slot, e *Entry) {
 // newEntry links a fresh entry for key, which must not exist. A non-nil
 // val is its string value (stored with the key, store/entryalloc.go).
 func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
-	e := allocEntry(key, val)
+	e := db.ks.recycler.alloc(key, val)
 	db.ks.initAccess(e)
 	s.dict.insert(db.ks.seed, h, e)
 	s.keys.Store(int64(s.dict.count))
@@ -436,7 +437,7 @@ func (db *DB) RandomKey() (string, bool) {
 			}
 			continue
 		}
-		key := e.key
+		key := strings.Clone(e.key) // the entry's bytes may be reused once unlocked (store/entryalloc.go)
 		s.mu.Unlock()
 		return key, true
 	}

@@ -44,16 +44,21 @@ func (t Type) String() string {
 //
 // An Entry is only valid while the caller holds the lock of its slot; it must
 // not be retained after the lock is released.
+//
+// next and meta come first: an entry is 16-byte aligned, so both lie in one
+// cache line, and eviction sampling, which walks a bucket's chain and reads
+// each entry's clock, costs one cache miss per entry (with meta after the
+// key and value pointers, half the entries straddled two lines).
 type Entry struct {
 	next *Entry
+	meta uint32 // type:4 | flags:4 | lru:24
+	vlen uint32
 	key  string
 	// val is, by type: string → the first byte of vlen value bytes (compact)
 	// or a *[]byte (mutable, after APPEND/SETRANGE/SETBIT); other types → a
 	// pointer to their value structure.
 	val    unsafe.Pointer
-	vlen   uint32
-	meta   uint32 // type:4 | flags:4 | lru:24
-	expire int64  // absolute unix ms; 0 = no expiry
+	expire int64 // absolute unix ms; 0 = no expiry
 }
 
 const (
@@ -66,7 +71,9 @@ const (
 	lruShift      = 8
 )
 
-// Key returns the entry's key.
+// Key returns the entry's key. The string aliases the entry, whose memory
+// is reused once it is evicted (store/entryalloc.go): it may be read under
+// the slot lock only; copy it to keep it.
 func (e *Entry) Key() string { return e.key }
 
 // Type returns the value's type.

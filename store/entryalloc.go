@@ -1,6 +1,9 @@
 package store
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // An entry, its key and a short string value share one allocation, as
 // Redis's embstr keeps a short value inside its object: a lookup then
@@ -69,7 +72,7 @@ func allocEntry(key, val []byte) *Entry {
 	var e *Entry
 	var b []byte
 	// The array fills the entry's allocation up to its size class.
-	switch AllocSize(entrySize+int64(n)) - entrySize {
+	switch inlineArraySize(n) {
 	case 16:
 		e, b = allocInline[[16]byte]()
 	case 32:
@@ -97,6 +100,18 @@ func allocEntry(key, val []byte) *Entry {
 	default:
 		e, b = allocInline[[entryInlineMax]byte]()
 	}
+	fillInline(e, b, key, val)
+	return e
+}
+
+// inlineArraySize is the byte array allocInline gives n key+value bytes:
+// what fills the entry's allocation up to its size class (16, 32, ...
+// entryInlineMax).
+func inlineArraySize(n int) int { return int(AllocSize(entrySize+int64(n)) - entrySize) }
+
+// fillInline copies key and val into the entry's array b and points the
+// entry at them. e's other fields must be zero.
+func fillInline(e *Entry, b, key, val []byte) {
 	copy(b, key)
 	if len(key) > 0 {
 		e.key = unsafe.String(&b[0], len(key))
@@ -107,7 +122,76 @@ func allocEntry(key, val []byte) *Entry {
 		e.vlen = uint32(len(val))
 	}
 	// e.meta's type bits are TypeString (0) already.
-	return e
+}
+
+// Evicted entries are reused. Under evicting writes every SET of a new key
+// frees one entry and allocates another, most often of the same size class:
+// left to the collector, that garbage made it mark the whole keyspace every
+// few MB written (its cycles and the allocations' assists were a fifth of
+// the server's CPU). Eviction hands an entry whose key and value still lie
+// in its own array to the keyspace's recycler; the next new key of that
+// array size takes it instead of allocating.
+//
+// Only eviction recycles, because only there nothing can still refer to the
+// entry: nothing keeps an entry, its key or its value past the slot lock
+// (KEYS, SCAN and CLUSTER GETKEYSINSLOT copy the keys they collect), the
+// eviction hook's key is valid only during the call, and eviction skips an
+// entry the eviction pool holds another copy of (a stale candidate is found
+// by identity, which a recycled entry must not match). An entry deleted any
+// other way is left to the collector. The pools are sync.Pools: per-P, no
+// lock, and the collector empties them, so entries of a size class that new
+// keys no longer use do not stay.
+
+// inlineClasses is how many array sizes allocInline has: 16, 32, ...
+// entryInlineMax bytes.
+const inlineClasses = entryInlineMax / 16
+
+// entryRecycler holds evicted inline entries, by array size.
+type entryRecycler struct {
+	pools [inlineClasses]sync.Pool
+}
+
+// inlineArray returns the size of the array allocated with e when e is a
+// compact string whose key and value both still lie in it (not renamed, its
+// value not replaced by one of another length), else 0.
+func (e *Entry) inlineArray() int {
+	if e.meta&(metaTypeMask|metaMutable) != uint32(TypeString) || e.vlen == 0 || len(e.key) == 0 {
+		return 0
+	}
+	// Addresses compared as integers: for an entry allocated alone, the
+	// address past it is no pointer into its allocation (checkptr).
+	base := uintptr(unsafe.Pointer(e)) + uintptr(entrySize)
+	if uintptr(unsafe.Pointer(unsafe.StringData(e.key))) != base || uintptr(e.val) != base+uintptr(len(e.key)) {
+		return 0
+	}
+	return inlineArraySize(len(e.key) + int(e.vlen))
+}
+
+// recycle keeps e, unlinked and unreachable from anything else, for reuse
+// when it is an inline entry.
+func (r *entryRecycler) recycle(e *Entry) {
+	size := e.inlineArray()
+	if size == 0 {
+		return
+	}
+	*e = Entry{}
+	r.pools[size/16-1].Put(e)
+}
+
+// alloc is allocEntry, reusing a recycled entry of the right array size
+// when there is one.
+func (r *entryRecycler) alloc(key, val []byte) *Entry {
+	n := len(key) + len(val)
+	if n == 0 || !inlineFits(len(key), len(val)) {
+		return allocEntry(key, val)
+	}
+	size := inlineArraySize(n)
+	x, _ := r.pools[size/16-1].Get().(*Entry)
+	if x == nil {
+		return allocEntry(key, val)
+	}
+	fillInline(x, unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(x), entrySize)), size), key, val)
+	return x
 }
 
 // inlineFits reports whether allocEntry keeps a key and a string value of

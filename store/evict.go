@@ -35,6 +35,10 @@ func (p EvictionPolicy) volatileOnly() bool {
 // evictionPoolSize is Redis's EVPOOL_SIZE.
 const evictionPoolSize = 16
 
+// maxEvictionSamples is the most keys sampled per database per pool fill
+// (maxmemory-samples' upper bound).
+const maxEvictionSamples = 64
+
 // poolEntry is one eviction candidate: a higher score is a better one. It
 // holds the candidate's entry itself, with its slot and where sampling
 // found it, so that neither sampling nor eviction reads its key (a cache
@@ -68,6 +72,8 @@ type evictionState struct {
 	order   [evictionPoolSize]uint8
 	nextDB  int
 	randKey []byte // evictRandom's key buffer
+	// samples is samplePool's buffer: the entries of one slot's sample.
+	samples [maxEvictionSamples]dictSample
 }
 
 // initOrder makes the empty pool's ranks its positions in order.
@@ -94,7 +100,7 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 	st := &ks.evict
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	samples = max(1, min(samples, 64))
+	samples = max(1, min(samples, maxEvictionSamples))
 	if policy == EvictAllKeysRandom || policy == EvictVolatileRandom {
 		return ks.evictRandom(policy, hook)
 	}
@@ -110,15 +116,22 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 				continue
 			}
 			sampled = true
-			db.samplePool(policy, samples, func(sl *Slot, bucket uint64, tableLen int, e *Entry) {
-				score := ks.score(policy, e)
-				c := st.insert(score)
-				if c == nil {
-					return
+			db.samplePool(policy, samples, &st.samples, func(sl *Slot, tableLen int, batch []dictSample) {
+				// Scores first, in a loop of their own: the entries' clocks
+				// are read back to back, their cache misses overlapping.
+				var scores [maxEvictionSamples]uint64
+				for j, c := range batch {
+					scores[j] = ks.score(policy, c.e)
 				}
-				*c = poolEntry{score: score, db: db, slot: sl, e: e, hash: bucket, tableLen: tableLen, used: true}
-				if tableLen == 0 {
-					c.hash = hashKey(ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
+				for j, c := range batch {
+					p := st.insert(scores[j])
+					if p == nil {
+						continue
+					}
+					*p = poolEntry{score: scores[j], db: db, slot: sl, e: c.e, hash: c.bucket, tableLen: tableLen, used: true}
+					if tableLen == 0 {
+						p.hash = hashKey(ks.seed, unsafe.Slice(unsafe.StringData(c.e.key), len(c.e.key)))
+					}
 				}
 			})
 		}
@@ -192,30 +205,39 @@ func (st *evictionState) insert(score uint64) *poolEntry {
 	return st.at(k)
 }
 
-// samplePool calls fn, under the slot's lock, for about n entries of db
-// that policy may evict: from a random non-empty slot on, taking the
-// entries of consecutive buckets, then of the next non-empty slots (Redis's
+// samplePool calls fn, under the slot's lock, with the entries sampled
+// from each slot (in buf), about n entries of db in all that policy may
+// evict: from a random non-empty slot on, taking the entries of
+// consecutive buckets, then of the next non-empty slots (Redis's
 // dictGetSomeKeys walks consecutive buckets too). Keys are spread over the
 // slots by their hash, so neighbouring slots are as random a sample as
-// random ones, and far cheaper: one lock and few cache misses.
-func (db *DB) samplePool(policy EvictionPolicy, n int, fn func(s *Slot, bucket uint64, tableLen int, e *Entry)) {
+// random ones, and far cheaper: one lock and few cache misses. tableLen is
+// the slot's table size, 0 for entries from its volatile set (bucket 0).
+func (db *DB) samplePool(policy EvictionPolicy, n int, buf *[maxEvictionSamples]dictSample,
+	fn func(s *Slot, tableLen int, batch []dictSample)) {
 	volatileOnly := policy.volatileOnly()
+	n = min(n, len(buf))
 	got := 0
 	db.eachSlotFromRandom(volatileOnly, func(s *Slot) bool {
 		db.lockSlot(s)
+		k, tableLen := 0, 0
 		if volatileOnly {
 			for e := range s.volatile {
-				if got == n {
+				if got+k == n {
 					break
 				}
-				fn(s, 0, 0, e)
-				got++
+				buf[k] = dictSample{e: e}
+				k++
 			}
 		} else {
-			tableLen := len(s.dict.buckets)
-			got += s.dict.sample(n-got, randUint64, func(bucket uint64, e *Entry) { fn(s, bucket, tableLen, e) })
+			tableLen = len(s.dict.buckets)
+			k = s.dict.sample(randUint64, buf[:n-got])
+		}
+		if k > 0 {
+			fn(s, tableLen, buf[:k])
 		}
 		s.mu.Unlock()
+		got += k
 		return got < n
 	})
 }
@@ -321,7 +343,20 @@ func (ks *Keyspace) evictLinked(db *DB, s *Slot, h uint64, e *Entry, hook EvictH
 	if hook != nil {
 		hook(db, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
 	}
+	if !ks.evict.holds(e) {
+		ks.recycler.recycle(e) // store/entryalloc.go
+	}
 	return freed
+}
+
+// holds reports whether a pool candidate refers to e. Caller holds mu.
+func (st *evictionState) holds(e *Entry) bool {
+	for i := range st.pool {
+		if st.pool[i].used && st.pool[i].e == e {
+			return true
+		}
+	}
+	return false
 }
 
 // EvictedKeys returns how many keys eviction has deleted (INFO evicted_keys).

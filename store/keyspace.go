@@ -52,6 +52,7 @@ type Keyspace struct {
 
 	dataBytes atomic.Int64 // the charges of every entry (store/memory.go)
 	evict     evictionState
+	recycler  entryRecycler // evicted entries for reuse (store/entryalloc.go)
 
 	expiredKeys     atomic.Int64
 	evictedKeys     atomic.Int64

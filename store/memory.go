@@ -40,8 +40,10 @@ const (
 	maxStoredCharge = 1<<32 - 1
 	// SlotCharge is what a slot with keys costs beyond its entries: its
 	// part of the database's slot array, which is one allocation whose
-	// pages are touched only as slots fill.
-	SlotCharge = int64(unsafe.Sizeof(Slot{}))
+	// pages are touched only as slots fill. Its inline bucket array is
+	// left out: the entries' DictSlotCharge counts the buckets wherever
+	// they are.
+	SlotCharge = int64(unsafe.Sizeof(Slot{})) - dictInlineBuckets*8
 	// remeasureSamples bounds how many nodes or elements of a big
 	// collection a charge estimate looks at (MEMORY USAGE's sampling).
 	remeasureSamples = 8

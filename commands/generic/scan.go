@@ -24,8 +24,8 @@ func cmdKeys(c *command.Ctx, args [][]byte) {
 		db.ScanSlot(uint16(slot), func(e *store.Entry) bool {
 			k := e.Key()
 			if all || glob.Match(pat, k, false) {
-				keys = append(keys, k)
-				replyLen += len(k) + 16 // "$<len>\r\n" ... "\r\n"
+				keys = append(keys, strings.Clone(k)) // the entry may be reused once its slot is unlocked
+				replyLen += len(k) + 16               // "$<len>\r\n" ... "\r\n"
 				if replyLen >= c.Session().OutputCheckAt() && c.Session().ReplyOverLimitWith(replyLen) {
 					return false
 				}
@@ -88,7 +88,7 @@ func cmdScan(c *command.Ctx, args [][]byte) {
 		if hasType && !strings.EqualFold(typeName, e.Type().String()) {
 			return
 		}
-		keys = append(keys, k)
+		keys = append(keys, strings.Clone(k)) // the entry may be reused once its slot is unlocked
 	})
 	c.Array(2)
 	var buf [24]byte
