@@ -3,8 +3,8 @@ package node
 import (
 	"encoding/binary"
 	"errors"
-	"math"
 	"io"
+	"math"
 	"sync"
 	"time"
 
