@@ -47,8 +47,13 @@ func TestSnapshotSinkCopiedStringsEncodeAsTheWalk(t *testing.T) {
 			require.Equal(t, len(values)+1, chunks[0].keys)
 			if !byWalk {
 				require.NotEmpty(t, chunks[0].strings, "strings are copied, not encoded, off the walk")
+				require.NotNil(t, chunks[0].block, "the copies live in the arena")
+				require.Equal(t, len(chunks[0].strings), cap(chunks[0].strings), "the size pass is exact")
 			}
 			writeChunk(fw, chunks[0])
+			sink.recycle(chunks[0])
+			sink.close()
+			require.Empty(t, sink.arena.blocks, "a closed sink unmaps its arena")
 			require.NoError(t, fw.Finish())
 			return out.Bytes()
 		}
@@ -66,4 +71,65 @@ func TestSnapshotSinkCopiedStringsEncodeAsTheWalk(t *testing.T) {
 		require.Equal(t, fromWalk, fromCopy, "compress=%v", compress)
 		require.Equal(t, len(walk), len(copied), "compress=%v: the same encodings", compress)
 	}
+}
+
+// The arena: buffers are cut from shared blocks, a big one gets its own
+// mapping, a block goes when its last buffer is released and no more are
+// cut from it, and a closed sink frees everything once the last capture
+// copying into it is done; a capture after that uses the heap and is
+// dropped.
+func TestSnapshotArenaLifetime(t *testing.T) {
+	var a snapshotArena
+	b1, blk1 := a.alloc(1000)
+	b2, blk2 := a.alloc(2000)
+	require.NotNil(t, blk1)
+	require.Same(t, blk1, blk2)
+	require.Equal(t, 1000, cap(b1))
+	b1 = append(b1, bytes.Repeat([]byte("a"), 1000)...)
+	b2 = append(b2, bytes.Repeat([]byte("b"), 2000)...)
+	require.Equal(t, byte('a'), b1[999], "buffers do not overlap")
+	big, blkBig := a.alloc(arenaBlockSize)
+	require.NotSame(t, blk1, blkBig)
+	require.Equal(t, arenaBlockSize, cap(big))
+	require.Len(t, a.blocks, 2)
+	a.release(blkBig)
+	require.Len(t, a.blocks, 1, "a big buffer's mapping goes with it")
+	a.release(blk1)
+	a.release(blk2)
+	require.Len(t, a.blocks, 1, "the current block stays for the next buffers")
+	const quarter = arenaBlockSize / 4
+	var cut []*arenaBlock
+	for range 3 {
+		_, b := a.alloc(quarter)
+		require.Same(t, blk1, b)
+		cut = append(cut, b)
+	}
+	_, blk4 := a.alloc(quarter) // 3000 bytes short: a new block
+	require.NotSame(t, blk1, blk4)
+	require.Len(t, a.blocks, 2)
+	for _, b := range cut {
+		a.release(b)
+	}
+	require.Len(t, a.blocks, 1, "a full block goes with its last buffer")
+	a.freeAll()
+	require.Empty(t, a.blocks)
+
+	db := store.New(1, nil, nil).DB(0)
+	db.SetString([]byte("{x}k"), []byte("v"), false)
+	slot := slots.KeySlot([]byte("{x}"))
+	sink := &rdbSnapshotSink{enc: rdb.Compressed}
+	// A capture copying while the snapshot closes keeps the arena mapped
+	// until it is done.
+	buf, blk := sink.stringsBuffer(64)
+	require.NotNil(t, blk)
+	sink.close()
+	require.Len(t, sink.arena.blocks, 1)
+	_ = append(buf, "still copying"...)
+	sink.mu.Lock()
+	sink.copying--
+	sink.mu.Unlock()
+	// A late capture (it found the snapshot before End) is dropped.
+	sink.CaptureSlot(0, db, slot, false)
+	require.Empty(t, sink.take())
+	require.Empty(t, sink.arena.blocks, "the last capture unmapped the closed sink's arena")
 }
