@@ -61,7 +61,8 @@ func TestSnapshotSinkCopiedStringsEncodeAsTheWalk(t *testing.T) {
 		load := func(data []byte) map[string]rdb.LoadedKey {
 			got := map[string]rdb.LoadedKey{}
 			require.NoError(t, rdb.LoadFile(data, rdb.DefaultLimits(), func(k *rdb.LoadedKey) error {
-				got[string(k.Key)] = rdb.LoadedKey{Key: k.Key, ExpireAt: k.ExpireAt, Obj: rdb.Object{Type: k.Obj.Type, Str: k.Obj.Str}}
+				// The loader reuses its buffers after the callback: copied.
+				got[string(k.Key)] = rdb.LoadedKey{ExpireAt: k.ExpireAt, Obj: rdb.Object{Type: k.Obj.Type, Str: bytes.Clone(k.Obj.Str)}}
 				return nil
 			}))
 			return got
