@@ -14,13 +14,23 @@ import (
 // When the allocation rate drops to almost nothing and the heap holds much
 // more than the live data, the trimmer runs one collection and returns the
 // free pages. While the server is busy it never runs, so it costs nothing on
-// the hot path. Owned by the cron goroutine.
+// the hot path.
+//
+// Idle means quiet for trimQuietFor, not for one check: clients that wait
+// for a stalled AOF write (the disk busy with an fsync) neither read nor
+// allocate, and a collection of the whole heap then (up to a second of
+// CPU on a large dataset) ran in the middle of a write load. A check that
+// finds background work under way (AOF bytes not yet written, a rewrite
+// or a save running) is not quiet either. Owned by the cron goroutine.
 type heapTrimmer struct {
 	samples     []metrics.Sample
 	lastAlloc   uint64
 	lastBatches uint64
 	lastTrim    time.Time
 	lastCheck   time.Time
+	// quietSince is when the current run of quiet checks began (zero:
+	// the last check was busy).
+	quietSince time.Time
 	// next is when the cron should call tick again: trimCheckInterval
 	// while the server is busy or holds memory to give back, else
 	// trimIdleInterval (an idle node does not wake 20 times a second for
@@ -53,6 +63,9 @@ const (
 	trimSlack    = 1.10
 	trimMinBytes = 16 << 20
 	trimInterval = 2 * time.Second
+	// trimQuietFor is how long the server must have stayed quiet before
+	// a trim: longer than a disk stall under load usually lasts.
+	trimQuietFor = time.Second
 )
 
 func newHeapTrimmer() *heapTrimmer {
@@ -65,35 +78,68 @@ func newHeapTrimmer() *heapTrimmer {
 func (h *heapTrimmer) interval() time.Duration { return h.next }
 
 // tick is called from the cron with the server's count of read batches so
-// far; it returns true if it trimmed. The idle thresholds are per
-// trimCheckInterval, scaled to the time since the last check.
-func (h *heapTrimmer) tick(now time.Time, batches uint64) bool {
+// far and whether background work is under way; it returns true if it
+// trimmed. The idle thresholds are per trimCheckInterval, scaled to the
+// time since the last check.
+func (h *heapTrimmer) tick(now time.Time, batches uint64, working bool) bool {
 	metrics.Read(h.samples)
 	allocs := h.samples[0].Value.Uint64()
 	live := h.samples[1].Value.Uint64()
 	held := h.samples[2].Value.Uint64() + h.samples[3].Value.Uint64()
-	delta := allocs - h.lastAlloc
-	h.lastAlloc = allocs
-	served := batches - h.lastBatches
-	h.lastBatches = batches
-	periods := uint64(1)
-	if !h.lastCheck.IsZero() {
-		periods = max(uint64(now.Sub(h.lastCheck)/trimCheckInterval), 1)
-	}
-	h.lastCheck = now
-	busy := delta > idleAllocPerTick*periods || served > idleBatchesPerTick*periods
-	compact := held < trimMinBytes || float64(held) < trimSlack*float64(live)
-	h.next = trimCheckInterval
-	if !busy && compact {
-		h.next = trimIdleInterval
-	}
-	if busy || now.Sub(h.lastTrim) < trimInterval || compact {
+	if !h.decide(now, heapSample{allocs: allocs, live: live, held: held, batches: batches, working: working}) {
 		return false
 	}
-	h.lastTrim = now
 	debug.FreeOSMemory() // collects first: one collection, not two
 	// The collection itself allocated nothing worth counting.
 	metrics.Read(h.samples[:1])
 	h.lastAlloc = h.samples[0].Value.Uint64()
 	return true
+}
+
+// heapSample is what one check sees: bytes ever allocated, the live heap,
+// the heap held (live, unswept and free), read batches served so far and
+// whether background work is under way.
+type heapSample struct {
+	allocs, live, held, batches uint64
+	working                     bool
+}
+
+// decide takes one check's sample and says whether to trim now; it sets
+// the interval to the next check.
+func (h *heapTrimmer) decide(now time.Time, s heapSample) bool {
+	delta := s.allocs - h.lastAlloc
+	h.lastAlloc = s.allocs
+	served := s.batches - h.lastBatches
+	h.lastBatches = s.batches
+	periods := uint64(1)
+	if !h.lastCheck.IsZero() {
+		periods = max(uint64(now.Sub(h.lastCheck)/trimCheckInterval), 1)
+	}
+	h.lastCheck = now
+	busy := s.working || delta > idleAllocPerTick*periods || served > idleBatchesPerTick*periods
+	if busy {
+		h.quietSince = time.Time{}
+	} else if h.quietSince.IsZero() {
+		h.quietSince = now
+	}
+	compact := s.held < trimMinBytes || float64(s.held) < trimSlack*float64(s.live)
+	h.next = trimCheckInterval
+	if !busy && compact {
+		h.next = trimIdleInterval
+	}
+	if busy || now.Sub(h.quietSince) < trimQuietFor || now.Sub(h.lastTrim) < trimInterval || compact {
+		return false
+	}
+	h.lastTrim = now
+	return true
+}
+
+// backgroundWorkPending reports work that keeps the server busy while no
+// client is served: AOF bytes appended but not yet written (clients wait
+// for them), an AOF rewrite or a background save running.
+func (s *Server) backgroundWorkPending() bool {
+	if app := s.aof.app.Load(); app != nil && app.Buffered() > 0 {
+		return true
+	}
+	return s.aof.rewriting.Load() || s.rdbSave.bgRunning.Load()
 }

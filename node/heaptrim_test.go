@@ -11,19 +11,78 @@ import (
 func TestHeapTrimmerBacksOffWhenIdle(t *testing.T) {
 	h := newHeapTrimmer()
 	t0 := time.Now()
-	h.tick(t0, 0)
-	h.tick(t0.Add(trimCheckInterval), 0) // nothing served, little allocated
+	h.tick(t0, 0, false)
+	h.tick(t0.Add(trimCheckInterval), 0, false) // nothing served, little allocated
 	if h.interval() != trimIdleInterval {
 		t.Fatalf("idle: next check in %v, want %v", h.interval(), trimIdleInterval)
 	}
 	// 20 periods later, 20 × the per-period threshold is still idle.
 	t1 := t0.Add(trimCheckInterval + trimIdleInterval)
-	h.tick(t1, 20*idleBatchesPerTick)
+	h.tick(t1, 20*idleBatchesPerTick, false)
 	if h.interval() != trimIdleInterval {
 		t.Fatalf("idle over a second: next check in %v, want %v", h.interval(), trimIdleInterval)
 	}
-	h.tick(t1.Add(trimCheckInterval), 20*idleBatchesPerTick+idleBatchesPerTick+1)
+	h.tick(t1.Add(trimCheckInterval), 20*idleBatchesPerTick+idleBatchesPerTick+1, false)
 	if h.interval() != trimCheckInterval {
 		t.Fatalf("busy: next check in %v, want %v", h.interval(), trimCheckInterval)
+	}
+}
+
+// One quiet check in the middle of a write load (the clients waiting for
+// a stalled AOF write) does not trim: the server must stay quiet for
+// trimQuietFor, and a check that finds background work under way is not
+// quiet. A full collection there cost up to a second of CPU mid-benchmark.
+func TestHeapTrimmerWaitsForLastingQuiet(t *testing.T) {
+	const mb = 1 << 20
+	h := newHeapTrimmer()
+	t0 := time.Now().Add(-time.Hour) // long after any last trim
+	allocs, batches := uint64(0), uint64(0)
+	check := func(at time.Duration, busy, working bool) bool {
+		if busy {
+			allocs += 10 * idleAllocPerTick
+			batches += 10 * idleBatchesPerTick
+		}
+		// 200 MB held for 100 MB live: worth trimming once idle.
+		return h.decide(t0.Add(at), heapSample{allocs: allocs, live: 100 * mb, held: 200 * mb, batches: batches, working: working})
+	}
+	step := trimCheckInterval
+	at := time.Duration(0)
+	for range 10 { // a write load
+		if check(at, true, false) {
+			t.Fatal("trimmed while busy")
+		}
+		at += step
+	}
+	// A stall: four quiet checks (200 ms), then the load goes on.
+	for range 4 {
+		if check(at, false, false) {
+			t.Fatalf("trimmed after a %v stall under load", at)
+		}
+		at += step
+	}
+	check(at, true, false)
+	at += step
+	// Quiet clients while AOF bytes wait to be written: never a trim.
+	for range 3 * int(trimQuietFor/step) {
+		if check(at, false, true) {
+			t.Fatal("trimmed while background work was pending")
+		}
+		at += step
+	}
+	// Really idle: a trim once trimQuietFor has passed, not before.
+	start := at
+	trimmed := false
+	for range 2 * int(trimQuietFor/step) {
+		if check(at, false, false) {
+			if at-start < trimQuietFor {
+				t.Fatalf("trimmed after %v of quiet, want %v", at-start, trimQuietFor)
+			}
+			trimmed = true
+			break
+		}
+		at += step
+	}
+	if !trimmed {
+		t.Fatal("an idle server with a loose heap was never trimmed")
 	}
 }

@@ -660,7 +660,7 @@ func (s *Server) cron() {
 		case <-s.stopCron:
 			return
 		case now := <-trimTicker.C:
-			if trim.tick(now, uint64(s.stats.readBatches.Load())) {
+			if trim.tick(now, uint64(s.stats.readBatches.Load()), s.backgroundWorkPending()) {
 				s.log.Debug("idle: returned free heap memory to the OS")
 			}
 			trimTicker.Reset(trim.interval())

@@ -1,8 +1,10 @@
 package node
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -66,6 +68,7 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 	if err != nil {
 		return 0, err
 	}
+	defer sink.close() // after End: no capture starts
 	defer sn.End()
 
 	fw := rdb.NewFileWriter(w, sink.enc, aux...)
@@ -98,9 +101,9 @@ func (s *Server) snapshotRDBHolding(owner *Client, held *sync.Mutex, w io.Writer
 				}
 				selected = c.db
 			}
-			fw.Entries(c.data)
+			writeChunk(fw, c)
 			keys += c.keys
-			sink.recycle(c.data)
+			sink.recycle(c)
 		}
 	}
 	delay := s.cfg.Int("rdb-key-save-delay")
@@ -129,63 +132,198 @@ func (s *Server) rdbEncoder() rdb.Encoder {
 // errSnapshotCancelled is a snapshot abandoned by its cancelled func.
 var errSnapshotCancelled = errors.New("snapshot cancelled")
 
-// rdbSnapshotSink encodes each captured slot into a chunk, on the
-// goroutine that locked the slot (often a writer about to change it), and
-// hands the chunks to the snapshot's goroutine, which writes them in
-// capture order.
+// rdbSnapshotSink encodes each captured slot into a chunk and hands the
+// chunks to the snapshot's goroutine, which writes them in capture order.
+// A slot the walk captures is encoded there. A slot a command (expiry,
+// eviction) locks first is captured on that client's goroutine, which
+// waits for it: there string keys — all of them under a SET load — are
+// only copied (expiry, key, value) and encoded, with rdbcompression's LZF
+// attempt (half the encoding's cost), by the snapshot's goroutine when it
+// writes the chunk, as Redis's fork child encodes while the parent goes
+// on serving; the copies live outside the Go heap (snapshotArena). Other
+// types are encoded at capture. The encoding runs
+// outside the sink's lock: writers that capture different slots at once
+// do not queue behind each other, only for taking a buffer and handing
+// the chunk over.
 type rdbSnapshotSink struct {
-	enc     rdb.Encoder // rdbcompression when the snapshot began
-	mu      sync.Mutex
-	chunks  []snapshotChunk
-	scratch []byte // one value's encoding (under mu)
-	// free holds written chunks' buffers for the next captures: a
-	// snapshot's chunks otherwise grow a new buffer per slot, garbage
-	// that made the collector run through the rewrite.
-	free [][]byte
+	enc    rdb.Encoder // rdbcompression when the snapshot began
+	mu     sync.Mutex
+	chunks []snapshotChunk
+	// free holds written chunks' buffers, and scratches values' encoding
+	// buffers, for the next captures: a snapshot's chunks otherwise grow
+	// a new buffer per slot, garbage that made the collector run through
+	// the rewrite.
+	free      [][]byte
+	scratches [][]byte
+	// bytes and captured are the chunk bytes and chunks captured so far: a
+	// new buffer starts at the average chunk's size, not empty (growing
+	// one from nothing copied and cleared it ~10 times per slot).
+	bytes, captured int
+	// arena holds the clients' string copies; copying counts the captures
+	// writing into it. Once closed (the snapshot is over), the arena is
+	// unmapped as soon as no capture writes into it, and a late capture
+	// uses the heap and is dropped.
+	arena   snapshotArena
+	copying int
+	closed  bool
 }
 
 // sinkKeepCap bounds the buffers kept for reuse, and sinkKeepCount how many.
 const (
 	sinkKeepCap   = 64 << 10
-	sinkKeepCount = 64
+	sinkKeepCount = 128
 )
 
-// recycle gives back a written chunk's buffer.
-func (k *rdbSnapshotSink) recycle(b []byte) {
-	if cap(b) > sinkKeepCap {
-		return
-	}
-	k.mu.Lock()
-	if len(k.free) < sinkKeepCount {
-		k.free = append(k.free, b[:0])
-	}
-	k.mu.Unlock()
-}
-
-type snapshotChunk struct {
-	db   int
-	keys int
-	data []byte
-}
-
-func (k *rdbSnapshotSink) CaptureSlot(dbID int, db *store.DB, slot uint16) {
+// recycle gives back a written chunk's buffers.
+func (k *rdbSnapshotSink) recycle(c snapshotChunk) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	c := snapshotChunk{db: dbID}
-	if n := len(k.free); n > 0 {
-		c.data, k.free = k.free[n-1], k.free[:n-1]
+	if c.block != nil {
+		if !k.closed {
+			k.arena.release(c.block)
+		}
+		c.strings = nil
 	}
+	for _, b := range [2][]byte{c.data, c.strings} {
+		if b != nil && cap(b) <= sinkKeepCap && len(k.free) < sinkKeepCount {
+			k.free = append(k.free, b[:0])
+		}
+	}
+}
+
+// A snapshotChunk is one captured slot: data holds keys encoded as the
+// file holds them; strings holds string keys still to encode, each as
+// its expiry (8 bytes), key and value lengths (4 bytes each), key, value.
+type snapshotChunk struct {
+	db      int
+	keys    int
+	data    []byte
+	strings []byte
+	block   *arenaBlock // where strings lives (nil: the heap)
+}
+
+// close ends the sink's use of its arena (after the snapshot's End): its
+// memory is unmapped now, or by the last capture still copying.
+func (k *rdbSnapshotSink) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	if k.copying == 0 {
+		k.arena.freeAll()
+	}
+}
+
+// stringsBuffer returns a buffer of capacity n for a capture's string
+// copies, from the arena (block not nil) unless the sink is closed or no
+// memory could be mapped.
+func (k *rdbSnapshotSink) stringsBuffer(n int) (buf []byte, block *arenaBlock) {
+	if n == 0 {
+		return nil, nil
+	}
+	k.mu.Lock()
+	if !k.closed {
+		if buf, block = k.arena.alloc(n); block != nil {
+			k.copying++
+		}
+	}
+	k.mu.Unlock()
+	if block == nil {
+		buf = make([]byte, 0, n)
+	}
+	return buf, block
+}
+
+// buffers takes a buffer for a chunk's encoded keys (a capture by the
+// walk) and a scratch buffer for one capture.
+func (k *rdbSnapshotSink) buffers() (buf, scratch []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := len(k.free); n > 0 {
+		buf, k.free = k.free[n-1], k.free[:n-1]
+	} else if k.captured > 0 {
+		buf = make([]byte, 0, min(k.bytes/k.captured*5/4, sinkKeepCap))
+	}
+	if n := len(k.scratches); n > 0 {
+		scratch, k.scratches = k.scratches[n-1], k.scratches[:n-1]
+	}
+	return buf, scratch
+}
+
+func (k *rdbSnapshotSink) CaptureSlot(dbID int, db *store.DB, slot uint16, byWalk bool) {
+	c := snapshotChunk{db: dbID}
+	var scratch []byte
 	// Logically expired keys are written too, as Redis's rdbSave does: a
 	// master's load drops them (rdb_last_load_keys_expired), a replica's
 	// keeps them until its master's DEL.
-	db.ScanSlotLocked(slot, func(e *store.Entry) {
-		c.data, k.scratch = k.enc.AppendEntry(c.data, k.scratch, e)
-		c.keys++
-	})
-	if cap(k.scratch) > 1<<20 {
-		k.scratch = nil // do not keep a big value's buffer
+	if byWalk {
+		c.data, scratch = k.buffers()
+		db.ScanSlotLocked(slot, func(e *store.Entry) {
+			c.data, scratch = k.enc.AppendEntry(c.data, scratch, e)
+			c.keys++
+		})
+	} else {
+		// The copies' exact size first (the second pass finds the
+		// entries in the cache), so that they fit the arena's buffer.
+		size := 0
+		db.ScanSlotLocked(slot, func(e *store.Entry) {
+			if copied(e) {
+				size += copyHeader + len(e.Key()) + len(e.Bytes())
+			}
+		})
+		c.strings, c.block = k.stringsBuffer(size)
+		db.ScanSlotLocked(slot, func(e *store.Entry) {
+			c.keys++
+			if !copied(e) {
+				c.data, scratch = k.enc.AppendEntry(c.data, scratch, e)
+				return
+			}
+			key, val := e.Key(), e.Bytes()
+			c.strings = binary.LittleEndian.AppendUint64(c.strings, uint64(e.ExpireAt()))
+			c.strings = binary.LittleEndian.AppendUint32(c.strings, uint32(len(key)))
+			c.strings = binary.LittleEndian.AppendUint32(c.strings, uint32(len(val)))
+			c.strings = append(append(c.strings, key...), val...)
+		})
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// A big value's buffer is not kept.
+	if scratch != nil && cap(scratch) <= 1<<20 && len(k.scratches) < sinkKeepCount {
+		k.scratches = append(k.scratches, scratch[:0])
+	}
+	if c.block != nil {
+		k.copying--
+	}
+	if k.closed {
+		// The snapshot ended (abandoned): nobody takes this chunk.
+		if k.copying == 0 {
+			k.arena.freeAll()
+		}
+		return
+	}
+	k.bytes += len(c.data) + len(c.strings)
+	k.captured++
 	k.chunks = append(k.chunks, c)
+}
+
+// copyHeader is a copied string's expiry and two lengths.
+const copyHeader = 16
+
+// copied says whether a client's capture copies e (a string whose lengths
+// fit the copy's header) rather than encoding it at once.
+func copied(e *store.Entry) bool {
+	return e.Type() == store.TypeString && len(e.Key()) <= math.MaxUint32 && len(e.Bytes()) <= math.MaxUint32
+}
+
+// writeChunk writes c's keys to fw.
+func writeChunk(fw *rdb.FileWriter, c snapshotChunk) {
+	fw.Entries(c.data)
+	for p := c.strings; len(p) > 0; {
+		at := int64(binary.LittleEndian.Uint64(p))
+		kl, vl := int(binary.LittleEndian.Uint32(p[8:])), int(binary.LittleEndian.Uint32(p[12:]))
+		p = p[copyHeader:]
+		fw.StringEntry(at, p[:kl], p[kl:kl+vl])
+		p = p[kl+vl:]
+	}
 }
 
 // take returns the chunks captured since the last call.

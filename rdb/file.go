@@ -112,6 +112,9 @@ func (fw *FileWriter) Entry(e *store.Entry) {
 // value) to dst; scratch is a reusable buffer for the value, returned
 // grown. The caller holds e's slot lock.
 func (en Encoder) AppendEntry(dst, scratch []byte, e *store.Entry) ([]byte, []byte) {
+	if e.Type() == store.TypeString {
+		return en.AppendStringEntry(dst, e.ExpireAt(), []byte(e.Key()), e.Bytes()), scratch
+	}
 	if at := e.ExpireAt(); at != 0 {
 		dst = append(dst, opExpireMS)
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(at))
@@ -121,6 +124,26 @@ func (en Encoder) AppendEntry(dst, scratch []byte, e *store.Entry) ([]byte, []by
 	dst = append(dst, scratch[0])
 	dst = en.str(dst, []byte(e.Key()))
 	return append(dst, scratch[1:]...), scratch
+}
+
+// AppendStringEntry appends a string key as AppendEntry does, from its
+// expiry (0: none), key and value.
+func (en Encoder) AppendStringEntry(dst []byte, expireAt int64, key, val []byte) []byte {
+	if expireAt != 0 {
+		dst = append(dst, opExpireMS)
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(expireAt))
+	}
+	dst = en.str(append(dst, TypeString), key)
+	return en.str(dst, val)
+}
+
+// StringEntry appends one string key from its expiry (0: none), key and
+// value, as Entry appends a string entry.
+func (fw *FileWriter) StringEntry(expireAt int64, key, val []byte) {
+	fw.buf = fw.enc.AppendStringEntry(fw.buf, expireAt, key, val)
+	if len(fw.buf) >= fileFlushSize {
+		fw.flush()
+	}
 }
 
 // SelectDBAgain switches back to database db without a RESIZEDB hint: a

@@ -36,9 +36,11 @@ type Snapshot struct {
 // SnapshotSink receives the slots of a snapshot.
 type SnapshotSink interface {
 	// CaptureSlot is called exactly once for every non-empty slot of the
-	// snapshot's databases, with the slot locked; db is the database's
-	// number at S. Read its entries with DB.ScanSlotLocked.
-	CaptureSlot(dbID int, db *DB, slot uint16)
+	// snapshot's databases, with the slot locked; dbID is the database's
+	// number at S. Read its entries with DB.ScanSlotLocked. byWalk says
+	// the snapshot's own Walk locked the slot; otherwise a command,
+	// expiry or eviction did, and waits for the capture to change it.
+	CaptureSlot(dbID int, db *DB, slot uint16, byWalk bool)
 }
 
 // ErrSnapshotRunning is BeginSnapshot while another snapshot is running.
@@ -82,7 +84,10 @@ func (sn *Snapshot) Walk(between func(keys int64) bool) bool {
 			if n == 0 {
 				continue
 			}
-			db.lockSlot(s)
+			s.mu.Lock()
+			if sn := db.ks.snap.Load(); sn != nil && s.snapGen != sn.gen {
+				sn.capture(db, s, true)
+			}
 			s.mu.Unlock()
 			if between != nil && !between(n) {
 				return false
@@ -103,7 +108,7 @@ func (sn *Snapshot) End() {
 func (db *DB) lockSlot(s *Slot) {
 	s.mu.Lock()
 	if sn := db.ks.snap.Load(); sn != nil && s.snapGen != sn.gen {
-		sn.capture(db, s)
+		sn.capture(db, s, false)
 	}
 }
 
@@ -113,14 +118,14 @@ func (db *DB) tryLockSlot(s *Slot) bool {
 		return false
 	}
 	if sn := db.ks.snap.Load(); sn != nil && s.snapGen != sn.gen {
-		sn.capture(db, s)
+		sn.capture(db, s, false)
 	}
 	return true
 }
 
 // capture hands s to the sink if its database existed at S; the caller
-// holds s's lock.
-func (sn *Snapshot) capture(db *DB, s *Slot) {
+// holds s's lock. byWalk: the caller is Walk.
+func (sn *Snapshot) capture(db *DB, s *Slot, byWalk bool) {
 	s.snapGen = sn.gen
 	if s.dict.count == 0 {
 		return
@@ -128,7 +133,7 @@ func (sn *Snapshot) capture(db *DB, s *Slot) {
 	for id, d := range sn.dbs {
 		if d == db {
 			slot := uint16((uintptr(unsafe.Pointer(s)) - uintptr(unsafe.Pointer(&db.slots[0]))) / unsafe.Sizeof(Slot{}))
-			sn.sink.CaptureSlot(id, db, slot)
+			sn.sink.CaptureSlot(id, db, slot, byWalk)
 			return
 		}
 	}

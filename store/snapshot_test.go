@@ -16,7 +16,7 @@ type recordingSink struct {
 	captures map[[2]int]int    // (db, slot) -> times captured
 }
 
-func (r *recordingSink) CaptureSlot(dbID int, db *DB, slot uint16) {
+func (r *recordingSink) CaptureSlot(dbID int, db *DB, slot uint16, _ bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.captures[[2]int{dbID, int(slot)}]++
