@@ -161,6 +161,9 @@ func newGuardTransport(inner memberlist.Transport, g *busGuard, enc encryptionSt
 		innerDone: make(chan struct{}),
 		peeking:   make(map[net.Conn]struct{}),
 	}
+	if pt, ok := inner.(packetTaker); ok {
+		pt.setPacketHandler(t.takePacket) // on busTransport's reader: one hand-off fewer per packet
+	}
 	t.wg.Add(2)
 	go t.forwardPackets()
 	go t.forwardStreams()
@@ -178,29 +181,41 @@ func (a addressTransport) DialAddressTimeout(addr memberlist.Address, timeout ti
 	return a.DialTimeout(addr.Addr, timeout)
 }
 
-// forwardPackets checks each inbound packet on the way to memberlist.
-// Once Shutdown began it keeps draining the inner transport (whose
-// listener blocks on its channel) and drops what it reads.
+// packetTaker is an inner transport that can hand its packets to a
+// function on its reader goroutine (busTransport) instead of PacketCh.
+type packetTaker interface {
+	setPacketHandler(fn func(*memberlist.Packet))
+}
+
+// forwardPackets checks each inbound packet on the way to memberlist
+// (takePacket), for an inner transport that delivers on PacketCh.
 func (t *guardTransport) forwardPackets() {
 	defer t.wg.Done()
 	in := t.inner.PacketCh()
 	for {
 		select {
 		case p := <-in:
-			if err := t.checkPacket(p.Buf); err != nil {
-				t.g.reject(p.From, "packet", err)
-				continue
-			}
-			if t.deliverUser(p.Buf) {
-				continue
-			}
-			select {
-			case t.packets <- p:
-			case <-t.closing:
-			}
+			t.takePacket(p)
 		case <-t.innerDone:
 			return
 		}
+	}
+}
+
+// takePacket checks one inbound packet and hands it to the bus or to
+// memberlist. Once Shutdown began it drops what it reads, so the inner
+// transport's reader never blocks on a memberlist that is gone.
+func (t *guardTransport) takePacket(p *memberlist.Packet) {
+	if err := t.checkPacket(p.Buf); err != nil {
+		t.g.reject(p.From, "packet", err)
+		return
+	}
+	if t.deliverUser(p.Buf) {
+		return
+	}
+	select {
+	case t.packets <- p:
+	case <-t.closing:
 	}
 }
 

@@ -28,10 +28,18 @@ type busTransport struct {
 	packets chan *memberlist.Packet
 	streams chan net.Conn
 
+	// handler, when set, takes each packet on the reader goroutine
+	// instead of packets (see setPacketHandler).
+	handler  atomic.Pointer[func(*memberlist.Packet)]
 	shutdown atomic.Bool
 	wg       sync.WaitGroup
 	logger   *log.Logger
 }
+
+// setPacketHandler makes fn take the packets read from now on, on the
+// reader goroutine, instead of PacketCh: the guard checks and routes them
+// there, one goroutine hand-off fewer per packet.
+func (t *busTransport) setPacketHandler(fn func(*memberlist.Packet)) { t.handler.Store(&fn) }
 
 // udpRecvBuffer is the socket receive buffer asked for (halved until the
 // kernel accepts it), as NetTransport does; maxPacket is the largest UDP
@@ -191,7 +199,12 @@ func (t *busTransport) readPackets() {
 			continue // memberlist messages have at least a type byte
 		}
 		addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()) // a dual-stack socket's IPv4 peer
-		t.packets <- &memberlist.Packet{Buf: append([]byte(nil), buf[:n]...),
+		p := &memberlist.Packet{Buf: append([]byte(nil), buf[:n]...),
 			From: net.UDPAddrFromAddrPort(addr), Timestamp: ts}
+		if h := t.handler.Load(); h != nil {
+			(*h)(p)
+			continue
+		}
+		t.packets <- p
 	}
 }
