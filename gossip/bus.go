@@ -882,6 +882,7 @@ func (b *Bus) createMemberlist(mc *memberlist.Config) (*memberlist.Memberlist, e
 		gt.source = b.cfg.SourceAddr
 	}
 	gt.setLinkHandler(b.links.acceptLink)
+	gt.setUserHandler((*busDelegate)(b).NotifyMsg)
 	mc.Transport = gt
 	ml, err := memberlist.Create(mc)
 	if err != nil {

@@ -13,9 +13,11 @@ import (
 // which reads the node timeout at every use; bus messages go straight to
 // an address, not through memberlist's membership): the hints only tell
 // the re-join, every 10 s, which peers to join again. So memberlist probes
-// and gossips once per node-timeout (1 s to 5 s): at node-timeout/10 its
-// probes, acks and gossip were a second failure detector's worth of
-// packets, a good part of an idle node's CPU.
+// and gossips once per five node-timeouts (1 s to 5 s; 5 s from a
+// node-timeout of 1 s): at node-timeout/10 its probes, acks and gossip
+// were a second failure detector's worth of packets, a good part of an
+// idle node's CPU, and even once a second its probes, acks and timers
+// were a tenth of an idle node's wake-ups.
 type memberlistTiming struct {
 	probe, probeTimeout time.Duration
 	gossip              time.Duration
@@ -26,7 +28,7 @@ type memberlistTiming struct {
 }
 
 func timingFor(nodeTimeout time.Duration) memberlistTiming {
-	probe := clampDur(nodeTimeout, time.Second, 5*time.Second)
+	probe := clampDur(5*nodeTimeout, time.Second, 5*time.Second)
 	return memberlistTiming{
 		probe:        probe,
 		probeTimeout: probe / 2,

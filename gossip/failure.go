@@ -161,7 +161,7 @@ func (s *State) checkPFail(n *node, now time.Time) bool {
 }
 
 // silentSince is when n's silence began, for a node with a ping pending:
-// its last message, but no earlier than one ping interval (at most
+// its last message, but no earlier than one ping gap (pingGap, at most
 // node-timeout/2) before our pending ping. A ping goes out one interval after the last PONG, so in a
 // live exchange the two agree and a node that dies is flagged about
 // node-timeout after it last spoke, instead of node-timeout after our next
@@ -174,8 +174,7 @@ func (s *State) silentSince(n *node) time.Time {
 	if n.dataReceived.IsZero() {
 		return n.pingSent
 	}
-	nt := s.opts.NodeTimeout
-	floor := n.pingSent.Add(-min(pingInterval(nt), nt/2))
+	floor := n.pingSent.Add(-min(s.pingGap(n), s.opts.NodeTimeout/2))
 	if n.dataReceived.After(floor) {
 		return n.dataReceived
 	}

@@ -127,6 +127,9 @@ type guardTransport struct {
 	// onLink receives the accepted streams that open with linkMagic (the
 	// cluster links, gossip/link.go); nil: they are closed.
 	onLink atomic.Pointer[func(net.Conn)]
+	// onUser receives the payload of each plaintext user-message packet
+	// (the bus's PING, PONG, FAIL); nil: memberlist gets them.
+	onUser atomic.Pointer[func([]byte)]
 	// peeking are the accepted streams whose first byte is awaited
 	// (closed by Shutdown); guarded by peekMu.
 	peekMu    sync.Mutex
@@ -158,6 +161,9 @@ func newGuardTransport(inner memberlist.Transport, g *busGuard, enc encryptionSt
 		innerDone: make(chan struct{}),
 		peeking:   make(map[net.Conn]struct{}),
 	}
+	if pt, ok := inner.(packetTaker); ok {
+		pt.setPacketHandler(t.takePacket) // on busTransport's reader: one hand-off fewer per packet
+	}
 	t.wg.Add(2)
 	go t.forwardPackets()
 	go t.forwardStreams()
@@ -175,26 +181,41 @@ func (a addressTransport) DialAddressTimeout(addr memberlist.Address, timeout ti
 	return a.DialTimeout(addr.Addr, timeout)
 }
 
-// forwardPackets checks each inbound packet on the way to memberlist.
-// Once Shutdown began it keeps draining the inner transport (whose
-// listener blocks on its channel) and drops what it reads.
+// packetTaker is an inner transport that can hand its packets to a
+// function on its reader goroutine (busTransport) instead of PacketCh.
+type packetTaker interface {
+	setPacketHandler(fn func(*memberlist.Packet))
+}
+
+// forwardPackets checks each inbound packet on the way to memberlist
+// (takePacket), for an inner transport that delivers on PacketCh.
 func (t *guardTransport) forwardPackets() {
 	defer t.wg.Done()
 	in := t.inner.PacketCh()
 	for {
 		select {
 		case p := <-in:
-			if err := t.checkPacket(p.Buf); err != nil {
-				t.g.reject(p.From, "packet", err)
-				continue
-			}
-			select {
-			case t.packets <- p:
-			case <-t.closing:
-			}
+			t.takePacket(p)
 		case <-t.innerDone:
 			return
 		}
+	}
+}
+
+// takePacket checks one inbound packet and hands it to the bus or to
+// memberlist. Once Shutdown began it drops what it reads, so the inner
+// transport's reader never blocks on a memberlist that is gone.
+func (t *guardTransport) takePacket(p *memberlist.Packet) {
+	if err := t.checkPacket(p.Buf); err != nil {
+		t.g.reject(p.From, "packet", err)
+		return
+	}
+	if t.deliverUser(p.Buf) {
+		return
+	}
+	select {
+	case t.packets <- p:
+	case <-t.closing:
 	}
 }
 
@@ -224,6 +245,34 @@ func (t *guardTransport) forwardStreams() {
 
 // setLinkHandler makes fn receive the cluster links accepted from now on.
 func (t *guardTransport) setLinkHandler(fn func(net.Conn)) { t.onLink.Store(&fn) }
+
+// setUserHandler makes fn receive the plaintext user messages from now on
+// (see deliverUser).
+func (t *guardTransport) setUserHandler(fn func([]byte)) { t.onUser.Store(&fn) }
+
+// deliverUser hands a checked plaintext user-message packet
+// ([mlUser][message], how memberlist sends the bus's packets without a
+// cluster secret) straight to the user handler, which is where memberlist
+// would put it after two more goroutine hand-offs (its packet listener
+// queues user messages for its packet handler, which calls the delegate's
+// NotifyMsg). Each hand-off is a wake-up; with a few dozen bus packets a
+// second they were a good part of an idle node's CPU. Sealed, labelled,
+// checksummed and compound packets still go through memberlist, and so
+// does everything while a cluster secret is set.
+func (t *guardTransport) deliverUser(buf []byte) bool {
+	if len(buf) < 2 || buf[0] != mlUser {
+		return false
+	}
+	fn := t.onUser.Load()
+	if fn == nil {
+		return false
+	}
+	if keys, _ := t.enc(); len(keys) > 0 {
+		return false
+	}
+	(*fn)(buf[1:])
+	return true
+}
 
 // route reads an accepted stream's first byte (the dialer writes first,
 // memberlist's streams and the cluster links alike) and hands a link to

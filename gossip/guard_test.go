@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/memberlist"
 	"github.com/shoal-db/shoal/internal/testharness"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -316,4 +317,52 @@ func TestGuardTransportDialsFromSourceAddr(t *testing.T) {
 	gt.source = func() string { return "" }
 	_, bound, _ = gt.dialFromSource(ln.Addr().String(), time.Second)
 	require.False(t, bound, "no source address: the inner transport dials")
+}
+
+// takerTransport is a transport whose packets go to a handler.
+type takerTransport struct {
+	memberlist.Transport
+	handler func(*memberlist.Packet)
+}
+
+func (t *takerTransport) setPacketHandler(fn func(*memberlist.Packet)) { t.handler = fn }
+
+// TestGuardDeliversBusPacketsDirectly: a checked plaintext user message
+// (a bus PING) goes from the inner transport's reader straight to the
+// bus's handler, not through memberlist; a memberlist packet (a probe's
+// ping) still goes to memberlist, and a sealed one too while a cluster
+// secret is set.
+func TestGuardDeliversBusPacketsDirectly(t *testing.T) {
+	inner := &takerTransport{Transport: (&MemNetwork{}).NewTransport()}
+	keys := [][]byte(nil)
+	gt := newGuardTransport(inner, newBusGuard(zap.NewNop()), func() ([][]byte, bool) { return keys, false }, streamTimeout{})
+	defer gt.Shutdown()
+	require.NotNil(t, inner.handler, "the guard takes the packets on the reader")
+	var got [][]byte
+	gt.setUserHandler(func(p []byte) { got = append(got, p) })
+	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+
+	msg := sampleMessage().Encode()
+	inner.handler(&memberlist.Packet{Buf: append([]byte{mlUser}, msg...), From: from})
+	require.Len(t, got, 1)
+	require.Equal(t, msg, got[0])
+
+	toMemberlist := func(buf []byte) {
+		done := make(chan struct{})
+		go func() { inner.handler(&memberlist.Packet{Buf: buf, From: from}); close(done) }()
+		select {
+		case p := <-gt.PacketCh():
+			require.Equal(t, buf, p.Buf)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the packet did not reach memberlist")
+		}
+		<-done
+	}
+	toMemberlist(append([]byte{mlPing}, testMap("SeqNo", 7, "Node", "n1")...))
+	require.Len(t, got, 1)
+
+	// With a secret set, a plaintext packet is memberlist's to judge.
+	keys = [][]byte{bytes.Repeat([]byte{1}, 16)}
+	toMemberlist(append([]byte{mlUser}, msg...))
+	require.Len(t, got, 1)
 }

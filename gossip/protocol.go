@@ -620,7 +620,9 @@ func (s *State) Tick() {
 		}
 	}
 
-	// One random node among five, the one with the oldest pong, every second.
+	// One random node among five, the one heard from least recently,
+	// every second (Redis: the oldest pong; here a node that pings us is
+	// heard without pongs, see pingGap).
 	if s.ticks%randomPingEveryTicks == 0 && len(s.order) > 1 {
 		var min *node
 		for j := 0; j < 5; j++ {
@@ -628,7 +630,7 @@ func (s *State) Tick() {
 			if !n.pingSent.IsZero() || n.flags&(FlagMyself|FlagHandshake|FlagNoAddr) != 0 {
 				continue
 			}
-			if min == nil || n.pongReceived.Before(min.pongReceived) {
+			if min == nil || n.lastHeard().Before(min.lastHeard()) {
 				min = n
 			}
 		}
@@ -662,7 +664,7 @@ func (s *State) Tick() {
 		}
 		// Half a tick of slack: a PONG arrives a moment after the tick that
 		// sent the PING, and without it the ping would wait a second tick.
-		if n.pingSent.IsZero() && now.Sub(n.pongReceived)+tickSlack >= pingInterval(nt) {
+		if n.pingSent.IsZero() && now.Sub(n.lastHeard())+tickSlack >= s.pingGap(n) {
 			s.sendPing(n, MsgPing, n.id)
 			continue
 		}
@@ -706,6 +708,25 @@ const tickSlack = 50 * time.Millisecond
 // cluster, nearly all of an idle node's CPU (10x Redis's).
 func pingInterval(nt time.Duration) time.Duration {
 	return max(nt/3, 100*time.Millisecond)
+}
+
+// pingGap is how long n may stay unheard before we ping it. Any message
+// from n counts (its PING to us as much as its PONG to ours), and the two
+// ends of a pair do not ping at once: the end with the lower id pings one
+// ping interval after it last heard from the other, the higher one waits
+// half an interval more, so while both live only the lower one's PING and
+// the PONG to it cross the bus each interval — half the packets of both
+// ends pinging (an idle six-node cluster's bus traffic, and with it most
+// of an idle node's CPU). Failure detection is not slowed: silence is
+// counted from the node's last message (silentSince), and pingSent minus
+// the gap never falls after that message, so the waiting end, left alone
+// when the other dies, still flags it node-timeout after it last spoke.
+func (s *State) pingGap(n *node) time.Duration {
+	iv := pingInterval(s.opts.NodeTimeout)
+	if s.myself != nil && n.id < s.myself.id {
+		return iv + iv/2
+	}
+	return iv
 }
 
 // afterStep runs what Redis does in clusterBeforeSleep.

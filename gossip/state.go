@@ -111,6 +111,16 @@ func (n *node) addr() string {
 	return net.JoinHostPort(n.ip, itoa(n.cport))
 }
 
+// lastHeard is when n last answered a ping of ours or sent us anything,
+// as far as pinging it goes (pingGap): of a node flagged PFAIL or FAIL only
+// its PONGs count, since only a PONG clears the flags.
+func (n *node) lastHeard() time.Time {
+	if n.flags&(FlagPFail|FlagFail) == 0 && n.dataReceived.After(n.pongReceived) {
+		return n.dataReceived
+	}
+	return n.pongReceived
+}
+
 // Envelope is a message the state machine wants sent.
 type Envelope struct {
 	// To is the receiver's id in this node's table (a handshake node's

@@ -24,14 +24,23 @@ import (
 type busTransport struct {
 	tcp *net.TCPListener
 	udp *net.UDPConn
+	raw *rawUDP // udp's reads and sends (gossip/udp_raw_linux.go)
 
 	packets chan *memberlist.Packet
 	streams chan net.Conn
 
+	// handler, when set, takes each packet on the reader goroutine
+	// instead of packets (see setPacketHandler).
+	handler  atomic.Pointer[func(*memberlist.Packet)]
 	shutdown atomic.Bool
 	wg       sync.WaitGroup
 	logger   *log.Logger
 }
+
+// setPacketHandler makes fn take the packets read from now on, on the
+// reader goroutine, instead of PacketCh: the guard checks and routes them
+// there, one goroutine hand-off fewer per packet.
+func (t *busTransport) setPacketHandler(fn func(*memberlist.Packet)) { t.handler.Store(&fn) }
 
 // udpRecvBuffer is the socket receive buffer asked for (halved until the
 // kernel accepts it), as NetTransport does; maxPacket is the largest UDP
@@ -70,7 +79,13 @@ func newBusTransport(bindAddr string, port int, logger *log.Logger) (*busTranspo
 		_ = udp.Close()
 		return nil, fmt.Errorf("failed to resize UDP buffer: %v", err)
 	}
-	t := &busTransport{tcp: tcp, udp: udp, logger: logger,
+	raw, err := newRawUDP(udp)
+	if err != nil {
+		_ = tcp.Close()
+		_ = udp.Close()
+		return nil, fmt.Errorf("UDP socket: %v", err)
+	}
+	t := &busTransport{tcp: tcp, udp: udp, raw: raw, logger: logger,
 		packets: make(chan *memberlist.Packet), streams: make(chan net.Conn)}
 	t.wg.Add(2)
 	go t.acceptStreams()
@@ -112,8 +127,7 @@ func (t *busTransport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, err
 // WriteTo sends one packet to addr ("ip:port").
 func (t *busTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 	if ap, err := netip.ParseAddrPort(addr); err == nil {
-		_, err = t.udp.WriteToUDPAddrPort(b, ap)
-		return time.Now(), err
+		return time.Now(), t.raw.writeTo(b, ap)
 	}
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
@@ -178,7 +192,7 @@ func (t *busTransport) readPackets() {
 	defer t.wg.Done()
 	buf := make([]byte, maxPacket)
 	for {
-		n, addr, err := t.udp.ReadFromUDPAddrPort(buf)
+		n, addr, err := t.raw.readFrom(buf)
 		ts := time.Now()
 		if err != nil {
 			if t.shutdown.Load() {
@@ -191,7 +205,12 @@ func (t *busTransport) readPackets() {
 			continue // memberlist messages have at least a type byte
 		}
 		addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()) // a dual-stack socket's IPv4 peer
-		t.packets <- &memberlist.Packet{Buf: append([]byte(nil), buf[:n]...),
+		p := &memberlist.Packet{Buf: append([]byte(nil), buf[:n]...),
 			From: net.UDPAddrFromAddrPort(addr), Timestamp: ts}
+		if h := t.handler.Load(); h != nil {
+			(*h)(p)
+			continue
+		}
+		t.packets <- p
 	}
 }

@@ -181,24 +181,14 @@ func (a *aofState) noteWriteError(err error) {
 
 // ---------------------------------------------------------------- the cron
 
-// loop is the AOF's background work, every 100 ms, on its own goroutine
-// (Redis's bio thread and the AOF part of serverCron): write what no client
-// waited for (the master link's writes, expiry), fsync once a second under
-// everysec, retry after a write error, start a scheduled or automatic
-// rewrite.
-func (a *aofState) loop(stop <-chan struct{}) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		a.cron()
-	}
-}
+// aofCronPeriod is how often the AOF's background work runs (cron), on its
+// own goroutine following the server cron (Redis's bio thread and the AOF
+// part of serverCron).
+const aofCronPeriod = 100 * time.Millisecond
 
+// cron writes what no client waited for (the master link's writes,
+// expiry), fsyncs once a second under everysec, retries after a write
+// error, and starts a scheduled or automatic rewrite.
 func (a *aofState) cron() {
 	if app := a.app.Load(); app != nil {
 		if err := app.Flush(); err != nil {

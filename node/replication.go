@@ -116,16 +116,9 @@ func (r *replState) ensureFeed() {
 // repl-ping-replica-period, ACKs to the master, the good-replica count,
 // the backlog's TTL, and the offset published to the cluster bus.
 func (r *replState) cron(stop <-chan struct{}) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
+	defer r.rep.Stop()
 	loops := int64(0)
-	for {
-		select {
-		case <-stop:
-			r.rep.Stop()
-			return
-		case <-t.C:
-		}
+	r.s.crons.repl.run(stop, func() {
 		loops++
 		cfg := r.s.cfg
 		// No PING while writes are paused (CLIENT PAUSE, a manual
@@ -144,7 +137,7 @@ func (r *replState) cron(stop <-chan struct{}) {
 			r.s.cluster.SetReplOffset(r.m.Offset())
 		}
 		r.rep.SendAck()
-	}
+	})
 }
 
 // ---------------------------------------------------------------- guards

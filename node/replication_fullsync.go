@@ -140,17 +140,10 @@ func (f *fullSyncer) run(stop <-chan struct{}) {
 // while the execution gate is closed (DEBUG SLEEP, a busy script): a
 // replica then sees its master silent.
 func (f *fullSyncer) keepAlive(stop <-chan struct{}) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
 	var links []*replication.Link
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+	f.r.s.crons.keepAlive.run(stop, func() {
 		if f.r.s.tx.gate.closed.Load() {
-			continue
+			return
 		}
 		f.mu.Lock()
 		links = links[:0]
@@ -161,7 +154,7 @@ func (f *fullSyncer) keepAlive(stop <-chan struct{}) {
 		for _, l := range links {
 			l.KeepAlive() // a no-op once its RDB transfer started
 		}
-	}
+	})
 }
 
 // take returns the next batch to serve, or how long to wait before asking

@@ -117,6 +117,7 @@ type Server struct {
 	done     chan struct{} // closed when the server has stopped
 	stopOnce sync.Once
 	stopCron chan struct{}
+	crons    serverCrons
 	wg       sync.WaitGroup
 
 	// shutdownHook runs when SHUTDOWN is accepted (the binary exits).
@@ -180,6 +181,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		clients:      make(map[int64]*Client),
 		done:         make(chan struct{}),
 		stopCron:     make(chan struct{}),
+		crons:        newServerCrons(),
 		shutdownHook: opts.OnShutdown,
 	}
 	s.logID = &logIdentity{runID: s.runID, cluster: cfg.Bool("cluster-enabled")}
@@ -412,7 +414,7 @@ func (s *Server) Listen() error {
 	go s.cron()
 	go func() {
 		defer s.wg.Done()
-		s.aof.loop(s.stopCron) // node/aof.go
+		s.crons.aof.run(s.stopCron, s.aof.cron) // node/aof.go
 	}()
 	s.startReplication()
 	if s.startupLoading != nil {
@@ -650,22 +652,38 @@ func (s *Server) cron() {
 	t := time.NewTicker(time.Second / time.Duration(hz))
 	defer t.Stop()
 	// The heap trimmer looks more often than hz so that memory comes back
-	// soon after a burst of writes ends.
+	// soon after a burst of writes ends; while idle (once a second) it
+	// looks on the cron's own wake-ups instead of its timer's.
 	trimTicker := time.NewTicker(trimCheckInterval)
 	defer trimTicker.Stop()
 	trim := newHeapTrimmer()
+	var trimChecked time.Time
+	trimOnCron := false
+	trimTick := func(now time.Time) {
+		trimChecked = now
+		if trim.tick(now, uint64(s.stats.readBatches.Load()), s.backgroundWorkPending()) {
+			s.log.Debug("idle: returned free heap memory to the OS")
+		}
+		if next := trim.interval(); next >= trimIdleInterval {
+			trimTicker.Stop()
+			trimOnCron = true
+		} else {
+			trimTicker.Reset(next)
+			trimOnCron = false
+		}
+	}
 	var busTicked time.Time
 	for {
 		select {
 		case <-s.stopCron:
 			return
 		case now := <-trimTicker.C:
-			if trim.tick(now, uint64(s.stats.readBatches.Load()), s.backgroundWorkPending()) {
-				s.log.Debug("idle: returned free heap memory to the OS")
-			}
-			trimTicker.Reset(trim.interval())
+			trimTick(now)
 			continue
 		case <-t.C:
+		}
+		if now := time.Now(); trimOnCron && now.Sub(trimChecked) >= trimIdleInterval-time.Second/time.Duration(2*hz) {
+			trimTick(now)
 		}
 		// The cluster cron runs every 100 ms from here (Redis's
 		// run_with_period(100) in serverCron), even while DEBUG
@@ -677,6 +695,9 @@ func (s *Server) cron() {
 				s.cluster.CronTick()
 			}
 		}
+		// The AOF's and replication's periodic work, on this wake-up too
+		// (node/cron_follower.go), also while the cron is paused.
+		s.crons.due(time.Now(), time.Second/time.Duration(hz))
 		// hz and dynamic-hz apply from the next tick on, as in Redis.
 		if next := s.cronFrequency(); next != hz {
 			hz = next

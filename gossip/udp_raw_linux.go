@@ -1,0 +1,157 @@
+//go:build linux
+
+package gossip
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// rawUDP reads and sends the bus's UDP packets with raw system calls
+// (through the socket's RawConn, so waiting for readiness is still the
+// runtime's netpoller). The socket is non-blocking, so recvfrom and sendto
+// never block; the ordinary path wraps each in the runtime's
+// entersyscall/exitsyscall, and a system call entered while every P is
+// idle wakes the runtime's sysmon thread, which then polls every 20 µs
+// until the process is idle again. An idle cluster node receives and
+// answers a packet at a time, a few dozen a second, each a fresh
+// wake-up: sysmon's polling was 40% of such a node's CPU (perf, idle 3+3
+// cluster). Raw calls leave sysmon asleep.
+type rawUDP struct {
+	rc    syscall.RawConn
+	inet6 bool // the socket is AF_INET6 (a dual-stack wildcard bind): IPv4 peers are v4-mapped
+}
+
+func newRawUDP(c *net.UDPConn) (*rawUDP, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	u := &rawUDP{rc: rc}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		var sa syscall.Sockaddr
+		sa, serr = syscall.Getsockname(int(fd))
+		_, u.inet6 = sa.(*syscall.SockaddrInet6)
+	}); err != nil {
+		return nil, err
+	}
+	return u, serr
+}
+
+// readFrom reads one packet into buf.
+func (u *rawUDP) readFrom(buf []byte) (int, netip.AddrPort, error) {
+	if len(buf) == 0 {
+		return 0, netip.AddrPort{}, errors.New("empty read buffer")
+	}
+	var (
+		n    int
+		from netip.AddrPort
+		rerr error
+	)
+	err := u.rc.Read(func(fd uintptr) bool {
+		for {
+			var rsa syscall.RawSockaddrAny
+			alen := uint32(syscall.SizeofSockaddrAny)
+			r, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)),
+				0, uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&alen)))
+			switch e {
+			case 0:
+				n, from = int(r), addrPortOf(&rsa)
+				return true
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // wait for the netpoller
+			default:
+				rerr = e
+				return true
+			}
+		}
+	})
+	if err == nil {
+		err = rerr
+	}
+	return n, from, err
+}
+
+// writeTo sends b to one peer.
+func (u *rawUDP) writeTo(b []byte, to netip.AddrPort) error {
+	var (
+		sa4   syscall.RawSockaddrInet4
+		sa6   syscall.RawSockaddrInet6
+		sa    unsafe.Pointer
+		salen uintptr
+	)
+	port := to.Port()
+	if addr := to.Addr().Unmap(); addr.Is4() && !u.inet6 {
+		sa4.Family = syscall.AF_INET
+		sa4.Addr = addr.As4()
+		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		p[0], p[1] = byte(port>>8), byte(port)
+		sa, salen = unsafe.Pointer(&sa4), syscall.SizeofSockaddrInet4
+	} else if u.inet6 {
+		sa6.Family = syscall.AF_INET6
+		sa6.Addr = to.Addr().As16() // an IPv4 peer as ::ffff:a.b.c.d
+		if z := to.Addr().Zone(); z != "" {
+			if id, err := strconv.Atoi(z); err == nil {
+				sa6.Scope_id = uint32(id)
+			} else if ifi, err := net.InterfaceByName(z); err == nil {
+				sa6.Scope_id = uint32(ifi.Index)
+			}
+		}
+		p := (*[2]byte)(unsafe.Pointer(&sa6.Port))
+		p[0], p[1] = byte(port>>8), byte(port)
+		sa, salen = unsafe.Pointer(&sa6), syscall.SizeofSockaddrInet6
+	} else {
+		return syscall.EAFNOSUPPORT // an IPv6 peer from an IPv4 socket
+	}
+	var ptr unsafe.Pointer
+	if len(b) > 0 {
+		ptr = unsafe.Pointer(&b[0])
+	}
+	var werr error
+	err := u.rc.Write(func(fd uintptr) bool {
+		for {
+			_, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(ptr), uintptr(len(b)), 0, uintptr(sa), salen)
+			switch e {
+			case 0:
+				return true
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false
+			default:
+				werr = e
+				return true
+			}
+		}
+	})
+	if err == nil {
+		err = werr
+	}
+	return err
+}
+
+// addrPortOf is the peer address recvfrom filled in.
+func addrPortOf(rsa *syscall.RawSockaddrAny) netip.AddrPort {
+	switch rsa.Addr.Family {
+	case syscall.AF_INET:
+		sa := (*syscall.RawSockaddrInet4)(unsafe.Pointer(rsa))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(p[0])<<8|uint16(p[1]))
+	case syscall.AF_INET6:
+		sa := (*syscall.RawSockaddrInet6)(unsafe.Pointer(rsa))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		addr := netip.AddrFrom16(sa.Addr)
+		if sa.Scope_id != 0 {
+			addr = addr.WithZone(strconv.Itoa(int(sa.Scope_id)))
+		}
+		return netip.AddrPortFrom(addr, uint16(p[0])<<8|uint16(p[1]))
+	}
+	return netip.AddrPort{}
+}
