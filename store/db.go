@@ -128,7 +128,7 @@ func (db *DB) Exists(key []byte) bool {
 }
 
 func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
-	key := e.key
+	key := e.Key()
 	db.unlink(s, h, e)
 	db.ks.expiredKeys.Add(1)
 	if db.ks.events != nil {
@@ -347,7 +347,7 @@ func (db *DB) Scan(cursor uint64, count int, match func(key string) bool, fn fun
 		for {
 			inner = s.dict.scan(inner, func(e *Entry) {
 				if e.expire != 0 && now > e.expire {
-					if match == nil || match(e.key) {
+					if match == nil || match(e.Key()) {
 						expired = append(expired, e)
 					}
 					return
@@ -364,7 +364,7 @@ func (db *DB) Scan(cursor uint64, count int, match func(key string) bool, fn fun
 		// change under the table's scan.
 		if len(expired) > 0 && !db.keepExpired(s) && !db.ks.replicaMode.Load() {
 			for _, e := range expired {
-				db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
+				db.expireEntry(s, hashKey(db.ks.seed, e.keyBytes()), e)
 			}
 		}
 		s.mu.Unlock()
@@ -428,7 +428,7 @@ func (db *DB) RandomKey() (string, bool) {
 			continue
 		}
 		if e.expire != 0 && db.ks.Now() > e.expire {
-			db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
+			db.expireEntry(s, hashKey(db.ks.seed, e.keyBytes()), e)
 			s.mu.Unlock()
 			total = db.Size()
 			if total == 0 {
@@ -436,7 +436,7 @@ func (db *DB) RandomKey() (string, bool) {
 			}
 			continue
 		}
-		key := e.key
+		key := e.Key()
 		s.mu.Unlock()
 		return key, true
 	}

@@ -30,8 +30,11 @@ func (d *dict) find(h uint64, key []byte) *Entry {
 	if d.count == 0 {
 		return nil
 	}
+	h32 := uint32(h)
 	for e := d.buckets[h&uint64(len(d.buckets)-1)]; e != nil; e = e.next {
-		if e.key == unsafe.String(unsafe.SliceData(key), len(key)) {
+		// The stored hash and the length rule out most other keys of the
+		// chain without reading their bytes (often another cache line).
+		if e.hash == h32 && e.klen == uint32(len(key)) && e.Key() == unsafe.String(unsafe.SliceData(key), len(key)) {
 			return e
 		}
 	}
@@ -42,9 +45,10 @@ func (d *dict) find(h uint64, key []byte) *Entry {
 // the load factor passes 1.
 func (d *dict) insert(seed maphash.Seed, h uint64, e *Entry) {
 	if d.count >= len(d.buckets) {
-		d.resize(seed, max(dictMinSize, len(d.buckets)*2))
+		d.resize(max(dictMinSize, len(d.buckets)*2))
 	}
 	i := h & uint64(len(d.buckets)-1)
+	e.hash = uint32(h)
 	e.next = d.buckets[i]
 	d.buckets[i] = e
 	d.count++
@@ -93,17 +97,20 @@ func (d *dict) maybeShrink(seed maphash.Seed) {
 		for target < d.count*2 {
 			target *= 2
 		}
-		d.resize(seed, target)
+		d.resize(target)
 	}
 }
 
-func (d *dict) resize(seed maphash.Seed, size int) {
+// resize moves every entry to a new table of size buckets, placing each by
+// its stored hash bits: a slot's table never has 2^32 buckets, so the low 32
+// bits of the hash are all the index needs.
+func (d *dict) resize(size int) {
 	nb := make([]*Entry, size)
 	mask := uint64(size - 1)
 	for _, e := range d.buckets {
 		for e != nil {
 			next := e.next
-			i := hashKey(seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))) & mask
+			i := uint64(e.hash) & mask
 			e.next = nb[i]
 			nb[i] = e
 			e = next

@@ -11,9 +11,10 @@ import "unsafe"
 // (64, 80, 96, 112, 128): a million keys cost no more memory than three
 // separate allocations did.
 //
-// e.key and e.val point into the array; an interior pointer keeps the whole
-// allocation alive. A value later replaced by one of another length gets an
-// allocation of its own (setString), as before.
+// The entry finds the array by offset (Entry.inline): kptr and val stay nil,
+// so the collector has no pointer to follow out of the entry. A value later
+// replaced by one of another length gets an allocation of its own
+// (setString), as before.
 type entryInline[B any] struct {
 	e Entry
 	b B // a byte array: [16]byte, [32]byte, ... (allocInline)
@@ -57,7 +58,11 @@ func smallSizeClass(n int) int {
 func allocEntry(key, val []byte) *Entry {
 	n := len(key) + len(val)
 	if !inlineFits(len(key), len(val)) {
-		e := &Entry{key: string(key)}
+		e := &Entry{}
+		if len(key) > 0 {
+			k := string(key)
+			e.kptr, e.klen = unsafe.StringData(k), uint32(len(k))
+		}
 		if val != nil {
 			e.setString(val)
 		}
@@ -98,15 +103,13 @@ func allocEntry(key, val []byte) *Entry {
 		e, b = allocInline[[entryInlineMax]byte]()
 	}
 	copy(b, key)
-	if len(key) > 0 {
-		e.key = unsafe.String(&b[0], len(key))
-	}
+	e.klen = uint32(len(key))
 	if len(val) > 0 {
 		copy(b[len(key):], val)
-		e.val = unsafe.Pointer(&b[len(key)])
 		e.vlen = uint32(len(val))
 	}
-	// e.meta's type bits are TypeString (0) already.
+	// e.meta's type bits are TypeString (0) already; kptr and val stay nil:
+	// key and value are read at the entry's inline offset.
 	return e
 }
 

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
-	"unsafe"
 )
 
 // Eviction: Redis's approximated LRU/LFU/TTL eviction (evict.c) over the
@@ -118,7 +117,7 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 				}
 				*c = poolEntry{score: score, db: db, slot: sl, e: e, hash: bucket, tableLen: tableLen, used: true}
 				if tableLen == 0 {
-					c.hash = hashKey(ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
+					c.hash = hashKey(ks.seed, e.keyBytes())
 				}
 			})
 		}
@@ -264,7 +263,7 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 					e = s.dict.randomEntry(randUint64)
 				}
 				if e != nil {
-					st.randKey, found = append(st.randKey[:0], e.key...), true
+					st.randKey, found = append(st.randKey[:0], e.Key()...), true
 				}
 				s.mu.Unlock()
 				return !found
@@ -319,7 +318,7 @@ func (ks *Keyspace) evictLinked(db *DB, s *Slot, h uint64, e *Entry, hook EvictH
 	freed := before - s.bytes
 	ks.evictedKeys.Add(1)
 	if hook != nil {
-		hook(db, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
+		hook(db, e.keyBytes())
 	}
 	return freed
 }
