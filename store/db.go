@@ -139,7 +139,7 @@ func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
 // unlink removes e, which is linked in s under hash h (or a hash with the
 // same bucket), and takes its charges off.
 func (db *DB) unlink(s *Slot, h uint64, e *Entry) {
-	s.dict.removeEntry(db.ks.seed, h, e)
+	s.dict.removeEntry(h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, -e.charge())
 	if s.dict.count == 0 {
@@ -173,7 +173,7 @@ func (db *DB) dropVolatile(s *Slot, e *Entry) {
 func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 	e := allocEntry(key, val)
 	db.ks.initAccess(e)
-	s.dict.insert(db.ks.seed, h, e)
+	s.dict.insert(h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, e.charge())
 	if s.dict.count == 1 {

@@ -44,7 +44,7 @@ func (db *DB) relink(e *Entry, key []byte) {
 		e.setKey(key)
 	}
 	e.next = nil
-	s.dict.insert(db.ks.seed, h, e)
+	s.dict.insert(h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, e.charge())
 	if s.dict.count == 1 {
