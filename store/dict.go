@@ -199,10 +199,11 @@ func (d *dict) resize(size int) {
 	d.buckets = nb
 }
 
-// moveBuckets relinks every entry of old into nb.
+// moveBuckets relinks every entry of old into nb. old is left as it was
+// (its chains now wrong): the caller drops or clears it.
 func moveBuckets(old, nb []*Entry) {
 	mask := uint64(len(nb) - 1)
-	for i, e := range old {
+	for _, e := range old {
 		for e != nil {
 			next := e.next
 			j := uint64(e.hash) & mask
@@ -210,7 +211,6 @@ func moveBuckets(old, nb []*Entry) {
 			nb[j] = e
 			e = next
 		}
-		old[i] = nil
 	}
 }
 
@@ -223,6 +223,7 @@ func (d *dict) rehashStep() {
 	for r.done < len(d.buckets) && moved < rehashStepBuckets && visits < 10*rehashStepBuckets {
 		if d.buckets[r.done] != nil {
 			moveBuckets(d.buckets[r.done:r.done+1], r.buckets)
+			d.buckets[r.done] = nil // lookups and SCAN still read the old table
 			moved++
 		}
 		r.done++
