@@ -95,7 +95,7 @@ func TestOnlyInlineEntriesAreRecycled(t *testing.T) {
 	key, val := []byte("key:000000000001"), cacheValue
 	require.Equal(t, 128, allocEntry(key, val).inlineArray())
 	renamed := allocEntry(key, val)
-	renamed.key = string(key)
+	renamed.setKey([]byte("key:000000000009")) // RENAME's destination: the key apart, the value left in the array
 	require.Zero(t, renamed.inlineArray())
 	replaced := allocEntry(key, val)
 	replaced.setString([]byte("short"))
@@ -112,6 +112,7 @@ func TestOnlyInlineEntriesAreRecycled(t *testing.T) {
 	old := allocEntry(key, val)
 	old.expire = 42
 	old.setLRU(7)
+	old.hash = 0xdeadbeef
 	r.recycle(old)
 	if raceEnabled {
 		return
@@ -124,7 +125,11 @@ func TestOnlyInlineEntriesAreRecycled(t *testing.T) {
 	require.Zero(t, e.expire)
 	require.Zero(t, e.lru())
 	require.Nil(t, e.next)
-	require.Equal(t, unsafe.Add(unsafe.Pointer(e), entrySize), unsafe.Pointer(unsafe.StringData(e.key)))
+	require.Zero(t, e.hash)
+	require.Zero(t, e.meta)
+	require.True(t, e.kptr == nil && e.val == nil, "key and value read at the inline offset")
+	require.Equal(t, unsafe.Add(unsafe.Pointer(e), entrySize), unsafe.Pointer(unsafe.StringData(e.Key())))
+	require.Equal(t, 128, e.inlineArray(), "recyclable again")
 }
 
 // RANDOMKEY's answer is read after the slot is unlocked: it must be a copy,
