@@ -129,7 +129,7 @@ func (db *DB) Exists(key []byte) bool {
 }
 
 func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
-	key := e.key
+	key := e.Key()
 	db.unlink(s, h, e)
 	db.ks.expiredKeys.Add(1)
 	if db.ks.events != nil {
@@ -140,7 +140,7 @@ func (db *DB) expireEntry(s *Slot, h uint64, e *Entry) {
 // unlink removes e, which is linked in s under hash h (or a hash with the
 // same bucket), and takes its charges off.
 func (db *DB) unlink(s *Slot, h uint64, e *Entry) {
-	s.dict.removeEntry(db.ks.seed, h, e)
+	s.dict.removeEntry(h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, -e.charge())
 	if s.dict.count == 0 {
@@ -174,7 +174,7 @@ func (db *DB) dropVolatile(s *Slot, e *Entry) {
 func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 	e := db.ks.recycler.alloc(key, val)
 	db.ks.initAccess(e)
-	s.dict.insert(db.ks.seed, h, e)
+	s.dict.insert(h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, e.charge())
 	if s.dict.count == 1 {
@@ -348,7 +348,7 @@ func (db *DB) Scan(cursor uint64, count int, match func(key string) bool, fn fun
 		for {
 			inner = s.dict.scan(inner, func(e *Entry) {
 				if e.expire != 0 && now > e.expire {
-					if match == nil || match(e.key) {
+					if match == nil || match(e.Key()) {
 						expired = append(expired, e)
 					}
 					return
@@ -365,7 +365,7 @@ func (db *DB) Scan(cursor uint64, count int, match func(key string) bool, fn fun
 		// change under the table's scan.
 		if len(expired) > 0 && !db.keepExpired(s) && !db.ks.replicaMode.Load() {
 			for _, e := range expired {
-				db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
+				db.expireEntry(s, hashKey(db.ks.seed, e.keyBytes()), e)
 			}
 		}
 		s.mu.Unlock()
@@ -429,7 +429,7 @@ func (db *DB) RandomKey() (string, bool) {
 			continue
 		}
 		if e.expire != 0 && db.ks.Now() > e.expire {
-			db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
+			db.expireEntry(s, hashKey(db.ks.seed, e.keyBytes()), e)
 			s.mu.Unlock()
 			total = db.Size()
 			if total == 0 {
@@ -437,7 +437,7 @@ func (db *DB) RandomKey() (string, bool) {
 			}
 			continue
 		}
-		key := strings.Clone(e.key) // the entry's bytes may be reused once unlocked (store/entryalloc.go)
+		key := strings.Clone(e.Key()) // the entry's bytes may be reused once unlocked (store/entryalloc.go)
 		s.mu.Unlock()
 		return key, true
 	}

@@ -38,26 +38,43 @@ func (t Type) String() string {
 }
 
 // Entry is one key of the keyspace. It is 48 bytes, so that a million small
-// string keys cost about what Redis's dictEntry + robj + sds cost: the value
-// bytes live in their own pointer-free allocation reached through val, and the
-// type, the encoding bits and a 24-bit LRU/LFU clock share one word.
+// string keys cost about what Redis's dictEntry + robj + sds cost: the type,
+// the encoding bits and a 24-bit LRU/LFU clock share one word.
+//
+// A short key and its string value live inside the entry's own allocation,
+// right after these 48 bytes (allocEntry); the entry then reaches them by
+// offset, not by pointer, so the collector finds no pointer to follow in
+// most entries (next is nil for a bucket's only entry): marking a million
+// keys reads a million objects but follows no pointers out of them. A key or
+// value stored apart is reached through kptr / val.
 //
 // An Entry is only valid while the caller holds the lock of its slot; it must
-// not be retained after the lock is released.
+// not be retained after the lock is released. It must never be copied: the
+// inline bytes belong to the allocation it lives in.
 //
-// next and meta come first: an entry is 16-byte aligned, so both lie in one
-// cache line, and eviction sampling, which walks a bucket's chain and reads
-// each entry's clock, costs one cache miss per entry (with meta after the
-// key and value pointers, half the entries straddled two lines).
+// next, meta and hash come first: an entry is 16-byte aligned, so the three
+// lie in one cache line, and eviction sampling, which walks a bucket's chain
+// and reads each entry's clock, costs one cache miss per entry (with meta
+// after the key and value pointers, half the entries straddled two lines);
+// so does a chain walk, which compares the stored hash before anything else.
+// The pointers follow, so the collector scans no further than 32 bytes in.
 type Entry struct {
 	next *Entry
 	meta uint32 // type:4 | flags:4 | lru:24
-	vlen uint32
-	key  string
-	// val is, by type: string → the first byte of vlen value bytes (compact)
-	// or a *[]byte (mutable, after APPEND/SETRANGE/SETBIT); other types → a
-	// pointer to their value structure.
+	// hash is the low 32 bits of the key's hash, set when the entry is
+	// linked into its slot's table: chains compare it before the key, and a
+	// resize places entries by it without hashing their keys again.
+	hash uint32
+	// kptr is the key's first byte when the key has an allocation of its
+	// own; nil when the klen key bytes follow the entry (or klen is 0).
+	kptr *byte
+	// val is, by type: string → the first byte of vlen value bytes when the
+	// value has an allocation of its own, nil when they follow the inline
+	// key (compact), or a *[]byte (mutable, after APPEND/SETRANGE/SETBIT);
+	// other types → a pointer to their value structure.
 	val    unsafe.Pointer
+	klen   uint32
+	vlen   uint32
 	expire int64 // absolute unix ms; 0 = no expiry
 }
 
@@ -74,7 +91,45 @@ const (
 // Key returns the entry's key. The string aliases the entry, whose memory
 // is reused once it is evicted (store/entryalloc.go): it may be read under
 // the slot lock only; copy it to keep it.
-func (e *Entry) Key() string { return e.key }
+func (e *Entry) Key() string {
+	if e.kptr != nil || e.klen == 0 {
+		return unsafe.String(e.kptr, e.klen)
+	}
+	return unsafe.String(e.inline(), e.klen)
+}
+
+// keyBytes returns the entry's key as a slice aliasing the keyspace (read
+// only, under the slot lock).
+func (e *Entry) keyBytes() []byte {
+	k := e.Key()
+	return unsafe.Slice(unsafe.StringData(k), len(k))
+}
+
+// inline returns the first byte after the entry inside its allocation, where
+// allocEntry put an inline key and value. Only valid for such an entry.
+func (e *Entry) inline() *byte {
+	return (*byte)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{})))
+}
+
+// compactData returns the first byte of a compact string's vlen (> 0) value
+// bytes: apart, or inline after the key.
+func (e *Entry) compactData() *byte {
+	if e.val != nil {
+		return (*byte)(e.val)
+	}
+	return (*byte)(unsafe.Add(unsafe.Pointer(e.inline()), e.klen))
+}
+
+// setKey gives the entry the key k in an allocation of its own (RENAME's
+// destination). An inline value is first pointed at where it is, since its
+// place follows the inline key's length.
+func (e *Entry) setKey(k []byte) {
+	if e.val == nil && e.vlen > 0 && e.isCompactString() {
+		e.val = unsafe.Pointer(e.compactData())
+	}
+	s := string(k)
+	e.kptr, e.klen = unsafe.StringData(s), uint32(len(s))
+}
 
 // Type returns the value's type.
 func (e *Entry) Type() Type { return Type(e.meta & metaTypeMask) }
@@ -91,7 +146,7 @@ func (e *Entry) Bytes() []byte {
 	if e.vlen == 0 || e.meta&metaTypeMask != uint32(TypeString) {
 		return nil // a collection's vlen is its memory charge (store/memory.go)
 	}
-	return unsafe.Slice((*byte)(e.val), e.vlen)
+	return unsafe.Slice(e.compactData(), e.vlen)
 }
 
 // setString stores b as the entry's string value, copying it into a
@@ -101,7 +156,7 @@ func (e *Entry) setString(b []byte) {
 		// A compact string of the same length: overwrite it in place. No
 		// allocation and no garbage for the common fixed-size overwrite;
 		// safe because nobody keeps Bytes() past the slot lock.
-		copy(unsafe.Slice((*byte)(e.val), e.vlen), b)
+		copy(unsafe.Slice(e.compactData(), e.vlen), b)
 		return
 	}
 	e.meta = e.meta&^(metaTypeMask|metaFlagsMask) | uint32(TypeString)

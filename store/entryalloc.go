@@ -14,9 +14,10 @@ import (
 // (64, 80, 96, 112, 128): a million keys cost no more memory than three
 // separate allocations did.
 //
-// e.key and e.val point into the array; an interior pointer keeps the whole
-// allocation alive. A value later replaced by one of another length gets an
-// allocation of its own (setString), as before.
+// The entry finds the array by offset (Entry.inline): kptr and val stay nil,
+// so the collector has no pointer to follow out of the entry. A value later
+// replaced by one of another length gets an allocation of its own
+// (setString), as before.
 type entryInline[B any] struct {
 	e Entry
 	b B // a byte array: [16]byte, [32]byte, ... (allocInline)
@@ -60,7 +61,11 @@ func smallSizeClass(n int) int {
 func allocEntry(key, val []byte) *Entry {
 	n := len(key) + len(val)
 	if !inlineFits(len(key), len(val)) {
-		e := &Entry{key: string(key)}
+		e := &Entry{}
+		if len(key) > 0 {
+			k := string(key)
+			e.kptr, e.klen = unsafe.StringData(k), uint32(len(k))
+		}
 		if val != nil {
 			e.setString(val)
 		}
@@ -109,19 +114,18 @@ func allocEntry(key, val []byte) *Entry {
 // entryInlineMax).
 func inlineArraySize(n int) int { return int(AllocSize(entrySize+int64(n)) - entrySize) }
 
-// fillInline copies key and val into the entry's array b and points the
-// entry at them. e's other fields must be zero.
+// fillInline copies key and val into the entry's array b and records their
+// lengths: the entry reads them at its inline offset. e's other fields must
+// be zero.
 func fillInline(e *Entry, b, key, val []byte) {
 	copy(b, key)
-	if len(key) > 0 {
-		e.key = unsafe.String(&b[0], len(key))
-	}
+	e.klen = uint32(len(key))
 	if len(val) > 0 {
 		copy(b[len(key):], val)
-		e.val = unsafe.Pointer(&b[len(key)])
 		e.vlen = uint32(len(val))
 	}
-	// e.meta's type bits are TypeString (0) already.
+	// e.meta's type bits are TypeString (0) already; kptr and val stay nil:
+	// key and value are read at the entry's inline offset.
 }
 
 // Evicted entries are reused. Under evicting writes every SET of a new key
@@ -152,19 +156,16 @@ type entryRecycler struct {
 }
 
 // inlineArray returns the size of the array allocated with e when e is a
-// compact string whose key and value both still lie in it (not renamed, its
-// value not replaced by one of another length), else 0.
+// compact string whose key and value both still lie in it, else 0. Both are
+// read at the entry's inline offset exactly when kptr and val are nil: a key
+// or value of its own (allocated alone, renamed, its value replaced by one
+// of another length or made mutable) is reached by pointer. While both are
+// inline, klen and vlen are what the array was sized for (allocEntry).
 func (e *Entry) inlineArray() int {
-	if e.meta&(metaTypeMask|metaMutable) != uint32(TypeString) || e.vlen == 0 || len(e.key) == 0 {
+	if !e.isCompactString() || e.klen == 0 || e.vlen == 0 || e.kptr != nil || e.val != nil {
 		return 0
 	}
-	// Addresses compared as integers: for an entry allocated alone, the
-	// address past it is no pointer into its allocation (checkptr).
-	base := uintptr(unsafe.Pointer(e)) + uintptr(entrySize)
-	if uintptr(unsafe.Pointer(unsafe.StringData(e.key))) != base || uintptr(e.val) != base+uintptr(len(e.key)) {
-		return 0
-	}
-	return inlineArraySize(len(e.key) + int(e.vlen))
+	return inlineArraySize(int(e.klen) + int(e.vlen))
 }
 
 // recycle keeps e, unlinked and unreachable from anything else, for reuse
@@ -174,7 +175,7 @@ func (r *entryRecycler) recycle(e *Entry) {
 	if size == 0 {
 		return
 	}
-	*e = Entry{}
+	*e = Entry{} // the stored hash bits too: insert sets them anew
 	r.pools[size/16-1].Put(e)
 }
 
@@ -190,7 +191,7 @@ func (r *entryRecycler) alloc(key, val []byte) *Entry {
 	if x == nil {
 		return allocEntry(key, val)
 	}
-	fillInline(x, unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(x), entrySize)), size), key, val)
+	fillInline(x, unsafe.Slice(x.inline(), size), key, val)
 	return x
 }
 

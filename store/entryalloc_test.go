@@ -95,7 +95,7 @@ func TestOnlyInlineEntriesAreRecycled(t *testing.T) {
 	key, val := []byte("key:000000000001"), cacheValue
 	require.Equal(t, 128, allocEntry(key, val).inlineArray())
 	renamed := allocEntry(key, val)
-	renamed.key = string(key)
+	renamed.setKey([]byte("key:000000000009")) // RENAME's destination: the key apart, the value left in the array
 	require.Zero(t, renamed.inlineArray())
 	replaced := allocEntry(key, val)
 	replaced.setString([]byte("short"))
@@ -112,6 +112,7 @@ func TestOnlyInlineEntriesAreRecycled(t *testing.T) {
 	old := allocEntry(key, val)
 	old.expire = 42
 	old.setLRU(7)
+	old.hash = 0xdeadbeef
 	r.recycle(old)
 	if raceEnabled {
 		return
@@ -124,7 +125,11 @@ func TestOnlyInlineEntriesAreRecycled(t *testing.T) {
 	require.Zero(t, e.expire)
 	require.Zero(t, e.lru())
 	require.Nil(t, e.next)
-	require.Equal(t, unsafe.Add(unsafe.Pointer(e), entrySize), unsafe.Pointer(unsafe.StringData(e.key)))
+	require.Zero(t, e.hash)
+	require.Zero(t, e.meta)
+	require.True(t, e.kptr == nil && e.val == nil, "key and value read at the inline offset")
+	require.Equal(t, unsafe.Add(unsafe.Pointer(e), entrySize), unsafe.Pointer(unsafe.StringData(e.Key())))
+	require.Equal(t, 128, e.inlineArray(), "recyclable again")
 }
 
 // RANDOMKEY's answer is read after the slot is unlocked: it must be a copy,
@@ -140,4 +145,64 @@ func TestRandomKeyOutlivesItsEntry(t *testing.T) {
 	require.True(t, ok)
 	fillCache(db, "key:others:", 1) // the same size class: takes the evicted entry
 	require.Equal(t, "key:cached:100000", key)
+}
+
+// Evicting writes into one hash-tagged slot while its table grows
+// incrementally: sampling walks both tables, evicted entries are recycled
+// into new keys (which the table links into the new table), and every key
+// stays findable with its charges exact.
+func TestEvictingWritesDuringIncrementalRehash(t *testing.T) {
+	ks := New(1, clock.NewFake(time.Unix(1_000, 0)), nil)
+	db := ks.DB(0)
+	fillCache(db, "{t}cached:", incrementalRehashMin+1) // the last insert starts the growth
+	s := &db.slots[slots.KeySlot([]byte("{t}"))]
+	require.NotNil(t, s.dict.rehash)
+	written := make([]string, 0, 4*incrementalRehashMin)
+	for i := range incrementalRehashMin + 1 {
+		written = append(written, "{t}cached:"+strconv.Itoa(100_000+i))
+	}
+	newKeys := make([][]byte, 3*incrementalRehashMin) // made here: AllocsPerRun counts none of them
+	for i := range newKeys {
+		newKeys[i] = []byte("{t}newer::" + strconv.Itoa(100_000+i))
+	}
+	slot := slots.KeySlot(newKeys[0])
+	duringRehash, i := 0, 0
+	step := func() {
+		if s.dict.rehash != nil {
+			duringRehash++
+		}
+		if _, ok := ks.EvictOne(EvictAllKeysLRU, 5, nil); !ok {
+			t.Fatal("nothing to evict")
+		}
+		db.Lock(slot)
+		db.SetString(newKeys[i], cacheValue, false)
+		db.Unlock(slot)
+		i++
+	}
+	if !raceEnabled { // the race detector makes sync.Pool drop entries at random
+		allocs := testing.AllocsPerRun(100, step)
+		require.NotNil(t, s.dict.rehash, "the growth ended during the measured writes")
+		require.Zero(t, allocs, "a new key's entry was allocated, not reused, during the growth")
+	}
+	for s.dict.rehash != nil || i < 300 {
+		require.Less(t, i, len(newKeys), "the growth never ends")
+		step()
+	}
+	require.Greater(t, duringRehash, 100)
+	for _, k := range newKeys[:i] {
+		written = append(written, string(k))
+	}
+	found := 0
+	for _, k := range written {
+		withKey(db, k, func(kb []byte) {
+			if e := db.Find(kb); e != nil {
+				require.Equal(t, k, e.Key())
+				require.Equal(t, cacheValue, e.Bytes())
+				found++
+			}
+		})
+	}
+	require.Equal(t, int64(incrementalRehashMin+1), db.Size(), "one key evicted per key written")
+	require.Equal(t, int64(found), db.Size(), "a linked entry no lookup finds")
+	require.Equal(t, chargedTotal(ks), ks.DataBytes())
 }

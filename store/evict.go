@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
-	"unsafe"
 )
 
 // Eviction: Redis's approximated LRU/LFU/TTL eviction (evict.c) over the
@@ -130,7 +129,7 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 					}
 					*p = poolEntry{score: scores[j], db: db, slot: sl, e: c.e, hash: c.bucket, tableLen: tableLen, used: true}
 					if tableLen == 0 {
-						p.hash = hashKey(ks.seed, unsafe.Slice(unsafe.StringData(c.e.key), len(c.e.key)))
+						p.hash = hashKey(ks.seed, c.e.keyBytes())
 					}
 				}
 			})
@@ -212,7 +211,8 @@ func (st *evictionState) insert(score uint64) *poolEntry {
 // dictGetSomeKeys walks consecutive buckets too). Keys are spread over the
 // slots by their hash, so neighbouring slots are as random a sample as
 // random ones, and far cheaper: one lock and few cache misses. tableLen is
-// the slot's table size, 0 for entries from its volatile set (bucket 0).
+// the slot's table size (the old table's while it is resized
+// incrementally), 0 for entries from its volatile set (bucket 0).
 func (db *DB) samplePool(policy EvictionPolicy, n int, buf *[maxEvictionSamples]dictSample,
 	fn func(s *Slot, tableLen int, batch []dictSample)) {
 	volatileOnly := policy.volatileOnly()
@@ -286,7 +286,7 @@ func (ks *Keyspace) evictRandom(policy EvictionPolicy, hook EvictHook) (int64, b
 					e = s.dict.randomEntry(randUint64)
 				}
 				if e != nil {
-					st.randKey, found = append(st.randKey[:0], e.key...), true
+					st.randKey, found = append(st.randKey[:0], e.Key()...), true
 				}
 				s.mu.Unlock()
 				return !found
@@ -341,7 +341,7 @@ func (ks *Keyspace) evictLinked(db *DB, s *Slot, h uint64, e *Entry, hook EvictH
 	freed := before - s.bytes
 	ks.evictedKeys.Add(1)
 	if hook != nil {
-		hook(db, unsafe.Slice(unsafe.StringData(e.key), len(e.key)))
+		hook(db, e.keyBytes())
 	}
 	if !ks.evict.holds(e) {
 		ks.recycler.recycle(e) // store/entryalloc.go

@@ -2,7 +2,6 @@ package store
 
 import (
 	"time"
-	"unsafe"
 )
 
 // expireCursor remembers where the last active expiry cycle stopped, so that
@@ -95,7 +94,7 @@ func (db *DB) expireSample(s *Slot) (sampled, expired int) {
 		}
 	}
 	for _, e := range victims[:nv] {
-		db.expireEntry(s, hashKey(db.ks.seed, unsafe.Slice(unsafe.StringData(e.key), len(e.key))), e)
+		db.expireEntry(s, hashKey(db.ks.seed, e.keyBytes()), e)
 	}
 	return sampled, nv
 }

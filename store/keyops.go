@@ -40,11 +40,11 @@ func (db *DB) liveEntry(key []byte) (*Slot, uint64, *Entry) {
 // into db (whose key must be absent), keeping its value, expiry and LRU.
 func (db *DB) relink(e *Entry, key []byte) {
 	s, h := db.slotOf(key)
-	if e.key != string(key) {
-		e.key = string(key)
+	if e.Key() != string(key) {
+		e.setKey(key)
 	}
 	e.next = nil
-	s.dict.insert(db.ks.seed, h, e)
+	s.dict.insert(h, e)
 	s.keys.Store(int64(s.dict.count))
 	db.addCharge(s, e.charge())
 	if s.dict.count == 1 {

@@ -33,6 +33,36 @@ func lockKeys(db *DB, keys ...string) func() {
 	return func() { db.UnlockSlots(ss) }
 }
 
+// An entry keeps a short key and value inside its own allocation, the value
+// found after the key; renaming it gives the key an allocation of its own.
+// The value must stay readable and writable in place, and the charges must
+// follow the new key's length exactly as a fresh SET would.
+func TestRenameInlineEntryKeepsItsValue(t *testing.T) {
+	ks := New(1, nil, nil)
+	db := ks.DB(0)
+	const src, dst = "k", "a-much-longer-destination-key-name"
+	unlock := lockKeys(db, src, dst)
+	defer unlock()
+
+	e := db.SetString([]byte(src), []byte("hello"), false)
+	require.True(t, e.kptr == nil && e.val == nil, "a short key and value start inline")
+	require.True(t, db.Rename([]byte(src), []byte(dst)))
+	got := db.Find([]byte(dst))
+	require.Same(t, e, got, "RENAME moves the entry")
+	require.Equal(t, dst, got.Key())
+	require.Equal(t, "hello", string(got.Bytes()))
+	require.Equal(t, compactStringCharge(len(dst), 5)+SlotCharge, db.Bytes())
+
+	// A same-length overwrite writes in place, where the value still is.
+	db.SetString([]byte(dst), []byte("world"), false)
+	require.Equal(t, "world", string(db.Find([]byte(dst)).Bytes()))
+	require.Equal(t, dst, db.Find([]byte(dst)).Key())
+	// And back to a short key: still the same value, same charges as a SET.
+	require.True(t, db.Rename([]byte(dst), []byte(src)))
+	require.Equal(t, "world", string(db.Find([]byte(src)).Bytes()))
+	require.Equal(t, compactStringCharge(len(src), 5)+SlotCharge, db.Bytes())
+}
+
 func TestRenameKeepsValueAndTTL(t *testing.T) {
 	clk := clock.NewFake(time.UnixMilli(1_000_000))
 	ks := New(2, clk, nil)

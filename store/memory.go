@@ -103,7 +103,7 @@ func compactStringCharge(keyLen, valLen int) int64 {
 // charge is what e currently counts for (see the file comment).
 func (e *Entry) charge() int64 {
 	if e.isCompactString() {
-		return compactStringCharge(len(e.key), int(e.vlen))
+		return compactStringCharge(int(e.klen), int(e.vlen))
 	}
 	return int64(e.vlen)
 }
@@ -164,9 +164,9 @@ func (e *Entry) MemoryUsage(samples int) int64 {
 	case e.isCompactString():
 		return e.charge()
 	case e.Type() == TypeString: // mutable
-		return entryKeyCharge(len(e.key)) + AllocSize(sliceHeaderSize) + AllocSize(int64(cap(*(*[]byte)(e.val))))
+		return entryKeyCharge(int(e.klen)) + AllocSize(sliceHeaderSize) + AllocSize(int64(cap(*(*[]byte)(e.val))))
 	}
-	n := entryKeyCharge(len(e.key))
+	n := entryKeyCharge(int(e.klen))
 	if v := e.Value(); v != nil && e.val != nil {
 		n += v.MemoryUsage(samples)
 	}
