@@ -156,7 +156,7 @@ func (s *Server) serveRequests(c *Client) error {
 			// client's replies together once per event-loop turn: the
 			// clients then find many replies per wake-up instead of one
 			// connection's, which on a machine the clients share cut the
-			// server's CPU per request by 9-21% and raised rps by 10-42%
+			// server's CPU per request by 9-25% and raised rps by 10-42%
 			// in the -P 16 benchmarks (bench-notify, -evict, -tls,
 			// -tracking). A lone command (-P 1) is answered at once: there
 			// the yield bought nothing and cost CPU.
