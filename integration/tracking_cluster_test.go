@@ -27,6 +27,13 @@ type cachedReader struct {
 	cache  rueidis.Client
 	writer *redis.ClusterClient
 	key    string
+	// replicated makes each write wait (WAIT 1) until the master's replica
+	// acknowledged it: after the failover the caching client's cache is on
+	// the old master, now a replica, which invalidates the key only when
+	// it applies the write from its replication stream. A master acknowledges
+	// a write before its replicas apply it, in Redis as in shoal, so without
+	// WAIT the next cached read races the stream.
+	replicated bool
 }
 
 // requireFreshAfterWrite writes val with another client, then checks that
@@ -35,7 +42,11 @@ type cachedReader struct {
 // its connection), and that the read after that is served from the cache.
 func (r *cachedReader) requireFreshAfterWrite(val, when string) {
 	r.t.Helper()
-	require.NoError(r.t, r.writer.Set(r.ctx, r.key, val, 0).Err(), when)
+	if r.replicated {
+		r.setAcknowledgedByReplica(val, when)
+	} else {
+		require.NoError(r.t, r.writer.Set(r.ctx, r.key, val, 0).Err(), when)
+	}
 	got, err := r.cache.Do(r.ctx, r.cache.B().Get().Key(r.key).Build()).ToString()
 	require.NoError(r.t, err, when)
 	require.Equal(r.t, val, got, when)
@@ -51,6 +62,35 @@ func (r *cachedReader) requireFreshAfterWrite(val, when string) {
 	require.True(r.t, res.IsCacheHit(), "%s: the value read again is cached", when)
 }
 
+// setAcknowledgedByReplica writes val on the key's master and WAITs on the
+// same connection (WAIT counts the acknowledgements of that connection's
+// last write) until one replica applied it. The writer's view of the slots
+// may be stale right after the failover: a MOVED makes it reload and retry.
+func (r *cachedReader) setAcknowledgedByReplica(val, when string) {
+	r.t.Helper()
+	var lastErr error
+	for range 50 {
+		master, err := r.writer.MasterForKey(r.ctx, r.key)
+		require.NoError(r.t, err, when)
+		var wait *redis.Cmd
+		_, err = master.Pipelined(r.ctx, func(p redis.Pipeliner) error {
+			p.Set(r.ctx, r.key, val, 0)
+			wait = p.Do(r.ctx, "WAIT", 1, 10000)
+			return nil
+		})
+		if err == nil {
+			acked, err := wait.Int64()
+			require.NoError(r.t, err, when)
+			require.Equal(r.t, int64(1), acked, "%s: one replica acknowledged the write", when)
+			return
+		}
+		lastErr = err
+		r.writer.ReloadState(r.ctx)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(r.t, lastErr, "%s: the write and its WAIT", when)
+}
+
 // TestClientSideCachingAcrossMigrationAndFailover: rueidis with its default
 // options (RESP3, client-side caching on) against a 3+3 cluster made by
 // redis-cli. A cached read is invalidated within one round trip after
@@ -58,7 +98,8 @@ func (r *cachedReader) requireFreshAfterWrite(val, when string) {
 // (SETSLOT MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE: the source's MIGRATE
 // deletes the key, which invalidates it) and after a manual failover of its
 // new master (the old master, now a replica, applies the new master's
-// write from the replication stream and invalidates it), the cached value
+// write from the replication stream and invalidates it; the writer WAITs
+// for that), the cached value
 // is never served stale, and caching goes on against the new owner.
 func TestClientSideCachingAcrossMigrationAndFailover(t *testing.T) {
 	nodes := StartClusterNodes(t, 6)
@@ -126,6 +167,7 @@ func TestClientSideCachingAcrossMigrationAndFailover(t *testing.T) {
 		}
 		return ""
 	})
+	r.replicated = true
 	r.requireFreshAfterWrite("v5", "after the failover")
 	r.requireFreshAfterWrite("v6", "a write on the promoted replica")
 }
