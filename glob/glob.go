@@ -4,6 +4,11 @@
 // COMMAND LIST FILTERBY PATTERN.
 package glob
 
+import (
+	"strings"
+	"unicode"
+)
+
 // Match reports whether s matches pattern as Redis 7.0's stringmatchlen()
 // decides it (nocase: ASCII letters match regardless of case, as C's
 // tolower in the "C" locale):
@@ -147,4 +152,83 @@ func (g matcher) match(key string) bool {
 		starK++
 		p, k = starP, starK
 	}
+}
+
+// Pattern is a pattern prepared once to be matched against many strings,
+// as a PSUBSCRIBE pattern is against every channel published (two per
+// write with keyspace notifications on). A case-sensitive pattern made of
+// literal bytes and '*' only — the usual shape, "__key*__:*" — matches by
+// comparing its literal runs (strings.HasPrefix, strings.Index), without
+// the byte-by-byte walk; any other pattern falls back to Match.
+type Pattern struct {
+	pat string
+	// simple: case-sensitive, and no byte of the pattern is '?', '[' or
+	// '\'. Then parts are the non-empty literal runs between the '*'s, and
+	// lead / trail tell whether the pattern starts / ends with '*'.
+	nocase      bool
+	simple      bool
+	star        bool // the pattern holds a '*'
+	lead, trail bool
+	parts       []string
+}
+
+// Compile prepares pattern for Pattern.Match (nocase as for Match).
+func Compile(pattern string, nocase bool) Pattern {
+	p := Pattern{pat: pattern}
+	if nocase && strings.ContainsFunc(pattern, func(r rune) bool { return r < 0x80 && unicode.IsLetter(r) }) ||
+		strings.ContainsAny(pattern, `?[\`) {
+		p.nocase = nocase
+		return p
+	}
+	p.simple = true
+	p.star = strings.IndexByte(pattern, '*') >= 0
+	p.lead = strings.HasPrefix(pattern, "*")
+	p.trail = strings.HasSuffix(pattern, "*")
+	for _, part := range strings.Split(pattern, "*") {
+		if part != "" {
+			p.parts = append(p.parts, part)
+		}
+	}
+	return p
+}
+
+// String is the pattern's text.
+func (p *Pattern) String() string { return p.pat }
+
+// Match reports whether s matches the pattern, as Match(pattern, s, nocase)
+// does.
+func (p *Pattern) Match(s string) bool {
+	if !p.simple {
+		return Match(p.pat, s, p.nocase)
+	}
+	if len(s) == 0 {
+		return len(p.pat) == 0 // as Match: the empty string matches only the empty pattern
+	}
+	if !p.star {
+		return s == p.pat
+	}
+	parts := p.parts
+	if !p.lead { // the first run is anchored at the start
+		if !strings.HasPrefix(s, parts[0]) {
+			return false
+		}
+		s, parts = s[len(parts[0]):], parts[1:]
+	}
+	if !p.trail { // the last run is anchored at the end, after the first
+		last := parts[len(parts)-1]
+		if !strings.HasSuffix(s, last) {
+			return false
+		}
+		s, parts = s[:len(s)-len(last)], parts[:len(parts)-1]
+	}
+	// Each run between two '*'s at its leftmost place: taking the earliest
+	// leaves the most room for the runs after it.
+	for _, part := range parts {
+		i := strings.Index(s, part)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(part):]
+	}
+	return true
 }

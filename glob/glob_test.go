@@ -169,6 +169,10 @@ func TestMatchRandom(t *testing.T) {
 		if got := Match(string(p), string(s), nocase); got != want {
 			t.Fatalf("Match(%q, %q, nocase=%v) = %v, reference %v", p, s, nocase, got, want)
 		}
+		compiled := Compile(string(p), nocase)
+		if got := compiled.Match(string(s)); got != want {
+			t.Fatalf("Compile(%q, nocase=%v).Match(%q) = %v, reference %v", p, nocase, s, got, want)
+		}
 	}
 }
 
@@ -186,6 +190,53 @@ func TestMatchPathological(t *testing.T) {
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Fatalf("took %v", time.Since(start))
+	}
+}
+
+// TestCompiledStarPatterns compares a compiled pattern of literals and
+// stars (the fast path) with Match on every pattern and string up to a
+// length over a small alphabet, the empty ones included.
+func TestCompiledStarPatterns(t *testing.T) {
+	all := func(alpha string, maxLen int) []string {
+		out := []string{""}
+		for prev := []string{""}; maxLen > 0; maxLen-- {
+			var next []string
+			for _, p := range prev {
+				for _, c := range alpha {
+					next = append(next, p+string(c))
+				}
+			}
+			out, prev = append(out, next...), next
+		}
+		return out
+	}
+	strs := all("ab", 5)
+	checked := 0
+	for _, nocase := range []bool{false, true} {
+		for _, pat := range all("ab*", 6) {
+			p := Compile(pat, nocase)
+			if !nocase && !p.simple {
+				t.Fatalf("Compile(%q) took the general path", pat)
+			}
+			for _, s := range append(strs, "AB", "aB*") {
+				if got, want := p.Match(s), Match(pat, s, nocase); got != want {
+					t.Fatalf("Compile(%q, nocase=%v).Match(%q) = %v, Match %v", pat, nocase, s, got, want)
+				}
+				checked++
+			}
+		}
+	}
+	if p := Compile("__key*__:*", false); !p.Match("__keyspace@0__:k") || !p.Match("__keyevent@0__:set") ||
+		p.Match("__keyspace@0__") || p.Match("") {
+		t.Fatal("the keyspace-notification pattern")
+	}
+	t.Logf("%d pairs", checked)
+}
+
+func BenchmarkCompiledMatch(b *testing.B) {
+	p := Compile("__key*__:*", false)
+	for range b.N {
+		p.Match("__keyspace@0__:key:000000123456")
 	}
 }
 

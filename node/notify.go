@@ -1,7 +1,6 @@
 package node
 
 import (
-	"strconv"
 	"sync/atomic"
 
 	"github.com/shoal-db/shoal/config"
@@ -69,22 +68,28 @@ func (s *Server) notifyKeyspaceEvent(from *Client, class int64, event string, ke
 		return
 	}
 	var buf [128]byte
+	// Both messages under one hold of the registry lock, sent together: a
+	// subscriber of both gets them with one append to its queue.
+	var d pubsubDeliveries
+	s.pubsub.mu.RLock()
 	if flags&config.NotifyKeyspace != 0 {
 		ch := appendNotifyChannel(buf[:0], "__keyspace@", db)
 		ch = append(ch, key...)
-		s.publish(from, ch, []byte(event), false)
+		s.publishLocked(&d, from, ch, []byte(event), false)
 	}
 	if flags&config.NotifyKeyevent != 0 {
 		ch := appendNotifyChannel(buf[:0], "__keyevent@", db)
 		ch = append(ch, event...)
-		s.publish(from, ch, key, false)
+		s.publishLocked(&d, from, ch, key, false)
 	}
+	d.send(s)
+	s.pubsub.mu.RUnlock()
 }
 
 // appendNotifyChannel appends "<prefix><db>__:".
 func appendNotifyChannel(b []byte, prefix string, db int) []byte {
 	b = append(b, prefix...)
-	b = strconv.AppendInt(b, int64(db), 10)
+	b = appendCount(b, db)
 	return append(b, "__:"...)
 }
 

@@ -1,7 +1,9 @@
 package node
 
 import (
+	"io"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -389,4 +391,36 @@ func TestKeyspaceNotificationsToTheWriterItselfMatchRedis(t *testing.T) {
 		t.Logf("redis: %q", want)
 		t.Logf("shoal: %q", got)
 	}
+}
+
+// BenchmarkNotifyToPatternSubscriber is the cost of one write's keyspace
+// notifications (KEA) with one "__key*__:*" subscriber draining them, as in
+// scripts/bench-notify.sh: two channels matched, two messages queued.
+func BenchmarkNotifyToPatternSubscriber(b *testing.B) {
+	s := startTestServer(b, "--notify-keyspace-events", "KEA")
+	sub := dialTest(b, s)
+	sub.do("PSUBSCRIBE", "__key*__:*")
+	drained := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, sub.r); close(drained) }()
+	key := []byte("key:000000123456")
+	cpu0 := processCPU(b)
+	b.ResetTimer()
+	for range b.N {
+		s.notifyKeyspaceEvent(nil, config.NotifyString, "set", key, 0)
+	}
+	b.StopTimer()
+	// The process's CPU time (the subscriber's writer and the reader here
+	// included) suffers less than wall time from other loads.
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	_ = sub.c.Close()
+	<-drained
+}
+
+// processCPU is the process's user+system CPU time in nanoseconds.
+func processCPU(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

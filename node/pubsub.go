@@ -36,7 +36,7 @@ type pubsubRegistry struct {
 	mu       sync.RWMutex
 	channels map[string][]*Client // subscription order, as Redis's lists
 	patterns map[string][]*Client
-	patOrder []string // patterns in creation order (publish matches in this order)
+	patOrder []glob.Pattern // patterns in creation order (publish matches in this order), compiled once
 	shard    map[string][]*Client
 }
 
@@ -150,7 +150,7 @@ func (r *pubsubRegistry) addLocked(c *Client, k pubsubKind, name string) bool {
 	t := r.table(k)
 	subs, ok := t[name]
 	if !ok && k == kindPattern {
-		r.patOrder = append(r.patOrder, name)
+		r.patOrder = append(r.patOrder, glob.Compile(name, false))
 	}
 	t[name] = append(subs, c)
 	c.ps.counts[k].Add(1)
@@ -173,8 +173,8 @@ func (r *pubsubRegistry) removeLocked(c *Client, k pubsubKind, name string) bool
 	if len(subs) == 0 {
 		delete(t, name)
 		if k == kindPattern {
-			for i, p := range r.patOrder {
-				if p == name {
+			for i := range r.patOrder {
+				if r.patOrder[i].String() == name {
 					r.patOrder = append(r.patOrder[:i], r.patOrder[i+1:]...)
 					break
 				}
@@ -194,13 +194,26 @@ func appendPushHeader(b []byte, resp, n int) []byte {
 	} else {
 		b = append(b, '*')
 	}
-	b = strconv.AppendInt(b, int64(n), 10)
+	b = appendCount(b, n)
 	return append(b, '\r', '\n')
+}
+
+// appendCount appends n >= 0 in decimal: the lengths and counts of a
+// message's encoding (six per notification), mostly under 100, without
+// strconv's general path.
+func appendCount(b []byte, n int) []byte {
+	switch {
+	case n >= 0 && n < 10:
+		return append(b, byte('0'+n))
+	case n >= 10 && n < 100:
+		return append(b, byte('0'+n/10), byte('0'+n%10))
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 func appendBulkBytes(b []byte, s []byte) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendCount(b, len(s))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')
@@ -208,7 +221,7 @@ func appendBulkBytes(b []byte, s []byte) []byte {
 
 func appendBulkStr(b []byte, s string) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendCount(b, len(s))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')
@@ -342,6 +355,17 @@ func appendPubsubMessage(b []byte, resp int, word, pattern string, channel, body
 // where Redis adds it to the client's output, before or after the
 // command's own reply.
 func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
+	var d pubsubDeliveries
+	s.pubsub.mu.RLock()
+	n := s.publishLocked(&d, from, channel, body, shard)
+	d.send(s)
+	s.pubsub.mu.RUnlock()
+	return n
+}
+
+// publishLocked is publish with the registry's read lock held: the messages
+// are added to d, which the caller sends before it lets the lock go.
+func (s *Server) publishLocked(d *pubsubDeliveries, from *Client, channel, body []byte, shard bool) int64 {
 	r := s.pubsub
 	k := kindChannel
 	if shard {
@@ -350,8 +374,6 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 	var enc [4][]byte                  // by RESP version (2 and 3 used)
 	var scratch [2][pubsubScratch]byte // by RESP version - 2
 	var n int64
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	var subs []*Client
 	if tbl := r.table(k); len(tbl) > 0 { // (no hashing of the channel when nobody subscribes by name)
 		subs = tbl[string(channel)]
@@ -361,38 +383,95 @@ func (s *Server) publish(from *Client, channel, body []byte, shard bool) int64 {
 		if enc[resp] == nil {
 			enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, pubsubWords[k][2], "", channel, body)
 		}
-		c.deliver(from, enc[resp], s)
+		d.add(c, enc[resp], from, s)
 		n++
 	}
 	if shard || len(r.patOrder) == 0 {
 		return n
 	}
 	ch := string(channel)
-	for _, pat := range r.patOrder {
-		if !glob.Match(pat, ch, false) {
+	for i := range r.patOrder {
+		if !r.patOrder[i].Match(ch) {
 			continue
 		}
+		pat := r.patOrder[i].String()
 		enc[2], enc[3] = nil, nil
 		for _, c := range r.patterns[pat] {
 			resp := c.ps.resp
 			if enc[resp] == nil {
 				enc[resp] = appendPubsubMessage(scratch[resp-2][:0], resp, "pmessage", pat, channel, body)
 			}
-			c.deliver(from, enc[resp], s)
+			d.add(c, enc[resp], from, s)
 			n++
 		}
 	}
 	return n
 }
 
-// deliver hands a subscriber one message: into its push queue, or, when it
-// is the publishing client itself, into the reply its command is building.
-func (c *Client) deliver(from *Client, msg []byte, s *Server) {
+// pubsubDeliveries gathers the messages one publisher hands subscribers
+// while it holds the registry's read lock, so that a subscriber that gets
+// several (a write's __keyspace@ and __keyevent@ notifications, both
+// matching "__key*__:*") has them queued with one append and one wake-up of
+// its writer, next to each other as Redis's one thread queues them. It
+// lives on the publisher's stack: no field points into another.
+type pubsubDeliveries struct {
+	n    int                     // entries used
+	used int                     // bytes of buf used
+	to   [pubsubGather]*Client   // entry i's subscriber
+	end  [pubsubGather]int       // where entry i's message ends in buf (it starts where i-1's ends)
+	sent [pubsubGather]bool      // scratch of send: entry i is queued
+	buf  [2 * pubsubScratch]byte // the messages, one after the other
+}
+
+// pubsubGather is how many messages a pubsubDeliveries holds before it
+// sends them.
+const pubsubGather = 4
+
+// add hands subscriber c the message msg: into the reply being built when c
+// is the publishing client itself (from), where Redis adds it to the
+// client's output, else gathered for c's push queue.
+func (d *pubsubDeliveries) add(c *Client, msg []byte, from *Client, s *Server) {
 	if c == from {
 		c.Out = append(c.Out, msg...)
 		return
 	}
-	c.ps.push.enqueue(msg, s)
+	if d.n == pubsubGather || d.used+len(msg) > len(d.buf) {
+		d.send(s)
+	}
+	if len(msg) > len(d.buf) {
+		c.ps.push.enqueue(msg, s) // (nothing is held now: the order stays)
+		return
+	}
+	d.used += copy(d.buf[d.used:], msg)
+	d.to[d.n], d.end[d.n] = c, d.used
+	d.n++
+}
+
+// send queues what add gathered, one append per subscriber, in the order
+// each subscriber's messages were added.
+func (d *pubsubDeliveries) send(s *Server) {
+	var parts [pubsubGather][]byte
+	for i := range d.n {
+		if d.sent[i] {
+			continue
+		}
+		k := 0
+		for j := i; j < d.n; j++ {
+			if d.to[j] == d.to[i] {
+				start := 0
+				if j > 0 {
+					start = d.end[j-1]
+				}
+				parts[k] = d.buf[start:d.end[j]]
+				k++
+				d.sent[j] = true
+			}
+		}
+		d.to[i].ps.push.enqueueParts(parts[:k], s)
+	}
+	clear(d.to[:d.n])
+	clear(d.sent[:d.n])
+	d.n, d.used = 0, 0
 }
 
 // dropShardChannels unsubscribes, with a notification, every client of the
@@ -508,7 +587,12 @@ func (w *pushWriter) appendLocked(b []byte) {
 // the socket. A queue over client-output-buffer-limit (the pubsub class
 // while subscribed, else normal) closes the client.
 func (w *pushWriter) enqueue(b []byte, s *Server) {
-	if w.add(b, s) {
+	w.enqueueParts([][]byte{b}, s)
+}
+
+// enqueueParts is enqueue of the concatenation of parts.
+func (w *pushWriter) enqueueParts(parts [][]byte, s *Server) {
+	if w.add(parts, s) {
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -520,12 +604,17 @@ func (w *pushWriter) enqueue(b []byte, s *Server) {
 // the writer: the connection's goroutine writes the queue itself once its
 // read batch is done (flushReplies), one write per batch as for a client
 // without a queue, instead of a wake-up and a write per reply.
-func (w *pushWriter) enqueueReply(b []byte, s *Server) { w.add(b, s) }
+func (w *pushWriter) enqueueReply(b []byte, s *Server) { w.add([][]byte{b}, s) }
 
-// add appends b to the queue; false when nothing was queued (the queue is
-// closed, or it passed its limit and the client is closed).
-func (w *pushWriter) add(b []byte, s *Server) bool {
-	if len(b) == 0 {
+// add appends the concatenation of parts to the queue; false when nothing
+// was queued (the queue is closed, or it passed its limit and the client is
+// closed).
+func (w *pushWriter) add(parts [][]byte, s *Server) bool {
+	size := 0
+	for _, b := range parts {
+		size += len(b)
+	}
+	if size == 0 {
 		return false
 	}
 	w.mu.Lock()
@@ -533,7 +622,9 @@ func (w *pushWriter) add(b []byte, s *Server) bool {
 		w.mu.Unlock()
 		return false
 	}
-	w.appendLocked(b)
+	for _, b := range parts {
+		w.appendLocked(b)
+	}
 	used := w.queued + w.inflight
 	w.c.obuf.held.Store(int64(used))
 	lim := s.limits.output.Load()[w.c.outputClass()]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,28 @@ func TestPubsubRESP2MatchesRedis(t *testing.T) {
 		ps(1, 1, "PUBSUB", "NUMSUB", "t1"),
 		ps(0, 1, "QUIT"),
 	})
+}
+
+// TestPubsubManyDeliveriesMatchRedis: a PUBLISH that hands two
+// subscribers two messages each (their channel, then their pattern) and a
+// third one, five in all, with bodies small enough to be gathered by the
+// publisher (pubsubDeliveries), too many to gather at once, and too big for
+// its buffer: each subscriber's stream is Redis's. (A client with several
+// matching patterns is left out: Redis 7.0 walks its patterns in the order
+// of a hash table with a random seed.)
+func TestPubsubManyDeliveriesMatchRedis(t *testing.T) {
+	small, mid, big := "m", strings.Repeat("b", 150), strings.Repeat("x", 500)
+	steps := []pubsubStep{
+		ps(0, 1, "SUBSCRIBE", "chan"),
+		ps(0, 1, "PSUBSCRIBE", "c*"),
+		ps(1, 1, "PSUBSCRIBE", "*"),
+		ps(2, 1, "SUBSCRIBE", "chan"),
+		ps(2, 1, "PSUBSCRIBE", "*n"),
+	}
+	for _, body := range []string{small, mid, big, small} {
+		steps = append(steps, ps(3, 1, "PUBLISH", "chan", body), ps(0, 2), ps(1, 1), ps(2, 2))
+	}
+	comparePubsubScripts(t, 4, append(steps, ps(3, 1, "PUBLISH", "other", small), ps(1, 1)))
 }
 
 // TestPubsubRESP3MatchesRedis: push messages, normal commands allowed while
@@ -564,5 +587,21 @@ func TestPubsubLargeBacklogArrivesInOrder(t *testing.T) {
 			t.Fatalf("the subscriber's omem did not return to 0: %s", list)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAppendCountIsDecimal: the short paths of appendCount write what
+// strconv writes.
+func TestAppendCountIsDecimal(t *testing.T) {
+	for _, n := range append([]int{-100, -1, 1 << 40}, func() []int {
+		var ns []int
+		for n := range 1200 {
+			ns = append(ns, n)
+		}
+		return ns
+	}()...) {
+		if got, want := string(appendCount([]byte("x"), n)), "x"+strconv.Itoa(n); got != want {
+			t.Fatalf("appendCount(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

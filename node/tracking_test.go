@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -89,5 +90,47 @@ func TestTrackingMatchesRedis(t *testing.T) {
 	require.Equal(t, len(want), len(got))
 	for i := range want {
 		require.Equal(t, want[i], got[i], "step %d", i)
+	}
+}
+
+// TestTrackedIDsAddMatchesASet: add reports a new id as new and a known one
+// as known, with ids that share their seen bit (id%64), across the switch
+// from the short list to the map.
+func TestTrackedIDsAddMatchesASet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for round := range 200 {
+		var s trackedIDs
+		want := map[int64]bool{}
+		limit := 1 + rng.IntN(3*trackedIDsSmall)
+		for range 4 * limit {
+			id := int64(rng.IntN(limit)) * int64(1+round%3*64) // round%3 > 0: ids collide mod 64
+			if got := s.add(id); got == want[id] {
+				t.Fatalf("round %d: add(%d) = %v with the set holding it: %v", round, id, got, want[id])
+			}
+			want[id] = true
+		}
+		if s.len() != len(want) {
+			t.Fatalf("round %d: len %d, want %d", round, s.len(), len(want))
+		}
+		seen := map[int64]bool{}
+		s.each(func(id int64) { seen[id] = true })
+		if len(seen) != len(want) {
+			t.Fatalf("round %d: each gave %d ids, want %d", round, len(seen), len(want))
+		}
+	}
+}
+
+// BenchmarkTrackedIDsAdd: 50 tracking clients reading 10,000 keys at random,
+// each key's set dropped now and then (an invalidation), as in
+// scripts/bench-tracking.sh.
+func BenchmarkTrackedIDsAdd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	sets := make([]trackedIDs, 10000)
+	for i := range b.N {
+		k := rng.IntN(len(sets))
+		sets[k].add(int64(100 + rng.IntN(50)))
+		if i%40 == 0 {
+			sets[rng.IntN(len(sets))] = trackedIDs{}
+		}
 	}
 }
