@@ -6,12 +6,14 @@ import (
 )
 
 const (
-	cIntMin   = math.MinInt32
-	cIntMax   = math.MaxInt32
-	cUintMax  = math.MaxUint32
-	cLongMax  = math.MaxInt64
-	cLLongMax = math.MaxInt64
-	cSSizeMax = math.MaxInt64
+	cIntMin  = math.MinInt32
+	cIntMax  = math.MaxInt32
+	cUintMax = math.MaxUint32
+	cLongMax = math.MaxInt64
+	// maxStoredLen is the longest key or string the keyspace stores.
+	maxStoredLen = math.MaxUint32
+	cLLongMax    = math.MaxInt64
+	cSSizeMax    = math.MaxInt64
 	// cULLongMax is ULLONG_MAX stored as the int64 bit pattern; only used
 	// with unsigned directives.
 	cULLongMax = -1
@@ -230,7 +232,11 @@ func buildDirectives(cwd string) []*directive {
 		numD("cluster-node-timeout", "", 0, S, 0, cLLongMax, 15000, 0),
 		numD("slowlog-log-slower-than", "", 0, S, -1, cLLongMax, 10000, 0),
 		numD("latency-monitor-threshold", "", 0, S, 0, cLLongMax, 0, 0),
-		numD("proto-max-bulk-len", "", dbg, S, 1024*1024, cLongMax, 512*1024*1024, mem),
+		// Redis allows up to LONG_MAX; shoal's keyspace entry holds a
+		// key's and a string's length in 32 bits (store/entry.go), and
+		// this directive bounds both (every bulk read, and APPEND,
+		// SETRANGE, SETBIT growing a string): more is refused, not cut.
+		numD("proto-max-bulk-len", "", dbg, S, 1024*1024, maxStoredLen, 512*1024*1024, mem),
 		numD("stream-node-max-entries", "", 0, S, 0, cLLongMax, 100, 0),
 		numD("repl-backlog-size", "", 0, S, 1, cLLongMax, 1024*1024, mem),
 

@@ -171,7 +171,9 @@ func TestTypes(t *testing.T) {
 		{"maxmemory", "", "0", ""},
 		{"maxmemory", "1tb", "", "argument must be a memory value"},
 		{"maxmemory", "-1", "", "argument must be a memory value"},
-		{"proto-max-bulk-len", "1kb", "", "argument must be between 1048576 and 9223372036854775807 inclusive"},
+		{"proto-max-bulk-len", "1kb", "", "argument must be between 1048576 and 4294967295 inclusive"},
+		{"proto-max-bulk-len", "4294967295", "4294967295", ""},
+		{"proto-max-bulk-len", "4gb", "", "argument must be between 1048576 and 4294967295 inclusive"},
 		{"client-query-buffer-limit", "1mb", "1048576", ""},
 		{"hash-max-ziplist-value", "1k", "1000", ""},
 		// percent
