@@ -3,12 +3,20 @@
 // of random keys in pipelines of -pipeline, so the server remembers every
 // key each client read; -writers connections SET random keys meanwhile, so
 // the server sends invalidation pushes to the readers, which read them
-// between replies. scripts/bench-tracking.sh runs it against redis-server
-// and shoal-server side by side.
+// between replies. With -write-every N the writers SET once per N GETs the
+// readers completed, so every server gets the same writes for the same
+// reads (unpaced, how many SETs a writer gets in beside 50 pipelined
+// readers is up to each server's scheduling, and so are the pushes).
+// scripts/bench-tracking.sh runs it against redis-server and shoal-server
+// side by side.
 //
 //	go run ./scripts/benchtrack -addr 127.0.0.1:6379 -clients 50 -requests 1000000
 //
-// It prints one line: "<GET requests per second> <invalidation pushes read>".
+// It prints one line: "<GET requests per second> <invalidation pushes read>
+// <SETs the writers did>". Paced writers finish the SETs they are owed
+// after the readers are done (a server that serves a writer's round trip
+// once per pass over the readers lags behind), so every server does them
+// all; the rate counts the readers' time only.
 package main
 
 import (
@@ -35,9 +43,10 @@ func main() {
 	requests := flag.Int("requests", 1_000_000, "GETs in all")
 	pipeline := flag.Int("pipeline", 16, "GETs per round trip")
 	keys := flag.Int("keys", 10_000, "key space (filled first with 32-byte values)")
+	writeEvery := flag.Int("write-every", 0, "GETs per writer SET (0: writers SET as fast as they can)")
 	flag.Parse()
 	if *clients < 1 || *clients > 1000 || *writers < 0 || *writers > 100 || *pipeline < 1 || *pipeline > 1000 ||
-		*keys < 1 || *keys > 10_000_000 || *requests < *clients**pipeline {
+		*keys < 1 || *keys > 10_000_000 || *requests < *clients**pipeline || *writeEvery < 0 {
 		fmt.Fprintln(os.Stderr, "benchtrack: clients 1..1000, writers 0..100, pipeline 1..1000, keys 1..10M, requests ≥ clients×pipeline")
 		os.Exit(2)
 	}
@@ -46,7 +55,13 @@ func main() {
 		os.Exit(1)
 	}
 	perClient := *requests / *clients / *pipeline
-	var pushes atomic.Int64
+	// paced holds one token per -write-every GETs done (nil: unpaced).
+	var paced chan struct{}
+	var getsDone atomic.Int64
+	if *writeEvery > 0 {
+		paced = make(chan struct{}, *requests / *writeEvery + 1)
+	}
+	var pushes, sets atomic.Int64
 	var firstErr atomic.Pointer[error]
 	stop := make(chan struct{})
 	var wwg sync.WaitGroup
@@ -54,7 +69,7 @@ func main() {
 		wwg.Add(1)
 		go func() {
 			defer wwg.Done()
-			if err := write(*addr, *keys, stop); err != nil {
+			if err := write(*addr, *keys, stop, paced, &sets); err != nil {
 				firstErr.CompareAndSwap(nil, &err)
 			}
 		}()
@@ -65,7 +80,18 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, err := read(*addr, *keys, *pipeline, perClient)
+			n, err := read(*addr, *keys, *pipeline, perClient, func(gets int) {
+				if paced == nil {
+					return
+				}
+				after := getsDone.Add(int64(gets))
+				for range after/int64(*writeEvery) - (after-int64(gets))/int64(*writeEvery) {
+					select {
+					case paced <- struct{}{}:
+					default:
+					}
+				}
+			})
 			pushes.Add(n)
 			if err != nil {
 				firstErr.CompareAndSwap(nil, &err)
@@ -81,7 +107,7 @@ func main() {
 		os.Exit(1)
 	}
 	done := perClient * *pipeline * *clients
-	fmt.Printf("%.0f %d\n", float64(done)/elapsed.Seconds(), pushes.Load())
+	fmt.Printf("%.0f %d %d\n", float64(done)/elapsed.Seconds(), pushes.Load(), sets.Load())
 }
 
 func keyName(i int) string { return "key:" + strconv.Itoa(i) }
@@ -194,7 +220,9 @@ func fill(addr string, keys int) error {
 	return nil
 }
 
-func read(addr string, keys, pipeline, rounds int) (pushes int64, err error) {
+// read runs rounds pipelines of GETs on a tracking connection; done is
+// told how many GETs each round completed.
+func read(addr string, keys, pipeline, rounds int, done func(gets int)) (pushes int64, err error) {
 	c, err := dial(addr)
 	if err != nil {
 		return 0, err
@@ -214,11 +242,14 @@ func read(addr string, keys, pipeline, rounds int) (pushes int64, err error) {
 		if err != nil {
 			return pushes, err
 		}
+		done(pipeline)
 	}
 	return pushes, nil
 }
 
-func write(addr string, keys int, stop <-chan struct{}) error {
+// write SETs random keys until stop: one per token of paced, or as fast as
+// it can when paced is nil.
+func write(addr string, keys int, stop <-chan struct{}, paced <-chan struct{}, sets *atomic.Int64) error {
 	c, err := dial(addr)
 	if err != nil {
 		return err
@@ -226,10 +257,22 @@ func write(addr string, keys int, stop <-chan struct{}) error {
 	defer c.c.Close()
 	val := string(make([]byte, 32))
 	for {
-		select {
-		case <-stop:
-			return nil
-		default:
+		if paced != nil {
+			select {
+			case <-stop:
+				select {
+				case <-paced: // owed: the readers passed its mark
+				default:
+					return nil
+				}
+			case <-paced:
+			}
+		} else {
+			select {
+			case <-stop:
+				return nil
+			default:
+			}
 		}
 		if _, err := c.roundTrip(command(nil, "SET", keyName(rand.IntN(keys)), val), 1); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -237,5 +280,6 @@ func write(addr string, keys int, stop <-chan struct{}) error {
 			}
 			return err
 		}
+		sets.Add(1)
 	}
 }
