@@ -395,3 +395,38 @@ func TestEvictionPoolKeepsBestScoresSorted(t *testing.T) {
 		}
 	}
 }
+
+// AllocSize's tables give what searching the size classes gives, for every
+// size up to past the largest class.
+func TestAllocSizeTablesMatchSearch(t *testing.T) {
+	for n := int64(1); n <= 32768; n++ {
+		if got, want := AllocSize(n), searchAllocSize(n); got != want {
+			t.Fatalf("AllocSize(%d) = %d, the size classes say %d", n, got, want)
+		}
+	}
+	for _, n := range []int64{-1, 0, 32769, 40000} {
+		if got, want := AllocSize(n), max(0, (n+8191)&^8191); got != want {
+			t.Fatalf("AllocSize(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+// compactStringCharge is inlineFits's choice of layout, charged: one
+// allocation when the key and value are inline, three otherwise.
+func TestCompactStringChargeFollowsLayout(t *testing.T) {
+	for kl := 0; kl <= 300; kl += 3 {
+		for vl := 0; vl <= 300; vl += 7 {
+			want := int64(entrySize + DictSlotCharge)
+			switch {
+			case kl+vl == 0:
+			case inlineFits(kl, vl):
+				want = AllocSize(entrySize+int64(kl+vl)) + DictSlotCharge
+			default:
+				want = entrySize + AllocSize(int64(kl)) + AllocSize(int64(vl)) + DictSlotCharge
+			}
+			if got := compactStringCharge(kl, vl); got != want {
+				t.Fatalf("compactStringCharge(%d, %d) = %d, want %d", kl, vl, got, want)
+			}
+		}
+	}
+}
