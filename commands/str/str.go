@@ -82,6 +82,7 @@ func cmdSet(c *command.Ctx, args [][]byte) {
 	if len(args) == 3 {
 		// The benchmark's hot path: one lookup-or-insert, no option parsing.
 		db.SetString(key, val, false)
+		c.ChargedExactly()
 		c.Notify(config.NotifyString, "set", key)
 		c.OK()
 		return
