@@ -71,8 +71,11 @@ type evictionState struct {
 	order   [evictionPoolSize]uint8
 	nextDB  int
 	randKey []byte // evictRandom's key buffer
-	// samples is samplePool's buffer: the entries of one slot's sample.
+	// samples is samplePool's buffer: the entries of one slot's sample;
+	// scores theirs. Kept here, as a local array would be cleared for
+	// every slot sampled.
 	samples [maxEvictionSamples]dictSample
+	scores  [maxEvictionSamples]uint64
 }
 
 // initOrder makes the empty pool's ranks its positions in order.
@@ -118,7 +121,7 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 			db.samplePool(policy, samples, &st.samples, func(sl *Slot, tableLen int, batch []dictSample) {
 				// Scores first, in a loop of their own: the entries' clocks
 				// are read back to back, their cache misses overlapping.
-				var scores [maxEvictionSamples]uint64
+				scores := st.scores[:len(batch)]
 				for j, c := range batch {
 					scores[j] = ks.score(policy, c.e)
 				}
@@ -349,10 +352,12 @@ func (ks *Keyspace) evictLinked(db *DB, s *Slot, h uint64, e *Entry, hook EvictH
 	return freed
 }
 
-// holds reports whether a pool candidate refers to e. Caller holds mu.
+// holds reports whether a pool candidate refers to e, which is not nil: a
+// free position's e is nil (EvictOne clears a candidate it takes, and
+// insert's caller fills every field of a position). Caller holds mu.
 func (st *evictionState) holds(e *Entry) bool {
 	for i := range st.pool {
-		if st.pool[i].used && st.pool[i].e == e {
+		if st.pool[i].e == e {
 			return true
 		}
 	}
