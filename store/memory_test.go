@@ -384,15 +384,72 @@ func TestEvictionPoolKeepsBestScoresSorted(t *testing.T) {
 			want = want[max(0, len(want)-evictionPoolSize):]
 			require.Equal(t, want, got, "after %d inserts", i+1)
 		}
-		// Every position is still reachable from exactly one rank.
-		var positions []int
-		for _, p := range st.order {
-			positions = append(positions, int(p))
+		requireRanksArePositions(t, &st)
+	}
+}
+
+// With candidates taken from the best down between inserts, as EvictOne
+// takes them, and many equal scores (the LRU clock counts seconds), the
+// pool holds what a sorted list of the best candidates would, its used
+// ranks first.
+func TestEvictionPoolWithTakesAndTies(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		var st evictionState
+		st.initOrder()
+		rnd := rand.New(rand.NewPCG(seed, seed))
+		var want []uint64 // ascending, at most evictionPoolSize
+		for i := 0; i < 2000; i++ {
+			if rnd.IntN(3) == 0 {
+				for k := evictionPoolSize - 1; k >= 0; k-- {
+					if st.at(k).used {
+						*st.at(k) = poolEntry{}
+						break
+					}
+				}
+				if len(want) > 0 {
+					want = want[:len(want)-1]
+				}
+			} else {
+				score := rnd.Uint64N(4)
+				if c := st.insert(score); c != nil {
+					*c = poolEntry{score: score, used: true}
+				}
+				if len(want) < evictionPoolSize || score > want[0] {
+					if len(want) == evictionPoolSize {
+						want = want[1:]
+					}
+					want = append(want, score)
+					slices.Sort(want)
+				}
+			}
+			var got []uint64
+			for k := 0; k < evictionPoolSize; k++ {
+				c := st.at(k)
+				if !c.used {
+					for ; k < evictionPoolSize; k++ {
+						require.False(t, st.at(k).used, "step %d: a used rank after a free one", i)
+					}
+					break
+				}
+				got = append(got, c.score)
+			}
+			require.True(t, slices.Equal(want, got), "step %d: pool %v, want %v", i, got, want)
 		}
-		slices.Sort(positions)
-		for i, p := range positions {
-			require.Equal(t, i, p)
-		}
+		requireRanksArePositions(t, &st)
+	}
+}
+
+// requireRanksArePositions checks that every position of the pool is
+// reachable from exactly one rank.
+func requireRanksArePositions(t *testing.T, st *evictionState) {
+	t.Helper()
+	var positions []int
+	for _, p := range st.order {
+		positions = append(positions, int(p))
+	}
+	slices.Sort(positions)
+	for i, p := range positions {
+		require.Equal(t, i, p)
 	}
 }
 
