@@ -112,7 +112,7 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 	// tried, and an empty keyspace stops it.
 	for round := 0; round < 64; round++ {
 		sampled := false
-		for i := range ks.dbs {
+		for i := range int(ks.dbsUsed.Load()) {
 			db := ks.existingDB(i)
 			if db == nil || !db.hasCandidates(policy) {
 				continue

@@ -487,3 +487,24 @@ func TestCompactStringChargeFollowsLayout(t *testing.T) {
 		}
 	}
 }
+
+// Eviction reaches the keys of the highest database used, also after
+// SWAPDB moved them to a database never used before.
+func TestEvictionReachesHighDatabases(t *testing.T) {
+	ks := New(16, clock.NewFake(time.Unix(1_000, 0)), nil)
+	ks.DB(3) // used, empty
+	db := ks.DB(12)
+	for i := range 10 {
+		withKey(db, "k"+strconv.Itoa(i), func(k []byte) { db.SetString(k, []byte("v"), false) })
+	}
+	for i, policy := range []EvictionPolicy{EvictAllKeysLRU, EvictAllKeysRandom} {
+		_, ok := ks.EvictOne(policy, 5, nil)
+		require.True(t, ok, "policy %d", policy)
+		require.EqualValues(t, 9-i, db.Size(), "policy %d", policy)
+	}
+	ks.SwapDB(12, 15)
+	_, ok := ks.EvictOne(EvictAllKeysLRU, 5, nil)
+	require.True(t, ok)
+	require.EqualValues(t, 7, ks.DB(15).Size())
+	require.Zero(t, ks.DB(12).Size())
+}
