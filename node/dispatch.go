@@ -238,7 +238,11 @@ func (c *Client) execute(spec *command.Spec, args [][]byte, db *store.DB) {
 		// or not (store/replica.go).
 		db.SeeExpired(c.slotBuf, true)
 	}
+	if len(c.keyBuf) == 1 && len(c.slotBuf) == 1 {
+		c.HintKeySlot(args[c.keyBuf[0]], c.slotBuf[0]) // hashed once (command.Ctx.KeySlot)
+	}
 	c.callHandler(spec, args)
+	c.ClearKeySlotHint()
 	c.propagateEffects(spec, args)
 	if masterLink {
 		db.SeeExpired(c.slotBuf, false)

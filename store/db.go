@@ -213,7 +213,13 @@ func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 // With keepTTL the existing expiry stays, else it is cleared. It returns the
 // entry. Caller holds the slot lock.
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
-	s, h := db.slotOf(key)
+	return db.SetStringInSlot(slots.KeySlot(key), key, val, keepTTL)
+}
+
+// SetStringInSlot is SetString for a key whose hash slot the caller has
+// computed (slots.KeySlot(key); command.Ctx.KeySlot).
+func (db *DB) SetStringInSlot(slot uint16, key, val []byte, keepTTL bool) *Entry {
+	s, h := &db.slots[slot], hashKey(db.ks.seed, key)
 	e := s.dict.find(h, key)
 	if e != nil && e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if db.ks.replicaMode.Load() {
