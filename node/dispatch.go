@@ -281,7 +281,7 @@ func (c *Client) finishCall(acc *cmdStatAcc, spec *command.Spec, args [][]byte, 
 	if c.errored {
 		acc.failed++
 	}
-	s.slowlog.maybeRecord(c, spec, args, c.batchAt.Add(start-c.batchStart), dur)
+	s.slowlog.maybeRecord(c, spec, args, c.batchAt, start-c.batchStart, dur)
 	if spec.Flags&command.FlagFast != 0 {
 		s.latency.observe(latencyEventFastCommand, dur)
 	} else {
