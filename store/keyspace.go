@@ -85,6 +85,7 @@ func New(n int, clk clock.Clock, events Events) *Keyspace {
 	}
 	ks := &Keyspace{seed: maphash.MakeSeed(), clock: clk, dbs: make([]atomic.Pointer[DB], n), events: events}
 	ks.evict.initOrder()
+	ks.evict.ahead = make([]sampleAhead, n)
 	ks.Tick()
 	return ks
 }

@@ -508,3 +508,43 @@ func TestEvictionReachesHighDatabases(t *testing.T) {
 	require.EqualValues(t, 7, ks.DB(15).Size())
 	require.Zero(t, ks.DB(12).Size())
 }
+
+// With each pool fill's slot chosen one or two evictions ahead (sampleAhead),
+// evictions still come from all over the keyspace, and a slot whose keys
+// were deleted after it was chosen is passed over.
+func TestEvictionSampledAheadSpreadsOverSlots(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000, 0))
+	ks := New(1, clk, nil)
+	db := ks.DB(0)
+	for i := range 20_000 {
+		withKey(db, "k"+strconv.Itoa(i), func(k []byte) { db.SetString(k, []byte("v"), false) })
+	}
+	bySlot := map[uint16]int{}
+	hook := func(_ *DB, key []byte) { bySlot[slots.KeySlot(key)]++ }
+	deleted := 0
+	for range 2000 {
+		_, ok := ks.EvictOne(EvictAllKeysLRU, 5, hook)
+		require.True(t, ok)
+		// Empty the slot prepared for the next fill: it must be passed over.
+		if a := ks.evict.ahead[0]; a.hasNext && rand.IntN(4) == 0 {
+			s := &db.slots[a.next]
+			for {
+				db.lockSlot(s)
+				e := s.dict.randomEntry(randUint64)
+				var key []byte
+				if e != nil {
+					key = []byte(e.Key())
+				}
+				s.mu.Unlock()
+				if key == nil {
+					break
+				}
+				withKey(db, string(key), func(k []byte) { db.Delete(k) })
+				deleted++
+			}
+		}
+	}
+	require.Greater(t, len(bySlot), 1000, "2000 evictions from %d slots", len(bySlot))
+	require.Positive(t, deleted)
+	require.EqualValues(t, 20_000-2000-deleted, db.Size())
+}
