@@ -18,8 +18,11 @@
 package command
 
 import (
+	"unsafe"
+
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/resp"
+	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
 )
 
@@ -109,6 +112,36 @@ type Ctx struct {
 	sess Session
 	ks   *store.Keyspace
 	cfg  *config.Config
+	hint keySlotHint
+}
+
+// keySlotHint is the hash slot the dispatcher computed for the running
+// command's one key, which it routed and locked by: the key is known by
+// where its bytes are, which stay put while the handler runs.
+type keySlotHint struct {
+	key  *byte
+	len  int
+	slot uint16
+}
+
+// HintKeySlot is for the dispatcher, before it calls a handler whose one key
+// is key (an argument of the call): its slot is slot. ClearKeySlotHint
+// after the call.
+func (c *Ctx) HintKeySlot(key []byte, slot uint16) {
+	c.hint = keySlotHint{key: unsafe.SliceData(key), len: len(key), slot: slot}
+}
+
+// ClearKeySlotHint ends what HintKeySlot said.
+func (c *Ctx) ClearKeySlotHint() { c.hint = keySlotHint{} }
+
+// KeySlot is slots.KeySlot(key), without hashing the key again when it is
+// the argument the dispatcher hinted (a hot handler's store call takes the
+// slot, as the dispatcher already computed it to lock it).
+func (c *Ctx) KeySlot(key []byte) uint16 {
+	if len(key) > 0 && len(key) == c.hint.len && unsafe.SliceData(key) == c.hint.key {
+		return c.hint.slot
+	}
+	return slots.KeySlot(key)
 }
 
 // Init binds a context to its connection and server; call once, before the

@@ -24,6 +24,9 @@ type Effects struct {
 	Cmds [][][]byte
 	// DirtySet: the handler counted its changes itself (Dirty).
 	DirtySet bool
+	// Charged: every key the command wrote was charged exactly by the
+	// store as it was written (ChargedExactly).
+	Charged bool
 }
 
 // ReplaceEffect appends argv to the running command's effect, which then
@@ -59,6 +62,12 @@ func (c *Ctx) Changed(n int64) {
 	}
 }
 
+// ChargedExactly says that every key the running command wrote is a string
+// the store charged exactly as it set it (DB.SetString): the dispatcher
+// then skips remeasuring the written keys' memory, a lookup per key that
+// would find nothing to change. Only for handlers that write nothing else.
+func (c *Ctx) ChargedExactly() { c.fx.Charged = true }
+
 // Effects is the running command's effect state, for the dispatcher (and
 // for a handler that counts what it has replaced so far).
 func (c *Ctx) Effects() *Effects { return &c.fx }
@@ -68,7 +77,7 @@ func (c *Ctx) Effects() *Effects { return &c.fx }
 func (c *Ctx) ResetEffects() {
 	clear(c.fx.Cmds)
 	c.fx.Cmds = c.fx.Cmds[:0]
-	c.fx.Replaced, c.fx.None, c.fx.DirtySet = false, false, false
+	c.fx.Replaced, c.fx.None, c.fx.DirtySet, c.fx.Charged = false, false, false, false
 }
 
 // PopEffect sets the effect of a pop from a container of size elements:

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/resp"
-	"github.com/tidwall/redcon"
 	"go.uber.org/zap"
 )
 
@@ -16,8 +15,9 @@ import (
 //
 // Each accepted socket gets one goroutine (serveClient) that loops: one
 // socket read through the connection's request guard (resp.RequestReader) → every complete command of
-// that read split into arguments by redcon.ReadNextCommand, redcon's
-// allocation-free parser → each command run by the dispatcher → the replies
+// that read split into arguments by resp.SplitCanonical, which steps over
+// the canonical form the guard produced instead of parsing it again as
+// redcon.ReadNextCommand did → each command run by the dispatcher → the replies
 // of the whole batch written with one redcon.Writer flush. The arguments
 // alias the batch's buffer and the batch's one argument array; both serve
 // the next batch unless a command kept its arguments (keepArgs), so a
@@ -128,10 +128,10 @@ func (s *Server) serveRequests(c *Client) error {
 		c.argsKept = false
 		commands := 0
 		for len(batch) > 0 {
-			complete, args, _, rest, perr := redcon.ReadNextCommand(batch, all[len(all):])
-			if perr != nil || !complete {
+			args, rest, ok := resp.SplitCanonical(batch, all[len(all):])
+			if !ok {
 				// The guard hands out whole canonical commands only.
-				return errors.Join(errors.New("request split failed"), perr)
+				return errors.New("request split failed")
 			}
 			batch = rest
 			if len(args) <= cap(all)-len(all) {

@@ -238,7 +238,11 @@ func (c *Client) execute(spec *command.Spec, args [][]byte, db *store.DB) {
 		// or not (store/replica.go).
 		db.SeeExpired(c.slotBuf, true)
 	}
+	if len(c.keyBuf) == 1 && len(c.slotBuf) == 1 {
+		c.HintKeySlot(args[c.keyBuf[0]], c.slotBuf[0]) // hashed once (command.Ctx.KeySlot)
+	}
 	c.callHandler(spec, args)
+	c.ClearKeySlotHint()
 	c.propagateEffects(spec, args)
 	if masterLink {
 		db.SeeExpired(c.slotBuf, false)
@@ -277,7 +281,7 @@ func (c *Client) finishCall(acc *cmdStatAcc, spec *command.Spec, args [][]byte, 
 	if c.errored {
 		acc.failed++
 	}
-	s.slowlog.maybeRecord(c, spec, args, c.batchAt.Add(start-c.batchStart), dur)
+	s.slowlog.maybeRecord(c, spec, args, c.batchAt, start-c.batchStart, dur)
 	if spec.Flags&command.FlagFast != 0 {
 		s.latency.observe(latencyEventFastCommand, dur)
 	} else {

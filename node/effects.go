@@ -104,10 +104,10 @@ func (c *Client) propagateEffects(spec *command.Spec, args [][]byte) {
 	if !fx.Replaced && (spec.Flags&command.FlagWrite == 0 || fx.None || c.errored || c.bs.pending != nil) {
 		// A read, a write that changed nothing or failed, or a blocking
 		// command that is waiting (its effect is the pop that serves it).
-		fx.None, fx.DirtySet = false, false
+		fx.None, fx.DirtySet, fx.Charged = false, false, false
 		return
 	}
-	c.remeasureWritten(spec, args)
+	c.remeasureWritten(spec, args, fx.Charged)
 	// Redis's server.dirty: a command with an effect changed one thing
 	// unless its handler counted otherwise (node/persistence.go).
 	if !fx.DirtySet {
@@ -133,20 +133,28 @@ func (c *Client) propagateEffects(spec *command.Spec, args [][]byte) {
 // touched up to date (store/memory.go): handlers change collections and
 // mutable strings in place, which the keyspace cannot see. Runs with the
 // command's slots still locked; a key the command deleted costs nothing.
-func (c *Client) remeasureWritten(spec *command.Spec, args [][]byte) {
+// charged: the handler said its keys were charged exactly as written
+// (command.Ctx.ChargedExactly), so only a writable replica's expiry
+// tracking is left to do.
+func (c *Client) remeasureWritten(spec *command.Spec, args [][]byte, charged bool) {
 	db := c.DB()
 	if db == nil {
+		return
+	}
+	// A writable replica expires the keys its own clients give a TTL
+	// (store/replica_expire.go); the master's keys expire by its DEL.
+	trackExpiry := c.srv.ks.ReplicaMode() && !c.isMasterLink() && !c.srv.cfg.Bool("replica-read-only")
+	if charged && !trackExpiry {
 		return
 	}
 	keys, err := command.Keys(spec, args, c.measureBuf[:0])
 	if err != nil {
 		return
 	}
-	// A writable replica expires the keys its own clients give a TTL
-	// (store/replica_expire.go); the master's keys expire by its DEL.
-	trackExpiry := c.srv.ks.ReplicaMode() && !c.isMasterLink() && !c.srv.cfg.Bool("replica-read-only")
 	for _, p := range keys {
-		db.Remeasure(args[p])
+		if !charged {
+			db.Remeasure(args[p])
+		}
 		if trackExpiry {
 			db.TrackReplicaExpiry(args[p])
 		}

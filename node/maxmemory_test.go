@@ -168,6 +168,30 @@ func TestUsedMemoryFollowsData(t *testing.T) {
 	require.Zero(t, infoFieldInt(t, tc, "memory", "used_memory_dataset"), "FLUSHALL gives everything back")
 }
 
+// A plain SET is not remeasured after it runs (its handler says the store
+// charged it exactly): over a string that APPEND made mutable, over a
+// collection and over nothing, used_memory_dataset ends where a SET on an
+// empty keyspace puts it.
+func TestPlainSetChargedWithoutRemeasure(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	value := strings.Repeat("v", 100)
+	require.Equal(t, "+OK\r\n", tc.do("set", "k", value))
+	fresh := infoFieldInt(t, tc, "memory", "used_memory_dataset")
+	require.Positive(t, fresh)
+	for _, before := range [][]string{
+		{"append", "k", strings.Repeat("a", 3000)},
+		{"rpush", "k", value, value, value},
+		{"hset", "k", "f", strings.Repeat("h", 5000)},
+	} {
+		require.Equal(t, "+OK\r\n", tc.do("flushall"))
+		require.True(t, strings.HasPrefix(tc.do(before...), ":"), "%v", before)
+		require.Greater(t, infoFieldInt(t, tc, "memory", "used_memory_dataset"), fresh, "%v is charged", before)
+		require.Equal(t, "+OK\r\n", tc.do("set", "k", value))
+		require.Equal(t, fresh, infoFieldInt(t, tc, "memory", "used_memory_dataset"), "SET after %v", before)
+	}
+}
+
 // Under noeviction, a pipelining client near the limit sees its writes
 // refused from the first refusal on: what the server holds for the client
 // must not drop while its batch runs (resp.RequestReader.MemoryHeld counts

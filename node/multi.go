@@ -328,7 +328,7 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	if c.errored {
 		shard.failed.Add(1)
 	}
-	c.srv.slowlog.maybeRecord(c, qc.spec, qc.args, start, dur) // as Redis's call() does for each
+	c.srv.slowlog.maybeRecord(c, qc.spec, qc.args, start, 0, dur) // as Redis's call() does for each
 	c.SetDB(nil)
 }
 

@@ -31,8 +31,9 @@ const (
 	slowlogMaxArgLen = 128
 )
 
-// maybeRecord logs the command if it was slow enough.
-func (l *slowlog) maybeRecord(c *Client, spec *command.Spec, args [][]byte, at time.Time, d time.Duration) {
+// maybeRecord logs the command, which started at since+offset, if it was
+// slow enough. The time of day is only worked out for a command it logs.
+func (l *slowlog) maybeRecord(c *Client, spec *command.Spec, args [][]byte, since time.Time, offset, d time.Duration) {
 	threshold := c.srv.slowlogThreshold()
 	if threshold < 0 || int64(d/time.Microsecond) < threshold {
 		return
@@ -44,7 +45,7 @@ func (l *slowlog) maybeRecord(c *Client, spec *command.Spec, args [][]byte, at t
 	if n > slowlogMaxArgc {
 		n = slowlogMaxArgc
 	}
-	e := slowlogEntry{at: at, duration: d, addr: c.addr, name: c.Name()}
+	e := slowlogEntry{at: since.Add(offset), duration: d, addr: c.addr, name: c.Name()}
 	redacted := redactedArgs(args) // node/monitor.go
 	for i := 0; i < n; i++ {
 		if i == slowlogMaxArgc-1 && len(args) > slowlogMaxArgc {

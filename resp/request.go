@@ -19,8 +19,8 @@ import (
 // and header-line limits, client-query-buffer-limit, the unauthenticated
 // limits), turns inline commands into multibulk ones with Redis's quoting
 // rules, drops empty multibulks, and hands out canonical RESP only, whole
-// commands at a time (ReadBatch), which an unbounded allocation-free parser
-// (redcon.ReadNextCommand) can then split.
+// commands at a time (ReadBatch), which SplitCanonical then splits without
+// parsing them again.
 //
 // On a protocol error the reader first hands out every complete command
 // before the bad bytes; on the next ReadBatch it writes Redis's exact error

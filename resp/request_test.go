@@ -139,6 +139,7 @@ func TestRequestBatchesWholeCommands(t *testing.T) {
 			if err != nil || !complete || len(args) == 0 {
 				t.Fatalf("batch %q: complete=%v args=%q err=%v", b, complete, args, err)
 			}
+			requireSameSplit(t, b, args, rest)
 			all = append(all, b[:len(b)-len(rest)]...)
 			nargs -= len(args)
 			b = rest
@@ -323,6 +324,7 @@ func FuzzRequestReader(f *testing.F) {
 					if err != nil || !complete || len(a) == 0 {
 						t.Fatalf("batch %q does not split: %v", b, err)
 					}
+					requireSameSplit(t, rest, a, next)
 					args += len(a)
 					rest = next
 				}

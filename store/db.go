@@ -10,23 +10,45 @@ import (
 )
 
 // Slot is one hash slot's share of a database.
+//
+// Its fields are laid out for the cache: a command or an eviction that
+// visits a slot reads or writes mu, keys, bytes and the dict's header,
+// which fill the slot's first cache line, and the dict's inline buckets,
+// its second; the fields that only expiry, replicas, snapshots and
+// keyspace_hits read share the third. Slots are slotAlign bytes long and
+// start at a multiple of it in a DB, so that each slot is exactly these
+// lines: an evicting SET visits three or four slots (its own, the sampled
+// ones, the candidate's), and a 168-byte slot at any offset spanned three
+// or four lines each, whose misses eviction sampling waited on
+// (TestSlotLayout).
 type Slot struct {
-	mu       sync.Mutex
-	dict     dict
-	volatile map[*Entry]struct{} // entries with an expiry, for active expiry sampling
-	bytes    int64               // the charges of its entries (store/memory.go)
+	mu sync.Mutex
+	// keys mirrors dict.count, readable without the lock (INFO, DBSIZE,
+	// eviction's skipping of empty slots).
+	keys  atomic.Int64
+	bytes int64 // the charges of its entries (store/memory.go)
+	dict  dict
 
+	volatile map[*Entry]struct{} // entries with an expiry, for active expiry sampling
 	// Mirrors readable without the lock (INFO, DBSIZE).
-	keys          atomic.Int64
 	volatileCount atomic.Int64
 	hits, misses  atomic.Int64
 
 	seeExpired bool   // replica: the master link is looking (store/replica.go)
 	snapGen    uint32 // the last snapshot that captured it (store/snapshot.go)
+	_          [slotPad]byte
 }
+
+// slotAlign is a cache line; slotPad rounds a Slot up to three of them.
+const (
+	slotAlign = 64
+	slotPad   = 3*slotAlign - 168
+)
 
 // DB is one numbered database: NumSlots slot tables. The array is embedded so
 // that a database is one allocation whose untouched pages cost no memory.
+// The allocation is page-aligned (it is far larger than a page), and the
+// header is padded to a cache line, so that every slot starts on one.
 type DB struct {
 	ks    *Keyspace
 	id    atomic.Int32 // the current number; SWAPDB changes it without slot locks
@@ -34,6 +56,7 @@ type DB struct {
 	// volatileKeys counts its keys with an expiry, so that volatile eviction
 	// skips a database without them in one load.
 	volatileKeys atomic.Int64
+	_            [slotAlign - 32]byte
 	slots        [NumSlots]Slot
 }
 
@@ -190,7 +213,13 @@ func (db *DB) newEntry(s *Slot, h uint64, key, val []byte) *Entry {
 // With keepTTL the existing expiry stays, else it is cleared. It returns the
 // entry. Caller holds the slot lock.
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
-	s, h := db.slotOf(key)
+	return db.SetStringInSlot(slots.KeySlot(key), key, val, keepTTL)
+}
+
+// SetStringInSlot is SetString for a key whose hash slot the caller has
+// computed (slots.KeySlot(key); command.Ctx.KeySlot).
+func (db *DB) SetStringInSlot(slot uint16, key, val []byte, keepTTL bool) *Entry {
+	s, h := &db.slots[slot], hashKey(db.ks.seed, key)
 	e := s.dict.find(h, key)
 	if e != nil && e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if db.ks.replicaMode.Load() {

@@ -389,12 +389,17 @@ type dictSample struct {
 // entries (a random slot's entries are rarely cached) overlap instead of
 // being paid one after the other.
 func (d *dict) sample(rnd func() uint64, out []dictSample) int {
+	return d.sampleFrom(rnd(), out)
+}
+
+// sampleFrom is sample walking from bucket start (modulo the table size).
+func (d *dict) sampleFrom(start uint64, out []dictSample) int {
 	n := len(out)
 	if d.count == 0 || n == 0 {
 		return 0
 	}
 	mask := uint64(d.bucketCount() - 1)
-	i := rnd() & mask
+	i := start & mask
 	got := 0
 	for visited := uint64(0); visited <= mask && got < n; visited++ {
 		b := (i + visited) & mask
@@ -406,4 +411,21 @@ func (d *dict) sample(rnd func() uint64, out []dictSample) int {
 		}
 	}
 	return got
+}
+
+// prefetchHeads starts loading the first entries of the buckets that
+// sampleFrom(start, ...) walks first (up to dictInlineBuckets of them),
+// without waiting for them: what sampling from there will read, brought
+// into the cache while other work runs. Entries further down a chain are
+// not known without reading the first. Nothing while a resize is under way.
+func (d *dict) prefetchHeads(start uint64) {
+	if d.count == 0 || d.rehash != nil {
+		return
+	}
+	mask := uint64(len(d.buckets) - 1)
+	for b := range min(uint64(dictInlineBuckets), mask+1) {
+		if e := d.buckets[(start+b)&mask]; e != nil {
+			prefetch(unsafe.Pointer(e))
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"unsafe"
 )
 
 // Eviction: Redis's approximated LRU/LFU/TTL eviction (evict.c) over the
@@ -71,8 +72,30 @@ type evictionState struct {
 	order   [evictionPoolSize]uint8
 	nextDB  int
 	randKey []byte // evictRandom's key buffer
-	// samples is samplePool's buffer: the entries of one slot's sample.
+	// samples is samplePool's buffer: the entries of one slot's sample;
+	// scores theirs. Kept here, as a local array would be cleared for
+	// every slot sampled.
 	samples [maxEvictionSamples]dictSample
+	scores  [maxEvictionSamples]uint64
+	// ahead is each database's sampling prepared ahead (prepareAhead).
+	ahead []sampleAhead
+}
+
+// sampleAhead is where a database's next pool fills start, chosen ahead so
+// that what they read is in the cache by then: a sample's misses — the
+// slot's two lines, then an entry per key — were most of an evicting SET's
+// CPU, each waited on in turn (the entries' reads only start once the
+// slot's buckets are in). After an eviction, the slot chosen the time before
+// (whose lines have arrived meanwhile) has the entries at the head of its
+// buckets prefetched, and a new slot is chosen and its lines prefetched:
+// the next fill samples the first, the one after it the second. The slots
+// are as random as before, only chosen one or two evictions earlier; the
+// sample is still taken under the slot lock, from whatever the slot holds
+// then.
+type sampleAhead struct {
+	next, later       int // slot numbers
+	hasNext, hasLater bool
+	nextBucket        uint64 // where sampling next starts in its table
 }
 
 // initOrder makes the empty pool's ranks its positions in order.
@@ -109,16 +132,20 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 	// tried, and an empty keyspace stops it.
 	for round := 0; round < 64; round++ {
 		sampled := false
-		for i := range ks.dbs {
+		for i := range int(ks.dbsUsed.Load()) {
 			db := ks.existingDB(i)
 			if db == nil || !db.hasCandidates(policy) {
 				continue
 			}
 			sampled = true
-			db.samplePool(policy, samples, &st.samples, func(sl *Slot, tableLen int, batch []dictSample) {
+			from, bucket := -1, uint64(0)
+			if a := &st.ahead[i]; a.hasNext {
+				from, bucket, a.hasNext = a.next, a.nextBucket, false
+			}
+			db.samplePool(policy, samples, &st.samples, from, bucket, func(sl *Slot, tableLen int, batch []dictSample) {
 				// Scores first, in a loop of their own: the entries' clocks
 				// are read back to back, their cache misses overlapping.
-				var scores [maxEvictionSamples]uint64
+				scores := st.scores[:len(batch)]
 				for j, c := range batch {
 					scores[j] = ks.score(policy, c.e)
 				}
@@ -144,11 +171,37 @@ func (ks *Keyspace) EvictOne(policy EvictionPolicy, samples int, hook EvictHook)
 			}
 			*st.at(k) = poolEntry{}
 			if freed, ok := ks.evictCandidate(&c, policy.volatileOnly(), hook); ok {
+				ks.prepareAhead(policy)
 				return freed, true
 			}
 		}
 	}
 	return 0, false
+}
+
+// prepareAhead prepares the next pool fills of every database with keys
+// policy may evict (sampleAhead). Caller holds st.mu.
+func (ks *Keyspace) prepareAhead(policy EvictionPolicy) {
+	st := &ks.evict
+	for i := range int(ks.dbsUsed.Load()) {
+		db := ks.existingDB(i)
+		if db == nil || !db.hasCandidates(policy) {
+			continue
+		}
+		a := &st.ahead[i]
+		if a.hasLater {
+			a.next, a.nextBucket, a.hasNext = a.later, randUint64(), true
+			if s := &db.slots[a.next]; !policy.volatileOnly() && s.keys.Load() > 0 {
+				db.lockSlot(s)
+				s.dict.prefetchHeads(a.nextBucket)
+				s.mu.Unlock()
+			}
+		}
+		a.later, a.hasLater = rand.IntN(NumSlots), true
+		line := unsafe.Pointer(&db.slots[a.later])
+		prefetch(line)
+		prefetch(unsafe.Add(line, slotAlign))
+	}
 }
 
 // hasCandidates reports whether db has keys policy may evict.
@@ -214,11 +267,14 @@ func (st *evictionState) insert(score uint64) *poolEntry {
 // the slot's table size (the old table's while it is resized
 // incrementally), 0 for entries from its volatile set (bucket 0).
 func (db *DB) samplePool(policy EvictionPolicy, n int, buf *[maxEvictionSamples]dictSample,
-	fn func(s *Slot, tableLen int, batch []dictSample)) {
+	from int, bucket uint64, fn func(s *Slot, tableLen int, batch []dictSample)) {
 	volatileOnly := policy.volatileOnly()
 	n = min(n, len(buf))
 	got := 0
-	db.eachSlotFromRandom(volatileOnly, func(s *Slot) bool {
+	if from < 0 {
+		from, bucket = rand.IntN(NumSlots), randUint64()
+	}
+	db.eachSlotFrom(from, volatileOnly, func(s *Slot) bool {
 		db.lockSlot(s)
 		k, tableLen := 0, 0
 		if volatileOnly {
@@ -231,7 +287,10 @@ func (db *DB) samplePool(policy EvictionPolicy, n int, buf *[maxEvictionSamples]
 			}
 		} else {
 			tableLen = len(s.dict.buckets)
-			k = s.dict.sample(randUint64, buf[:n-got])
+			if got > 0 {
+				bucket = randUint64() // a further slot: from a random bucket
+			}
+			k = s.dict.sampleFrom(bucket, buf[:n-got])
 		}
 		if k > 0 {
 			fn(s, tableLen, buf[:k])
@@ -246,7 +305,11 @@ func (db *DB) samplePool(policy EvictionPolicy, n int, buf *[maxEvictionSamples]
 // expiry, for volatileOnly) from a random one on, in slot order, wrapping,
 // until fn returns false or every slot was seen.
 func (db *DB) eachSlotFromRandom(volatileOnly bool, fn func(s *Slot) bool) {
-	start := rand.IntN(NumSlots)
+	db.eachSlotFrom(rand.IntN(NumSlots), volatileOnly, fn)
+}
+
+// eachSlotFrom is eachSlotFromRandom from slot start.
+func (db *DB) eachSlotFrom(start int, volatileOnly bool, fn func(s *Slot) bool) {
 	for i := 0; i < NumSlots; i++ {
 		s := &db.slots[(start+i)%NumSlots]
 		var nonEmpty bool
@@ -349,10 +412,12 @@ func (ks *Keyspace) evictLinked(db *DB, s *Slot, h uint64, e *Entry, hook EvictH
 	return freed
 }
 
-// holds reports whether a pool candidate refers to e. Caller holds mu.
+// holds reports whether a pool candidate refers to e, which is not nil: a
+// free position's e is nil (EvictOne clears a candidate it takes, and
+// insert's caller fills every field of a position). Caller holds mu.
 func (st *evictionState) holds(e *Entry) bool {
 	for i := range st.pool {
-		if st.pool[i].used && st.pool[i].e == e {
+		if st.pool[i].e == e {
 			return true
 		}
 	}

@@ -84,7 +84,7 @@ func BenchmarkEvictionSample(b *testing.B) {
 	var sum uint64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		db.samplePool(EvictAllKeysLRU, 5, &ks.evict.samples, func(_ *Slot, _ int, batch []dictSample) {
+		db.samplePool(EvictAllKeysLRU, 5, &ks.evict.samples, -1, 0, func(_ *Slot, _ int, batch []dictSample) {
 			for _, c := range batch {
 				sum += ks.score(EvictAllKeysLRU, c.e)
 			}

@@ -46,6 +46,10 @@ type Keyspace struct {
 	clock clock.Clock // expiry and LRU time, read in unix ms (Now)
 	dbs   []atomic.Pointer[DB]
 	newDB sync.Mutex // serialises lazy DB creation
+	// dbsUsed is one past the highest database ever used: the ones from
+	// it on are nil, and an eviction looks no further (an evicting SET
+	// checked all sixteen).
+	dbsUsed atomic.Int32
 
 	lruClock atomic.Uint32 // seconds, 24 bits; advanced by Tick
 	access   accessPolicy  // LRU clocks or LFU counters (store/access.go)
@@ -81,6 +85,7 @@ func New(n int, clk clock.Clock, events Events) *Keyspace {
 	}
 	ks := &Keyspace{seed: maphash.MakeSeed(), clock: clk, dbs: make([]atomic.Pointer[DB], n), events: events}
 	ks.evict.initOrder()
+	ks.evict.ahead = make([]sampleAhead, n)
 	ks.Tick()
 	return ks
 }
@@ -112,6 +117,9 @@ func (ks *Keyspace) DB(i int) *DB {
 	db := &DB{ks: ks}
 	db.id.Store(int32(i))
 	ks.dbs[i].Store(db)
+	if int32(i) >= ks.dbsUsed.Load() {
+		ks.dbsUsed.Store(int32(i) + 1) // under newDB: no other writer
+	}
 	return db
 }
 

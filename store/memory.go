@@ -57,26 +57,56 @@ var goSizeClasses = [...]int64{144, 160, 176, 192, 208, 224, 240, 256, 288, 320,
 	19072, 20480, 21760, 24576, 27264, 28672, 32768}
 
 // AllocSize is the number of bytes the Go allocator hands out for an object
-// of n bytes.
+// of n bytes. Every write's charge takes several (compactStringCharge), so
+// it is two table lookups, as the runtime's own size_to_class8 and
+// size_to_class128: the size classes up to 1 KiB are multiples of 8 and
+// those above multiples of 128, so each table index stands for one class.
 func AllocSize(n int64) int64 {
 	switch {
 	case n <= 0:
 		return 0
-	case n <= 128:
-		return int64(smallSizeClass(int(n)))
+	case n <= allocSizeSmallMax:
+		return int64(allocSizeBy8[(n+7)>>3])
 	case n <= 32768:
-		lo, hi := 0, len(goSizeClasses)-1
-		for lo < hi {
-			mid := (lo + hi) / 2
-			if goSizeClasses[mid] >= n {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
-		return goSizeClasses[lo]
+		return int64(allocSizeBy128[(n+127)>>7])
 	}
 	return (n + 8191) &^ 8191
+}
+
+// allocSizeSmallMax is the largest size allocSizeBy8 covers.
+const allocSizeSmallMax = 1024
+
+// allocSizeBy8[i] is AllocSize of the sizes n with (n+7)/8 == i, up to
+// allocSizeSmallMax; allocSizeBy128[i] of those with (n+127)/128 == i above
+// it, up to 32 KiB. Built once from searchAllocSize; never written after.
+var allocSizeBy8, allocSizeBy128 = allocSizeTables()
+
+func allocSizeTables() (by8 [allocSizeSmallMax/8 + 1]uint16, by128 [32768/128 + 1]uint16) {
+	for i := 1; i < len(by8); i++ {
+		by8[i] = uint16(searchAllocSize(int64(i * 8)))
+	}
+	for i := allocSizeSmallMax/128 + 1; i < len(by128); i++ {
+		by128[i] = uint16(searchAllocSize(int64(i * 128)))
+	}
+	return by8, by128
+}
+
+// searchAllocSize is AllocSize for 0 < n <= 32 KiB found by searching the
+// size classes; the tables are built from it.
+func searchAllocSize(n int64) int64 {
+	if n <= 128 {
+		return int64(smallSizeClass(int(n)))
+	}
+	lo, hi := 0, len(goSizeClasses)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if goSizeClasses[mid] >= n {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return goSizeClasses[lo]
 }
 
 // entryKeyCharge is what an entry without a string value costs: the entry
@@ -90,12 +120,13 @@ func entryKeyCharge(keyLen int) int64 {
 // that is cheaper, else three allocations.
 func compactStringCharge(keyLen, valLen int) int64 {
 	n := keyLen + valLen
-	separate := entrySize + AllocSize(int64(keyLen)) + AllocSize(int64(valLen))
 	if n == 0 {
 		return entrySize + DictSlotCharge
 	}
-	if inlineFits(keyLen, valLen) {
-		return AllocSize(entrySize+int64(n)) + DictSlotCharge
+	separate := entrySize + AllocSize(int64(keyLen)) + AllocSize(int64(valLen))
+	if n <= entryInlineMax {
+		// inlineFits's choice, with the sizes it compares computed once.
+		return min(AllocSize(entrySize+int64(n)), separate) + DictSlotCharge
 	}
 	return separate + DictSlotCharge
 }

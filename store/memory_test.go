@@ -384,14 +384,167 @@ func TestEvictionPoolKeepsBestScoresSorted(t *testing.T) {
 			want = want[max(0, len(want)-evictionPoolSize):]
 			require.Equal(t, want, got, "after %d inserts", i+1)
 		}
-		// Every position is still reachable from exactly one rank.
-		var positions []int
-		for _, p := range st.order {
-			positions = append(positions, int(p))
+		requireRanksArePositions(t, &st)
+	}
+}
+
+// With candidates taken from the best down between inserts, as EvictOne
+// takes them, and many equal scores (the LRU clock counts seconds), the
+// pool holds what a sorted list of the best candidates would, its used
+// ranks first.
+func TestEvictionPoolWithTakesAndTies(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		var st evictionState
+		st.initOrder()
+		rnd := rand.New(rand.NewPCG(seed, seed))
+		var want []uint64 // ascending, at most evictionPoolSize
+		for i := 0; i < 2000; i++ {
+			if rnd.IntN(3) == 0 {
+				for k := evictionPoolSize - 1; k >= 0; k-- {
+					if st.at(k).used {
+						*st.at(k) = poolEntry{}
+						break
+					}
+				}
+				if len(want) > 0 {
+					want = want[:len(want)-1]
+				}
+			} else {
+				score := rnd.Uint64N(4)
+				if c := st.insert(score); c != nil {
+					*c = poolEntry{score: score, used: true}
+				}
+				if len(want) < evictionPoolSize || score > want[0] {
+					if len(want) == evictionPoolSize {
+						want = want[1:]
+					}
+					want = append(want, score)
+					slices.Sort(want)
+				}
+			}
+			var got []uint64
+			for k := 0; k < evictionPoolSize; k++ {
+				c := st.at(k)
+				if !c.used {
+					for ; k < evictionPoolSize; k++ {
+						require.False(t, st.at(k).used, "step %d: a used rank after a free one", i)
+					}
+					break
+				}
+				got = append(got, c.score)
+			}
+			require.True(t, slices.Equal(want, got), "step %d: pool %v, want %v", i, got, want)
 		}
-		slices.Sort(positions)
-		for i, p := range positions {
-			require.Equal(t, i, p)
+		requireRanksArePositions(t, &st)
+	}
+}
+
+// requireRanksArePositions checks that every position of the pool is
+// reachable from exactly one rank.
+func requireRanksArePositions(t *testing.T, st *evictionState) {
+	t.Helper()
+	var positions []int
+	for _, p := range st.order {
+		positions = append(positions, int(p))
+	}
+	slices.Sort(positions)
+	for i, p := range positions {
+		require.Equal(t, i, p)
+	}
+}
+
+// AllocSize's tables give what searching the size classes gives, for every
+// size up to past the largest class.
+func TestAllocSizeTablesMatchSearch(t *testing.T) {
+	for n := int64(1); n <= 32768; n++ {
+		if got, want := AllocSize(n), searchAllocSize(n); got != want {
+			t.Fatalf("AllocSize(%d) = %d, the size classes say %d", n, got, want)
 		}
 	}
+	for _, n := range []int64{-1, 0, 32769, 40000} {
+		if got, want := AllocSize(n), max(0, (n+8191)&^8191); got != want {
+			t.Fatalf("AllocSize(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+// compactStringCharge is inlineFits's choice of layout, charged: one
+// allocation when the key and value are inline, three otherwise.
+func TestCompactStringChargeFollowsLayout(t *testing.T) {
+	for kl := 0; kl <= 300; kl += 3 {
+		for vl := 0; vl <= 300; vl += 7 {
+			want := int64(entrySize + DictSlotCharge)
+			switch {
+			case kl+vl == 0:
+			case inlineFits(kl, vl):
+				want = AllocSize(entrySize+int64(kl+vl)) + DictSlotCharge
+			default:
+				want = entrySize + AllocSize(int64(kl)) + AllocSize(int64(vl)) + DictSlotCharge
+			}
+			if got := compactStringCharge(kl, vl); got != want {
+				t.Fatalf("compactStringCharge(%d, %d) = %d, want %d", kl, vl, got, want)
+			}
+		}
+	}
+}
+
+// Eviction reaches the keys of the highest database used, also after
+// SWAPDB moved them to a database never used before.
+func TestEvictionReachesHighDatabases(t *testing.T) {
+	ks := New(16, clock.NewFake(time.Unix(1_000, 0)), nil)
+	ks.DB(3) // used, empty
+	db := ks.DB(12)
+	for i := range 10 {
+		withKey(db, "k"+strconv.Itoa(i), func(k []byte) { db.SetString(k, []byte("v"), false) })
+	}
+	for i, policy := range []EvictionPolicy{EvictAllKeysLRU, EvictAllKeysRandom} {
+		_, ok := ks.EvictOne(policy, 5, nil)
+		require.True(t, ok, "policy %d", policy)
+		require.EqualValues(t, 9-i, db.Size(), "policy %d", policy)
+	}
+	ks.SwapDB(12, 15)
+	_, ok := ks.EvictOne(EvictAllKeysLRU, 5, nil)
+	require.True(t, ok)
+	require.EqualValues(t, 7, ks.DB(15).Size())
+	require.Zero(t, ks.DB(12).Size())
+}
+
+// With each pool fill's slot chosen one or two evictions ahead (sampleAhead),
+// evictions still come from all over the keyspace, and a slot whose keys
+// were deleted after it was chosen is passed over.
+func TestEvictionSampledAheadSpreadsOverSlots(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000, 0))
+	ks := New(1, clk, nil)
+	db := ks.DB(0)
+	for i := range 20_000 {
+		withKey(db, "k"+strconv.Itoa(i), func(k []byte) { db.SetString(k, []byte("v"), false) })
+	}
+	bySlot := map[uint16]int{}
+	hook := func(_ *DB, key []byte) { bySlot[slots.KeySlot(key)]++ }
+	deleted := 0
+	for range 2000 {
+		_, ok := ks.EvictOne(EvictAllKeysLRU, 5, hook)
+		require.True(t, ok)
+		// Empty the slot prepared for the next fill: it must be passed over.
+		if a := ks.evict.ahead[0]; a.hasNext && rand.IntN(4) == 0 {
+			s := &db.slots[a.next]
+			for {
+				db.lockSlot(s)
+				e := s.dict.randomEntry(randUint64)
+				var key []byte
+				if e != nil {
+					key = []byte(e.Key())
+				}
+				s.mu.Unlock()
+				if key == nil {
+					break
+				}
+				withKey(db, string(key), func(k []byte) { db.Delete(k) })
+				deleted++
+			}
+		}
+	}
+	require.Greater(t, len(bySlot), 1000, "2000 evictions from %d slots", len(bySlot))
+	require.Positive(t, deleted)
+	require.EqualValues(t, 20_000-2000-deleted, db.Size())
 }

@@ -163,3 +163,30 @@ func TestRandomKeyAndSwap(t *testing.T) {
 	require.EqualValues(t, 1, ks.DB(1).Size())
 	require.Equal(t, 1, ks.DB(1).ID())
 }
+
+// The active expiry cycle skips a database with no keys with a TTL in one
+// step and still reaches the expired keys of the databases after it, even
+// a cycle out of time at once (it checks the clock in the slots it
+// samples).
+func TestActiveExpireSkipsDatabasesWithoutTTLs(t *testing.T) {
+	clk := clock.NewFake(time.UnixMilli(1_000_000))
+	ks := New(3, clk, nil)
+	persistent, volatile := ks.DB(0), ks.DB(2) // DB 1 is never used
+	for i := 0; i < 300; i++ {
+		k := fmt.Sprintf("k%d", i)
+		withLock(persistent, k, func() { persistent.SetString([]byte(k), []byte("v"), false) })
+		withLock(volatile, k, func() {
+			e := volatile.SetString([]byte(k), []byte("v"), false)
+			volatile.SetExpire([]byte(k), e, 1_000_100)
+		})
+	}
+	clk.Set(time.UnixMilli(1_000_200))
+	ks.ActiveExpireCycle(0) // stops early, somewhere in DB 2
+	require.Less(t, volatile.Size(), int64(300), "DB 0 and DB 1 are passed")
+	for i := 0; i < 10 && volatile.Size() > 0; i++ {
+		ks.ActiveExpireCycle(time.Second)
+	}
+	require.Zero(t, volatile.Size())
+	require.EqualValues(t, 300, persistent.Size())
+	require.EqualValues(t, 300, ks.ExpiredKeys())
+}
