@@ -172,7 +172,9 @@ func (a *Appender) syncAll() error {
 	if err != nil {
 		return err
 	}
-	if err := fdatasync(f); err != nil {
+	// The clients of the round wait for this fsync; the others would only
+	// run their batches meanwhile to join the next round.
+	if err := fdatasyncHolding(f); err != nil {
 		return err
 	}
 	a.synced.Store(end)
