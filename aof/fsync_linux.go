@@ -28,7 +28,7 @@ func fdatasync(f *os.File) error {
 // waiting client needs — queues behind the clients that ran meanwhile:
 // thread wake-ups on every round and a later release of the round.
 // Holding the core is what Redis's one thread does under appendfsync
-// always (its fsync blocks the event loop); SET -P 16 used 8-15% less
+// always (its fsync blocks the event loop); SET -P 16 used 11-21% less
 // server CPU per request with it. The cost is Redis's too: nothing else
 // runs on that core until the fsync returns.
 func fdatasyncHolding(f *os.File) error {
