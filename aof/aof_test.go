@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -197,4 +199,54 @@ func TestAppenderConcurrentWaitAndSwitch(t *testing.T) {
 	for w := range writers {
 		assert.Equal(t, perWriter, next[w], "writer %d", w)
 	}
+}
+
+// TestGroupRoundWaitsForTheLastRoundsMembers: a round with fewer members
+// than the last one waits for the missing one to join, so one round's work
+// covers both; a round that nobody joins ends its wait at pollFor.
+func TestGroupRoundWaitsForTheLastRoundsMembers(t *testing.T) {
+	var appended, covered atomic.Int64
+	var rounds atomic.Int32
+	g := &group{progress: appended.Load, pollFor: time.Hour}
+	work := func() error {
+		rounds.Add(1)
+		covered.Store(appended.Load())
+		return nil
+	}
+	waitFor := func(off int64) error {
+		return g.wait(func() bool { return covered.Load() >= off }, work)
+	}
+	g.lastMembers = 2 // the last round had two members
+
+	appended.Add(1)
+	leader := make(chan error, 1)
+	go func() { leader <- waitFor(1) }()
+	// The leader collects alone, then waits for a second member.
+	require.Eventually(t, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.running != nil && g.running.full != nil
+	}, 10*time.Second, time.Millisecond)
+	appended.Add(1)
+	require.NoError(t, waitFor(2)) // joins, and the round covers it
+	select {
+	case err := <-leader:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader did not finish its round")
+	}
+	assert.Equal(t, int32(1), rounds.Load(), "one round covers both")
+	assert.Equal(t, 2, g.lastMembers)
+
+	// Nobody joins: the wait ends at pollFor, and the next lone round does
+	// not wait at all (its member count is the last one's).
+	g.pollFor = time.Millisecond
+	g.lastMembers = 3
+	appended.Add(1)
+	require.NoError(t, waitFor(3))
+	assert.Equal(t, 1, g.lastMembers)
+	g.pollFor = time.Hour
+	appended.Add(1)
+	require.NoError(t, waitFor(4))
+	assert.Equal(t, int32(3), rounds.Load())
 }
