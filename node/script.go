@@ -817,9 +817,7 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 				L.Push(luaErrorTable(L, "wrong number or type of arguments"))
 				return 1
 			}
-			t := L.NewTable()
-			t.RawSetString("ok", L.Get(1))
-			L.Push(t)
+			L.Push(luaFieldTable(L, "ok", L.Get(1), 1))
 			return 1
 		},
 		"log": func(L *lua.LState) int {
@@ -950,8 +948,7 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 	}
 	reply, errMsg := run.call(argv)
 	if errMsg != "" {
-		t := luaErrorTable(L, errMsg)
-		t.RawSetString("ignore_error_stats_update", lua.LTrue)
+		t := luaReplyErrorTable(L, errMsg)
 		if raise {
 			L.Error(t, 0)
 		}

@@ -421,14 +421,13 @@ func luaErrorHandler(L *lua.LState) int {
 	e := L.Get(1)
 	t, isTable := e.(*lua.LTable)
 	if !isTable {
-		t = L.NewTable()
 		msg := "nil"
 		if s, ok := e.(lua.LString); ok {
 			msg = string(s)
 		} else if e != lua.LNil {
 			msg = e.String()
 		}
-		t.RawSetString("err", lua.LString("ERR "+msg))
+		t = luaFieldTable(L, "err", lua.LString("ERR "+msg), 3)
 	}
 	for level := 1; level < 4; level++ {
 		dbg, ok := L.GetStack(level)
@@ -483,8 +482,25 @@ func luaErrorTable(L *lua.LState, msg string) *lua.LTable {
 		code, text = "ERR", msg
 	}
 	text = strings.TrimRight(text, "\r\n")
-	t := L.NewTable()
-	t.RawSetString("err", lua.LString(code+" "+text))
+	return luaFieldTable(L, "err", lua.LString(code+" "+text), 2)
+}
+
+// luaReplyErrorTable is the error table of an error a command replied or
+// a call the script's state refused: counted in errorstats already, so the
+// script's reply does not count it again.
+func luaReplyErrorTable(L *lua.LState, msg string) *lua.LTable {
+	t := luaErrorTable(L, msg)
+	t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	return t
+}
+
+// luaFieldTable returns a table holding field name = v, sized for fields
+// string fields in all: the tables Redis hands scripts for replies ({ok=},
+// {err=}, {double=}...) have one or two. L.NewTable would size each for 32
+// array slots and 32 fields, the main cost of converting a command's reply.
+func luaFieldTable(L *lua.LState, name string, v lua.LValue, fields int) *lua.LTable {
+	t := L.CreateTable(0, fields)
+	t.RawSetString(name, v)
 	return t
 }
 
@@ -506,13 +522,9 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		}
 		return lua.LString(rest[:n]), rest[n+2:]
 	case '+':
-		t := L.NewTable()
-		t.RawSetString("ok", lua.LString(line[1:]))
-		return t, rest
+		return luaFieldTable(L, "ok", lua.LString(line[1:]), 1), rest
 	case '-':
-		t := luaErrorTable(L, string(line))
-		t.RawSetString("ignore_error_stats_update", lua.LTrue)
-		return t, rest
+		return luaReplyErrorTable(L, string(line)), rest
 	case '*', '~', '%', '>', '|':
 		n, _ := strconv.Atoi(string(line[1:]))
 		if n < 0 {
@@ -520,26 +532,22 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		}
 		switch b[0] {
 		case '%':
-			m := L.NewTable()
+			m := L.CreateTable(0, n)
 			for i := 0; i < n; i++ {
 				var k, v lua.LValue
 				k, rest = respToLua(L, rest)
 				v, rest = respToLua(L, rest)
 				m.RawSet(k, v)
 			}
-			t := L.NewTable()
-			t.RawSetString("map", m)
-			return t, rest
+			return luaFieldTable(L, "map", m, 1), rest
 		case '~':
-			s := L.NewTable()
+			s := L.CreateTable(0, n)
 			for i := 0; i < n; i++ {
 				var k lua.LValue
 				k, rest = respToLua(L, rest)
 				s.RawSet(k, lua.LTrue)
 			}
-			t := L.NewTable()
-			t.RawSetString("set", s)
-			return t, rest
+			return luaFieldTable(L, "set", s, 1), rest
 		case '|':
 			for i := 0; i < 2*n; i++ {
 				_, rest = respToLua(L, rest)
@@ -559,22 +567,15 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		return lua.LBool(line[1] == 't'), rest
 	case ',':
 		f := parseRESPDouble(string(line[1:]))
-		t := L.NewTable()
-		t.RawSetString("double", lua.LNumber(f))
-		return t, rest
+		return luaFieldTable(L, "double", lua.LNumber(f), 1), rest
 	case '(':
-		t := L.NewTable()
-		t.RawSetString("big_number", lua.LString(line[1:]))
-		return t, rest
+		return luaFieldTable(L, "big_number", lua.LString(line[1:]), 1), rest
 	case '=':
 		n, _ := strconv.Atoi(string(line[1:]))
 		body := rest[:n]
-		t := L.NewTable()
-		v := L.NewTable()
-		v.RawSetString("string", lua.LString(body[4:]))
+		v := luaFieldTable(L, "string", lua.LString(body[4:]), 2)
 		v.RawSetString("format", lua.LString(body[:3]))
-		t.RawSetString("verbatim_string", v)
-		return t, rest[n+2:]
+		return luaFieldTable(L, "verbatim_string", v, 1), rest[n+2:]
 	}
 	return lua.LNil, rest
 }
