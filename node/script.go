@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,7 +81,8 @@ type scriptEngine struct {
 	env   *luaEnv
 	fns   map[string]*lua.LFunction
 	rand  lrand48
-	cur   *scriptRun // the run redis.call serves
+	cur   *scriptRun  // the run redis.call serves
+	args  luaCallArgs // the arguments of the call it serves
 
 	lc        *Client                   // the script client, reused
 	ctx       context.Context           // cancelled by SCRIPT KILL; replaced after
@@ -894,7 +896,7 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 			if eng.cur == nil {
 				luaRaise(L, "redis.acl_check_cmd can only be called inside a script invocation")
 			}
-			argv, errMsg := luaArgv(L)
+			argv, errMsg := eng.luaArgv(L)
 			if errMsg != "" {
 				luaRaise(L, errMsg)
 			}
@@ -913,20 +915,53 @@ func luaRaise(L *lua.LState, msg string) {
 	L.Error(luaErrorTable(L, msg), 0)
 }
 
-// luaArgv converts redis.call's arguments.
-func luaArgv(L *lua.LState) ([][]byte, string) {
+// luaCallArgs holds the arguments of the redis.call being served: one
+// slice and one byte buffer reused from call to call (scripts run one at a
+// time), instead of an allocation per argument. The command may not keep
+// them past its return, as with a connection's read buffer.
+type luaCallArgs struct {
+	argv  [][]byte
+	bytes []byte
+}
+
+// maxKeptCallArgs bounds the argument buffer kept from one call to the
+// next (a script that once passed a large value does not pin it).
+const maxKeptCallArgs = 64 << 10
+
+// luaArgv converts redis.call's arguments into eng.args (valid until the
+// next call).
+func (eng *scriptEngine) luaArgv(L *lua.LState) ([][]byte, string) {
 	argc := L.GetTop()
 	if argc == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
-	argv := make([][]byte, argc)
+	ca := &eng.args
+	if cap(ca.bytes) > maxKeptCallArgs {
+		ca.bytes = nil
+	}
+	if cap(ca.argv) > maxKeptCallArgs {
+		ca.argv = nil
+	}
+	size := 0
 	for i := 1; i <= argc; i++ {
-		b, ok := luaArgString(L.Get(i))
-		if !ok {
+		switch x := L.Get(i).(type) {
+		case lua.LString:
+			size += len(x)
+		case lua.LNumber:
+			size += 32 // %.17g is at most 24 bytes
+		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
-		argv[i-1] = b
 	}
+	// One buffer for all: the slices below never see it move.
+	buf := slices.Grow(ca.bytes[:0], size)
+	argv := slices.Grow(ca.argv[:0], argc)
+	for i := 1; i <= argc; i++ {
+		start := len(buf)
+		buf = appendLuaArg(buf, L.Get(i))
+		argv = append(argv, buf[start:len(buf):len(buf)])
+	}
+	ca.bytes, ca.argv = buf, argv
 	return argv, ""
 }
 
@@ -936,7 +971,7 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 	if run == nil {
 		luaRaise(L, "redis.call/pcall can only be called inside a script invocation")
 	}
-	argv, errMsg := luaArgv(L)
+	argv, errMsg := eng.luaArgv(L)
 	L.SetTop(0)
 	if errMsg != "" {
 		t := luaErrorTable(L, errMsg)

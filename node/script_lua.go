@@ -708,15 +708,16 @@ func luaNumberToInt(f float64) int64 {
 	return int64(f)
 }
 
-// luaArgString converts a redis.call argument: strings as they are,
-// numbers with C's %.17g, as Redis's snprintf (Lua's own conversion would
-// lose precision; Go's 'g' would spell infinity "+Inf" where C writes "inf").
-func luaArgString(v lua.LValue) ([]byte, bool) {
+// appendLuaArg appends a redis.call argument (a string or a number: the
+// caller checked) to buf: strings as they are, numbers with C's %.17g, as
+// Redis's snprintf (Lua's own conversion would lose precision; Go's 'g'
+// would spell infinity "+Inf" where C writes "inf").
+func appendLuaArg(buf []byte, v lua.LValue) []byte {
 	switch x := v.(type) {
 	case lua.LString:
-		return []byte(x), true
+		return append(buf, x...)
 	case lua.LNumber:
-		return strconvx.AppendDouble(nil, float64(x)), true
+		return strconvx.AppendDouble(buf, float64(x))
 	}
-	return nil, false
+	return buf
 }
