@@ -63,6 +63,7 @@ var scriptFlagNames = []struct {
 
 // luaScript is one cached EVAL script.
 type luaScript struct {
+	sha   string // its SHA1 in lower-case hex, its name
 	body  []byte
 	flags scriptFlags
 	proto *lua.FunctionProto
@@ -116,6 +117,9 @@ type scriptRun struct {
 	// its declared keys once: it runs exclusive from then on.
 	roams  *atomic.Bool
 	locked *lockedRun // set while it runs under its keys' slot locks (its goroutine's)
+	// lockedStore is where locked points (lockedRunFor): one allocation
+	// per run, not two.
+	lockedStore lockedRun
 	// underLocks: locked is set, for other goroutines (the busy timer,
 	// SCRIPT KILL).
 	underLocks atomic.Bool
@@ -296,7 +300,7 @@ func (eng *scriptEngine) load(body []byte) (string, *luaScript, string) {
 	if err != nil {
 		return "", nil, "ERR Error compiling script (new function): " + luaCompileError(err)
 	}
-	sc = &luaScript{body: bytes.Clone(body), flags: flags, proto: proto}
+	sc = &luaScript{sha: sha, body: bytes.Clone(body), flags: flags, proto: proto}
 	eng.mu.Lock()
 	if eng.scripts == nil {
 		eng.scripts = make(map[string]*luaScript)
@@ -314,6 +318,25 @@ func (eng *scriptEngine) lookup(sha string) *luaScript {
 	eng.mu.Lock()
 	defer eng.mu.Unlock()
 	return eng.scripts[sha]
+}
+
+// lookupSHA returns the cached script whose SHA1 is hex, in any case, or
+// nil; EVALSHA's lookup, lowered on the stack so that it does not
+// allocate.
+func (eng *scriptEngine) lookupSHA(hex []byte) *luaScript {
+	var buf [40]byte
+	if len(hex) != len(buf) {
+		return nil
+	}
+	for i, ch := range hex {
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	return eng.scripts[string(buf[:])]
 }
 
 // scriptNumKeys parses EVAL's and FCALL's numkeys (args[2]) against the
@@ -345,14 +368,11 @@ func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
 	var sha string
 	var sc *luaScript
 	if evalsha {
-		if len(args[1]) == 40 {
-			sha = strings.ToLower(string(args[1]))
-			sc = eng.lookup(sha)
-		}
-		if sc == nil {
+		if sc = eng.lookupSHA(args[1]); sc == nil {
 			c.Error("NOSCRIPT No matching script. Please use EVAL.")
 			return
 		}
+		sha = sc.sha
 	} else {
 		var errMsg string
 		sha, sc, errMsg = eng.load(args[1])
@@ -1050,6 +1070,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	}
 	db := lc.SelectedDB()
 	keys, sl := lc.commandSlots(spec, argv)
+	lc.keyBuf = keys // reused by the next call, as the dispatcher does
 	if s.cluster != nil {
 		if msg := run.checkClusterKeys(spec, argv, keys); msg != "" {
 			return nil, run.refuse(spec, msg)
