@@ -574,22 +574,21 @@ func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngi
 	capture := c.startCapture()
 	lc.tx.capture = c.tx.capture
 
-	setArray := func(name string, vals [][]byte) *lua.LTable {
-		t := L.CreateTable(len(vals), 0)
-		for i, v := range vals {
-			t.RawSetInt(i+1, lua.LString(v))
-		}
-		if name != "" {
-			env.globals.RawSetString(name, t)
-		}
-		return t
-	}
 	var callArgs []lua.LValue
 	if run.eval {
-		setArray("KEYS", keys)
-		setArray("ARGV", argv)
+		env.setEvalArray(0, "KEYS", keys)
+		env.setEvalArray(1, "ARGV", argv)
 	} else {
-		callArgs = []lua.LValue{setArray("", keys), setArray("", argv)}
+		// A function may keep its arguments (in its library's upvalues):
+		// new tables every call.
+		newArray := func(vals [][]byte) lua.LValue {
+			t := L.CreateTable(len(vals), 0)
+			for i, v := range vals {
+				t.RawSetInt(i+1, lua.LString(v))
+			}
+			return t
+		}
+		callArgs = []lua.LValue{newArray(keys), newArray(argv)}
 	}
 
 	if eng.ctx == nil || eng.ctx.Err() != nil {

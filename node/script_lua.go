@@ -45,6 +45,51 @@ type luaEnv struct {
 	protected map[*lua.LTable]*lua.LTable
 	deep      map[*lua.LTable]*lua.LTable // deepProxy cache
 	errFunc   *lua.LFunction              // the pcall error handler
+	// evalArrays are the KEYS and ARGV tables of the last EVAL run and
+	// evalLens how many elements it was given (setEvalArray).
+	evalArrays [2]*lua.LTable
+	evalLens   [2]int
+}
+
+// maxReusedEvalArray bounds the KEYS or ARGV table kept for the next run.
+const maxReusedEvalArray = 64
+
+// setEvalArray sets the global KEYS (i 0) or ARGV (i 1) to vals for an EVAL
+// run. Redis gives each run new tables; the last run's table is refilled
+// instead when the script left it as given — no field beyond its elements,
+// no metatable — so no script sees a difference (nothing else can refer to
+// it: the globals are read-only and every EVAL run starts afresh), and the
+// run costs no table and no write to the globals.
+func (env *luaEnv) setEvalArray(i int, name string, vals [][]byte) {
+	t, old := env.evalArrays[i], env.evalLens[i]
+	if t == nil || len(vals) > maxReusedEvalArray || !plainArray(t, old) {
+		t, old = env.L.CreateTable(len(vals), 0), 0
+		env.globals.RawSetString(name, t)
+	}
+	for j, v := range vals {
+		t.RawSetInt(j+1, lua.LString(v))
+	}
+	for j := len(vals) + 1; j <= old; j++ {
+		t.RawSetInt(j, lua.LNil)
+	}
+	env.evalArrays[i], env.evalLens[i] = t, len(vals)
+	if len(vals) > maxReusedEvalArray {
+		env.evalArrays[i] = nil
+	}
+}
+
+// plainArray reports whether t holds nothing beyond the elements 1..n (nil
+// or not) and has no metatable.
+func plainArray(t *lua.LTable, n int) bool {
+	if t.Metatable != lua.LNil {
+		return false
+	}
+	from := lua.LValue(lua.LNil) // Next(0) would skip the first hashed key
+	if n > 0 {
+		from = lua.LNumber(n)
+	}
+	k, _ := t.Next(from)
+	return k == lua.LNil
 }
 
 // newLuaEnv builds a sandboxed state. api registers the redis table's
