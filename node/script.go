@@ -921,9 +921,12 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 			}
 			spec, unknown := s.table.lookup(argv)
 			if spec == nil || unknown {
+				eng.args.release()
 				luaRaise(L, "Invalid command passed to redis.acl_check_cmd()")
 			}
-			L.Push(lua.LBool(eng.cur.aclPermits(spec, argv))) // node/acl.go
+			permits := eng.cur.aclPermits(spec, argv) // node/acl.go
+			eng.args.release()
+			L.Push(lua.LBool(permits))
 			return 1
 		},
 	}
@@ -943,9 +946,23 @@ type luaCallArgs struct {
 	bytes []byte
 }
 
-// maxKeptCallArgs bounds the argument buffer kept from one call to the
-// next (a script that once passed a large value does not pin it).
-const maxKeptCallArgs = 64 << 10
+// The argument buffers kept from one call to the next are bounded: a call
+// that passed a large value or many arguments lets them go when it ends
+// (release), so that no script pins them.
+const (
+	maxKeptCallArgBytes = 64 << 10
+	maxKeptCallArgs     = 1024
+)
+
+// release drops the buffers of the call that just ended if they are big.
+func (ca *luaCallArgs) release() {
+	if cap(ca.bytes) > maxKeptCallArgBytes {
+		ca.bytes = nil
+	}
+	if cap(ca.argv) > maxKeptCallArgs {
+		ca.argv = nil
+	}
+}
 
 // luaArgv converts redis.call's arguments into eng.args (valid until the
 // next call).
@@ -955,12 +972,6 @@ func (eng *scriptEngine) luaArgv(L *lua.LState) ([][]byte, string) {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
 	ca := &eng.args
-	if cap(ca.bytes) > maxKeptCallArgs {
-		ca.bytes = nil
-	}
-	if cap(ca.argv) > maxKeptCallArgs {
-		ca.argv = nil
-	}
 	size := 0
 	for i := 1; i <= argc; i++ {
 		switch x := L.Get(i).(type) {
@@ -1001,6 +1012,7 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 		return 1
 	}
 	reply, errMsg := run.call(argv)
+	eng.args.release()
 	if errMsg != "" {
 		t := luaReplyErrorTable(L, errMsg)
 		if raise {

@@ -48,3 +48,20 @@ func TestEvalKeysArgvFreshEachRun(t *testing.T) {
 		require.Equal(t, want(2, 2, "p", "q", "nil", "r", "s"), tc.do("EVAL", look, "2", "p", "q", "r", "s"), "after %s", spoil)
 	}
 }
+
+// TestScriptCallArgsDoNotPinLargeValues: redis.call's reused argument
+// buffers (luaCallArgs) let a large value go when its call ends, not at the
+// next call, which may never come.
+func TestScriptCallArgsDoNotPinLargeValues(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	big := strings.Repeat("x", 1<<20)
+	require.Equal(t, ":1\r\n", tc.do("EVAL", "redis.call('SET', KEYS[1], ARGV[1]) return 1", "1", "big", big))
+	eng := &s.tx.scripts
+	eng.runMu.Lock() // the script's goroutine let go of it: its writes are visible
+	bytesCap, argvCap := cap(eng.args.bytes), cap(eng.args.argv)
+	eng.runMu.Unlock()
+	require.LessOrEqual(t, bytesCap, maxKeptCallArgBytes)
+	require.LessOrEqual(t, argvCap, maxKeptCallArgs)
+	require.Equal(t, ":1048576\r\n", tc.do("STRLEN", "big"))
+}
