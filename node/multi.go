@@ -312,7 +312,7 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 		return
 	}
 	c.SetDB(db)
-	start := time.Now()
+	start := time.Since(c.srv.start) // one monotonic clock read at each end, as the dispatcher
 	c.errored = false
 	c.callHandler(qc.spec, qc.args)
 	// Past the output limit the client is closed and the rest of EXEC's
@@ -322,13 +322,13 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	c.propagateEffects(qc.spec, qc.args)
 	shard := &c.srv.table.stats[qc.spec.ID][c.id%statShards]
 	shard.calls.Add(1)
-	dur := time.Since(start)
+	dur := time.Since(c.srv.start) - start
 	shard.usec.Add(int64(dur / time.Microsecond))
 	shard.lat.observe(dur)
 	if c.errored {
 		shard.failed.Add(1)
 	}
-	c.srv.slowlog.maybeRecord(c, qc.spec, qc.args, start, 0, dur) // as Redis's call() does for each
+	c.srv.slowlog.maybeRecord(c, qc.spec, qc.args, c.batchAt, start-c.batchStart, dur) // as Redis's call() does for each
 	c.SetDB(nil)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,7 @@ var scriptFlagNames = []struct {
 
 // luaScript is one cached EVAL script.
 type luaScript struct {
+	sha   string // its SHA1 in lower-case hex, its name
 	body  []byte
 	flags scriptFlags
 	proto *lua.FunctionProto
@@ -80,7 +82,8 @@ type scriptEngine struct {
 	env   *luaEnv
 	fns   map[string]*lua.LFunction
 	rand  lrand48
-	cur   *scriptRun // the run redis.call serves
+	cur   *scriptRun  // the run redis.call serves
+	args  luaCallArgs // the arguments of the call it serves
 
 	lc        *Client                   // the script client, reused
 	ctx       context.Context           // cancelled by SCRIPT KILL; replaced after
@@ -114,6 +117,9 @@ type scriptRun struct {
 	// its declared keys once: it runs exclusive from then on.
 	roams  *atomic.Bool
 	locked *lockedRun // set while it runs under its keys' slot locks (its goroutine's)
+	// lockedStore is where locked points (lockedRunFor): one allocation
+	// per run, not two.
+	lockedStore lockedRun
 	// underLocks: locked is set, for other goroutines (the busy timer,
 	// SCRIPT KILL).
 	underLocks atomic.Bool
@@ -294,7 +300,7 @@ func (eng *scriptEngine) load(body []byte) (string, *luaScript, string) {
 	if err != nil {
 		return "", nil, "ERR Error compiling script (new function): " + luaCompileError(err)
 	}
-	sc = &luaScript{body: bytes.Clone(body), flags: flags, proto: proto}
+	sc = &luaScript{sha: sha, body: bytes.Clone(body), flags: flags, proto: proto}
 	eng.mu.Lock()
 	if eng.scripts == nil {
 		eng.scripts = make(map[string]*luaScript)
@@ -312,6 +318,25 @@ func (eng *scriptEngine) lookup(sha string) *luaScript {
 	eng.mu.Lock()
 	defer eng.mu.Unlock()
 	return eng.scripts[sha]
+}
+
+// lookupSHA returns the cached script whose SHA1 is hex, in any case, or
+// nil; EVALSHA's lookup, lowered on the stack so that it does not
+// allocate.
+func (eng *scriptEngine) lookupSHA(hex []byte) *luaScript {
+	var buf [40]byte
+	if len(hex) != len(buf) {
+		return nil
+	}
+	for i, ch := range hex {
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	return eng.scripts[string(buf[:])]
 }
 
 // scriptNumKeys parses EVAL's and FCALL's numkeys (args[2]) against the
@@ -343,14 +368,11 @@ func (c *Client) evalCommand(args [][]byte, evalsha, ro bool) {
 	var sha string
 	var sc *luaScript
 	if evalsha {
-		if len(args[1]) == 40 {
-			sha = strings.ToLower(string(args[1]))
-			sc = eng.lookup(sha)
-		}
-		if sc == nil {
+		if sc = eng.lookupSHA(args[1]); sc == nil {
 			c.Error("NOSCRIPT No matching script. Please use EVAL.")
 			return
 		}
+		sha = sc.sha
 	} else {
 		var errMsg string
 		sha, sc, errMsg = eng.load(args[1])
@@ -552,22 +574,21 @@ func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngi
 	capture := c.startCapture()
 	lc.tx.capture = c.tx.capture
 
-	setArray := func(name string, vals [][]byte) *lua.LTable {
-		t := L.CreateTable(len(vals), 0)
-		for i, v := range vals {
-			t.RawSetInt(i+1, lua.LString(v))
-		}
-		if name != "" {
-			env.globals.RawSetString(name, t)
-		}
-		return t
-	}
 	var callArgs []lua.LValue
 	if run.eval {
-		setArray("KEYS", keys)
-		setArray("ARGV", argv)
+		env.setEvalArray(0, "KEYS", keys)
+		env.setEvalArray(1, "ARGV", argv)
 	} else {
-		callArgs = []lua.LValue{setArray("", keys), setArray("", argv)}
+		// A function may keep its arguments (in its library's upvalues):
+		// new tables every call.
+		newArray := func(vals [][]byte) lua.LValue {
+			t := L.CreateTable(len(vals), 0)
+			for i, v := range vals {
+				t.RawSetInt(i+1, lua.LString(v))
+			}
+			return t
+		}
+		callArgs = []lua.LValue{newArray(keys), newArray(argv)}
 	}
 
 	if eng.ctx == nil || eng.ctx.Err() != nil {
@@ -817,9 +838,7 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 				L.Push(luaErrorTable(L, "wrong number or type of arguments"))
 				return 1
 			}
-			t := L.NewTable()
-			t.RawSetString("ok", L.Get(1))
-			L.Push(t)
+			L.Push(luaFieldTable(L, "ok", L.Get(1), 1))
 			return 1
 		},
 		"log": func(L *lua.LState) int {
@@ -896,15 +915,18 @@ func (eng *scriptEngine) api(s *Server) map[string]lua.LGFunction {
 			if eng.cur == nil {
 				luaRaise(L, "redis.acl_check_cmd can only be called inside a script invocation")
 			}
-			argv, errMsg := luaArgv(L)
+			argv, errMsg := eng.luaArgv(L)
 			if errMsg != "" {
 				luaRaise(L, errMsg)
 			}
 			spec, unknown := s.table.lookup(argv)
 			if spec == nil || unknown {
+				eng.args.release()
 				luaRaise(L, "Invalid command passed to redis.acl_check_cmd()")
 			}
-			L.Push(lua.LBool(eng.cur.aclPermits(spec, argv))) // node/acl.go
+			permits := eng.cur.aclPermits(spec, argv) // node/acl.go
+			eng.args.release()
+			L.Push(lua.LBool(permits))
 			return 1
 		},
 	}
@@ -915,20 +937,61 @@ func luaRaise(L *lua.LState, msg string) {
 	L.Error(luaErrorTable(L, msg), 0)
 }
 
-// luaArgv converts redis.call's arguments.
-func luaArgv(L *lua.LState) ([][]byte, string) {
+// luaCallArgs holds the arguments of the redis.call being served: one
+// slice and one byte buffer reused from call to call (scripts run one at a
+// time), instead of an allocation per argument. The command may not keep
+// them past its return, as with a connection's read buffer.
+type luaCallArgs struct {
+	argv  [][]byte
+	bytes []byte
+}
+
+// The argument buffers kept from one call to the next are bounded: a call
+// that passed a large value or many arguments lets them go when it ends
+// (release), so that no script pins them.
+const (
+	maxKeptCallArgBytes = 64 << 10
+	maxKeptCallArgs     = 1024
+)
+
+// release drops the buffers of the call that just ended if they are big.
+func (ca *luaCallArgs) release() {
+	if cap(ca.bytes) > maxKeptCallArgBytes {
+		ca.bytes = nil
+	}
+	if cap(ca.argv) > maxKeptCallArgs {
+		ca.argv = nil
+	}
+}
+
+// luaArgv converts redis.call's arguments into eng.args (valid until the
+// next call).
+func (eng *scriptEngine) luaArgv(L *lua.LState) ([][]byte, string) {
 	argc := L.GetTop()
 	if argc == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
-	argv := make([][]byte, argc)
+	ca := &eng.args
+	size := 0
 	for i := 1; i <= argc; i++ {
-		b, ok := luaArgString(L.Get(i))
-		if !ok {
+		switch x := L.Get(i).(type) {
+		case lua.LString:
+			size += len(x)
+		case lua.LNumber:
+			size += 32 // %.17g is at most 24 bytes
+		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
-		argv[i-1] = b
 	}
+	// One buffer for all: the slices below never see it move.
+	buf := slices.Grow(ca.bytes[:0], size)
+	argv := slices.Grow(ca.argv[:0], argc)
+	for i := 1; i <= argc; i++ {
+		start := len(buf)
+		buf = appendLuaArg(buf, L.Get(i))
+		argv = append(argv, buf[start:len(buf):len(buf)])
+	}
+	ca.bytes, ca.argv = buf, argv
 	return argv, ""
 }
 
@@ -938,7 +1001,7 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 	if run == nil {
 		luaRaise(L, "redis.call/pcall can only be called inside a script invocation")
 	}
-	argv, errMsg := luaArgv(L)
+	argv, errMsg := eng.luaArgv(L)
 	L.SetTop(0)
 	if errMsg != "" {
 		t := luaErrorTable(L, errMsg)
@@ -949,9 +1012,9 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 		return 1
 	}
 	reply, errMsg := run.call(argv)
+	eng.args.release()
 	if errMsg != "" {
-		t := luaErrorTable(L, errMsg)
-		t.RawSetString("ignore_error_stats_update", lua.LTrue)
+		t := luaReplyErrorTable(L, errMsg)
 		if raise {
 			L.Error(t, 0)
 		}
@@ -1018,6 +1081,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	}
 	db := lc.SelectedDB()
 	keys, sl := lc.commandSlots(spec, argv)
+	lc.keyBuf = keys // reused by the next call, as the dispatcher does
 	if s.cluster != nil {
 		if msg := run.checkClusterKeys(spec, argv, keys); msg != "" {
 			return nil, run.refuse(spec, msg)
@@ -1038,8 +1102,8 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	} else {
 		lc.tx.capture = run.caller.tx.capture
 	}
-	start := time.Now()
-	locks := run.locked == nil // a locked run holds them already
+	start := time.Since(s.start) // monotonic only: one clock read, not two (time.Now)
+	locks := run.locked == nil   // a locked run holds them already
 	if locks {
 		db.LockSlots(sl)
 	}
@@ -1053,7 +1117,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	lc.SetDB(nil)
 	shard := &lc.srv.table.stats[spec.ID][lc.id%statShards]
 	shard.calls.Add(1)
-	shard.usec.Add(int64(time.Since(start) / time.Microsecond))
+	shard.usec.Add(int64((time.Since(s.start) - start) / time.Microsecond))
 	if lc.errored {
 		shard.failed.Add(1)
 	}

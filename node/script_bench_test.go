@@ -3,11 +3,15 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// benchTxScript is scripts/benchtx's script: three calls on keys of one slot.
+const benchTxScript = "redis.call('SET', KEYS[1], ARGV[1]) redis.call('INCR', KEYS[2]) return redis.call('GET', KEYS[1])"
 
 // BenchmarkEvalshaParallel: EVALSHA of a 3-call script from 50 clients.
 func BenchmarkEvalshaParallel(b *testing.B) {
@@ -15,7 +19,7 @@ func BenchmarkEvalshaParallel(b *testing.B) {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr().String(), PoolSize: 50})
 	defer rdb.Close()
-	sha := rdb.ScriptLoad(ctx, "redis.call('SET', KEYS[1], ARGV[1]) redis.call('INCR', KEYS[2]) return redis.call('GET', KEYS[1])").Val()
+	sha := rdb.ScriptLoad(ctx, benchTxScript).Val()
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	per := b.N/50 + 1
@@ -33,4 +37,78 @@ func BenchmarkEvalshaParallel(b *testing.B) {
 		}()
 	}
 	wg.Wait()
+}
+
+// benchDispatchClient returns the server-side client of a new connection,
+// found by its name: the benchmarks run commands on it in place of its
+// goroutine, which sits in a socket read (no socket cost in the figures).
+func benchDispatchClient(b *testing.B, s *Server, name string) *Client {
+	tc := dialTest(b, s)
+	tc.do("CLIENT", "SETNAME", name)
+	for _, cl := range s.Clients() {
+		if cl.Name() == name {
+			return cl
+		}
+	}
+	b.Fatalf("no client named %s", name)
+	return nil
+}
+
+func benchArgs(words ...string) [][]byte {
+	out := make([][]byte, len(words))
+	for i, w := range words {
+		out[i] = []byte(w)
+	}
+	return out
+}
+
+// BenchmarkEvalshaDispatch is the dispatcher's cost of one EVALSHA of the
+// 3-call script (scripting, the called commands, effects; no socket), with
+// its allocations per call.
+func BenchmarkEvalshaDispatch(b *testing.B) {
+	s := startTestServer(b)
+	c := benchDispatchClient(b, s, "bench-evalsha")
+	c.run(benchArgs("SCRIPT", "LOAD", benchTxScript))
+	sha := sha1Hex([]byte(benchTxScript))
+	if !strings.Contains(string(c.Out), sha) {
+		b.Fatalf("SCRIPT LOAD: %q", c.Out)
+	}
+	cmd := benchArgs("EVALSHA", sha, "2", "bench:{1}:a", "bench:{1}:b", "v")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Out = c.Out[:0]
+		c.run(cmd)
+	}
+	b.StopTimer()
+	if !strings.HasPrefix(string(c.Out), "$1\r\nv") {
+		b.Fatalf("reply %q", c.Out)
+	}
+}
+
+// BenchmarkMultiDispatch is the dispatcher's cost of MULTI, 3 SETs and
+// EXEC (queueing, the slot-locked EXEC, effects; no socket), with its
+// allocations per transaction.
+func BenchmarkMultiDispatch(b *testing.B) {
+	s := startTestServer(b)
+	c := benchDispatchClient(b, s, "bench-multi")
+	cmds := [][][]byte{
+		benchArgs("MULTI"),
+		benchArgs("SET", "bench:{1}:a", "v"),
+		benchArgs("SET", "bench:{1}:b", "v"),
+		benchArgs("SET", "bench:{1}:c", "v"),
+		benchArgs("EXEC"),
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Out = c.Out[:0]
+		for _, cmd := range cmds {
+			c.run(cmd)
+		}
+	}
+	b.StopTimer()
+	if !strings.HasSuffix(string(c.Out), "*3\r\n+OK\r\n+OK\r\n+OK\r\n") {
+		b.Fatalf("reply %q", c.Out)
+	}
 }

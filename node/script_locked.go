@@ -82,7 +82,8 @@ func (c *Client) lockedRunFor(run *scriptRun, keys [][]byte) *lockedRun {
 	if len(keys) == 0 || db == nil || c.tx.exclusive || run.roams == nil || run.roams.Load() || len(c.slotBuf) == 0 {
 		return nil
 	}
-	return &lockedRun{db: db, held: c.slotBuf}
+	run.lockedStore = lockedRun{db: db, held: c.slotBuf}
+	return &run.lockedStore
 }
 
 // runLuaLocked runs the script holding its declared keys' slots (the

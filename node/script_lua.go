@@ -45,6 +45,51 @@ type luaEnv struct {
 	protected map[*lua.LTable]*lua.LTable
 	deep      map[*lua.LTable]*lua.LTable // deepProxy cache
 	errFunc   *lua.LFunction              // the pcall error handler
+	// evalArrays are the KEYS and ARGV tables of the last EVAL run and
+	// evalLens how many elements it was given (setEvalArray).
+	evalArrays [2]*lua.LTable
+	evalLens   [2]int
+}
+
+// maxReusedEvalArray bounds the KEYS or ARGV table kept for the next run.
+const maxReusedEvalArray = 64
+
+// setEvalArray sets the global KEYS (i 0) or ARGV (i 1) to vals for an EVAL
+// run. Redis gives each run new tables; the last run's table is refilled
+// instead when the script left it as given — no field beyond its elements,
+// no metatable — so no script sees a difference (nothing else can refer to
+// it: the globals are read-only and every EVAL run starts afresh), and the
+// run costs no table and no write to the globals.
+func (env *luaEnv) setEvalArray(i int, name string, vals [][]byte) {
+	t, old := env.evalArrays[i], env.evalLens[i]
+	if t == nil || len(vals) > maxReusedEvalArray || !plainArray(t, old) {
+		t, old = env.L.CreateTable(len(vals), 0), 0
+		env.globals.RawSetString(name, t)
+	}
+	for j, v := range vals {
+		t.RawSetInt(j+1, lua.LString(v))
+	}
+	for j := len(vals) + 1; j <= old; j++ {
+		t.RawSetInt(j, lua.LNil)
+	}
+	env.evalArrays[i], env.evalLens[i] = t, len(vals)
+	if len(vals) > maxReusedEvalArray {
+		env.evalArrays[i] = nil
+	}
+}
+
+// plainArray reports whether t holds nothing beyond the elements 1..n (nil
+// or not) and has no metatable.
+func plainArray(t *lua.LTable, n int) bool {
+	if t.Metatable != lua.LNil {
+		return false
+	}
+	from := lua.LValue(lua.LNil) // Next(0) would skip the first hashed key
+	if n > 0 {
+		from = lua.LNumber(n)
+	}
+	k, _ := t.Next(from)
+	return k == lua.LNil
 }
 
 // newLuaEnv builds a sandboxed state. api registers the redis table's
@@ -421,14 +466,13 @@ func luaErrorHandler(L *lua.LState) int {
 	e := L.Get(1)
 	t, isTable := e.(*lua.LTable)
 	if !isTable {
-		t = L.NewTable()
 		msg := "nil"
 		if s, ok := e.(lua.LString); ok {
 			msg = string(s)
 		} else if e != lua.LNil {
 			msg = e.String()
 		}
-		t.RawSetString("err", lua.LString("ERR "+msg))
+		t = luaFieldTable(L, "err", lua.LString("ERR "+msg), 3)
 	}
 	for level := 1; level < 4; level++ {
 		dbg, ok := L.GetStack(level)
@@ -483,8 +527,25 @@ func luaErrorTable(L *lua.LState, msg string) *lua.LTable {
 		code, text = "ERR", msg
 	}
 	text = strings.TrimRight(text, "\r\n")
-	t := L.NewTable()
-	t.RawSetString("err", lua.LString(code+" "+text))
+	return luaFieldTable(L, "err", lua.LString(code+" "+text), 2)
+}
+
+// luaReplyErrorTable is the error table of an error a command replied or
+// a call the script's state refused: counted in errorstats already, so the
+// script's reply does not count it again.
+func luaReplyErrorTable(L *lua.LState, msg string) *lua.LTable {
+	t := luaErrorTable(L, msg)
+	t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	return t
+}
+
+// luaFieldTable returns a table holding field name = v, sized for fields
+// string fields in all: the tables Redis hands scripts for replies ({ok=},
+// {err=}, {double=}...) have one or two. L.NewTable would size each for 32
+// array slots and 32 fields, the main cost of converting a command's reply.
+func luaFieldTable(L *lua.LState, name string, v lua.LValue, fields int) *lua.LTable {
+	t := L.CreateTable(0, fields)
+	t.RawSetString(name, v)
 	return t
 }
 
@@ -506,13 +567,9 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		}
 		return lua.LString(rest[:n]), rest[n+2:]
 	case '+':
-		t := L.NewTable()
-		t.RawSetString("ok", lua.LString(line[1:]))
-		return t, rest
+		return luaFieldTable(L, "ok", lua.LString(line[1:]), 1), rest
 	case '-':
-		t := luaErrorTable(L, string(line))
-		t.RawSetString("ignore_error_stats_update", lua.LTrue)
-		return t, rest
+		return luaReplyErrorTable(L, string(line)), rest
 	case '*', '~', '%', '>', '|':
 		n, _ := strconv.Atoi(string(line[1:]))
 		if n < 0 {
@@ -520,26 +577,22 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		}
 		switch b[0] {
 		case '%':
-			m := L.NewTable()
+			m := L.CreateTable(0, n)
 			for i := 0; i < n; i++ {
 				var k, v lua.LValue
 				k, rest = respToLua(L, rest)
 				v, rest = respToLua(L, rest)
 				m.RawSet(k, v)
 			}
-			t := L.NewTable()
-			t.RawSetString("map", m)
-			return t, rest
+			return luaFieldTable(L, "map", m, 1), rest
 		case '~':
-			s := L.NewTable()
+			s := L.CreateTable(0, n)
 			for i := 0; i < n; i++ {
 				var k lua.LValue
 				k, rest = respToLua(L, rest)
 				s.RawSet(k, lua.LTrue)
 			}
-			t := L.NewTable()
-			t.RawSetString("set", s)
-			return t, rest
+			return luaFieldTable(L, "set", s, 1), rest
 		case '|':
 			for i := 0; i < 2*n; i++ {
 				_, rest = respToLua(L, rest)
@@ -559,22 +612,15 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		return lua.LBool(line[1] == 't'), rest
 	case ',':
 		f := parseRESPDouble(string(line[1:]))
-		t := L.NewTable()
-		t.RawSetString("double", lua.LNumber(f))
-		return t, rest
+		return luaFieldTable(L, "double", lua.LNumber(f), 1), rest
 	case '(':
-		t := L.NewTable()
-		t.RawSetString("big_number", lua.LString(line[1:]))
-		return t, rest
+		return luaFieldTable(L, "big_number", lua.LString(line[1:]), 1), rest
 	case '=':
 		n, _ := strconv.Atoi(string(line[1:]))
 		body := rest[:n]
-		t := L.NewTable()
-		v := L.NewTable()
-		v.RawSetString("string", lua.LString(body[4:]))
+		v := luaFieldTable(L, "string", lua.LString(body[4:]), 2)
 		v.RawSetString("format", lua.LString(body[:3]))
-		t.RawSetString("verbatim_string", v)
-		return t, rest[n+2:]
+		return luaFieldTable(L, "verbatim_string", v, 1), rest[n+2:]
 	}
 	return lua.LNil, rest
 }
@@ -707,15 +753,16 @@ func luaNumberToInt(f float64) int64 {
 	return int64(f)
 }
 
-// luaArgString converts a redis.call argument: strings as they are,
-// numbers with C's %.17g, as Redis's snprintf (Lua's own conversion would
-// lose precision; Go's 'g' would spell infinity "+Inf" where C writes "inf").
-func luaArgString(v lua.LValue) ([]byte, bool) {
+// appendLuaArg appends a redis.call argument (a string or a number: the
+// caller checked) to buf: strings as they are, numbers with C's %.17g, as
+// Redis's snprintf (Lua's own conversion would lose precision; Go's 'g'
+// would spell infinity "+Inf" where C writes "inf").
+func appendLuaArg(buf []byte, v lua.LValue) []byte {
 	switch x := v.(type) {
 	case lua.LString:
-		return []byte(x), true
+		return append(buf, x...)
 	case lua.LNumber:
-		return strconvx.AppendDouble(nil, float64(x)), true
+		return strconvx.AppendDouble(buf, float64(x))
 	}
-	return nil, false
+	return buf
 }

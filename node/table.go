@@ -193,14 +193,15 @@ func (t *commandTable) lookupOwn(args [][]byte) (spec *command.Spec, unknownSub 
 }
 
 func (t *commandTable) lookupIn(names map[string]*command.Spec, args [][]byte) (spec *command.Spec, unknownSub bool) {
-	spec = names[lowerKey(args[0])]
+	var buf [32]byte
+	spec = names[string(lowerName(&buf, args[0]))]
 	if spec == nil || spec.Handler == nil && len(spec.Subcommands) == 0 {
 		return nil, false
 	}
 	if len(spec.Subcommands) == 0 || len(args) == 1 {
 		return spec, false
 	}
-	sub := spec.Subcommands[lowerKey(args[1])]
+	sub := spec.Subcommands[string(lowerName(&buf, args[1]))]
 	if sub == nil || sub.Handler == nil {
 		return spec, true
 	}
@@ -228,18 +229,20 @@ func (t *commandTable) lookupName(name string) *command.Spec {
 	return spec
 }
 
-// lowerKey returns the lower-case form of a command name; short names are
-// converted on the stack so that the map lookup does not allocate.
-func lowerKey(b []byte) string {
-	var buf [32]byte
+// lowerName returns the lower-case form of a command name, in buf when it
+// fits: looked up as names[string(lowerName(&buf, b))], a short name costs
+// no allocation (the compiler does not copy a []byte used only as a map
+// key; a string returned by a function it had to copy, once per command).
+func lowerName(buf *[32]byte, b []byte) []byte {
+	out := buf[:0]
 	if len(b) > len(buf) {
-		return strings.ToLower(string(b))
+		out = make([]byte, 0, len(b))
 	}
-	for i, c := range b {
+	for _, c := range b {
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		buf[i] = c
+		out = append(out, c)
 	}
-	return string(buf[:len(b)])
+	return out
 }
