@@ -59,12 +59,10 @@ func (c *Conn) Read(b []byte) (int, error) {
 	err := c.rc.Read(c.readFn)
 	n, errno := c.rn, c.rerrno
 	c.rbuf = nil
-	switch {
-	case err != nil:
-		return n, err // deadline or closed, already a *net.OpError
-	case errno != 0:
-		return n, c.opError("read", errno)
-	case n == 0:
+	if err := c.result("read", err, errno); err != nil {
+		return n, err
+	}
+	if n == 0 {
 		return 0, io.EOF
 	}
 	return n, nil
@@ -101,13 +99,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 	err := c.rc.Write(c.writeFn)
 	n, errno := c.wn, c.werrno
 	c.wbuf = nil
-	switch {
-	case err != nil:
-		return n, err
-	case errno != 0:
-		return n, c.opError("write", errno)
-	}
-	return n, nil
+	return n, c.result("write", err, errno)
 }
 
 // writeAll is the RawConn callback: it writes until wbuf is empty, or
@@ -143,13 +135,7 @@ func (c *Conn) WriteBuffers(bufs *net.Buffers) (int64, error) {
 	n, errno := c.wvn, c.werrno
 	c.wbufs = nil
 	clear(c.iov)
-	switch {
-	case err != nil:
-		return n, err
-	case errno != 0:
-		return n, c.opError("writev", errno)
-	}
-	return n, nil
+	return n, c.result("writev", err, errno)
 }
 
 // writevAll is WriteBuffers' RawConn callback.
@@ -199,8 +185,16 @@ func consume(v *net.Buffers, n int64) {
 	}
 }
 
-// opError wraps a system call's error as net.TCPConn's methods do, so that
-// errors.Is(err, syscall.ECONNRESET) and friends still hold.
-func (c *Conn) opError(op string, e syscall.Errno) error {
-	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
+// result is a raw call's error: the netpoller's (a deadline, a closed
+// socket: already a *net.OpError), else the system call's, wrapped as
+// net.TCPConn's methods wrap it, so that errors.Is(err, syscall.ECONNRESET)
+// and friends still hold.
+func (c *Conn) result(op string, pollErr error, errno syscall.Errno) error {
+	if pollErr != nil {
+		return pollErr
+	}
+	if errno != 0 {
+		return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, errno)}
+	}
+	return nil
 }

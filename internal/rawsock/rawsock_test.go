@@ -35,20 +35,19 @@ func pair(t *testing.T) (net.Conn, net.Conn) {
 	return w, client
 }
 
-func TestReadWriteLikeTCPConn(t *testing.T) {
-	w, client := pair(t)
-	// A write bigger than the socket buffers completes only as the peer
-	// reads: Write must wait for room and write all of it.
-	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
+// receiveWhole runs write on its own goroutine (it may need the reader to
+// make room) and checks that client receives exactly want.
+func receiveWhole(t *testing.T, client net.Conn, want []byte, write func() (int64, error)) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		n, err := w.Write(big)
-		if err == nil && n != len(big) {
+		n, err := write()
+		if err == nil && n != int64(len(want)) {
 			err = errors.New("short write")
 		}
 		done <- err
 	}()
-	got := make([]byte, len(big))
+	got := make([]byte, len(want))
 	_ = client.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := io.ReadFull(client, got); err != nil {
 		t.Fatal(err)
@@ -56,9 +55,20 @@ func TestReadWriteLikeTCPConn(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, big) {
+	if !bytes.Equal(got, want) {
 		t.Fatal("bytes differ")
 	}
+}
+
+func TestReadWriteLikeTCPConn(t *testing.T) {
+	w, client := pair(t)
+	// A write bigger than the socket buffers completes only as the peer
+	// reads: Write must wait for room and write all of it.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
+	receiveWhole(t, client, big, func() (int64, error) {
+		n, err := w.Write(big)
+		return int64(n), err
+	})
 
 	if _, err := client.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
@@ -96,25 +106,7 @@ func TestWriteBuffersWritesAllInOrder(t *testing.T) {
 		want = append(want, b...)
 		bufs = append(bufs, b)
 	}
-	done := make(chan error, 1)
-	go func() {
-		n, err := w.(*Conn).WriteBuffers(&bufs)
-		if err == nil && n != int64(len(want)) {
-			err = errors.New("short writev")
-		}
-		done <- err
-	}()
-	got := make([]byte, len(want))
-	_ = client.SetReadDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.ReadFull(client, got); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("bytes differ")
-	}
+	receiveWhole(t, client, want, func() (int64, error) { return w.(*Conn).WriteBuffers(&bufs) })
 	if len(bufs) != 0 {
 		t.Fatalf("%d buffers left", len(bufs))
 	}
