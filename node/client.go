@@ -2,12 +2,13 @@ package node
 
 import (
 	"crypto/tls"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/internal/rawsock"
 
 	"github.com/shoal-db/shoal/acl"
 	"github.com/shoal-db/shoal/command"
@@ -310,7 +311,7 @@ func (c *Client) fd() int64 {
 	if g, ok := conn.(*recordGatherer); ok {
 		conn = g.Conn
 	}
-	if tc, ok := conn.(*net.TCPConn); ok {
+	if tc := rawsock.TCP(conn); tc != nil {
 		if f, err := tc.SyscallConn(); err == nil {
 			var fd uintptr
 			_ = f.Control(func(x uintptr) { fd = x })

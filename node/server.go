@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/shoal-db/shoal/acl"
 	"net"
 	"os"
 	"slices"
@@ -20,6 +19,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shoal-db/shoal/acl"
+	"github.com/shoal-db/shoal/internal/rawsock"
 
 	"github.com/shoal-db/shoal/config"
 	"github.com/shoal-db/shoal/gossip"
@@ -537,6 +539,7 @@ func (l *guardListener) Accept() (net.Conn, error) {
 			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 		}
 	}
+	c = rawsock.Wrap(c) // reads and writes without waking sysmon (internal/rawsock)
 	if l.tls != nil {
 		// The handshake runs on the client's first read.
 		c = tls.Server(&recordGatherer{Conn: c}, l.tls)

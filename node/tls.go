@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/rawsock"
+
 	"github.com/shoal-db/shoal/tlsconf"
 	"go.uber.org/zap"
 )
@@ -304,6 +306,9 @@ func writeConn(conn net.Conn, b []byte) error {
 func writeBuffers(conn net.Conn, bufs *net.Buffers) (int64, error) {
 	if tc, g := gatherer(conn); g != nil {
 		return g.gathered(func() (int64, error) { return bufs.WriteTo(tc) })
+	}
+	if rc, ok := conn.(*rawsock.Conn); ok {
+		return rc.WriteBuffers(bufs) // net.Buffers.WriteTo would not find its writev
 	}
 	return bufs.WriteTo(conn)
 }

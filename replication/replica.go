@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shoal-db/shoal/internal/rawsock"
+
 	"github.com/shoal-db/shoal/internal/netdial"
 	"github.com/shoal-db/shoal/rdb"
 	"github.com/shoal-db/shoal/resp"
@@ -426,6 +428,7 @@ func (r *Replica) replicateOnce(ml *masterLink) error {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(cfg.NoDelay)
 	}
+	conn = rawsock.Wrap(conn) // reads and writes without waking sysmon (internal/rawsock)
 	if cfg.TLS != nil {
 		conn = tls.Client(conn, cfg.TLS)
 	}
