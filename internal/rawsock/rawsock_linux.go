@@ -4,41 +4,26 @@ package rawsock
 
 import (
 	"io"
-	"iter"
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
 
 // Conn is a TCP connection whose Read and Write are raw system calls. The
-// callbacks handed to the RawConn are made once (writeFn, writevFn) and take
+// callbacks handed to the RawConn are made once (readFn, writeFn) and take
 // their buffers from fields, so a call allocates nothing; readMu and writeMu
 // keep those fields to one reader and one writer at a time.
-//
-// Reads stay inside one RawConn.Read call from one Read to the next (a
-// coroutine, readLoop, suspended between them): the runtime clears a
-// socket's readiness when such a call starts, so a reader that starts one
-// per Read must try a read (EAGAIN) before it may wait, one wasted system
-// call per request of a client that waits for each reply. Inside one call
-// the readiness is kept: after a read that left the socket empty, the next
-// Read waits for the readiness that new bytes set, without reading first.
 type Conn struct {
 	*net.TCPConn
 	rc syscall.RawConn
 
-	readMu sync.Mutex
-	rbuf   []byte
-	rerr   error // the last Read's error (set by readLoop)
-	// drained: the last read returned less than it asked for, so the socket
-	// was empty then; bytes that came after set its readiness.
-	drained bool
-	next    func() (int, bool) // resumes readLoop (iter.Pull); nil until the first Read
-	stop    func()
-	closed  atomic.Bool
-
+	readMu   sync.Mutex
+	readFn   func(fd uintptr) bool
+	rbuf     []byte
+	rn       int
+	rerrno   syscall.Errno
 	writeMu  sync.Mutex
 	writeFn  func(fd uintptr) bool
 	wbuf     []byte
@@ -56,6 +41,7 @@ func wrapTCP(tc *net.TCPConn) *Conn {
 		return nil
 	}
 	c := &Conn{TCPConn: tc, rc: rc}
+	c.readFn = c.readOnce
 	c.writeFn = c.writeAll
 	c.writevFn = c.writevAll
 	return c
@@ -69,120 +55,36 @@ func (c *Conn) Read(b []byte) (int, error) {
 	}
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
-	if c.closed.Load() {
-		return 0, c.closeFromRead()
-	}
-	if c.next == nil {
-		c.next, c.stop = iter.Pull(c.readLoop)
-	}
-	c.rbuf, c.rerr = b, nil
-	n, ok := c.next()
+	c.rbuf, c.rn, c.rerrno = b, 0, 0
+	err := c.rc.Read(c.readFn)
+	n, errno := c.rn, c.rerrno
 	c.rbuf = nil
-	switch {
-	case !ok:
-		return 0, c.closedError()
-	case c.rerr != nil && c.closed.Load():
-		return 0, c.closeFromRead()
-	case c.rerr != nil:
-		return n, c.rerr
+	if err := c.result("read", err, errno); err != nil {
+		return n, err
+	}
+	if n == 0 {
+		return 0, io.EOF
 	}
 	return n, nil
 }
 
-// readLoop serves Reads: each value it yields is one Read's byte count
-// (0 with rerr set on an error). It returns when stopped (Close, or a Read
-// that found the socket closed).
-func (c *Conn) readLoop(yield func(int) bool) {
+// readOnce is the RawConn callback: false asks the netpoller to wait.
+func (c *Conn) readOnce(fd uintptr) bool {
 	for {
-		var errno syscall.Errno
-		eof, stopped := false, false
-		err := c.rc.Read(func(fd uintptr) bool {
-			for {
-				if c.drained {
-					c.drained = false
-					return false // wait for new bytes' readiness, without a read that would find none
-				}
-				r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
-				switch e {
-				case 0:
-				case syscall.EINTR:
-					continue
-				case syscall.EAGAIN:
-					return false
-				default:
-					errno = e
-					return true
-				}
-				if r == 0 {
-					eof = true
-					return true
-				}
-				c.drained = int(r) < len(c.rbuf)
-				if !yield(int(r)) {
-					stopped = true
-					return true
-				}
-			}
-		})
-		if stopped {
-			return
-		}
-		// The call ended (an error, a deadline, the end of the stream); a
-		// Read after it starts a new call, which reads first.
-		c.drained = false
-		switch {
-		case eof:
-			c.rerr = io.EOF
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		switch e {
+		case 0:
+			c.rn = int(r)
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
 		default:
-			c.rerr = c.result("read", err, errno)
-		}
-		if !yield(0) {
-			return
+			c.rerrno = e
+			return true
 		}
 	}
-}
-
-// stopReads ends readLoop, whose RawConn.Read holds the socket open while
-// it lasts (readMu held).
-func (c *Conn) stopReads() {
-	if c.stop != nil {
-		c.stop()
-		c.stop = nil
-	}
-}
-
-// closedError is what a Read of a closed Conn returns, as net.TCPConn's.
-func (c *Conn) closedError() error {
-	return &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: net.ErrClosed}
-}
-
-// Close closes the socket. The descriptor cannot be closed while readLoop
-// is inside the socket's read call (the runtime's Close would wait for that
-// call to end): when no Read is under way readLoop is ended first; when one
-// is (Close from another goroutine), the connection is shut down at once,
-// which wakes that Read with the end of the stream, and the Read, seeing
-// closed, ends readLoop and closes the descriptor. Whoever owns the
-// connection calls Close (or Read) again when done with it, as the server's
-// client loop and the replication link do, so the descriptor is always
-// freed.
-func (c *Conn) Close() error {
-	first := c.closed.CompareAndSwap(false, true)
-	if c.readMu.TryLock() {
-		defer c.readMu.Unlock()
-		c.stopReads()
-		return c.TCPConn.Close()
-	}
-	if first {
-		_ = c.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
-	}
-	return nil
-}
-
-// closeFromRead is Close by the reader (readMu held), once it saw closed.
-func (c *Conn) closeFromRead() error {
-	c.stopReads()
-	_ = c.TCPConn.Close()
-	return c.closedError()
 }
 
 // Write writes all of b (waiting for room as the netpoller says), as
