@@ -126,3 +126,36 @@ func TestWriteToClosedPeerFails(t *testing.T) {
 		t.Fatalf("write to a reset connection: %v", err)
 	}
 }
+
+// TestReadSeesEndAfterDataAndFINTogether: a peer that sends a request and
+// closes its side at once has both in the socket before the first read;
+// the read after the data must return io.EOF without any new arrival.
+// (Skipping the read after a short one, waiting for new readiness instead,
+// missed this end of stream: its readiness came before the data was read.)
+func TestReadSeesEndAfterDataAndFINTogether(t *testing.T) {
+	w, client := pair(t)
+	if _, err := client.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.(*net.TCPConn).CloseWrite()
+	time.Sleep(5 * time.Millisecond) // both in the socket before the first read
+	if got := readWithin(t, w, 64); string(got) != "PING\r\n" {
+		t.Fatalf("read %q", got)
+	}
+	_ = w.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := w.Read(make([]byte, 64)); err != io.EOF {
+		t.Fatalf("the read after the data returned %v, want io.EOF", err)
+	}
+}
+
+// readWithin reads once from c with a deadline and returns what it read.
+func readWithin(t *testing.T, c net.Conn, size int) []byte {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, size)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return buf[:n]
+}
