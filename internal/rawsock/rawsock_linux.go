@@ -4,26 +4,52 @@ package rawsock
 
 import (
 	"io"
+	"iter"
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
 
 // Conn is a TCP connection whose Read and Write are raw system calls. The
-// callbacks handed to the RawConn are made once (readFn, writeFn) and take
+// callbacks handed to the RawConn are made once (writeFn, writevFn) and take
 // their buffers from fields, so a call allocates nothing; readMu and writeMu
 // keep those fields to one reader and one writer at a time.
+//
+// Reads stay inside one RawConn.Read call from one Read to the next (a
+// coroutine, readLoop, suspended between them): the runtime clears a
+// socket's readiness when such a call starts, so a reader that starts one
+// per Read must try a read (EAGAIN) before it may wait, one wasted system
+// call per request of a client that waits for each reply. Inside one call
+// the readiness is kept: after a read that left the socket empty, the next
+// Read waits for the readiness that new bytes set, without reading first.
 type Conn struct {
 	*net.TCPConn
 	rc syscall.RawConn
 
-	readMu   sync.Mutex
-	readFn   func(fd uintptr) bool
-	rbuf     []byte
-	rn       int
-	rerrno   syscall.Errno
+	readMu sync.Mutex
+	rbuf   []byte
+	rerr   error // the last Read's error (set by readLoop)
+	// drained: the last read left the socket empty, with no end of stream
+	// pending (TCP_INQ said 0), so only bytes or a FIN that come after it
+	// can be read, and they set the socket's readiness.
+	drained bool
+	// inq: TCP_INQ is on, so each read is a recvmsg whose control message
+	// tells how many bytes it left in the socket (1 when only a FIN is
+	// left). Without it every read that returns data is followed by one
+	// that finds none, as net.TCPConn's: a short read does not tell
+	// whether a FIN came with the data (both can set the readiness that
+	// woke the reader at once).
+	inq    bool
+	msg    syscall.Msghdr
+	riov   syscall.Iovec
+	cmsg   [3]uint64          // one TCP_CM_INQ control message: a Cmsghdr and an int32, aligned
+	next   func() (int, bool) // resumes readLoop (iter.Pull); nil until the first Read
+	stop   func()
+	closed atomic.Bool
+
 	writeMu  sync.Mutex
 	writeFn  func(fd uintptr) bool
 	wbuf     []byte
@@ -41,7 +67,9 @@ func wrapTCP(tc *net.TCPConn) *Conn {
 		return nil
 	}
 	c := &Conn{TCPConn: tc, rc: rc}
-	c.readFn = c.readOnce
+	_ = rc.Control(func(fd uintptr) {
+		c.inq = syscall.SetsockoptInt(int(fd), syscall.SOL_TCP, tcpInq, 1) == nil
+	})
 	c.writeFn = c.writeAll
 	c.writevFn = c.writevAll
 	return c
@@ -55,36 +83,151 @@ func (c *Conn) Read(b []byte) (int, error) {
 	}
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
-	c.rbuf, c.rn, c.rerrno = b, 0, 0
-	err := c.rc.Read(c.readFn)
-	n, errno := c.rn, c.rerrno
-	c.rbuf = nil
-	if err := c.result("read", err, errno); err != nil {
-		return n, err
+	if c.closed.Load() {
+		return 0, c.closeFromRead()
 	}
-	if n == 0 {
-		return 0, io.EOF
+	if c.next == nil {
+		c.next, c.stop = iter.Pull(c.readLoop)
+	}
+	c.rbuf, c.rerr = b, nil
+	n, ok := c.next()
+	c.rbuf = nil
+	switch {
+	case !ok:
+		return 0, c.closedError()
+	case c.rerr != nil && c.closed.Load():
+		return 0, c.closeFromRead()
+	case c.rerr != nil:
+		return n, c.rerr
 	}
 	return n, nil
 }
 
-// readOnce is the RawConn callback: false asks the netpoller to wait.
-func (c *Conn) readOnce(fd uintptr) bool {
+// readLoop serves Reads: each value it yields is one Read's byte count
+// (0 with rerr set on an error). It returns when stopped (Close, or a Read
+// that found the socket closed).
+func (c *Conn) readLoop(yield func(int) bool) {
 	for {
-		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
-		switch e {
-		case 0:
-			c.rn = int(r)
-			return true
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
+		var errno syscall.Errno
+		eof, stopped := false, false
+		err := c.rc.Read(func(fd uintptr) bool {
+			for {
+				if c.drained {
+					c.drained = false
+					return false // wait for new bytes' readiness, without a read that would find none
+				}
+				r, left, e := c.readRaw(fd)
+				switch e {
+				case 0:
+				case syscall.EINTR:
+					continue
+				case syscall.EAGAIN:
+					return false
+				default:
+					errno = e
+					return true
+				}
+				if r == 0 {
+					eof = true
+					return true
+				}
+				c.drained = left == 0
+				if !yield(int(r)) {
+					stopped = true
+					return true
+				}
+			}
+		})
+		if stopped {
+			return
+		}
+		// The call ended (an error, a deadline, the end of the stream); a
+		// Read after it starts a new call, which reads first.
+		c.drained = false
+		switch {
+		case eof:
+			c.rerr = io.EOF
 		default:
-			c.rerrno = e
-			return true
+			c.rerr = c.result("read", err, errno)
+		}
+		if !yield(0) {
+			return
 		}
 	}
+}
+
+// tcpInq is Linux's TCP_INQ socket option and its control message's type
+// (TCP_CM_INQ), since Linux 4.18.
+const tcpInq = 36
+
+// readRaw reads once into rbuf. left is what TCP_INQ said the read left in
+// the socket (non-zero when an end of stream is pending), or -1 when it is
+// not known (TCP_INQ off): then only a read that finds nothing tells that
+// the socket is empty.
+func (c *Conn) readRaw(fd uintptr) (n uintptr, left int, errno syscall.Errno) {
+	if !c.inq {
+		n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		return n, -1, errno
+	}
+	c.riov.Base = &c.rbuf[0]
+	c.riov.SetLen(len(c.rbuf))
+	c.msg.Iov = &c.riov
+	c.msg.Iovlen = 1
+	c.msg.Control = (*byte)(unsafe.Pointer(&c.cmsg[0]))
+	c.msg.SetControllen(int(unsafe.Sizeof(c.cmsg)))
+	n, _, errno = syscall.RawSyscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&c.msg)), 0)
+	c.riov.Base = nil // the caller's buffer is not the Conn's to keep
+	left = -1
+	if errno == 0 && c.msg.Controllen >= uint64(syscall.CmsgLen(4)) {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&c.cmsg[0]))
+		if h.Level == syscall.SOL_TCP && h.Type == tcpInq {
+			left = int(*(*int32)(unsafe.Pointer(&c.cmsg[2])))
+		}
+	}
+	return n, left, errno
+}
+
+// stopReads ends readLoop, whose RawConn.Read holds the socket open while
+// it lasts (readMu held).
+func (c *Conn) stopReads() {
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+}
+
+// closedError is what a Read of a closed Conn returns, as net.TCPConn's.
+func (c *Conn) closedError() error {
+	return &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: net.ErrClosed}
+}
+
+// Close closes the socket. The descriptor cannot be closed while readLoop
+// is inside the socket's read call (the runtime's Close would wait for that
+// call to end): when no Read is under way readLoop is ended first; when one
+// is (Close from another goroutine), the connection is shut down at once,
+// which wakes that Read with the end of the stream, and the Read, seeing
+// closed, ends readLoop and closes the descriptor. Whoever owns the
+// connection calls Close (or Read) again when done with it, as the server's
+// client loop and the replication link do, so the descriptor is always
+// freed.
+func (c *Conn) Close() error {
+	first := c.closed.CompareAndSwap(false, true)
+	if c.readMu.TryLock() {
+		defer c.readMu.Unlock()
+		c.stopReads()
+		return c.TCPConn.Close()
+	}
+	if first {
+		_ = c.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
+	}
+	return nil
+}
+
+// closeFromRead is Close by the reader (readMu held), once it saw closed.
+func (c *Conn) closeFromRead() error {
+	c.stopReads()
+	_ = c.TCPConn.Close()
+	return c.closedError()
 }
 
 // Write writes all of b (waiting for room as the netpoller says), as

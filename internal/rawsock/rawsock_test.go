@@ -159,3 +159,107 @@ func readWithin(t *testing.T, c net.Conn, size int) []byte {
 	}
 	return buf[:n]
 }
+
+// TestReadKeepsReadinessBetweenReads: after a read that emptied the socket
+// the next Read waits without reading first, so bytes that arrived between
+// the two Reads (a pipelined request sent while the server worked) must
+// still wake it; bytes left behind by a read that filled its buffer must be
+// read without any new arrival.
+func TestReadKeepsReadinessBetweenReads(t *testing.T) {
+	w, client := pair(t)
+	for i := range 50 {
+		msg := []byte{byte('a' + i%26), 'x'}
+		if _, err := client.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until the bytes are in the socket, then read them all: the
+		// socket is empty after the read (drained).
+		time.Sleep(time.Millisecond)
+		if got := readWithin(t, w, 64); !bytes.Equal(got, msg) {
+			t.Fatalf("round %d: read %q, want %q", i, got, msg)
+		}
+		// The next bytes arrive before the next Read starts.
+		next := []byte{'n', byte('0' + i%10)}
+		if _, err := client.Write(next); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+		if got := readWithin(t, w, 64); !bytes.Equal(got, next) {
+			t.Fatalf("round %d: read %q, want %q", i, got, next)
+		}
+	}
+	// A read that fills its buffer leaves the rest in the socket.
+	if _, err := client.Write([]byte("0123456789")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond)
+	var got []byte
+	for len(got) < 10 {
+		got = append(got, readWithin(t, w, 4)...)
+	}
+	if string(got) != "0123456789" {
+		t.Fatalf("read %q in 4-byte reads", got)
+	}
+}
+
+// TestCloseEndsReads: a Conn closed between Reads frees its descriptor (the
+// peer sees the end of the stream) and fails the next Read; a Read waiting
+// when another goroutine closes it returns net.ErrClosed.
+func TestCloseEndsReads(t *testing.T) {
+	w, client := pair(t)
+	if _, err := client.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readWithin(t, w, 64); string(got) != "ping" {
+		t.Fatalf("read %q", got)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := client.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the peer read %v after Close, want EOF", err)
+	}
+	if _, err := w.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Read after Close: %v", err)
+	}
+
+	w2, client2 := pair(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w2.Read(make([]byte, 16))
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // (either order is valid: Read checks closed first)
+	if err := w2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("a waiting Read returned %v, want net.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiting Read did not return after Close")
+	}
+	_ = client2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := client2.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the peer read %v after Close, want EOF", err)
+	}
+}
+
+// TestReadDeadlineThenReadAgain: a Read that timed out ends its RawConn
+// call; with the deadline moved, the next Read gets the bytes.
+func TestReadDeadlineThenReadAgain(t *testing.T) {
+	w, client := pair(t)
+	_ = w.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if _, err := w.Read(make([]byte, 8)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read past its deadline: %v", err)
+	}
+	if _, err := client.Write([]byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readWithin(t, w, 8); string(got) != "late" {
+		t.Fatalf("read %q", got)
+	}
+}
