@@ -2,11 +2,15 @@ package node
 
 import (
 	"bytes"
+	"io"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-db/shoal/resp/resptest"
+	"github.com/stretchr/testify/require"
 )
 
 // cmdstatCalls returns calls= of cmdstat_<name> in an INFO reply, or -1.
@@ -94,5 +98,26 @@ func TestQueuedArgumentsSurviveLaterBatches(t *testing.T) {
 		if !strings.HasSuffix(out, want) {
 			t.Fatalf("chunk %d: replies %q\nwant them to end with %q", chunk, out, want)
 		}
+	}
+}
+
+// TestRequestWithCloseIsAnsweredAndClosed: a client that sends its requests
+// and closes its side at once (printf ... | nc -q0) gets every reply, then
+// the end of the stream: the server sees the FIN that came with the data
+// (internal/rawsock's reader waits for new readiness only after a read that
+// left the socket empty, FIN included).
+func TestRequestWithCloseIsAnsweredAndClosed(t *testing.T) {
+	s := startTestServer(t)
+	for round := range 20 {
+		c, err := net.DialTimeout("tcp", s.Addr().String(), testIOTimeout)
+		require.NoError(t, err)
+		_, err = c.Write([]byte("*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n"))
+		require.NoError(t, err)
+		require.NoError(t, c.(*net.TCPConn).CloseWrite())
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(testIOTimeout)))
+		got, err := io.ReadAll(c) // to the server's end of stream
+		require.NoError(t, err, "round %d: no end of stream from the server (read %q)", round, got)
+		require.Equal(t, "+PONG\r\n$2\r\nhi\r\n", string(got), "round %d", round)
+		_ = c.Close()
 	}
 }
