@@ -182,7 +182,7 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 			g.RawSetString(name, env.readonlyProxy(t))
 		}
 	}
-	missing := L.NewTable()
+	missing := L.CreateTable(0, 2) // small: read on every global lookup that misses
 	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
 		return 0
@@ -208,15 +208,26 @@ func (env *luaEnv) readonlyProxy(t *lua.LTable) *lua.LTable {
 		return p
 	}
 	L := env.L
-	p := L.NewTable()
-	mt := L.NewTable()
+	p, mt := proxyTables(L)
 	mt.RawSetString("__index", t)
 	mt.RawSetString("__newindex", L.NewFunction(luaReadonlyError))
-	L.SetMetatable(p, mt)
 	env.protected[t] = p
 	env.protected[p] = p
 	env.protected[mt] = nil
 	return p
+}
+
+// proxyTables returns an empty proxy table and its metatable, to hold
+// __index and __newindex. Both are sized for what they hold: every global
+// read and every library field read (redis.call) looks in a proxy and in
+// its metatable, and a table made by L.NewTable holds its fields in a map
+// sized for 32, which a lookup must hash the key for, where a map of a few
+// fields is searched without hashing (and an empty table has no map).
+func proxyTables(L *lua.LState) (proxy, mt *lua.LTable) {
+	proxy = L.CreateTable(0, 0)
+	mt = L.CreateTable(0, 2)
+	L.SetMetatable(proxy, mt)
+	return proxy, mt
 }
 
 // luaTostring is tostring with Lua 5.1's number format (%.14g); gopher-lua
@@ -348,8 +359,7 @@ func (env *luaEnv) deepProxy(t *lua.LTable) *lua.LTable {
 		return p
 	}
 	L := env.L
-	p := L.NewTable()
-	mt := L.NewTable()
+	p, mt := proxyTables(L)
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		v := L.GetTable(t, L.Get(2))
 		if vt, ok := v.(*lua.LTable); ok {
@@ -359,7 +369,6 @@ func (env *luaEnv) deepProxy(t *lua.LTable) *lua.LTable {
 		return 1
 	}))
 	mt.RawSetString("__newindex", L.NewFunction(luaReadonlyError))
-	L.SetMetatable(p, mt)
 	env.deep[t] = p
 	env.protected[p] = p
 	env.protected[mt] = nil
