@@ -67,6 +67,14 @@ func (env *luaEnv) setEvalArray(i int, name string, vals [][]byte) {
 		env.globals.RawSetString(name, t)
 	}
 	for j, v := range vals {
+		if j < old {
+			// The same value as last run (a key or argument a client
+			// sends each time) is kept: a Lua string is a value, and a
+			// new one costs two allocations.
+			if cur, ok := t.RawGetInt(j + 1).(lua.LString); ok && string(cur) == string(v) {
+				continue
+			}
+		}
 		t.RawSetInt(j+1, lua.LString(v))
 	}
 	for j := len(vals) + 1; j <= old; j++ {
@@ -576,7 +584,11 @@ func respToLua(L *lua.LState, b []byte) (lua.LValue, []byte) {
 		}
 		return lua.LString(rest[:n]), rest[n+2:]
 	case '+':
-		return luaFieldTable(L, "ok", lua.LString(line[1:]), 1), rest
+		status := lua.LValue(lua.LString("OK")) // a constant: no allocation
+		if string(line[1:]) != "OK" {
+			status = lua.LString(line[1:])
+		}
+		return luaFieldTable(L, "ok", status, 1), rest
 	case '-':
 		return luaReplyErrorTable(L, string(line)), rest
 	case '*', '~', '%', '>', '|':
