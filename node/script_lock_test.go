@@ -127,6 +127,18 @@ func TestScriptEffectsAndBusy(t *testing.T) {
 	require.Equal(t, "-NOTBUSY No scripts in execution right now.\r\n", other.do("SCRIPT", "KILL"))
 }
 
+// waitScriptRunning waits until a script runs.
+func waitScriptRunning(t *testing.T, s *Server) {
+	t.Helper()
+	deadline := time.Now().Add(testIOTimeout)
+	for s.tx.scripts.running.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no script started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestScriptBusyThresholdLowered: a busy timer pending for the default
 // threshold (5 s, armed by an earlier script) does not delay a lower
 // threshold set since: the next long script is busy after the new one.
@@ -136,6 +148,7 @@ func TestScriptBusyThresholdLowered(t *testing.T) {
 	require.Equal(t, ":1\r\n", tc.do("EVAL", "return 1", "0")) // arms the timer for 5 s
 	require.Equal(t, "+OK\r\n", tc.do("CONFIG", "SET", "busy-reply-threshold", "50"))
 	tc.send("EVAL", "while true do end", "0")
+	waitScriptRunning(t, s)
 	other := dialTest(t, s)
 	other.send("GET", "a") // waits for the script, answered -BUSY once it is busy
 	require.Contains(t, other.readWithin(3*time.Second), "-BUSY")
@@ -154,6 +167,7 @@ func TestScriptBusyCountsFromItsOwnStart(t *testing.T) {
 	time.Sleep(threshold / 2)
 	sent := time.Now()
 	tc.send("EVAL", "while true do end", "0")
+	waitScriptRunning(t, s)
 	other := dialTest(t, s)
 	other.send("GET", "a")
 	require.Contains(t, other.readWithin(testIOTimeout), "-BUSY")
