@@ -545,7 +545,10 @@ func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngi
 	// The slot of the declared keys (the dispatcher checked they share
 	// one): undeclared keys must use it too (cluster mode).
 	run.slot = -1
-	if len(keys) > 0 {
+	switch {
+	case lr != nil && len(lr.held) == 1:
+		run.slot = int32(lr.held[0]) // the slot the dispatcher hashed them to
+	case len(keys) > 0:
 		run.slot = int32(slots.KeySlot(keys[0]))
 	}
 	run.locked = lr
@@ -1108,7 +1111,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	keys, sl := lc.commandSlots(spec, argv)
 	lc.keyBuf = keys // reused by the next call, as the dispatcher does
 	if s.cluster != nil {
-		if msg := run.checkClusterKeys(spec, argv, keys); msg != "" {
+		if msg := run.checkClusterKeys(spec, argv, keys, sl); msg != "" {
 			return nil, run.refuse(spec, msg)
 		}
 	}
@@ -1134,7 +1137,11 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	}
 	lc.SetDB(db)
 	lc.errored = false
+	if len(keys) == 1 && len(sl) == 1 {
+		lc.HintKeySlot(argv[keys[0]], sl[0]) // hashed once (command.Ctx.KeySlot)
+	}
 	lc.callHandler(spec, argv)
+	lc.ClearKeySlotHint()
 	lc.propagateEffects(spec, argv)
 	if locks {
 		db.UnlockSlots(sl)
@@ -1188,16 +1195,26 @@ func hasArg(args [][]byte, word string) bool {
 
 // checkClusterKeys applies scriptVerifyClusterState: every key a script
 // touches must be served here, and in one slot unless the script allows
-// cross-slot keys.
-func (run *scriptRun) checkClusterKeys(spec *command.Spec, argv [][]byte, keys []int) string {
+// cross-slot keys. sl are the keys' slots as commandSlots gave them (none
+// when it could not find them all).
+func (run *scriptRun) checkClusterKeys(spec *command.Spec, argv [][]byte, keys []int, sl []uint16) string {
 	if len(keys) == 0 {
 		return ""
 	}
-	slot := slots.KeySlot(argv[keys[0]])
-	for _, p := range keys[1:] {
-		if slots.KeySlot(argv[p]) != slot {
-			return "Script attempted to access keys that do not hash to the same slot"
+	const crossSlot = "Script attempted to access keys that do not hash to the same slot"
+	var slot uint16
+	switch len(sl) {
+	case 1:
+		slot = sl[0] // every key hashes to it
+	case 0:
+		slot = slots.KeySlot(argv[keys[0]])
+		for _, p := range keys[1:] {
+			if slots.KeySlot(argv[p]) != slot {
+				return crossSlot
+			}
 		}
+	default:
+		return crossSlot
 	}
 	switch r, _, _ := run.caller.routeSlots(routeRequest{write: spec.Flags&command.FlagWrite != 0, asking: run.caller.asking}, slot, nil); r {
 	case routeHere, routeCheckKeys:
