@@ -1049,6 +1049,9 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 		L.Push(t)
 		return 1
 	}
+	if callerTakesNoResults(L) && !(raise && len(reply) > 0 && reply[0] == '-') {
+		return 0 // a statement: the reply is not converted (node/script_results.go)
+	}
 	v, _ := respToLua(L, reply)
 	if raise && len(reply) > 0 && reply[0] == '-' {
 		L.Error(v, 0)
