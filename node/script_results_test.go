@@ -59,3 +59,42 @@ func TestEvalCallAsStatement(t *testing.T) {
 	require.Equal(t, "*2\r\n+OK\r\n$1\r\nx\r\n", tc.do("EVAL", "return {redis.call('SET', KEYS[1], 'x'), redis.call('GET', KEYS[1])}", "1", "n"))
 	require.Contains(t, tc.do("INFO", "errorstats"), "errorstat_ERR:count=2")
 }
+
+// TestSetsGlobals: a chunk that may assign a global is found, in nested
+// functions too; one that only reads globals is not.
+func TestSetsGlobals(t *testing.T) {
+	for chunk, want := range map[string]bool{
+		"x = 1":                                          true,
+		"function g() end":                               true,
+		"local function f() y = 2 end":                   true,
+		"if false then q = 1 end return 1":               true,
+		"local x = 1 return x":                           false,
+		"local function f() return KEYS end":             false,
+		"return redis.call('GET', KEYS[1])":              false,
+		"local t = {} t.x = 1 return t":                  false,
+		"local t = {1, 2, 3, 4, 5, 6, 7, 8, 9} return t": false,
+	} {
+		proto, err := compileLua([]byte(chunk), luaChunkName)
+		require.NoError(t, err, chunk)
+		require.Equal(t, want, setsGlobals(proto), chunk)
+	}
+}
+
+// TestEvalGlobalsReadOnly: a script that assigns no global reads the
+// globals directly; what it can reach stays read-only, and one that does
+// assign is refused when it runs, as before.
+func TestEvalGlobalsReadOnly(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	readonly := "Attempt to modify a readonly table"
+	require.Equal(t, ":1\r\n", tc.do("EVAL", "if false then q = 1 end return 1", "0"))
+	require.Contains(t, tc.do("EVAL", "return x", "0"), "Script attempted to access nonexistent global variable 'x'")
+	require.Equal(t, "$4\r\ntrue\r\n", tc.do("EVAL", "return tostring(getfenv(1) == _G and getfenv(0) == _G)", "0"))
+	require.Contains(t, tc.do("EVAL", "local t = getfenv(1) t.z = 1", "0"), readonly)
+	require.Contains(t, tc.do("EVAL", "rawset(getfenv(), 'a', 1)", "0"), readonly)
+	require.Contains(t, tc.do("EVAL", "local m = getmetatable(_G) m.__index.redis = 1", "0"), readonly)
+	require.Contains(t, tc.do("EVAL", "return {pcall(loadstring('y = 1'))}", "0"), readonly)
+	require.Contains(t, tc.do("EVAL", "return {pcall(function() KEYS = {} end)}", "0"), readonly)
+	require.Contains(t, tc.do("EVAL", "redis = 1", "0"), readonly)
+	require.Equal(t, "$2\r\nk1\r\n", tc.do("EVAL", "return KEYS[1]", "1", "k1"))
+}
