@@ -77,6 +77,9 @@ type luaScript struct {
 type scriptEngine struct {
 	mu      sync.Mutex // guards scripts
 	scripts map[string]*luaScript
+	// lastFound is the script EVALSHA found last (lookupSHA), stored and
+	// cleared under mu, read without it.
+	lastFound atomic.Pointer[luaScript]
 
 	// runMu is held by the script that runs: scripts run one at a time,
 	// under the gate or under their keys' slot locks (taken before those
@@ -348,7 +351,9 @@ func (eng *scriptEngine) lookup(sha string) *luaScript {
 
 // lookupSHA returns the cached script whose SHA1 is hex, in any case, or
 // nil; EVALSHA's lookup, lowered on the stack so that it does not
-// allocate.
+// allocate. The script found last is answered without the lock and the
+// map (clients tend to run one script over and over); SCRIPT FLUSH
+// forgets it under the lock, so no lookup after the flush finds it.
 func (eng *scriptEngine) lookupSHA(hex []byte) *luaScript {
 	var buf [40]byte
 	if len(hex) != len(buf) {
@@ -360,9 +365,16 @@ func (eng *scriptEngine) lookupSHA(hex []byte) *luaScript {
 		}
 		buf[i] = ch
 	}
+	if sc := eng.lastFound.Load(); sc != nil && sc.sha == string(buf[:]) {
+		return sc
+	}
 	eng.mu.Lock()
 	defer eng.mu.Unlock()
-	return eng.scripts[string(buf[:])]
+	sc := eng.scripts[string(buf[:])]
+	if sc != nil {
+		eng.lastFound.Store(sc)
+	}
+	return sc
 }
 
 // scriptNumKeys parses EVAL's and FCALL's numkeys (args[2]) against the
@@ -522,6 +534,7 @@ func (eng *scriptEngine) patchMath(env *luaEnv) {
 func (eng *scriptEngine) reset() {
 	eng.mu.Lock()
 	eng.scripts = nil
+	eng.lastFound.Store(nil)
 	eng.mu.Unlock()
 	if eng.env != nil {
 		eng.env.L.Close()

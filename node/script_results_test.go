@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,20 @@ func TestEvalGlobalsReadOnly(t *testing.T) {
 	require.Contains(t, tc.do("EVAL", "return {pcall(function() KEYS = {} end)}", "0"), readonly)
 	require.Contains(t, tc.do("EVAL", "redis = 1", "0"), readonly)
 	require.Equal(t, "$2\r\nk1\r\n", tc.do("EVAL", "return KEYS[1]", "1", "k1"))
+}
+
+// TestEvalshaAfterFlush: the script EVALSHA found last is not found after
+// SCRIPT FLUSH, and is found again once loaded again.
+func TestEvalshaAfterFlush(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	sha := sha1Hex([]byte("return 7"))
+	require.Contains(t, tc.do("SCRIPT", "LOAD", "return 7"), sha)
+	require.Equal(t, ":7\r\n", tc.do("EVALSHA", sha, "0"))
+	require.Equal(t, ":7\r\n", tc.do("EVALSHA", strings.ToUpper(sha), "0"))
+	require.Equal(t, "+OK\r\n", tc.do("SCRIPT", "FLUSH"))
+	require.Equal(t, "-NOSCRIPT No matching script. Please use EVAL.\r\n", tc.do("EVALSHA", sha, "0"))
+	require.Contains(t, tc.do("SCRIPT", "LOAD", "return 7"), sha)
+	require.Equal(t, ":7\r\n", tc.do("EVALSHA", sha, "0"))
+	require.Equal(t, "-NOSCRIPT No matching script. Please use EVAL.\r\n", tc.do("EVALSHA", sha1Hex([]byte("return 8")), "0"))
 }
