@@ -30,7 +30,9 @@ import (
 // global variable" for a missing name) and whose __newindex raises
 // "Attempt to modify a readonly table"; the library tables are replaced by
 // such proxies too, and setmetatable / rawset / getmetatable refuse or
-// shield the protected tables. So nothing a script does survives it in
+// shield the protected tables. (An EVAL script with no instruction that
+// assigns a global runs with the real globals as its environment, which
+// it cannot write: evalFunction.) So nothing a script does survives it in
 // the shared state, and scripts cannot break the API for the next one.
 
 // luaChunkName is the chunk name of every script, as Redis's
