@@ -96,6 +96,11 @@ type scriptEngine struct {
 	cancel    context.CancelFunc        // cancels ctx
 	running   atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
 	watchOnce sync.Once                 // startMemoryWatch
+	// watchIdle: the memory watch sleeps until watchWake; memLimit is
+	// scriptMemoryLimit (lower in tests).
+	watchIdle atomic.Bool
+	watchWake chan struct{}
+	memLimit  uint64
 	// busyTimer marks the running script busy past busy-reply-threshold
 	// (busyLimit, in ms); busyArmed: it is pending (armBusyTimer).
 	busyTimer *time.Timer
@@ -704,40 +709,70 @@ const scriptMemoryLimit = 1 << 30
 
 // startMemoryWatch starts, once per server, the goroutine that samples the
 // heap while a script runs and stops a script that grew it by more than
-// scriptMemoryLimit (it ends when the server stops).
+// memLimit (it ends when the server stops), and wakes it if it sleeps.
+// Called with the running script stored (eng.running).
 func (eng *scriptEngine) startMemoryWatch(s *Server) {
 	eng.watchOnce.Do(func() {
-		go func() {
-			t := time.NewTicker(20 * time.Millisecond)
-			defer t.Stop()
-			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-			var watched *scriptRun
-			var base uint64
-			for {
+		eng.watchWake = make(chan struct{}, 1)
+		go eng.memoryWatch(s)
+	})
+	// Only the script that ends its sleep sends: the channel never holds
+	// more than one wake-up.
+	if eng.watchIdle.Load() && eng.watchIdle.CompareAndSwap(true, false) {
+		eng.watchWake <- struct{}{}
+	}
+}
+
+// memoryWatchEvery is how often the memory watch samples the heap while
+// a script runs.
+const memoryWatchEvery = 20 * time.Millisecond
+
+// memoryWatch samples the heap every memoryWatchEvery while scripts run,
+// and sleeps once a sample finds none running, so that a server that ran
+// a script once does not wake 50 times a second for good.
+func (eng *scriptEngine) memoryWatch(s *Server) {
+	t := time.NewTicker(memoryWatchEvery)
+	defer t.Stop()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var watched *scriptRun
+	var base uint64
+	for {
+		select {
+		case <-s.stopCron:
+			return
+		case <-t.C:
+		}
+		run := eng.running.Load()
+		if run == nil {
+			watched = nil
+			t.Stop()
+			// Idle first, then look again: a script stored as running
+			// after this look finds the watch idle and wakes it; one
+			// stored before is seen here (and if it ended the sleep
+			// already, its wake-up is drained).
+			eng.watchIdle.Store(true)
+			if eng.running.Load() == nil || !eng.watchIdle.CompareAndSwap(true, false) {
 				select {
 				case <-s.stopCron:
 					return
-				case <-t.C:
-				}
-				run := eng.running.Load()
-				if run == nil {
-					watched = nil
-					continue
-				}
-				metrics.Read(sample)
-				heap := sample[0].Value.Uint64()
-				if run != watched {
-					watched, base = run, heap
-					continue
-				}
-				if heap > base+scriptMemoryLimit && run.oom.CompareAndSwap(false, true) {
-					s.log.Warn("stopping a script that grew the heap past the limit",
-						zap.String("script", run.name), zap.Uint64("heap_bytes", heap))
-					run.cancel()
+				case <-eng.watchWake:
 				}
 			}
-		}()
-	})
+			t.Reset(memoryWatchEvery)
+			continue
+		}
+		metrics.Read(sample)
+		heap := sample[0].Value.Uint64()
+		if run != watched {
+			watched, base = run, heap
+			continue
+		}
+		if heap > base+eng.memLimit && run.oom.CompareAndSwap(false, true) {
+			s.log.Warn("stopping a script that grew the heap past the limit",
+				zap.String("script", run.name), zap.Uint64("heap_bytes", heap))
+			run.cancel()
+		}
+	}
 }
 
 // scriptCounts returns the number of cached EVAL scripts, function
@@ -767,10 +802,11 @@ func (k keyspaceClock) Now() time.Time {
 	return time.Now()
 }
 
-// registerScriptHooks creates the busy timer (stopped) and reads
-// busy-reply-threshold now and on every change.
+// registerScriptHooks sets the memory watch's limit, creates the busy
+// timer (stopped) and reads busy-reply-threshold now and on every change.
 func (s *Server) registerScriptHooks() {
 	eng := &s.tx.scripts
+	eng.memLimit = scriptMemoryLimit
 	eng.busyTimer = time.AfterFunc(time.Hour, func() { eng.checkBusy(s) })
 	eng.busyTimer.Stop()
 	eng.busyLimit.Store(s.cfg.Int("busy-reply-threshold"))

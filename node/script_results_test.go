@@ -3,6 +3,7 @@ package node
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	lua "github.com/yuin/gopher-lua"
@@ -114,4 +115,23 @@ func TestEvalshaAfterFlush(t *testing.T) {
 	require.Contains(t, tc.do("SCRIPT", "LOAD", "return 7"), sha)
 	require.Equal(t, ":7\r\n", tc.do("EVALSHA", sha, "0"))
 	require.Equal(t, "-NOSCRIPT No matching script. Please use EVAL.\r\n", tc.do("EVALSHA", sha1Hex([]byte("return 8")), "0"))
+}
+
+// TestScriptMemoryWatch: a script that grows the heap past the limit is
+// stopped; the watch sleeps once no script runs, and a script wakes it.
+func TestScriptMemoryWatch(t *testing.T) {
+	s := startTestServer(t)
+	eng := &s.tx.scripts
+	eng.memLimit = 16 << 20 // before the first script starts the watch
+	tc := dialTest(t, s)
+	grow := "local t = {} for i = 1, 1e6 do t[i] = string.rep('x', 100) .. i end return #t"
+	tooMuch := "-ERR Script used too much memory and was stopped"
+	require.Contains(t, tc.readWithinDo(3*testIOTimeout, "EVAL", grow, "0"), tooMuch)
+	deadline := time.Now().Add(testIOTimeout)
+	for !eng.watchIdle.Load() {
+		require.True(t, time.Now().Before(deadline), "the memory watch did not go to sleep")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Equal(t, ":1\r\n", tc.do("EVAL", "return 1", "0"))
+	require.Contains(t, tc.readWithinDo(3*testIOTimeout, "EVAL", grow, "0"), tooMuch)
 }
