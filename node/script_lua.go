@@ -138,6 +138,22 @@ func newLuaEnv(api map[string]lua.LGFunction, consts map[string]lua.LValue) *lua
 		st.RawSetString("dump", lua.LNil)
 		st.RawSetString("rep", L.NewFunction(luaStringRep))
 	}
+	// table.insert writes with rawset: on a protected table (_G, redis, a
+	// library, a metatable) it is refused, as by Redis's readonly tables,
+	// or a script could leave elements in the shared API. (table.remove
+	// and table.sort write only elements that are there, and a protected
+	// table has none: as in Redis, they do nothing on one.)
+	if tt, ok := g.RawGetString("table").(*lua.LTable); ok {
+		if orig, ok := tt.RawGetString("insert").(*lua.LFunction); ok && orig.IsG {
+			insert := orig.GFunction
+			tt.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+				if t, ok := L.Get(1).(*lua.LTable); ok && env.isProtected(t) {
+					luaReadonlyError(L)
+				}
+				return insert(L)
+			}))
+		}
+	}
 	redis := L.NewTable()
 	for name, fn := range api {
 		redis.RawSetString(name, L.NewFunction(fn))

@@ -135,3 +135,27 @@ func TestScriptMemoryWatch(t *testing.T) {
 	require.Equal(t, ":1\r\n", tc.do("EVAL", "return 1", "0"))
 	require.Contains(t, tc.readWithinDo(3*testIOTimeout, "EVAL", grow, "0"), tooMuch)
 }
+
+// TestEvalTableLibraryOnProtectedTables: table.insert (which writes with
+// rawset) refuses the protected tables, as Redis's readonly tables do, so
+// no script leaves an element in the shared API; table.remove and
+// table.sort find nothing to write there (Redis answers them alike); on a
+// script's own tables they all work as before.
+func TestEvalTableLibraryOnProtectedTables(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	readonly := "Attempt to modify a readonly table"
+	for _, script := range []string{
+		"table.insert(_G, 1)",
+		"table.insert(redis, 1)",
+		"table.insert(redis, 1, 'x')",
+		"table.insert(getmetatable(_G), 1)",
+	} {
+		require.Contains(t, tc.do("EVAL", script, "0"), readonly, script)
+	}
+	require.Equal(t, "$-1\r\n", tc.do("EVAL", "return redis[1]", "0"))
+	require.Equal(t, "$-1\r\n", tc.do("EVAL", "table.remove(redis)", "0"))
+	require.Equal(t, "$-1\r\n", tc.do("EVAL", "table.sort(string)", "0"))
+	require.Equal(t, "*2\r\n$1\r\na\r\n$1\r\nb\r\n",
+		tc.do("EVAL", "local t = {} table.insert(t, 'b') table.insert(t, 1, 'c') table.insert(t, 'a') table.remove(t, 1) table.sort(t) return t", "0"))
+}
