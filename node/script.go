@@ -67,13 +67,19 @@ type luaScript struct {
 	body  []byte
 	flags scriptFlags
 	proto *lua.FunctionProto
-	roams atomic.Bool // it reached beyond its declared keys (node/script_locked.go)
+	// setsGlobals: its code (a nested function's too) may assign a global
+	// (setsGlobals); else it runs with the globals as its environment.
+	setsGlobals bool
+	roams       atomic.Bool // it reached beyond its declared keys (node/script_locked.go)
 }
 
 // scriptEngine is the server's EVAL scripts and Lua state.
 type scriptEngine struct {
 	mu      sync.Mutex // guards scripts
 	scripts map[string]*luaScript
+	// lastFound is the script EVALSHA found last (lookupSHA), stored and
+	// cleared under mu, read without it.
+	lastFound atomic.Pointer[luaScript]
 
 	// runMu is held by the script that runs: scripts run one at a time,
 	// under the gate or under their keys' slot locks (taken before those
@@ -90,7 +96,16 @@ type scriptEngine struct {
 	cancel    context.CancelFunc        // cancels ctx
 	running   atomic.Pointer[scriptRun] // for SCRIPT KILL / FUNCTION KILL
 	watchOnce sync.Once                 // startMemoryWatch
-	busyTimer *time.Timer               // armBusyTimer
+	// watchIdle: the memory watch sleeps until watchWake; memLimit is
+	// scriptMemoryLimit (lower in tests).
+	watchIdle atomic.Bool
+	watchWake chan struct{}
+	memLimit  uint64
+	// busyTimer marks the running script busy past busy-reply-threshold
+	// (busyLimit, in ms); busyArmed: it is pending (armBusyTimer).
+	busyTimer *time.Timer
+	busyArmed atomic.Bool
+	busyLimit atomic.Int64
 	// denyDisabled: DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts call
 	// commands flagged noscript (tests only).
 	denyDisabled atomic.Bool
@@ -271,6 +286,25 @@ func compileLua(body []byte, chunk string) (*lua.FunctionProto, error) {
 	return proto, nil
 }
 
+// setsGlobals reports whether a compiled chunk has an instruction that
+// assigns a global (SETGLOBAL, the only one that writes to a function's
+// environment), in its own code or a nested function's. A word that is
+// not an instruction (SETLIST's count) may read as one: then the answer
+// is yes, which is the safe one.
+func setsGlobals(proto *lua.FunctionProto) bool {
+	for _, inst := range proto.Code {
+		if int(inst>>26) == lua.OP_SETGLOBAL { // the opcode: the top 6 bits
+			return true
+		}
+	}
+	for _, p := range proto.FunctionPrototypes {
+		if setsGlobals(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // luaCompileError formats a parse error as Lua 5.1 reports it
 // ("user_script:1: ... near ...") as best gopher-lua allows.
 func luaCompileError(err error) string {
@@ -300,7 +334,7 @@ func (eng *scriptEngine) load(body []byte) (string, *luaScript, string) {
 	if err != nil {
 		return "", nil, "ERR Error compiling script (new function): " + luaCompileError(err)
 	}
-	sc = &luaScript{sha: sha, body: bytes.Clone(body), flags: flags, proto: proto}
+	sc = &luaScript{sha: sha, body: bytes.Clone(body), flags: flags, proto: proto, setsGlobals: setsGlobals(proto)}
 	eng.mu.Lock()
 	if eng.scripts == nil {
 		eng.scripts = make(map[string]*luaScript)
@@ -322,7 +356,9 @@ func (eng *scriptEngine) lookup(sha string) *luaScript {
 
 // lookupSHA returns the cached script whose SHA1 is hex, in any case, or
 // nil; EVALSHA's lookup, lowered on the stack so that it does not
-// allocate.
+// allocate. The script found last is answered without the lock and the
+// map (clients tend to run one script over and over); SCRIPT FLUSH
+// forgets it under the lock, so no lookup after the flush finds it.
 func (eng *scriptEngine) lookupSHA(hex []byte) *luaScript {
 	var buf [40]byte
 	if len(hex) != len(buf) {
@@ -334,9 +370,16 @@ func (eng *scriptEngine) lookupSHA(hex []byte) *luaScript {
 		}
 		buf[i] = ch
 	}
+	if sc := eng.lastFound.Load(); sc != nil && sc.sha == string(buf[:]) {
+		return sc
+	}
 	eng.mu.Lock()
 	defer eng.mu.Unlock()
-	return eng.scripts[string(buf[:])]
+	sc := eng.scripts[string(buf[:])]
+	if sc != nil {
+		eng.lastFound.Store(sc)
+	}
+	return sc
 }
 
 // scriptNumKeys parses EVAL's and FCALL's numkeys (args[2]) against the
@@ -446,6 +489,13 @@ func (eng *scriptEngine) evalFunction(sha string, sc *luaScript) *lua.LFunction 
 	}
 	fn := eng.env.L.NewFunctionFromProto(sc.proto)
 	fn.Env = eng.env.proxy
+	if !sc.setsGlobals {
+		// Nothing in it can write to its environment: it reads the
+		// globals without the read-only proxy in between (one table
+		// lookup per global read instead of three). The proxy is still
+		// what it gets as _G, from getfenv and for loadstring's chunks.
+		fn.Env = eng.env.globals
+	}
 	eng.fns[sha] = fn
 	return fn
 }
@@ -489,6 +539,7 @@ func (eng *scriptEngine) patchMath(env *luaEnv) {
 func (eng *scriptEngine) reset() {
 	eng.mu.Lock()
 	eng.scripts = nil
+	eng.lastFound.Store(nil)
 	eng.mu.Unlock()
 	if eng.env != nil {
 		eng.env.L.Close()
@@ -541,7 +592,10 @@ func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngi
 	// The slot of the declared keys (the dispatcher checked they share
 	// one): undeclared keys must use it too (cluster mode).
 	run.slot = -1
-	if len(keys) > 0 {
+	switch {
+	case lr != nil && len(lr.held) == 1:
+		run.slot = int32(lr.held[0]) // the slot the dispatcher hashed them to
+	case len(keys) > 0:
 		run.slot = int32(slots.KeySlot(keys[0]))
 	}
 	run.locked = lr
@@ -600,7 +654,7 @@ func (c *Client) runLuaBody(run *scriptRun, lr *lockedRun, fnOf func(*scriptEngi
 	L.SetContext(eng.ctx)
 	eng.cur = run
 	eng.running.Store(run)
-	eng.armBusyTimer(s)
+	eng.armBusyTimer()
 	eng.startMemoryWatch(s)
 
 	top := L.GetTop()
@@ -655,40 +709,70 @@ const scriptMemoryLimit = 1 << 30
 
 // startMemoryWatch starts, once per server, the goroutine that samples the
 // heap while a script runs and stops a script that grew it by more than
-// scriptMemoryLimit (it ends when the server stops).
+// memLimit (it ends when the server stops), and wakes it if it sleeps.
+// Called with the running script stored (eng.running).
 func (eng *scriptEngine) startMemoryWatch(s *Server) {
 	eng.watchOnce.Do(func() {
-		go func() {
-			t := time.NewTicker(20 * time.Millisecond)
-			defer t.Stop()
-			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-			var watched *scriptRun
-			var base uint64
-			for {
+		eng.watchWake = make(chan struct{}, 1)
+		go eng.memoryWatch(s)
+	})
+	// Only the script that ends its sleep sends: the channel never holds
+	// more than one wake-up.
+	if eng.watchIdle.Load() && eng.watchIdle.CompareAndSwap(true, false) {
+		eng.watchWake <- struct{}{}
+	}
+}
+
+// memoryWatchEvery is how often the memory watch samples the heap while
+// a script runs.
+const memoryWatchEvery = 20 * time.Millisecond
+
+// memoryWatch samples the heap every memoryWatchEvery while scripts run,
+// and sleeps once a sample finds none running, so that a server that ran
+// a script once does not wake 50 times a second for good.
+func (eng *scriptEngine) memoryWatch(s *Server) {
+	t := time.NewTicker(memoryWatchEvery)
+	defer t.Stop()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var watched *scriptRun
+	var base uint64
+	for {
+		select {
+		case <-s.stopCron:
+			return
+		case <-t.C:
+		}
+		run := eng.running.Load()
+		if run == nil {
+			watched = nil
+			t.Stop()
+			// Idle first, then look again: a script stored as running
+			// after this look finds the watch idle and wakes it; one
+			// stored before is seen here (and if it ended the sleep
+			// already, its wake-up is drained).
+			eng.watchIdle.Store(true)
+			if eng.running.Load() == nil || !eng.watchIdle.CompareAndSwap(true, false) {
 				select {
 				case <-s.stopCron:
 					return
-				case <-t.C:
-				}
-				run := eng.running.Load()
-				if run == nil {
-					watched = nil
-					continue
-				}
-				metrics.Read(sample)
-				heap := sample[0].Value.Uint64()
-				if run != watched {
-					watched, base = run, heap
-					continue
-				}
-				if heap > base+scriptMemoryLimit && run.oom.CompareAndSwap(false, true) {
-					s.log.Warn("stopping a script that grew the heap past the limit",
-						zap.String("script", run.name), zap.Uint64("heap_bytes", heap))
-					run.cancel()
+				case <-eng.watchWake:
 				}
 			}
-		}()
-	})
+			t.Reset(memoryWatchEvery)
+			continue
+		}
+		metrics.Read(sample)
+		heap := sample[0].Value.Uint64()
+		if run != watched {
+			watched, base = run, heap
+			continue
+		}
+		if heap > base+eng.memLimit && run.oom.CompareAndSwap(false, true) {
+			s.log.Warn("stopping a script that grew the heap past the limit",
+				zap.String("script", run.name), zap.Uint64("heap_bytes", heap))
+			run.cancel()
+		}
+	}
 }
 
 // scriptCounts returns the number of cached EVAL scripts, function
@@ -718,30 +802,52 @@ func (k keyspaceClock) Now() time.Time {
 	return time.Now()
 }
 
-// armBusyTimer makes the gate busy once the running script has run for
-// busy-reply-threshold. One timer per engine, re-armed per script: when it
-// fires it checks which script runs now and for how long.
-func (eng *scriptEngine) armBusyTimer(s *Server) {
-	limit := time.Duration(s.cfg.Int("busy-reply-threshold")) * time.Millisecond
-	if limit <= 0 {
-		return
-	}
-	if eng.busyTimer == nil {
-		eng.busyTimer = time.AfterFunc(limit, func() { eng.checkBusy(s) })
-		return
-	}
-	eng.busyTimer.Reset(limit)
+// registerScriptHooks sets the memory watch's limit, creates the busy
+// timer (stopped) and reads busy-reply-threshold now and on every change.
+func (s *Server) registerScriptHooks() {
+	eng := &s.tx.scripts
+	eng.memLimit = scriptMemoryLimit
+	eng.busyTimer = time.AfterFunc(time.Hour, func() { eng.checkBusy(s) })
+	eng.busyTimer.Stop()
+	eng.busyLimit.Store(s.cfg.Int("busy-reply-threshold"))
+	s.cfg.OnChange("busy-reply-threshold", func(string) error {
+		eng.busyLimit.Store(s.cfg.Int("busy-reply-threshold"))
+		eng.busyTimer.Reset(0) // a pending deadline of the old threshold is looked at again
+		return nil
+	})
 }
 
-// checkBusy runs on the timer's goroutine.
+// armBusyTimer makes the gate busy once the running script (eng.running,
+// stored before) has run for busy-reply-threshold. One timer per engine,
+// armed by a script that finds it idle: when it fires it looks at the
+// script that runs then and waits again for that one's deadline, so that
+// scripts shorter than the threshold, one after another, re-arm it once
+// per threshold, not each (a Reset per script was 2% of an EVALSHA).
+func (eng *scriptEngine) armBusyTimer() {
+	limit := time.Duration(eng.busyLimit.Load()) * time.Millisecond
+	if limit > 0 && eng.busyArmed.CompareAndSwap(false, true) {
+		eng.busyTimer.Reset(limit)
+	}
+}
+
+// checkBusy runs on the timer's goroutine. It clears busyArmed before it
+// looks at the running script: a script stored as running after that
+// finds the timer idle and arms it.
 func (eng *scriptEngine) checkBusy(s *Server) {
+	eng.busyArmed.Store(false)
 	run := eng.running.Load()
 	if run == nil {
 		return
 	}
-	limit := time.Duration(s.cfg.Int("busy-reply-threshold")) * time.Millisecond
-	if ran := time.Since(run.start); limit > 0 && ran < limit {
-		eng.busyTimer.Reset(limit - ran) // a later script: wait for its own deadline
+	limit := time.Duration(eng.busyLimit.Load()) * time.Millisecond
+	if limit <= 0 {
+		return
+	}
+	if ran := time.Since(run.start); ran < limit {
+		// A later script: wait for its own deadline.
+		if eng.busyArmed.CompareAndSwap(false, true) {
+			eng.busyTimer.Reset(limit - ran)
+		}
 		return
 	}
 	if eng.running.Load() == run {
@@ -1021,6 +1127,9 @@ func (eng *scriptEngine) luaCall(L *lua.LState, s *Server, raise bool) int {
 		L.Push(t)
 		return 1
 	}
+	if callerTakesNoResults(L) && !(raise && len(reply) > 0 && reply[0] == '-') {
+		return 0 // a statement: the reply is not converted (node/script_results.go)
+	}
 	v, _ := respToLua(L, reply)
 	if raise && len(reply) > 0 && reply[0] == '-' {
 		L.Error(v, 0)
@@ -1083,7 +1192,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	keys, sl := lc.commandSlots(spec, argv)
 	lc.keyBuf = keys // reused by the next call, as the dispatcher does
 	if s.cluster != nil {
-		if msg := run.checkClusterKeys(spec, argv, keys); msg != "" {
+		if msg := run.checkClusterKeys(spec, argv, keys, sl); msg != "" {
 			return nil, run.refuse(spec, msg)
 		}
 	}
@@ -1109,7 +1218,11 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	}
 	lc.SetDB(db)
 	lc.errored = false
+	if len(keys) == 1 && len(sl) == 1 {
+		lc.HintKeySlot(argv[keys[0]], sl[0]) // hashed once (command.Ctx.KeySlot)
+	}
 	lc.callHandler(spec, argv)
+	lc.ClearKeySlotHint()
 	lc.propagateEffects(spec, argv)
 	if locks {
 		db.UnlockSlots(sl)
@@ -1163,16 +1276,28 @@ func hasArg(args [][]byte, word string) bool {
 
 // checkClusterKeys applies scriptVerifyClusterState: every key a script
 // touches must be served here, and in one slot unless the script allows
-// cross-slot keys.
-func (run *scriptRun) checkClusterKeys(spec *command.Spec, argv [][]byte, keys []int) string {
+// cross-slot keys. sl are the keys' slots as commandSlots gave them (none
+// when it could not find them all).
+func (run *scriptRun) checkClusterKeys(spec *command.Spec, argv [][]byte, keys []int, sl []uint16) string {
 	if len(keys) == 0 {
 		return ""
 	}
-	slot := slots.KeySlot(argv[keys[0]])
-	for _, p := range keys[1:] {
-		if slots.KeySlot(argv[p]) != slot {
-			return "Script attempted to access keys that do not hash to the same slot"
+	// One command's keys in two slots: Redis's getNodeByQuery finds no
+	// node for it, which its scripts report as a non-local key.
+	const crossSlot = "Script attempted to access a non local key in a cluster node"
+	var slot uint16
+	switch len(sl) {
+	case 1:
+		slot = sl[0] // every key hashes to it
+	case 0:
+		slot = slots.KeySlot(argv[keys[0]])
+		for _, p := range keys[1:] {
+			if slots.KeySlot(argv[p]) != slot {
+				return crossSlot
+			}
 		}
+	default:
+		return crossSlot
 	}
 	switch r, _, _ := run.caller.routeSlots(routeRequest{write: spec.Flags&command.FlagWrite != 0, asking: run.caller.asking}, slot, nil); r {
 	case routeHere, routeCheckKeys:

@@ -86,6 +86,30 @@ func BenchmarkEvalshaDispatch(b *testing.B) {
 	}
 }
 
+// BenchmarkEvalshaDispatchManyKeys is BenchmarkEvalshaDispatch with the
+// keys of 50 clients in turn, as scripts/benchtx sends them: a run's
+// KEYS differ from the last run's.
+func BenchmarkEvalshaDispatchManyKeys(b *testing.B) {
+	s := startTestServer(b)
+	c := benchDispatchClient(b, s, "bench-evalsha")
+	c.run(benchArgs("SCRIPT", "LOAD", benchTxScript))
+	sha := sha1Hex([]byte(benchTxScript))
+	cmds := make([][][]byte, 50)
+	for i := range cmds {
+		cmds[i] = benchArgs("EVALSHA", sha, "2", fmt.Sprintf("bench:{%d}:a", i), fmt.Sprintf("bench:{%d}:b", i), "v")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Out = c.Out[:0]
+		c.run(cmds[i%len(cmds)])
+	}
+	b.StopTimer()
+	if !strings.HasPrefix(string(c.Out), "$1\r\nv") {
+		b.Fatalf("reply %q", c.Out)
+	}
+}
+
 // BenchmarkMultiDispatch is the dispatcher's cost of MULTI, 3 SETs and
 // EXEC (queueing, the slot-locked EXEC, effects; no socket), with its
 // allocations per transaction.

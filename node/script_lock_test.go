@@ -127,6 +127,55 @@ func TestScriptEffectsAndBusy(t *testing.T) {
 	require.Equal(t, "-NOTBUSY No scripts in execution right now.\r\n", other.do("SCRIPT", "KILL"))
 }
 
+// waitScriptRunning waits until a script runs.
+func waitScriptRunning(t *testing.T, s *Server) {
+	t.Helper()
+	deadline := time.Now().Add(testIOTimeout)
+	for s.tx.scripts.running.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no script started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestScriptBusyThresholdLowered: a busy timer pending for the default
+// threshold (5 s, armed by an earlier script) does not delay a lower
+// threshold set since: the next long script is busy after the new one.
+func TestScriptBusyThresholdLowered(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	require.Equal(t, ":1\r\n", tc.do("EVAL", "return 1", "0")) // arms the timer for 5 s
+	require.Equal(t, "+OK\r\n", tc.do("CONFIG", "SET", "busy-reply-threshold", "50"))
+	tc.send("EVAL", "while true do end", "0")
+	waitScriptRunning(t, s)
+	other := dialTest(t, s)
+	other.send("GET", "a") // waits for the script, answered -BUSY once it is busy
+	require.Contains(t, other.readWithin(3*time.Second), "-BUSY")
+	require.Equal(t, "+OK\r\n", other.do("SCRIPT", "KILL"))
+	require.Contains(t, tc.read(), "Script killed by user with SCRIPT KILL")
+}
+
+// TestScriptBusyCountsFromItsOwnStart: a script is busy
+// busy-reply-threshold after its own start, not after that of an earlier
+// script whose deadline the timer was armed for.
+func TestScriptBusyCountsFromItsOwnStart(t *testing.T) {
+	const threshold = 300 * time.Millisecond
+	s := startTestServer(t, "--busy-reply-threshold", "300")
+	tc := dialTest(t, s)
+	require.Equal(t, ":1\r\n", tc.do("EVAL", "return 1", "0")) // the timer fires 300 ms from here
+	time.Sleep(threshold / 2)
+	sent := time.Now()
+	tc.send("EVAL", "while true do end", "0")
+	waitScriptRunning(t, s)
+	other := dialTest(t, s)
+	other.send("GET", "a")
+	require.Contains(t, other.readWithin(testIOTimeout), "-BUSY")
+	require.GreaterOrEqual(t, time.Since(sent), threshold, "busy before the script ran for the threshold")
+	require.Equal(t, "+OK\r\n", other.do("SCRIPT", "KILL"))
+	require.Contains(t, tc.read(), "Script killed by user with SCRIPT KILL")
+}
+
 // TestRedlockAcrossNodes: the Redlock pattern over three independent nodes
 // — a client holds the lock when SET NX PX succeeded on a majority, and
 // releases it everywhere with the compare-and-delete script. At most one

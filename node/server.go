@@ -213,6 +213,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.migrateConns.Dial = s.dialNode // node/tls.go
 	s.registerConfigHooks()
 	s.registerNotifyHooks()         // node/notify.go
+	s.registerScriptHooks()         // node/script.go
 	s.registerTrackingHooks()       // node/tracking.go
 	s.registerClientEvictionHooks() // node/client_evict.go
 	s.repl = newReplState(s)
