@@ -319,7 +319,11 @@ func (c *Client) routeCommand(spec *command.Spec, args [][]byte) bool {
 		return true
 	}
 	req := c.commandRoute(spec, args)
-	r, slot, to := c.routeSlots(req, slots.KeySlot(args[c.keyBuf[0]]), c.slotBuf)
+	first := c.slotBuf[0] // the first key's slot when there is one slot (hashed once, by commandSlots)
+	if len(c.slotBuf) > 1 {
+		first = slots.KeySlot(args[c.keyBuf[0]])
+	}
+	r, slot, to := c.routeSlots(req, first, c.slotBuf)
 	switch r {
 	case routeHere:
 		return true

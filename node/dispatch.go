@@ -242,8 +242,8 @@ func (c *Client) execute(spec *command.Spec, args [][]byte, db *store.DB) {
 		c.HintKeySlot(args[c.keyBuf[0]], c.slotBuf[0]) // hashed once (command.Ctx.KeySlot)
 	}
 	c.callHandler(spec, args)
+	c.propagateEffects(spec, args) // remeasures the key with the hint too
 	c.ClearKeySlotHint()
-	c.propagateEffects(spec, args)
 	if masterLink {
 		db.SeeExpired(c.slotBuf, false)
 	}
