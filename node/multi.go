@@ -57,11 +57,24 @@ const maxKeptQueue = 1024
 type multiState struct {
 	queue []queuedCommand
 	dirty bool // a command was rejected while queueing: EXEC aborts
+	// slots are the slots of the queued commands' keys, as admit computed
+	// them to route each command (unsorted, repeats included), so that EXEC
+	// does not extract and hash the keys again (transactionSlots).
+	slots []uint16
+	// exclusive: a queued command has no keys (other than PING, ECHO,
+	// TIME), keys that cannot be extracted, or is a script: EXEC closes the
+	// gate. rescan: a queued command's routed slots are not its keys' alone
+	// (shard channels): EXEC extracts the keys itself.
+	exclusive, rescan bool
 }
 
 type queuedCommand struct {
 	spec *command.Spec
 	args [][]byte // aliases the connection's buffers, kept for EXEC: queue calls keepArgs (node/conn.go)
+	// keyPos is the position of the command's one key, whose slot is
+	// keySlot, or -1: EXEC hints it to the handler (command.Ctx.HintKeySlot).
+	keyPos  int32
+	keySlot uint16
 }
 
 // clientTx is a client's transaction and scripting state beyond the open
@@ -130,11 +143,42 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 		c.flagTransaction()
 		return
 	}
-	c.multi.queue = append(c.multi.queue, queuedCommand{spec: spec, args: args})
+	qc := queuedCommand{spec: spec, args: args, keyPos: -1}
+	if len(c.keyBuf) == 1 && len(c.slotBuf) == 1 {
+		qc.keyPos, qc.keySlot = int32(c.keyBuf[0]), c.slotBuf[0]
+	}
+	c.multi.queue = append(c.multi.queue, qc)
+	c.multi.noteSlots(spec, c.keyBuf, c.slotBuf)
 	c.keepArgs()       // the queued arguments alias the connection's buffers while the transaction is open (node/conn.go)
 	c.noteQueued(args) // multi-mem, client eviction (node/client_evict.go)
 	c.multiLen.Store(int32(len(c.multi.queue)))
 	c.Status("QUEUED")
+}
+
+// noteSlots records the slots of a command being queued, as admit computed
+// them (commandSlots: keys are its key positions, sl their slots, empty
+// when the keys could not be extracted), for transactionSlots.
+func (m *multiState) noteSlots(spec *command.Spec, keys []int, sl []uint16) {
+	switch {
+	case spec.Flags&command.FlagPubsub != 0:
+		m.rescan = true // sl holds shard channels' slots too
+	case needsGate(spec):
+		m.exclusive = true
+	case len(sl) > 0:
+		m.slots = append(m.slots, sl...)
+	case len(keys) > 0 || !keylessInTransaction(spec):
+		m.exclusive = true
+	}
+}
+
+// keylessInTransaction reports whether a command without keys may run in a
+// slot-locked EXEC: it never touches the keyspace.
+func keylessInTransaction(spec *command.Spec) bool {
+	switch spec.FullName() {
+	case "ping", "echo", "time":
+		return true
+	}
+	return false
 }
 
 func (c *Client) discardTransaction() {
@@ -153,11 +197,11 @@ func cmdMulti(c *Client, args [][]byte) {
 	}
 	// One transaction per client at a time: its queue's array is reused
 	// (its entries are cleared after EXEC or DISCARD).
-	q := c.multiBuf.queue[:0]
+	q, sl := c.multiBuf.queue[:0], c.multiBuf.slots[:0]
 	if cap(q) > maxKeptQueue {
-		q = nil // do not keep a giant transaction's array
+		q, sl = nil, nil // do not keep a giant transaction's arrays
 	}
-	c.multiBuf = multiState{queue: q}
+	c.multiBuf = multiState{queue: q, slots: sl}
 	c.multi = &c.multiBuf
 	c.multiLen.Store(0)
 	c.OK()
@@ -197,7 +241,7 @@ func cmdExec(c *Client, args [][]byte) {
 	}
 	defer c.srv.tx.watch.unwatchAll(c)
 	db := c.SelectedDB()
-	locked, ok := c.transactionSlots(m.queue, db.ID())
+	locked, ok := c.transactionSlots(m, db.ID())
 	if !ok || c.tx.exclusive {
 		c.execExclusive(m.queue)
 		return
@@ -209,24 +253,24 @@ func cmdExec(c *Client, args [][]byte) {
 // of every watched key, or false when the transaction must run exclusive:
 // a command without keys (other than a few that never touch the
 // keyspace), keys that cannot be extracted, a script, or a watched key in
-// another database.
-func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bool) {
-	locked := c.txSlotBuf[:0]
-	for _, qc := range queue {
-		keys, err := command.Keys(qc.spec, qc.args, c.keyBuf[:0])
-		c.keyBuf = keys
-		if err != nil || needsGate(qc.spec) {
-			return nil, false
-		}
-		if len(keys) == 0 {
-			switch qc.spec.FullName() {
-			case "ping", "echo", "time":
-				continue
+// another database. The queued commands' slots are those admit computed
+// when it queued them (multiState.noteSlots).
+func (c *Client) transactionSlots(m *multiState, dbID int) ([]uint16, bool) {
+	if m.exclusive {
+		return nil, false
+	}
+	locked := append(c.txSlotBuf[:0], m.slots...)
+	if m.rescan {
+		locked = locked[:0]
+		for _, qc := range m.queue {
+			keys, err := command.Keys(qc.spec, qc.args, c.keyBuf[:0])
+			c.keyBuf = keys
+			if err != nil || len(keys) == 0 && !keylessInTransaction(qc.spec) {
+				return nil, false
 			}
-			return nil, false
-		}
-		for _, p := range keys {
-			locked = append(locked, slots.KeySlot(qc.args[p]))
+			for _, p := range keys {
+				locked = append(locked, slots.KeySlot(qc.args[p]))
+			}
 		}
 	}
 	for _, wk := range c.tx.watch.keys {
@@ -314,12 +358,16 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	c.SetDB(db)
 	start := time.Since(c.srv.start) // one monotonic clock read at each end, as the dispatcher
 	c.errored = false
+	if qc.keyPos >= 0 {
+		c.HintKeySlot(qc.args[qc.keyPos], qc.keySlot) // hashed once, when it was queued
+	}
 	c.callHandler(qc.spec, qc.args)
 	// Past the output limit the client is closed and the rest of EXEC's
 	// reply is dropped as it is built; the transaction still runs to its
 	// end, as in Redis.
 	c.replyOverLimit()
 	c.propagateEffects(qc.spec, qc.args)
+	c.ClearKeySlotHint()
 	shard := &c.srv.table.stats[qc.spec.ID][c.id%statShards]
 	shard.calls.Add(1)
 	dur := time.Since(c.srv.start) - start

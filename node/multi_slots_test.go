@@ -1,0 +1,86 @@
+package node
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/resp/resptest"
+	"github.com/shoal-db/shoal/slots"
+	"github.com/stretchr/testify/require"
+)
+
+// runsInMulti and needsGate test FlagNoscript before the names: each
+// command they name must carry it.
+func TestTransactionCommandsAreNoscript(t *testing.T) {
+	s := startTestServer(t)
+	for _, name := range []string{"exec", "discard", "multi", "watch", "quit", "reset"} {
+		spec := s.table.lookupName(name)
+		require.NotNil(t, spec, name)
+		require.NotZero(t, spec.Flags&command.FlagNoscript, name)
+		require.True(t, runsInMulti(spec), name)
+	}
+	for _, name := range []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"} {
+		spec := s.table.lookupName(name)
+		require.NotNil(t, spec, name)
+		require.NotZero(t, spec.Flags&command.FlagNoscript, name)
+		require.True(t, needsGate(spec), name)
+	}
+}
+
+// transactionSlots takes the slots admit computed while it queued the
+// commands: they are the slots of every key of the queue, as extracting
+// and hashing them at EXEC gives, and a transaction that must close the
+// gate is found as before.
+func TestTransactionSlotsAsQueued(t *testing.T) {
+	s := newFuzzServer(t) // not listening: the test runs the client's commands
+	c := newFuzzClient(s, resptest.NewConn(nil, 0))
+	// rescanned is what EXEC computed before: every key extracted and hashed.
+	rescanned := func(queue []queuedCommand) ([]uint16, bool) {
+		var all []uint16
+		for _, qc := range queue {
+			keys, err := command.Keys(qc.spec, qc.args, nil)
+			if err != nil || needsGate(qc.spec) || len(keys) == 0 && !keylessInTransaction(qc.spec) {
+				return nil, false
+			}
+			for _, p := range keys {
+				all = append(all, slots.KeySlot(qc.args[p]))
+			}
+		}
+		slices.Sort(all)
+		return append([]uint16{}, slices.Compact(all)...), true
+	}
+	for _, tx := range [][][]string{
+		{{"SET", "bench:{1}:a", "v"}, {"SET", "bench:{1}:b", "v"}, {"GET", "other"}},
+		{{"MSET", "a", "1", "b", "2", "c", "3"}, {"PING"}, {"INCR", "a"}, {"HSET", "h", "f", "v"}},
+		{{"ECHO", "x"}, {"TIME"}},
+		{{"SET", "a", "1"}, {"KEYS", "*"}},
+		{{"SET", "a", "1"}, {"EVAL", "return 1", "1", "a"}},
+		{{"SET", "a", "1"}, {"SPUBLISH", "chan", "m"}},
+		{{"SET", "a", "1"}, {"PUBLISH", "chan", "m"}},
+		{{"ZUNIONSTORE", "d", "2", "z1", "z2"}, {"ZUNIONSTORE", "d", "x", "z1"}},
+		{{"LMOVE", "l", "l", "LEFT", "RIGHT"}, {"SORT", "l", "STORE", "d"}},
+	} {
+		c.Out = c.Out[:0]
+		c.run(benchArgs("MULTI"))
+		for _, cmd := range tx {
+			c.run(benchArgs(cmd...))
+		}
+		require.NotNil(t, c.multi, "%v", tx)
+		require.Len(t, c.multi.queue, len(tx), "%v: %q", tx, c.Out)
+		require.False(t, c.multi.dirty, "%v: %q", tx, c.Out)
+		got, gotOK := c.transactionSlots(c.multi, 0)
+		got = append([]uint16{}, got...)
+		want, wantOK := rescanned(c.multi.queue)
+		require.Equal(t, wantOK, gotOK, "%v", tx)
+		if wantOK {
+			require.Equal(t, want, got, "%v", tx)
+		}
+		for i, qc := range c.multi.queue {
+			if qc.keyPos >= 0 {
+				require.Equal(t, slots.KeySlot(qc.args[qc.keyPos]), qc.keySlot, "%v: command %d", tx, i)
+			}
+		}
+		c.run(benchArgs("DISCARD"))
+	}
+}
