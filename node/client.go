@@ -63,6 +63,7 @@ type Client struct {
 	evictAfterReplies atomic.Bool
 	multi             *multiState     // open transaction (MULTI ... EXEC), nil if none
 	multiBuf          multiState      // what multi points to: its queue's array is reused
+	execStats         cmdStatAcc      // the statistics of the commands EXEC runs (execStatsFor)
 	txSlotBuf         []uint16        // EXEC's slots, reused (transactionSlots)
 	inExec            bool            // EXEC is running the queued commands
 	readonly          bool            // READONLY: reads of the master's slots are served on this replica

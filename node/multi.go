@@ -306,9 +306,11 @@ func (c *Client) execLocked(queue []queuedCommand, db *store.DB, locked []uint16
 	capture := c.startCapture()
 	c.Array(len(queue))
 	c.inExec = true
+	at := time.Since(c.srv.start)
 	for _, qc := range queue {
-		c.execQueued(qc, db)
+		at = c.execQueued(qc, db, at)
 	}
+	c.publishStats(&c.execStats)
 	c.inExec = false
 	c.errored = false // a queued command's error is its own failed call, not EXEC's (as Redis)
 	c.finishCapture(capture)
@@ -329,6 +331,7 @@ func (c *Client) execExclusive(queue []queuedCommand) {
 	for _, qc := range queue {
 		c.execUnlocked(qc)
 	}
+	c.publishStats(&c.execStats)
 	c.inExec = false
 	c.errored = false // as in execLocked
 	c.finishCapture(capture)
@@ -343,20 +346,23 @@ func (c *Client) execUnlocked(qc queuedCommand) {
 	sl = slices.Clone(sl)
 	c.slotBuf = sl
 	db.LockSlots(sl)
-	c.execQueued(qc, db)
+	c.execQueued(qc, db, time.Since(c.srv.start))
 	db.UnlockSlots(sl)
 	c.slotBuf = saved
 }
 
 // execQueued runs one queued command inside EXEC on db and counts it in
 // commandstats like a command run on its own. Clients blocked on keys the
-// transaction makes ready are served after EXEC, by the dispatcher.
-func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
+// transaction makes ready are served after EXEC, by the dispatcher. start
+// is the command's start on the server's clock (the end of the one before
+// it, as in a pipelined batch: one clock read per command); it returns its
+// end.
+func (c *Client) execQueued(qc queuedCommand, db *store.DB, start time.Duration) (end time.Duration) {
 	if !c.aclAllowsQueued(qc.spec, qc.args) { // node/acl.go
-		return
+		return start
 	}
 	c.SetDB(db)
-	start := time.Since(c.srv.start) // one monotonic clock read at each end, as the dispatcher
+	acc := c.execStatsFor(qc.spec) // before it runs, as the dispatcher's statsFor
 	c.errored = false
 	if qc.keyPos >= 0 {
 		c.HintKeySlot(qc.args[qc.keyPos], qc.keySlot) // hashed once, when it was queued
@@ -368,16 +374,32 @@ func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
 	c.replyOverLimit()
 	c.propagateEffects(qc.spec, qc.args)
 	c.ClearKeySlotHint()
-	shard := &c.srv.table.stats[qc.spec.ID][c.id%statShards]
-	shard.calls.Add(1)
-	dur := time.Since(c.srv.start) - start
-	shard.usec.Add(int64(dur / time.Microsecond))
-	shard.lat.observe(dur)
+	end = time.Since(c.srv.start)
+	dur := end - start
+	acc.calls++
+	acc.usec += int64(dur / time.Microsecond)
+	acc.observe(dur)
 	if c.errored {
-		shard.failed.Add(1)
+		acc.failed++
 	}
 	c.srv.slowlog.maybeRecord(c, qc.spec, qc.args, c.batchAt, start-c.batchStart, dur) // as Redis's call() does for each
 	c.SetDB(nil)
+	return end
+}
+
+// execStatsFor is statsFor for the commands EXEC runs, in their own
+// accumulator (the client's holds EXEC's): a run of one command, the three
+// SETs of a transaction, reaches the shared counters in one go, when
+// another command runs or EXEC ends (publishStats), before its reply is
+// sent. The commands EXEC runs count as calls, not as commands processed
+// (they were counted when queued).
+func (c *Client) execStatsFor(spec *command.Spec) *cmdStatAcc {
+	a := &c.execStats
+	if a.spec != spec || !accumulates(spec) {
+		c.publishStats(a)
+		a.spec = spec
+	}
+	return a
 }
 
 // needsGate reports whether a command closes the execution gate itself

@@ -10,24 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// runsInMulti and needsGate test FlagNoscript before the names: each
-// command they name must carry it.
-func TestTransactionCommandsAreNoscript(t *testing.T) {
-	s := startTestServer(t)
-	for _, name := range []string{"exec", "discard", "multi", "watch", "quit", "reset"} {
-		spec := s.table.lookupName(name)
-		require.NotNil(t, spec, name)
-		require.NotZero(t, spec.Flags&command.FlagNoscript, name)
-		require.True(t, runsInMulti(spec), name)
-	}
-	for _, name := range []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"} {
-		spec := s.table.lookupName(name)
-		require.NotNil(t, spec, name)
-		require.NotZero(t, spec.Flags&command.FlagNoscript, name)
-		require.True(t, needsGate(spec), name)
-	}
-}
-
 // transactionSlots takes the slots admit computed while it queued the
 // commands: they are the slots of every key of the queue, as extracting
 // and hashing them at EXEC gives, and a transaction that must close the
@@ -83,4 +65,31 @@ func TestTransactionSlotsAsQueued(t *testing.T) {
 		}
 		c.run(benchArgs("DISCARD"))
 	}
+}
+
+// The commands EXEC runs are counted in commandstats before the next one
+// runs (INFO inside the transaction sees the SETs before it) and all of them
+// by the time EXEC's reply is sent.
+func TestExecCountsItsCommands(t *testing.T) {
+	s := startTestServer(t)
+	c := dialTest(t, s)
+	require.Equal(t, "+OK\r\n", c.do("CONFIG", "RESETSTAT"))
+	c.do("MULTI")
+	c.do("SET", "a", "1")
+	c.do("SET", "b", "2")
+	c.do("INFO", "commandstats")
+	c.do("INCR", "a")
+	c.do("INCR", "b")
+	c.do("LPUSH", "a", "x") // a failed call
+	reply := c.do("EXEC")
+	require.Contains(t, reply, "cmdstat_set:calls=2,", "INFO inside EXEC sees the SETs before it")
+	require.NotContains(t, reply, "cmdstat_incr:")
+	info := c.do("INFO", "commandstats")
+	require.Contains(t, info, "cmdstat_set:calls=2,")
+	require.Contains(t, info, "cmdstat_incr:calls=2,")
+	require.Contains(t, info, "cmdstat_lpush:calls=1,")
+	require.Regexp(t, `cmdstat_lpush:calls=1,usec=\d+,usec_per_call=[\d.]+,rejected_calls=0,failed_calls=1`, info)
+	require.Contains(t, info, "cmdstat_info:calls=1,")
+	require.Contains(t, info, "cmdstat_exec:calls=1,")
+	require.Contains(t, c.do("INFO", "latencystats"), "latency_percentiles_usec_incr:")
 }
