@@ -1,7 +1,9 @@
 package node
 
 import (
+	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkOneKeyDispatch is the dispatcher's cost of one-key commands
@@ -41,5 +43,38 @@ func BenchmarkOneKeyDispatch(b *testing.B) {
 				b.Fatalf("%s: %q", cmd[0], c.Out)
 			}
 		})
+	}
+}
+
+// BenchmarkMultiDispatchCluster is BenchmarkMultiDispatch on a cluster
+// node serving every slot (EXEC routes the transaction).
+func BenchmarkMultiDispatchCluster(b *testing.B) {
+	s := startTestServer(b, "--cluster-enabled", "yes", "--cluster-config-file", b.TempDir()+"/nodes.conf")
+	ctl := dialTest(b, s)
+	if got := ctl.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); got != "+OK\r\n" {
+		b.Fatalf("ADDSLOTSRANGE: %q", got)
+	}
+	for i := 0; i < 100 && !strings.Contains(ctl.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	c := benchDispatchClient(b, s, "bench-multi-cluster")
+	cmds := [][][]byte{
+		benchArgs("MULTI"),
+		benchArgs("SET", "bench:{1}:a", "v"),
+		benchArgs("SET", "bench:{1}:b", "v"),
+		benchArgs("SET", "bench:{1}:c", "v"),
+		benchArgs("EXEC"),
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Out = c.Out[:0]
+		for _, cmd := range cmds {
+			c.run(cmd)
+		}
+	}
+	b.StopTimer()
+	if !strings.HasSuffix(string(c.Out), "*3\r\n+OK\r\n+OK\r\n+OK\r\n") {
+		b.Fatalf("reply %q", c.Out)
 	}
 }

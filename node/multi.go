@@ -61,10 +61,13 @@ type multiState struct {
 	// them to route each command (unsorted, repeats included), so that EXEC
 	// does not extract and hash the keys again (transactionSlots).
 	slots []uint16
+	// firstSlot is the slot of the queue's first key, when slots is not
+	// empty (routeTransaction).
+	firstSlot uint16
 	// exclusive: a queued command has no keys (other than PING, ECHO,
 	// TIME), keys that cannot be extracted, or is a script: EXEC closes the
-	// gate. rescan: a queued command's routed slots are not its keys' alone
-	// (shard channels): EXEC extracts the keys itself.
+	// gate. rescan: slots are not exactly the queued keys' (shard channels,
+	// keys that cannot be extracted): EXEC extracts the keys itself.
 	exclusive, rescan bool
 }
 
@@ -148,7 +151,7 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 		qc.keyPos, qc.keySlot = int32(c.keyBuf[0]), c.slotBuf[0]
 	}
 	c.multi.queue = append(c.multi.queue, qc)
-	c.multi.noteSlots(spec, c.keyBuf, c.slotBuf)
+	c.multi.noteSlots(spec, args, c.keyBuf, c.slotBuf)
 	c.keepArgs()       // the queued arguments alias the connection's buffers while the transaction is open (node/conn.go)
 	c.noteQueued(args) // multi-mem, client eviction (node/client_evict.go)
 	c.multiLen.Store(int32(len(c.multi.queue)))
@@ -156,19 +159,27 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 }
 
 // noteSlots records the slots of a command being queued, as admit computed
-// them (commandSlots: keys are its key positions, sl their slots, empty
-// when the keys could not be extracted), for transactionSlots.
-func (m *multiState) noteSlots(spec *command.Spec, keys []int, sl []uint16) {
+// them (commandSlots: keys are its key positions in args, sl their slots,
+// empty when the keys could not be extracted), for transactionSlots and
+// routeTransaction.
+func (m *multiState) noteSlots(spec *command.Spec, args [][]byte, keys []int, sl []uint16) {
 	switch {
 	case spec.Flags&command.FlagPubsub != 0:
 		m.rescan = true // sl holds shard channels' slots too
-	case needsGate(spec):
-		m.exclusive = true
-	case len(sl) > 0:
-		m.slots = append(m.slots, sl...)
-	case len(keys) > 0 || !keylessInTransaction(spec):
+		return
+	case len(sl) == 0 && len(keys) > 0:
+		m.rescan, m.exclusive = true, true // keys that cannot be extracted
+		return
+	case len(sl) == 0 && !keylessInTransaction(spec) || needsGate(spec):
 		m.exclusive = true
 	}
+	if len(sl) > 0 && len(m.slots) == 0 {
+		m.firstSlot = sl[0]
+		if len(sl) > 1 {
+			m.firstSlot = slots.KeySlot(args[keys[0]]) // sl is sorted
+		}
+	}
+	m.slots = append(m.slots, sl...)
 }
 
 // keylessInTransaction reports whether a command without keys may run in a
@@ -232,7 +243,7 @@ func cmdExec(c *Client, args [][]byte) {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	if c.srv.cluster != nil && !c.routeTransaction(m.queue) {
+	if c.srv.cluster != nil && !c.routeTransaction(m) {
 		c.srv.tx.watch.unwatchAll(c)
 		return
 	}

@@ -2,7 +2,9 @@ package node
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/resp/resptest"
@@ -92,4 +94,33 @@ func TestExecCountsItsCommands(t *testing.T) {
 	require.Contains(t, info, "cmdstat_info:calls=1,")
 	require.Contains(t, info, "cmdstat_exec:calls=1,")
 	require.Contains(t, c.do("INFO", "latencystats"), "latency_percentiles_usec_incr:")
+}
+
+// In cluster mode EXEC routes the transaction by the slots admit computed
+// as it queued the commands: one slot runs, two slots are CROSSSLOT, a
+// keyless or shard-channel queue is routed as before.
+func TestExecRoutesByQueuedSlots(t *testing.T) {
+	s := startTestServer(t, "--cluster-enabled", "yes", "--cluster-config-file", t.TempDir()+"/nodes.conf", "--cluster-require-full-coverage", "no")
+	tc := dialTest(t, s)
+	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
+	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, tx := range []struct {
+		cmds [][]string
+		exec string
+	}{
+		{[][]string{{"SET", "a", "1"}, {"SET", "{a}x", "2"}, {"GET", "a"}}, "*3\r\n+OK\r\n+OK\r\n$1\r\n1\r\n"},
+		{[][]string{{"MSET", "{a}1", "x", "{a}2", "y"}, {"PING"}}, "*2\r\n+OK\r\n+PONG\r\n"},
+		{[][]string{{"PING"}, {"ECHO", "e"}}, "*2\r\n+PONG\r\n$1\r\ne\r\n"},
+		{[][]string{{"SET", "a", "1"}, {"SET", "c", "1"}}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+		{[][]string{{"SET", "c", "1"}, {"PING"}, {"MSET", "{a}1", "x", "a", "y"}}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+		{[][]string{{"SPUBLISH", "a", "m"}, {"SET", "{a}z", "1"}}, "*2\r\n:0\r\n+OK\r\n"},
+	} {
+		require.Equal(t, "+OK\r\n", tc.do("MULTI"))
+		for _, cmd := range tx.cmds {
+			require.Equal(t, "+QUEUED\r\n", tc.do(cmd...), "%v", tx.cmds)
+		}
+		require.Equal(t, tx.exec, tc.do("EXEC"), "%v", tx.cmds)
+	}
 }
