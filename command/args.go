@@ -91,7 +91,7 @@ func Truncate128(b []byte) string {
 
 // LookupWrite is Redis's lookupKeyWrite: no keyspace hit/miss is counted; a
 // logically expired key is deleted on the way.
-func LookupWrite(db *store.DB, key []byte) *store.Entry {
+func LookupWrite(db DB, key []byte) *store.Entry {
 	return db.Lookup(key, store.LookupNoStats)
 }
 
@@ -100,7 +100,7 @@ func LookupWrite(db *store.DB, key []byte) *store.Entry {
 // or miss, a write does not. It returns (value, true) when the key holds a
 // value of type t, (nil, true) when the key is missing, and (nil, false)
 // after replying WRONGTYPE.
-func LookupTyped[T any](c *Ctx, db *store.DB, key []byte, write bool, t store.Type, value func(*store.Entry) *T) (*T, bool) {
+func LookupTyped[T any](c *Ctx, db DB, key []byte, write bool, t store.Type, value func(*store.Entry) *T) (*T, bool) {
 	var e *store.Entry
 	if write {
 		e = LookupWrite(db, key)

@@ -170,12 +170,16 @@ func (c *Ctx) LockedDB() *store.DB { return c.db }
 // dispatcher resolved and locked for it. Resolving the number again inside a
 // handler could see another database after a concurrent SWAPDB, whose slots
 // are not locked.
-func (c *Ctx) DB() *store.DB {
+func (c *Ctx) DB() DB {
 	if c.db != nil {
-		return c.db
+		return DB{c.db, c}
 	}
-	return c.sess.SelectedDB()
+	return DB{c.sess.SelectedDB(), c}
 }
+
+// DBOf is db as the handler's database handle (command.DB): for a command
+// that works on another database than its own (MOVE, COPY ... DB).
+func (c *Ctx) DBOf(db *store.DB) DB { return DB{db, c} }
 
 // ValidDB reports whether n is a database number.
 func (c *Ctx) ValidDB(n int) bool { return n >= 0 && n < c.ks.NumDBs() }
@@ -189,7 +193,7 @@ func (c *Ctx) NowMs() int64 { return c.ks.Now() }
 // where Redis does, after the change, with the key's slot locked. It costs
 // one atomic load when the class is not enabled.
 func (c *Ctx) Notify(class int64, event string, key []byte) {
-	c.sess.NotifyKeyspaceEvent(class, event, key, c.DB())
+	c.sess.NotifyKeyspaceEvent(class, event, key, c.DB().DB)
 }
 
 // NotifyIn is Notify for a key in another database (MOVE, COPY ... DB).
@@ -200,7 +204,7 @@ func (c *Ctx) NotifyIn(db *store.DB, class int64, event string, key []byte) {
 // SignalKeyReady notes that the running command made key (in its database)
 // able to serve blocked clients: it pushed to a list, added to a sorted
 // set... The waiters are served when the command is over.
-func (c *Ctx) SignalKeyReady(key []byte) { c.sess.SignalReady(c.DB(), key) }
+func (c *Ctx) SignalKeyReady(key []byte) { c.sess.SignalReady(c.DB().DB, key) }
 
 // SignalKeyReadyIn is SignalKeyReady for a key the command wrote in another
 // database (MOVE, COPY ... DB).

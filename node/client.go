@@ -51,12 +51,11 @@ type Client struct {
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
 	batchBytes    int           // size of the read batch being run (CLIENT LIST qbuf of the client itself)
 	keyBuf        []int
-	measureBuf    []int         // remeasureWritten's key positions (node/effects.go)
-	trackKeyBuf   []int         // trackingRemember's key positions (node/tracking.go)
-	lastSpec      *command.Spec // the last top-level command looked up, and its name as sent
-	lastName      []byte
-	errored       bool // the current command replied with an error
-	oomAtStart    bool // maxmemory could not be met when the command started (node/maxmemory.go)
+	measureBuf    []int       // remeasureWritten's key positions (node/effects.go)
+	trackKeyBuf   []int       // trackingRemember's key positions (node/tracking.go)
+	recentSpecs   recentSpecs // the last top-level commands looked up, by their names as sent (resolveCommand)
+	errored       bool        // the current command replied with an error
+	oomAtStart    bool        // maxmemory could not be met when the command started (node/maxmemory.go)
 	// executing is set while the connection's goroutine runs a batch's
 	// commands; evictAfterReplies asks it to close once their replies are
 	// written (node/client_evict.go evictLater).
@@ -64,6 +63,7 @@ type Client struct {
 	evictAfterReplies atomic.Bool
 	multi             *multiState     // open transaction (MULTI ... EXEC), nil if none
 	multiBuf          multiState      // what multi points to: its queue's array is reused
+	execStats         cmdStatAcc      // the statistics of the commands EXEC runs (execStatsFor)
 	txSlotBuf         []uint16        // EXEC's slots, reused (transactionSlots)
 	inExec            bool            // EXEC is running the queued commands
 	readonly          bool            // READONLY: reads of the master's slots are served on this replica

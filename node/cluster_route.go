@@ -319,7 +319,11 @@ func (c *Client) routeCommand(spec *command.Spec, args [][]byte) bool {
 		return true
 	}
 	req := c.commandRoute(spec, args)
-	r, slot, to := c.routeSlots(req, slots.KeySlot(args[c.keyBuf[0]]), c.slotBuf)
+	first := c.slotBuf[0] // the first key's slot when there is one slot (hashed once, by commandSlots)
+	if len(c.slotBuf) > 1 {
+		first = slots.KeySlot(args[c.keyBuf[0]])
+	}
+	r, slot, to := c.routeSlots(req, first, c.slotBuf)
 	switch r {
 	case routeHere:
 		return true
@@ -367,19 +371,41 @@ func (c *Client) commandKeyArgs(args [][]byte) [][]byte {
 // checked under the slot's lock, which is released before the queue runs:
 // a transaction on a slot that is being migrated may see its keys moved
 // between the check and the run.
-func (c *Client) routeTransaction(queue []queuedCommand) bool {
+func (c *Client) routeTransaction(m *multiState) bool {
 	if c.isMasterLink() {
 		return true // a replica applies its master's stream as is (node/replication.go)
 	}
-	keys, req := c.transactionRoute(queue)
-	if len(keys) == 0 {
-		return true
+	var r clusterRedirect
+	var slot uint16
+	var to *slots.Node
+	var keys [][]byte
+	var req routeRequest
+	if !m.rescan {
+		// The keys' slots as admit computed them when it queued each
+		// command (multiState.noteSlots): no key is extracted or hashed
+		// again unless a slot is open.
+		if len(m.slots) == 0 {
+			return true
+		}
+		req = routeRequest{asking: c.asking}
+		for _, qc := range m.queue {
+			req.write = req.write || c.srv.commandWrites(qc.spec, qc.args)
+		}
+		r, slot, to = c.routeSlots(req, m.firstSlot, m.slots)
+		if r == routeCheckKeys {
+			keys, _ = c.transactionRoute(m.queue)
+		}
+	} else {
+		keys, req = c.transactionRoute(m.queue)
+		if len(keys) == 0 {
+			return true
+		}
+		all := make([]uint16, len(keys))
+		for i, k := range keys {
+			all[i] = slots.KeySlot(k)
+		}
+		r, slot, to = c.routeSlots(req, all[0], all)
 	}
-	all := make([]uint16, len(keys))
-	for i, k := range keys {
-		all[i] = slots.KeySlot(k)
-	}
-	r, slot, to := c.routeSlots(req, all[0], all)
 	if r == routeCheckKeys {
 		db := c.srv.ks.DB(0)
 		db.Lock(slot)

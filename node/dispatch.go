@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -115,13 +114,51 @@ func (c *Client) run(args [][]byte) {
 	c.finishCall(acc, spec, args, start)
 }
 
-// resolveCommand finds the command args name. Pipelines repeat one
-// command: the last lookup is reused when the name's bytes are the same
-// (containers resolve their subcommand every time). It returns nil, having
-// written Redis's error, for an unknown command or subcommand.
+// recentSpecs remembers the last few top-level commands a client looked
+// up, by their names' bytes as sent: pipelines repeat one command, and a
+// transaction alternates a few (MULTI, SET, EXEC), so that most commands
+// skip the lower-casing and the map lookup. The table does not change while
+// the server runs.
+type recentSpecs struct {
+	entries [4]recentSpec
+	next    uint8 // the entry replaced next
+}
+
+type recentSpec struct {
+	spec *command.Spec
+	n    uint8
+	name [15]byte
+}
+
+// find returns the spec remembered under name, or nil.
+func (r *recentSpecs) find(name []byte) *command.Spec {
+	for i := range r.entries {
+		e := &r.entries[i]
+		if int(e.n) == len(name) && e.spec != nil && string(e.name[:e.n]) == string(name) {
+			return e.spec
+		}
+	}
+	return nil
+}
+
+// add remembers spec under name, replacing the oldest entry; a name longer
+// than an entry holds is not remembered.
+func (r *recentSpecs) add(name []byte, spec *command.Spec) {
+	e := &r.entries[r.next]
+	if len(name) > len(e.name) {
+		return
+	}
+	e.spec, e.n = spec, uint8(copy(e.name[:], name))
+	r.next = (r.next + 1) % uint8(len(r.entries))
+}
+
+// resolveCommand finds the command args name, among the client's recent
+// lookups first (containers resolve their subcommand every time). It
+// returns nil, having written Redis's error, for an unknown command or
+// subcommand.
 func (c *Client) resolveCommand(args [][]byte) *command.Spec {
-	if c.lastSpec != nil && bytes.Equal(args[0], c.lastName) {
-		return c.lastSpec
+	if spec := c.recentSpecs.find(args[0]); spec != nil {
+		return spec
 	}
 	spec, unknownSub := c.srv.table.lookup(args)
 	switch {
@@ -133,8 +170,7 @@ func (c *Client) resolveCommand(args [][]byte) *command.Spec {
 		return nil
 	}
 	if spec.Parent == nil && !spec.IsContainer() {
-		c.lastSpec = spec
-		c.lastName = append(c.lastName[:0], args[0]...)
+		c.recentSpecs.add(args[0], spec)
 	}
 	return spec
 }
@@ -242,8 +278,8 @@ func (c *Client) execute(spec *command.Spec, args [][]byte, db *store.DB) {
 		c.HintKeySlot(args[c.keyBuf[0]], c.slotBuf[0]) // hashed once (command.Ctx.KeySlot)
 	}
 	c.callHandler(spec, args)
+	c.propagateEffects(spec, args) // remeasures the key with the hint too
 	c.ClearKeySlotHint()
-	c.propagateEffects(spec, args)
 	if masterLink {
 		db.SeeExpired(c.slotBuf, false)
 	}

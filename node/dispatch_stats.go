@@ -36,15 +36,24 @@ func (a *cmdStatAcc) observe(d time.Duration) {
 }
 
 // statsFor returns the accumulator for spec, first publishing the one of
-// the previous command if it was another — or if this one is not a "fast"
-// command: INFO, LATENCY, CONFIG RESETSTAT and the like read or reset the
-// counters, and INFO after INFO counts the first one, as in Redis.
+// the previous command if it was another — or if this one may read the
+// counters (accumulates): INFO, LATENCY, CONFIG RESETSTAT and the like read
+// or reset them, and INFO after INFO counts the first one, as in Redis.
 func (c *Client) statsFor(spec *command.Spec) *cmdStatAcc {
-	if c.stats.spec != spec || spec.Flags&command.FlagFast == 0 {
+	if c.stats.spec != spec || !accumulates(spec) {
 		c.flushStats()
 		c.stats.spec = spec
 	}
 	return &c.stats
+}
+
+// accumulates reports whether a run of spec's calls may gather its
+// statistics before publishing them: a fast command or a write (SET is not
+// fast) never reads or resets the counters. The commands that do (INFO,
+// LATENCY, CONFIG RESETSTAT, DEBUG, scripts that could call them...) are
+// neither, and see every call before them counted.
+func accumulates(spec *command.Spec) bool {
+	return spec.Flags&(command.FlagFast|command.FlagWrite) != 0
 }
 
 // flushStats adds the accumulated statistics to the command's shared
@@ -56,6 +65,15 @@ func (c *Client) flushStats() {
 		c.outBytes.Add(a.outBytes)
 		a.outBytes = 0
 	}
+	if n := a.calls + a.rejected; n != 0 {
+		c.cmdsProcessed.Add(n)
+	}
+	c.publishStats(a)
+}
+
+// publishStats adds what a gathered to its command's shared counters and
+// zeroes it.
+func (c *Client) publishStats(a *cmdStatAcc) {
 	if a.spec == nil {
 		return
 	}
@@ -69,9 +87,6 @@ func (c *Client) flushStats() {
 	}
 	if a.failed != 0 {
 		sh.failed.Add(a.failed)
-	}
-	if n := a.calls + a.rejected; n != 0 {
-		c.cmdsProcessed.Add(n)
 	}
 	for m := a.latUsed; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m)

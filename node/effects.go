@@ -137,10 +137,7 @@ func (c *Client) propagateEffects(spec *command.Spec, args [][]byte) {
 // (command.Ctx.ChargedExactly), so only a writable replica's expiry
 // tracking is left to do.
 func (c *Client) remeasureWritten(spec *command.Spec, args [][]byte, charged bool) {
-	db := c.DB()
-	if db == nil {
-		return
-	}
+	db := c.DB() // the key's slot as the dispatcher hashed it (command.DB)
 	// A writable replica expires the keys its own clients give a TTL
 	// (store/replica_expire.go); the master's keys expire by its DEL.
 	trackExpiry := c.srv.ks.ReplicaMode() && !c.isMasterLink() && !c.srv.cfg.Bool("replica-read-only")

@@ -227,3 +227,24 @@ func TestMaxmemoryNoevictionRefusalIsSteadyInAPipeline(t *testing.T) {
 	}
 	require.True(t, refused, "the limit was reached")
 }
+
+// INCR and DECRBY store a compact string, charged exactly (they are not
+// remeasured after they run): over a string APPEND made mutable,
+// used_memory_dataset ends where the same INCR over a plain string puts it.
+func TestIncrChargedWithoutRemeasure(t *testing.T) {
+	s := startTestServer(t)
+	tc := dialTest(t, s)
+	require.Equal(t, "+OK\r\n", tc.do("set", "k", "41"))
+	require.Equal(t, ":42\r\n", tc.do("incr", "k"))
+	fresh := infoFieldInt(t, tc, "memory", "used_memory_dataset")
+	require.Positive(t, fresh)
+	require.Equal(t, "+OK\r\n", tc.do("flushall"))
+	require.Equal(t, ":1\r\n", tc.do("append", "k", "4"))
+	require.Equal(t, ":2\r\n", tc.do("append", "k", "1"))
+	require.Equal(t, "$3\r\nraw\r\n", tc.do("object", "encoding", "k"))
+	require.Equal(t, ":42\r\n", tc.do("incrby", "k", "1"))
+	require.Equal(t, fresh, infoFieldInt(t, tc, "memory", "used_memory_dataset"), "INCR over a mutable string")
+	require.Equal(t, ":41\r\n", tc.do("decrby", "k", "1"))
+	require.Equal(t, ":42\r\n", tc.do("incr", "k"))
+	require.Equal(t, fresh, infoFieldInt(t, tc, "memory", "used_memory_dataset"))
+}

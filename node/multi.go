@@ -57,11 +57,27 @@ const maxKeptQueue = 1024
 type multiState struct {
 	queue []queuedCommand
 	dirty bool // a command was rejected while queueing: EXEC aborts
+	// slots are the slots of the queued commands' keys, as admit computed
+	// them to route each command (unsorted, repeats included), so that EXEC
+	// does not extract and hash the keys again (transactionSlots).
+	slots []uint16
+	// firstSlot is the slot of the queue's first key, when slots is not
+	// empty (routeTransaction).
+	firstSlot uint16
+	// exclusive: a queued command has no keys (other than PING, ECHO,
+	// TIME), keys that cannot be extracted, or is a script: EXEC closes the
+	// gate. rescan: slots are not exactly the queued keys' (shard channels,
+	// keys that cannot be extracted): EXEC extracts the keys itself.
+	exclusive, rescan bool
 }
 
 type queuedCommand struct {
 	spec *command.Spec
 	args [][]byte // aliases the connection's buffers, kept for EXEC: queue calls keepArgs (node/conn.go)
+	// keyPos is the position of the command's one key, whose slot is
+	// keySlot, or -1: EXEC hints it to the handler (command.Ctx.HintKeySlot).
+	keyPos  int32
+	keySlot uint16
 }
 
 // clientTx is a client's transaction and scripting state beyond the open
@@ -130,11 +146,50 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 		c.flagTransaction()
 		return
 	}
-	c.multi.queue = append(c.multi.queue, queuedCommand{spec: spec, args: args})
+	qc := queuedCommand{spec: spec, args: args, keyPos: -1}
+	if len(c.keyBuf) == 1 && len(c.slotBuf) == 1 {
+		qc.keyPos, qc.keySlot = int32(c.keyBuf[0]), c.slotBuf[0]
+	}
+	c.multi.queue = append(c.multi.queue, qc)
+	c.multi.noteSlots(spec, args, c.keyBuf, c.slotBuf)
 	c.keepArgs()       // the queued arguments alias the connection's buffers while the transaction is open (node/conn.go)
 	c.noteQueued(args) // multi-mem, client eviction (node/client_evict.go)
 	c.multiLen.Store(int32(len(c.multi.queue)))
 	c.Status("QUEUED")
+}
+
+// noteSlots records the slots of a command being queued, as admit computed
+// them (commandSlots: keys are its key positions in args, sl their slots,
+// empty when the keys could not be extracted), for transactionSlots and
+// routeTransaction.
+func (m *multiState) noteSlots(spec *command.Spec, args [][]byte, keys []int, sl []uint16) {
+	switch {
+	case spec.Flags&command.FlagPubsub != 0:
+		m.rescan = true // sl holds shard channels' slots too
+		return
+	case len(sl) == 0 && len(keys) > 0:
+		m.rescan, m.exclusive = true, true // keys that cannot be extracted
+		return
+	case len(sl) == 0 && !keylessInTransaction(spec) || needsGate(spec):
+		m.exclusive = true
+	}
+	if len(sl) > 0 && len(m.slots) == 0 {
+		m.firstSlot = sl[0]
+		if len(sl) > 1 {
+			m.firstSlot = slots.KeySlot(args[keys[0]]) // sl is sorted
+		}
+	}
+	m.slots = append(m.slots, sl...)
+}
+
+// keylessInTransaction reports whether a command without keys may run in a
+// slot-locked EXEC: it never touches the keyspace.
+func keylessInTransaction(spec *command.Spec) bool {
+	switch spec.FullName() {
+	case "ping", "echo", "time":
+		return true
+	}
+	return false
 }
 
 func (c *Client) discardTransaction() {
@@ -153,11 +208,11 @@ func cmdMulti(c *Client, args [][]byte) {
 	}
 	// One transaction per client at a time: its queue's array is reused
 	// (its entries are cleared after EXEC or DISCARD).
-	q := c.multiBuf.queue[:0]
+	q, sl := c.multiBuf.queue[:0], c.multiBuf.slots[:0]
 	if cap(q) > maxKeptQueue {
-		q = nil // do not keep a giant transaction's array
+		q, sl = nil, nil // do not keep a giant transaction's arrays
 	}
-	c.multiBuf = multiState{queue: q}
+	c.multiBuf = multiState{queue: q, slots: sl}
 	c.multi = &c.multiBuf
 	c.multiLen.Store(0)
 	c.OK()
@@ -188,7 +243,7 @@ func cmdExec(c *Client, args [][]byte) {
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
-	if c.srv.cluster != nil && !c.routeTransaction(m.queue) {
+	if c.srv.cluster != nil && !c.routeTransaction(m) {
 		c.srv.tx.watch.unwatchAll(c)
 		return
 	}
@@ -197,7 +252,7 @@ func cmdExec(c *Client, args [][]byte) {
 	}
 	defer c.srv.tx.watch.unwatchAll(c)
 	db := c.SelectedDB()
-	locked, ok := c.transactionSlots(m.queue, db.ID())
+	locked, ok := c.transactionSlots(m, db.ID())
 	if !ok || c.tx.exclusive {
 		c.execExclusive(m.queue)
 		return
@@ -209,24 +264,24 @@ func cmdExec(c *Client, args [][]byte) {
 // of every watched key, or false when the transaction must run exclusive:
 // a command without keys (other than a few that never touch the
 // keyspace), keys that cannot be extracted, a script, or a watched key in
-// another database.
-func (c *Client) transactionSlots(queue []queuedCommand, dbID int) ([]uint16, bool) {
-	locked := c.txSlotBuf[:0]
-	for _, qc := range queue {
-		keys, err := command.Keys(qc.spec, qc.args, c.keyBuf[:0])
-		c.keyBuf = keys
-		if err != nil || needsGate(qc.spec) {
-			return nil, false
-		}
-		if len(keys) == 0 {
-			switch qc.spec.FullName() {
-			case "ping", "echo", "time":
-				continue
+// another database. The queued commands' slots are those admit computed
+// when it queued them (multiState.noteSlots).
+func (c *Client) transactionSlots(m *multiState, dbID int) ([]uint16, bool) {
+	if m.exclusive {
+		return nil, false
+	}
+	locked := append(c.txSlotBuf[:0], m.slots...)
+	if m.rescan {
+		locked = locked[:0]
+		for _, qc := range m.queue {
+			keys, err := command.Keys(qc.spec, qc.args, c.keyBuf[:0])
+			c.keyBuf = keys
+			if err != nil || len(keys) == 0 && !keylessInTransaction(qc.spec) {
+				return nil, false
 			}
-			return nil, false
-		}
-		for _, p := range keys {
-			locked = append(locked, slots.KeySlot(qc.args[p]))
+			for _, p := range keys {
+				locked = append(locked, slots.KeySlot(qc.args[p]))
+			}
 		}
 	}
 	for _, wk := range c.tx.watch.keys {
@@ -262,9 +317,11 @@ func (c *Client) execLocked(queue []queuedCommand, db *store.DB, locked []uint16
 	capture := c.startCapture()
 	c.Array(len(queue))
 	c.inExec = true
+	at := time.Since(c.srv.start)
 	for _, qc := range queue {
-		c.execQueued(qc, db)
+		at = c.execQueued(qc, db, at)
 	}
+	c.publishStats(&c.execStats)
 	c.inExec = false
 	c.errored = false // a queued command's error is its own failed call, not EXEC's (as Redis)
 	c.finishCapture(capture)
@@ -285,6 +342,7 @@ func (c *Client) execExclusive(queue []queuedCommand) {
 	for _, qc := range queue {
 		c.execUnlocked(qc)
 	}
+	c.publishStats(&c.execStats)
 	c.inExec = false
 	c.errored = false // as in execLocked
 	c.finishCapture(capture)
@@ -299,37 +357,60 @@ func (c *Client) execUnlocked(qc queuedCommand) {
 	sl = slices.Clone(sl)
 	c.slotBuf = sl
 	db.LockSlots(sl)
-	c.execQueued(qc, db)
+	c.execQueued(qc, db, time.Since(c.srv.start))
 	db.UnlockSlots(sl)
 	c.slotBuf = saved
 }
 
 // execQueued runs one queued command inside EXEC on db and counts it in
 // commandstats like a command run on its own. Clients blocked on keys the
-// transaction makes ready are served after EXEC, by the dispatcher.
-func (c *Client) execQueued(qc queuedCommand, db *store.DB) {
+// transaction makes ready are served after EXEC, by the dispatcher. start
+// is the command's start on the server's clock (the end of the one before
+// it, as in a pipelined batch: one clock read per command); it returns its
+// end.
+func (c *Client) execQueued(qc queuedCommand, db *store.DB, start time.Duration) (end time.Duration) {
 	if !c.aclAllowsQueued(qc.spec, qc.args) { // node/acl.go
-		return
+		return start
 	}
 	c.SetDB(db)
-	start := time.Since(c.srv.start) // one monotonic clock read at each end, as the dispatcher
+	acc := c.execStatsFor(qc.spec) // before it runs, as the dispatcher's statsFor
 	c.errored = false
+	if qc.keyPos >= 0 {
+		c.HintKeySlot(qc.args[qc.keyPos], qc.keySlot) // hashed once, when it was queued
+	}
 	c.callHandler(qc.spec, qc.args)
 	// Past the output limit the client is closed and the rest of EXEC's
 	// reply is dropped as it is built; the transaction still runs to its
 	// end, as in Redis.
 	c.replyOverLimit()
 	c.propagateEffects(qc.spec, qc.args)
-	shard := &c.srv.table.stats[qc.spec.ID][c.id%statShards]
-	shard.calls.Add(1)
-	dur := time.Since(c.srv.start) - start
-	shard.usec.Add(int64(dur / time.Microsecond))
-	shard.lat.observe(dur)
+	c.ClearKeySlotHint()
+	end = time.Since(c.srv.start)
+	dur := end - start
+	acc.calls++
+	acc.usec += int64(dur / time.Microsecond)
+	acc.observe(dur)
 	if c.errored {
-		shard.failed.Add(1)
+		acc.failed++
 	}
 	c.srv.slowlog.maybeRecord(c, qc.spec, qc.args, c.batchAt, start-c.batchStart, dur) // as Redis's call() does for each
 	c.SetDB(nil)
+	return end
+}
+
+// execStatsFor is statsFor for the commands EXEC runs, in their own
+// accumulator (the client's holds EXEC's): a run of one command, the three
+// SETs of a transaction, reaches the shared counters in one go, when
+// another command runs or EXEC ends (publishStats), before its reply is
+// sent. The commands EXEC runs count as calls, not as commands processed
+// (they were counted when queued).
+func (c *Client) execStatsFor(spec *command.Spec) *cmdStatAcc {
+	a := &c.execStats
+	if a.spec != spec || !accumulates(spec) {
+		c.publishStats(a)
+		a.spec = spec
+	}
+	return a
 }
 
 // needsGate reports whether a command closes the execution gate itself

@@ -92,7 +92,7 @@ func (c *Client) SelectedDBIndex() int { return int(c.dbIndex.Load()) }
 
 func (c *Client) WatchStreamKeys(keys [][]byte) {
 	if c.bs.pending != nil {
-		c.srv.streamWatch().add(c.bs.pending, c.DB(), keys) // node/stream_watch.go
+		c.srv.streamWatch().add(c.bs.pending, c.DB().DB, keys) // node/stream_watch.go
 	}
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,6 +97,18 @@ func (db *DB) slotOf(key []byte) (*Slot, uint64) {
 	return &db.slots[slots.KeySlot(key)], hashKey(db.ks.seed, key)
 }
 
+// slotIn is slotOf for a key whose hash slot the caller computed: the
+// dispatcher hashes a command's keys to route and lock them, and the
+// ...InSlot operations take that slot instead of hashing the key again
+// (command.DB passes it). A wrong slot would file the key under another
+// slot's table and lock, so race builds (the tests) check it.
+func (db *DB) slotIn(slot uint16, key []byte) (*Slot, uint64) {
+	if checkSlots && slots.KeySlot(key) != slot {
+		panic(fmt.Sprintf("store: key %q is in slot %d, not %d", key, slots.KeySlot(key), slot))
+	}
+	return &db.slots[slot], hashKey(db.ks.seed, key)
+}
+
 // LookupFlags change what a lookup does besides finding the key.
 type LookupFlags uint8
 
@@ -122,7 +135,13 @@ func (db *DB) Find(key []byte) *Entry { return db.Lookup(key, 0) }
 
 // Lookup is Find with flags.
 func (db *DB) Lookup(key []byte, flags LookupFlags) *Entry {
-	s, h := db.slotOf(key)
+	return db.LookupInSlot(slots.KeySlot(key), key, flags)
+}
+
+// LookupInSlot is Lookup for a key whose hash slot the caller computed
+// (slotIn).
+func (db *DB) LookupInSlot(slot uint16, key []byte, flags LookupFlags) *Entry {
+	s, h := db.slotIn(slot, key)
 	e := s.dict.find(h, key)
 	if e != nil && e.expire != 0 && flags&LookupExpired == 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if flags&LookupNoExpire == 0 && !db.ks.replicaMode.Load() {
@@ -217,9 +236,9 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 }
 
 // SetStringInSlot is SetString for a key whose hash slot the caller has
-// computed (slots.KeySlot(key); command.Ctx.KeySlot).
+// computed (slotIn).
 func (db *DB) SetStringInSlot(slot uint16, key, val []byte, keepTTL bool) *Entry {
-	s, h := &db.slots[slot], hashKey(db.ks.seed, key)
+	s, h := db.slotIn(slot, key)
 	e := s.dict.find(h, key)
 	if e != nil && e.expire != 0 && db.ks.Now() > e.expire && !db.keepExpired(s) {
 		if db.ks.replicaMode.Load() {
@@ -246,7 +265,13 @@ func (db *DB) SetStringInSlot(slot uint16, key, val []byte, keepTTL bool) *Entry
 // SetObject stores a non-string value pointer of type t, replacing any
 // existing value and clearing its expiry. Caller holds the slot lock.
 func (db *DB) SetObject(key []byte, t Type, p unsafe.Pointer) *Entry {
-	s, h := db.slotOf(key)
+	return db.SetObjectInSlot(slots.KeySlot(key), key, t, p)
+}
+
+// SetObjectInSlot is SetObject for a key whose hash slot the caller computed
+// (slotIn).
+func (db *DB) SetObjectInSlot(slot uint16, key []byte, t Type, p unsafe.Pointer) *Entry {
+	s, h := db.slotIn(slot, key)
 	e := s.dict.find(h, key)
 	if e == nil {
 		e = db.newEntry(s, h, key, nil)
@@ -264,7 +289,13 @@ func (db *DB) SetObject(key []byte, t Type, p unsafe.Pointer) *Entry {
 // Delete removes key if it is live and reports whether it did. Caller holds
 // the slot lock.
 func (db *DB) Delete(key []byte) bool {
-	s, h := db.slotOf(key)
+	return db.DeleteInSlot(slots.KeySlot(key), key)
+}
+
+// DeleteInSlot is Delete for a key whose hash slot the caller computed
+// (slotIn).
+func (db *DB) DeleteInSlot(slot uint16, key []byte) bool {
+	s, h := db.slotIn(slot, key)
 	e := s.dict.find(h, key)
 	if e == nil {
 		return false
@@ -282,7 +313,13 @@ func (db *DB) Delete(key []byte) bool {
 // SetExpire sets e's absolute expiry (unix ms; 0 removes it). e must belong
 // to key's slot, whose lock the caller holds.
 func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
-	s := &db.slots[slots.KeySlot(key)]
+	db.SetExpireInSlot(slots.KeySlot(key), key, e, at)
+}
+
+// SetExpireInSlot is SetExpire for a key whose hash slot the caller computed
+// (slotIn).
+func (db *DB) SetExpireInSlot(slot uint16, key []byte, e *Entry, at int64) {
+	s, _ := db.slotIn(slot, key)
 	if at == 0 {
 		if e.expire != 0 {
 			db.dropVolatile(s, e)

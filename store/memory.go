@@ -1,6 +1,10 @@
 package store
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/shoal-db/shoal/slots"
+)
 
 // Memory accounting: the bytes the dataset holds, kept as a running total so
 // that INFO's used_memory and the maxmemory check cost a few atomic loads,
@@ -170,7 +174,13 @@ func (db *DB) addCharge(s *Slot, delta int64) {
 // in place. A missing key costs nothing: deleting it already subtracted its
 // charge. Caller holds the key's slot lock.
 func (db *DB) Remeasure(key []byte) {
-	s, h := db.slotOf(key)
+	db.RemeasureInSlot(slots.KeySlot(key), key)
+}
+
+// RemeasureInSlot is Remeasure for a key whose hash slot the caller computed
+// (slotIn).
+func (db *DB) RemeasureInSlot(slot uint16, key []byte) {
+	s, h := db.slotIn(slot, key)
 	e := s.dict.find(h, key)
 	if e == nil || e.isCompactString() {
 		return // compact strings are charged exactly by the DB methods that set them

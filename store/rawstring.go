@@ -14,13 +14,19 @@ import (
 // keepTTL the existing expiry stays, else it is cleared. Caller holds the
 // slot lock.
 func (db *DB) SetRawString(key, b []byte, keepTTL bool) *Entry {
-	e := db.SetString(key, nil, keepTTL)
+	return db.SetRawStringInSlot(slots.KeySlot(key), key, b, keepTTL)
+}
+
+// SetRawStringInSlot is SetRawString for a key whose hash slot the caller
+// computed (slotIn).
+func (db *DB) SetRawStringInSlot(slot uint16, key, b []byte, keepTTL bool) *Entry {
+	e := db.SetStringInSlot(slot, key, nil, keepTTL)
 	before := e.charge()
 	p := new([]byte)
 	*p = b
 	e.val = unsafe.Pointer(p)
 	e.meta |= metaMutable
 	e.storeCharge(e.measure())
-	db.addCharge(&db.slots[slots.KeySlot(key)], e.charge()-before)
+	db.addCharge(&db.slots[slot], e.charge()-before)
 	return e
 }

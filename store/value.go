@@ -76,6 +76,12 @@ func (db *DB) SetValue(key []byte, v Value) *Entry {
 	return db.SetObject(key, v.Type(), v.pointer())
 }
 
+// SetValueInSlot is SetValue for a key whose hash slot the caller computed
+// (slotIn).
+func (db *DB) SetValueInSlot(slot uint16, key []byte, v Value) *Entry {
+	return db.SetObjectInSlot(slot, key, v.Type(), v.pointer())
+}
+
 // EncodingOf returns the OBJECT ENCODING name of e's value.
 func EncodingOf(e *Entry) string {
 	if e.Type() == TypeString {

@@ -129,7 +129,7 @@ func cmdRestore(c *command.Ctx, args [][]byte) {
 		c.OK()
 		return
 	}
-	e := obj.SetIn(db, key)
+	e := obj.SetIn(db.DB, key)
 	if ttl != 0 {
 		db.SetExpire(key, e, ttl)
 		if !o.absTTL {

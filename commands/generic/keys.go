@@ -188,7 +188,7 @@ func cmdFlushDB(c *command.Ctx, args [][]byte) {
 	// The flush and its effect happen under every slot lock of the
 	// database, so no write to it lands between them in the stream.
 	db := c.DB()
-	unlock := command.LockWholeDBs(db)
+	unlock := command.LockWholeDBs(db.DB)
 	c.Dirty(db.FlushLocked()) // one change per key removed, as Redis
 	c.Session().PropagateNow(args)
 	unlock()

@@ -31,7 +31,7 @@ func cmdMove(c *command.Ctx, args [][]byte) {
 		c.Error(msgDBRange)
 		return
 	}
-	src := c.DB()
+	src := c.DB().DB // cold: the store hashes the key itself
 	dst := c.Keyspace().DB(id)
 	// Compare the objects, as Redis does: a SWAPDB may have renumbered them.
 	if src == dst {
@@ -56,7 +56,7 @@ func cmdMove(c *command.Ctx, args [][]byte) {
 
 // COPY source destination [DB destination-db] [REPLACE]
 func cmdCopy(c *command.Ctx, args [][]byte) {
-	srcDB := c.DB()
+	srcDB := c.DB().DB // cold: the store hashes the keys itself
 	dstDB := srcDB
 	srcID := c.Session().SelectedDBIndex()
 	dstID := srcID

@@ -50,7 +50,7 @@ const (
 // lookupList finds key for a write (no keyspace hit/miss counted, as Redis's
 // lookupKeyWrite). It replies WRONGTYPE and returns ok=false if the key
 // holds another type; l is nil if the key is missing.
-func lookupList(c *command.Ctx, db *store.DB, key []byte) (*store.List, bool) {
+func lookupList(c *command.Ctx, db command.DB, key []byte) (*store.List, bool) {
 	return command.LookupTyped(c, db, key, true, store.TypeList, (*store.Entry).List)
 }
 
@@ -60,7 +60,7 @@ func readList(c *command.Ctx, key []byte) (*store.List, bool) {
 }
 
 // newList creates an empty list for key with the configured node size.
-func newList(c *command.Ctx, db *store.DB, key []byte) *store.List {
+func newList(c *command.Ctx, db command.DB, key []byte) *store.List {
 	l := store.NewList(c.Config().Int("list-max-listpack-size"))
 	db.SetValue(key, l)
 	return l
@@ -213,13 +213,13 @@ func cmdLSet(c *command.Ctx, args [][]byte) {
 // listChanged raises the list event of a change to key ("" for none), then
 // removes the key if the list is left empty, with its "del" event, as
 // Redis does.
-func listChanged(c *command.Ctx, db *store.DB, key []byte, l *store.List, event string) {
+func listChanged(c *command.Ctx, db command.DB, key []byte, l *store.List, event string) {
 	if event != "" {
-		c.NotifyIn(db, config.NotifyList, event, key)
+		c.NotifyIn(db.DB, config.NotifyList, event, key)
 	}
 	if l.Len() == 0 {
 		db.Delete(key)
-		c.NotifyIn(db, config.NotifyGeneric, "del", key)
+		c.NotifyIn(db.DB, config.NotifyGeneric, "del", key)
 	}
 }
 
@@ -267,7 +267,7 @@ func listRangeReply(c *command.Ctx, l *store.List, start, end int64, reverse boo
 
 // listPopRange replies with (and removes) up to count elements from one end,
 // head first for the head, tail first for the tail.
-func listPopRange(c *command.Ctx, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+func listPopRange(c *command.Ctx, db command.DB, key []byte, l *store.List, head bool, count int64) {
 	n := int64(l.Len())
 	take := min(count, n)
 	if head {
@@ -282,14 +282,14 @@ func listPopRange(c *command.Ctx, db *store.DB, key []byte, l *store.List, head 
 }
 
 // listPopRangeWithKey is listPopRangeAndReplyWithKey: [key, [elements]].
-func listPopRangeWithKey(c *command.Ctx, db *store.DB, key []byte, l *store.List, head bool, count int64) {
+func listPopRangeWithKey(c *command.Ctx, db command.DB, key []byte, l *store.List, head bool, count int64) {
 	c.Array(2)
 	c.Bulk(key)
 	listPopRange(c, db, key, l, head, count)
 }
 
 // popOne pops one element and replies [key, element] (BLPOP / BRPOP).
-func listPopOneWithKey(c *command.Ctx, db *store.DB, key []byte, l *store.List, head bool) {
+func listPopOneWithKey(c *command.Ctx, db command.DB, key []byte, l *store.List, head bool) {
 	v := l.Pop(head)
 	c.Array(2)
 	c.Bulk(key)
@@ -620,7 +620,7 @@ func listMove(c *command.Ctx, src, dst []byte, fromHead, toHead bool) {
 // listMoveElement moves one element from list l (at src) to dst and replies
 // with it; if dst holds another type it replies WRONGTYPE and changes
 // nothing. It reports whether it moved.
-func listMoveElement(c *command.Ctx, db *store.DB, src []byte, l *store.List, dst []byte, fromHead, toHead bool) bool {
+func listMoveElement(c *command.Ctx, db command.DB, src []byte, l *store.List, dst []byte, fromHead, toHead bool) bool {
 	dl, ok := lookupList(c, db, dst)
 	if !ok {
 		return false
@@ -630,7 +630,7 @@ func listMoveElement(c *command.Ctx, db *store.DB, src []byte, l *store.List, ds
 		dl = newList(c, db, dst)
 	}
 	dl.Push(v, toHead)
-	c.NotifyIn(db, config.NotifyList, pushEvent(toHead), dst)
+	c.NotifyIn(db.DB, config.NotifyList, pushEvent(toHead), dst)
 	c.Bulk(v)
 	listChanged(c, db, src, l, popEvent(fromHead)) // src == dst: not empty
 	return true
@@ -673,7 +673,7 @@ func listBlockingPop(c *command.Ctx, keys [][]byte, head bool, timeoutArg []byte
 		Keys:    keys,
 		Timeout: timeout,
 		Serve: func(sc *command.BlockServe) command.ServeResult {
-			e := command.LookupWrite(sc.DB, sc.Key)
+			e := command.LookupWrite(sc.C.DBOf(sc.DB), sc.Key)
 			if e == nil {
 				return command.ServeKeyExhausted
 			}
@@ -686,9 +686,9 @@ func listBlockingPop(c *command.Ctx, keys [][]byte, head bool, timeoutArg []byte
 			}
 			listPopEffect(sc.C, sc.Key, head, count, l.Len())
 			if count == -1 {
-				listPopOneWithKey(sc.C, sc.DB, sc.Key, l, head)
+				listPopOneWithKey(sc.C, sc.C.DBOf(sc.DB), sc.Key, l, head)
 			} else {
-				listPopRangeWithKey(sc.C, sc.DB, sc.Key, l, head, count)
+				listPopRangeWithKey(sc.C, sc.C.DBOf(sc.DB), sc.Key, l, head, count)
 			}
 			return command.ServeDone
 		},
@@ -745,7 +745,7 @@ func listBlockingMove(c *command.Ctx, src, dst []byte, fromHead, toHead bool, ti
 		ExtraKeys: [][]byte{dst},
 		Timeout:   timeout,
 		Serve: func(sc *command.BlockServe) command.ServeResult {
-			e := command.LookupWrite(sc.DB, sc.Key)
+			e := command.LookupWrite(sc.C.DBOf(sc.DB), sc.Key)
 			if e == nil {
 				return command.ServeKeyExhausted
 			}
@@ -758,7 +758,7 @@ func listBlockingMove(c *command.Ctx, src, dst []byte, fromHead, toHead bool, ti
 			}
 			// A destination of another type: the client gets WRONGTYPE
 			// and nothing moves (serveClientBlockedOnList).
-			if listMoveElement(sc.C, sc.DB, sc.Key, l, dst, fromHead, toHead) {
+			if listMoveElement(sc.C, sc.C.DBOf(sc.DB), sc.Key, l, dst, fromHead, toHead) {
 				sc.MarkReady(dst)
 				listMoveEffect(sc.C, sc.Key, dst, fromHead, toHead, rpoplpush)
 			}

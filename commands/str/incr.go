@@ -60,6 +60,7 @@ func incrDecr(c *command.Ctx, key []byte, by int64) {
 	v += by
 	var buf [24]byte
 	db.SetString(key, strconv.AppendInt(buf[:0], v, 10), true)
+	c.ChargedExactly() // a compact string, whatever the value's encoding was
 	c.Notify(config.NotifyString, "incrby", key)
 	c.Int(v)
 }

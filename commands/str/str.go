@@ -46,7 +46,7 @@ func Handlers() map[string]command.Handler {
 // LookupString finds key for reading (counting a hit or miss). It returns
 // the entry, or nil when the key is missing; wrongType reports a key of
 // another type, for which nothing has been replied yet.
-func LookupString(db *store.DB, key []byte) (e *store.Entry, wrongType bool) {
+func LookupString(db command.DB, key []byte) (e *store.Entry, wrongType bool) {
 	e = db.Find(key)
 	if e != nil && e.Type() != store.TypeString {
 		return nil, true
@@ -57,7 +57,7 @@ func LookupString(db *store.DB, key []byte) (e *store.Entry, wrongType bool) {
 // replyGet is Redis's getGenericCommand: it replies the value of key, null
 // if missing, or WRONGTYPE (then it returns false). found reports whether the
 // key exists.
-func replyGet(c *command.Ctx, db *store.DB, key []byte) (found, ok bool) {
+func replyGet(c *command.Ctx, db command.DB, key []byte) (found, ok bool) {
 	e, wrong := LookupString(db, key)
 	if wrong {
 		c.ErrWrongType()
@@ -81,8 +81,8 @@ func cmdSet(c *command.Ctx, args [][]byte) {
 	key, val := args[1], args[2]
 	if len(args) == 3 {
 		// The benchmark's hot path: one lookup-or-insert, no option
-		// parsing, and the key's slot as the dispatcher computed it.
-		db.SetStringInSlot(c.KeySlot(key), key, val, false)
+		// parsing (the key's slot as the dispatcher computed it, command.DB).
+		db.SetString(key, val, false)
 		c.ChargedExactly()
 		c.Notify(config.NotifyString, "set", key)
 		c.OK()

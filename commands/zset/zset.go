@@ -79,11 +79,11 @@ func zsetWrite(c *command.Ctx, key []byte) (*store.ZSet, bool) {
 
 // zsetChanged raises event for key in db, then removes key when its set
 // became empty, with its "del" event, as Redis does.
-func zsetChanged(c *command.Ctx, db *store.DB, key []byte, z *store.ZSet, event string) {
-	c.NotifyIn(db, config.NotifyZset, event, key)
+func zsetChanged(c *command.Ctx, db command.DB, key []byte, z *store.ZSet, event string) {
+	c.NotifyIn(db.DB, config.NotifyZset, event, key)
 	if z.Len() == 0 {
 		db.Delete(key)
-		c.NotifyIn(db, config.NotifyGeneric, "del", key)
+		c.NotifyIn(db.DB, config.NotifyGeneric, "del", key)
 	}
 }
 
@@ -632,7 +632,7 @@ func zpopMinMax(c *command.Ctx, args [][]byte, max bool) {
 // replies a null array when no key exists (ZMPOP) instead of an empty one.
 // It reports whether it popped anything. db is the client's database (a
 // blocked client being served must not use c.DB()).
-func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool, count int64, nested, nilIfNone bool) bool {
+func genericZpop(c *command.Ctx, db command.DB, keys [][]byte, max, emitKey bool, count int64, nested, nilIfNone bool) bool {
 	var z *store.ZSet
 	var key []byte
 	for _, k := range keys {
@@ -683,7 +683,7 @@ func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool,
 	for i := 0; i < n; i++ {
 		m, s := z.Pop(max)
 		if i == 0 { // Redis notifies after the first pop, inside the reply
-			c.NotifyIn(db, config.NotifyZset, event, key)
+			c.NotifyIn(db.DB, config.NotifyZset, event, key)
 		}
 		if nested {
 			c.Array(2)
@@ -694,7 +694,7 @@ func genericZpop(c *command.Ctx, db *store.DB, keys [][]byte, max, emitKey bool,
 	c.Dirty(int64(n)) // one change per element popped, as Redis
 	if z.Len() == 0 {
 		db.Delete(key)
-		c.NotifyIn(db, config.NotifyGeneric, "del", key)
+		c.NotifyIn(db.DB, config.NotifyGeneric, "del", key)
 	}
 	return true
 }
@@ -801,7 +801,7 @@ func blockingZpop(c *command.Ctx, keys [][]byte, max bool, timeoutArg []byte, co
 		Keys:    keys,
 		Timeout: timeout,
 		Serve: func(sc *command.BlockServe) command.ServeResult {
-			e := command.LookupWrite(sc.DB, sc.Key)
+			e := command.LookupWrite(sc.C.DBOf(sc.DB), sc.Key)
 			if e == nil {
 				return command.ServeKeyExhausted
 			}
@@ -813,7 +813,7 @@ func blockingZpop(c *command.Ctx, keys [][]byte, max bool, timeoutArg []byte, co
 				return command.ServeKeyExhausted
 			}
 			zpopEffect(sc.C, sc.Key, max, count, z.Len())
-			genericZpop(sc.C, sc.DB, [][]byte{sc.Key}, max, true, count, nested, nested)
+			genericZpop(sc.C, sc.C.DBOf(sc.DB), [][]byte{sc.Key}, max, true, count, nested, nested)
 			return command.ServeDone
 		},
 		OnTimeout: (*command.Ctx).NullArray,
