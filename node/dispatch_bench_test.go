@@ -57,24 +57,5 @@ func BenchmarkMultiDispatchCluster(b *testing.B) {
 	for i := 0; i < 100 && !strings.Contains(ctl.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}
-	c := benchDispatchClient(b, s, "bench-multi-cluster")
-	cmds := [][][]byte{
-		benchArgs("MULTI"),
-		benchArgs("SET", "bench:{1}:a", "v"),
-		benchArgs("SET", "bench:{1}:b", "v"),
-		benchArgs("SET", "bench:{1}:c", "v"),
-		benchArgs("EXEC"),
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c.Out = c.Out[:0]
-		for _, cmd := range cmds {
-			c.run(cmd)
-		}
-	}
-	b.StopTimer()
-	if !strings.HasSuffix(string(c.Out), "*3\r\n+OK\r\n+OK\r\n+OK\r\n") {
-		b.Fatalf("reply %q", c.Out)
-	}
+	benchMultiDispatch(b, s, "bench-multi-cluster")
 }

@@ -114,8 +114,13 @@ func BenchmarkEvalshaDispatchManyKeys(b *testing.B) {
 // EXEC (queueing, the slot-locked EXEC, effects; no socket), with its
 // allocations per transaction.
 func BenchmarkMultiDispatch(b *testing.B) {
-	s := startTestServer(b)
-	c := benchDispatchClient(b, s, "bench-multi")
+	benchMultiDispatch(b, startTestServer(b), "bench-multi")
+}
+
+// benchMultiDispatch runs MULTI, 3 SETs of one slot and EXEC on s b.N
+// times through the dispatcher.
+func benchMultiDispatch(b *testing.B, s *Server, name string) {
+	c := benchDispatchClient(b, s, name)
 	cmds := [][][]byte{
 		benchArgs("MULTI"),
 		benchArgs("SET", "bench:{1}:a", "v"),
