@@ -64,12 +64,18 @@ type routeRequest struct {
 // commandRoute describes one command for routing.
 func (c *Client) commandRoute(spec *command.Spec, args [][]byte) routeRequest {
 	return routeRequest{
-		write:   c.srv.commandWrites(spec, args),
-		asking:  c.asking || spec.Flags&command.FlagAsking != 0,
-		migrate: spec.FullName() == "migrate",
-		// the only pubsub commands with (not_key) key specs
-		pubsubShard: spec.Flags&command.FlagPubsub != 0 && len(spec.KeySpecs) > 0,
+		write:       c.srv.commandWrites(spec, args),
+		asking:      c.asking || spec.Flags&command.FlagAsking != 0,
+		migrate:     spec.FullName() == "migrate",
+		pubsubShard: isShardPubsub(spec),
 	}
+}
+
+// isShardPubsub reports whether spec is SSUBSCRIBE, SUNSUBSCRIBE or
+// SPUBLISH: the only pubsub commands with (not_key) key specs, whose shard
+// channels are routed like keys.
+func isShardPubsub(spec *command.Spec) bool {
+	return spec.Flags&command.FlagPubsub != 0 && len(spec.KeySpecs) > 0
 }
 
 // commandWrites reports whether a command counts as a write for routing:
@@ -426,6 +432,13 @@ func (c *Client) transactionRoute(queue []queuedCommand) ([][]byte, routeRequest
 	req := routeRequest{asking: c.asking}
 	for _, qc := range queue {
 		pos, _ := command.Keys(qc.spec, qc.args, nil)
+		if isShardPubsub(qc.spec) {
+			// Shard channels are routed with the keys, as by Redis's
+			// getNodeByQuery: SPUBLISH of another slot's channel makes
+			// the transaction CROSSSLOT.
+			pos = shardChannelPositions(qc.spec, qc.args, pos)
+			req.pubsubShard = true
+		}
 		for _, p := range pos {
 			keys = append(keys, qc.args[p])
 		}

@@ -337,7 +337,7 @@ func (c *Client) finishCall(acc *cmdStatAcc, spec *command.Spec, args [][]byte, 
 // reuses the client's buffers.
 func (c *Client) commandSlots(spec *command.Spec, args [][]byte) ([]int, []uint16) {
 	keys, err := command.Keys(spec, args, c.keyBuf[:0])
-	if spec.Flags&command.FlagPubsub != 0 && len(spec.KeySpecs) > 0 {
+	if isShardPubsub(spec) {
 		keys = shardChannelPositions(spec, args, keys) // routed like keys (node/cmd_pubsub.go)
 	}
 	sl := c.slotBuf[:0]

@@ -146,6 +146,13 @@ func (c *Client) queue(spec *command.Spec, args [][]byte) {
 		c.flagTransaction()
 		return
 	}
+	if c.multi.dirty || c.tx.watch.dirty.Load() {
+		// EXEC will not run it (EXECABORT, or a null reply for a touched
+		// WATCH): Redis's queueMultiCommand keeps nothing more, so that
+		// EXEC routes by what was queued before (routeTransaction).
+		c.Status("QUEUED")
+		return
+	}
 	qc := queuedCommand{spec: spec, args: args, keyPos: -1}
 	if len(c.keyBuf) == 1 && len(c.slotBuf) == 1 {
 		qc.keyPos, qc.keySlot = int32(c.keyBuf[0]), c.slotBuf[0]
@@ -238,13 +245,16 @@ func cmdExec(c *Client, args [][]byte) {
 	defer clear(queue) // as discardTransaction: after EXEC ran them
 	c.multi = nil      // the queue runs below; discardTransaction must not clear it
 	c.discardTransaction()
+	// Redis routes EXEC (processCommand's cluster redirection, by the
+	// queued commands) before execCommand looks at the transaction's
+	// errors: a redirect or CLUSTERDOWN comes before EXECABORT.
+	if c.srv.cluster != nil && !c.routeTransaction(m) {
+		c.srv.tx.watch.unwatchAll(c)
+		return
+	}
 	if m.dirty {
 		c.srv.tx.watch.unwatchAll(c)
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
-		return
-	}
-	if c.srv.cluster != nil && !c.routeTransaction(m) {
-		c.srv.tx.watch.unwatchAll(c)
 		return
 	}
 	if release := c.holdClusterBus(m.queue); release != nil { // node/cmd_cluster_migrate.go

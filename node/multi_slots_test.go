@@ -116,6 +116,9 @@ func TestExecRoutesByQueuedSlots(t *testing.T) {
 		{[][]string{{"SET", "a", "1"}, {"SET", "c", "1"}}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
 		{[][]string{{"SET", "c", "1"}, {"PING"}, {"MSET", "{a}1", "x", "a", "y"}}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
 		{[][]string{{"SPUBLISH", "a", "m"}, {"SET", "{a}z", "1"}}, "*2\r\n:0\r\n+OK\r\n"},
+		// Shard channels route with the keys (checked against redis-server 7.0.15).
+		{[][]string{{"SPUBLISH", "a", "m"}, {"SET", "c", "1"}}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+		{[][]string{{"SPUBLISH", "a", "m"}, {"SPUBLISH", "c", "m"}}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
 	} {
 		require.Equal(t, "+OK\r\n", tc.do("MULTI"))
 		for _, cmd := range tx.cmds {
@@ -123,4 +126,37 @@ func TestExecRoutesByQueuedSlots(t *testing.T) {
 		}
 		require.Equal(t, tx.exec, tc.do("EXEC"), "%v", tx.cmds)
 	}
+}
+
+// TestExecRoutesBeforeAbort: EXEC is routed by what was queued before it
+// looks at the transaction's errors, and nothing is queued after an error
+// (Redis's processCommand and queueMultiCommand; each reply checked
+// against redis-server 7.0.15).
+func TestExecRoutesBeforeAbort(t *testing.T) {
+	s := startTestServer(t, "--cluster-enabled", "yes", "--cluster-config-file", t.TempDir()+"/nodes.conf", "--cluster-require-full-coverage", "no")
+	tc := dialTest(t, s)
+	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
+	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	const unknown = "-ERR unknown command 'FOO', with args beginning with: \r\n"
+	for _, tx := range []struct {
+		cmds    [][]string
+		replies []string
+		exec    string
+	}{
+		// The keys of two slots were queued before the error: CROSSSLOT.
+		{[][]string{{"SET", "a", "1"}, {"SET", "c", "1"}, {"FOO"}}, []string{"+QUEUED\r\n", "+QUEUED\r\n", unknown},
+			"-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+		// SET c came after the error and was not queued: EXECABORT.
+		{[][]string{{"SET", "a", "1"}, {"FOO"}, {"SET", "c", "1"}}, []string{"+QUEUED\r\n", unknown, "+QUEUED\r\n"},
+			"-EXECABORT Transaction discarded because of previous errors.\r\n"},
+	} {
+		require.Equal(t, "+OK\r\n", tc.do("MULTI"))
+		for i, cmd := range tx.cmds {
+			require.Equal(t, tx.replies[i], tc.do(cmd...), "%v", tx.cmds)
+		}
+		require.Equal(t, tx.exec, tc.do("EXEC"), "%v", tx.cmds)
+	}
+	require.Equal(t, "$-1\r\n", tc.do("GET", "c"), "nothing ran")
 }
