@@ -103,10 +103,16 @@ func (db *DB) slotOf(key []byte) (*Slot, uint64) {
 // (command.DB passes it). A wrong slot would file the key under another
 // slot's table and lock, so race builds (the tests) check it.
 func (db *DB) slotIn(slot uint16, key []byte) (*Slot, uint64) {
+	return db.slotTable(slot, key), hashKey(db.ks.seed, key)
+}
+
+// slotTable is slotIn without the key's hash, for an operation that does not
+// look the key up.
+func (db *DB) slotTable(slot uint16, key []byte) *Slot {
 	if checkSlots && slots.KeySlot(key) != slot {
 		panic(fmt.Sprintf("store: key %q is in slot %d, not %d", key, slots.KeySlot(key), slot))
 	}
-	return &db.slots[slot], hashKey(db.ks.seed, key)
+	return &db.slots[slot]
 }
 
 // LookupFlags change what a lookup does besides finding the key.
@@ -319,7 +325,7 @@ func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
 // SetExpireInSlot is SetExpire for a key whose hash slot the caller computed
 // (slotIn).
 func (db *DB) SetExpireInSlot(slot uint16, key []byte, e *Entry, at int64) {
-	s, _ := db.slotIn(slot, key)
+	s := db.slotTable(slot, key)
 	if at == 0 {
 		if e.expire != 0 {
 			db.dropVolatile(s, e)
