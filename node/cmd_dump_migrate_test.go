@@ -293,10 +293,7 @@ func TestMigrateFromClusterSendsRestoreAsking(t *testing.T) {
 	dst := startTestServer(t)
 	tc := dialTest(t, src)
 	dc := dialTest(t, dst)
-	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
-	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveSlots(t, tc)
 	require.Equal(t, "+OK\r\n", tc.do("MSET", "{t}a", "1", "{t}b", "2"))
 	_, port, _ := net.SplitHostPort(dst.Addr().String())
 	require.Equal(t, "+OK\r\n", tc.do("MIGRATE", "127.0.0.1", port, "", "0", "1000", "KEYS", "{t}a", "{t}b"))

@@ -148,10 +148,7 @@ func TestSortRefusedInCluster(t *testing.T) {
 	tc := dialTest(t, s)
 	// A one-node cluster serving every slot (routing comes first: an
 	// unserved slot would answer CLUSTERDOWN before SORT looks at BY).
-	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
-	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveSlots(t, tc)
 	require.Equal(t, "-ERR BY option of SORT denied in Cluster mode.\r\n", tc.do("SORT", "k", "BY", "w_*"))
 	require.Equal(t, "-ERR GET option of SORT denied in Cluster mode.\r\n", tc.do("SORT", "k", "GET", "#"))
 	require.Equal(t, "-ERR GET option of SORT denied in Cluster mode.\r\n", tc.do("SORT_RO", "k", "BY", "nosort", "GET", "x"))

@@ -1,9 +1,7 @@
 package node
 
 import (
-	"strings"
 	"testing"
-	"time"
 )
 
 // BenchmarkOneKeyDispatch is the dispatcher's cost of one-key commands
@@ -51,11 +49,6 @@ func BenchmarkOneKeyDispatch(b *testing.B) {
 func BenchmarkMultiDispatchCluster(b *testing.B) {
 	s := startTestServer(b, "--cluster-enabled", "yes", "--cluster-config-file", b.TempDir()+"/nodes.conf")
 	ctl := dialTest(b, s)
-	if got := ctl.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"); got != "+OK\r\n" {
-		b.Fatalf("ADDSLOTSRANGE: %q", got)
-	}
-	for i := 0; i < 100 && !strings.Contains(ctl.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveSlots(b, ctl)
 	benchMultiDispatch(b, s, "bench-multi-cluster")
 }

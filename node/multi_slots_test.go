@@ -2,9 +2,7 @@ package node
 
 import (
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/resp/resptest"
@@ -102,10 +100,7 @@ func TestExecCountsItsCommands(t *testing.T) {
 func TestExecRoutesByQueuedSlots(t *testing.T) {
 	s := startTestServer(t, "--cluster-enabled", "yes", "--cluster-config-file", t.TempDir()+"/nodes.conf", "--cluster-require-full-coverage", "no")
 	tc := dialTest(t, s)
-	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
-	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveSlots(t, tc)
 	for _, tx := range []struct {
 		cmds [][]string
 		exec string
@@ -135,10 +130,7 @@ func TestExecRoutesByQueuedSlots(t *testing.T) {
 func TestExecRoutesBeforeAbort(t *testing.T) {
 	s := startTestServer(t, "--cluster-enabled", "yes", "--cluster-config-file", t.TempDir()+"/nodes.conf", "--cluster-require-full-coverage", "no")
 	tc := dialTest(t, s)
-	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "16383"))
-	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveSlots(t, tc)
 	const unknown = "-ERR unknown command 'FOO', with args beginning with: \r\n"
 	for _, tx := range []struct {
 		cmds    [][]string

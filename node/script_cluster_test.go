@@ -1,9 +1,7 @@
 package node
 
 import (
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -14,10 +12,7 @@ func TestScriptsAndTransactionsInClusterMode(t *testing.T) {
 	s := startTestServer(t, "--cluster-enabled", "yes", "--cluster-config-file", t.TempDir()+"/nodes.conf", "--cluster-require-full-coverage", "no")
 	tc := dialTest(t, s)
 	// Serve every slot but the one of "b" (3300).
-	require.Equal(t, "+OK\r\n", tc.do("CLUSTER", "ADDSLOTSRANGE", "0", "3299", "3301", "16383"))
-	for i := 0; i < 100 && !strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	serveSlots(t, tc, "0", "3299", "3301", "16383")
 	// Declared keys in two slots: CROSSSLOT before the script runs.
 	require.Equal(t, "-CROSSSLOT Keys in request don't hash to the same slot\r\n",
 		tc.do("EVAL", "return 1", "2", "a", "c"))

@@ -143,3 +143,19 @@ func bulkBody(t testing.TB, raw string) string {
 	}
 	return body
 }
+
+// serveSlots makes the cluster-enabled server tc talks to serve the slot
+// ranges given (CLUSTER ADDSLOTSRANGE's arguments; every slot when none)
+// and waits for cluster_state:ok.
+func serveSlots(t testing.TB, tc *testConn, ranges ...string) {
+	t.Helper()
+	if len(ranges) == 0 {
+		ranges = []string{"0", "16383"}
+	}
+	if got := tc.do(append([]string{"CLUSTER", "ADDSLOTSRANGE"}, ranges...)...); got != "+OK\r\n" {
+		t.Fatalf("CLUSTER ADDSLOTSRANGE %v: %q", ranges, got)
+	}
+	testharness.WaitFor(t, 10*time.Second, "cluster_state:ok", func() bool {
+		return strings.Contains(tc.do("CLUSTER", "INFO"), "cluster_state:ok")
+	})
+}
