@@ -8,10 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shoal-db/shoal/internal/rawsock"
-
 	"github.com/shoal-db/shoal/acl"
 	"github.com/shoal-db/shoal/command"
+	"github.com/shoal-db/shoal/internal/rawsock"
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/resp"
 	"github.com/shoal-db/shoal/slots"
