@@ -4,9 +4,25 @@ package rawsock
 
 import (
 	"slices"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
+
+// inQueue is how many bytes the socket holds unread (ioctl SIOCINQ, which
+// is FIONREAD, TIOCINQ in package syscall).
+func inQueue(t *testing.T, rc syscall.RawConn) int {
+	t.Helper()
+	var n int32
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	}); err != nil || errno != 0 {
+		t.Fatalf("SIOCINQ: %v %v", err, errno)
+	}
+	return int(n)
+}
 
 // TestTCPInqIsOn: on this kernel (Linux ≥ 4.18) a wrapped socket reads with
 // TCP_INQ, and a read that takes all the socket holds reports it empty.
@@ -22,12 +38,19 @@ func TestTCPInqIsOn(t *testing.T) {
 	if _, err := client.Write([]byte("0123456789")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond)
-	c.rbuf = make([]byte, 4)
 	rc, err := c.TCPConn.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Wait until all 10 bytes are in the socket (SIOCINQ), a bounded
+	// number of times: a loaded machine may deliver loopback bytes late.
+	for i := 0; inQueue(t, rc) < 10; i++ {
+		if i == 1000 {
+			t.Fatal("the 10 bytes written never reached the socket")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.rbuf = make([]byte, 4)
 	var lefts []int
 	for range 3 {
 		err = rc.Read(func(fd uintptr) bool {
