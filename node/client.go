@@ -49,6 +49,11 @@ type Client struct {
 	obufClosing   bool          // closed for passing its output buffer limit: nothing more is written
 	argsKept      bool          // a command of the current batch keeps its arguments (keepArgs, node/conn.go)
 	batchBytes    int           // size of the read batch being run (CLIENT LIST qbuf of the client itself)
+	batch         batchState    // the read batch being run (node/conn.go)
+	spareArgs     [][]byte      // the last batch's argument array, given back for the next one
+	release       func()        // called once the connection has ended and c is unregistered
+	loopConn      *rawsock.Conn // the connection while the event loop serves it (node/evloop.go)
+	loopQueued    bool          // in the event loop's queue of connections with input left
 	keyBuf        []int
 	measureBuf    []int       // remeasureWritten's key positions (node/effects.go)
 	trackKeyBuf   []int       // trackingRemember's key positions (node/tracking.go)

@@ -68,33 +68,47 @@ func (s *Server) serveListener(ln net.Listener) {
 		mu.Lock()
 		open[c] = struct{}{}
 		mu.Unlock()
-		go func() {
-			s.serveClient(c)
+		c.release = func() {
 			mu.Lock()
 			delete(open, c)
 			mu.Unlock()
-		}()
+		}
+		s.logAccepted(c)
+		if !s.loopAdopt(c) { // node/evloop.go
+			go s.serveClient(c, resumeRead)
+		}
 	}
 }
 
-// serveClient runs c's connection until it ends, then unregisters c.
-func (s *Server) serveClient(c *Client) {
-	// loglevel debug/verbose: each client's arrival and departure, as
-	// Redis's "Accepted <addr>" and "Client closed connection" lines.
-	debug := s.log.Core().Enabled(zap.DebugLevel)
-	if debug {
+// serveClient runs c's connection on its own goroutine until it ends,
+// then unregisters c. from is where it takes over a batch the event loop
+// began (node/evloop.go), or resumeRead for a new connection.
+func (s *Server) serveClient(c *Client, from resumePoint) {
+	s.endClient(c, s.serveRequests(c, from))
+}
+
+// logAccepted logs a client's arrival at loglevel debug/verbose, as
+// Redis's "Accepted <addr>" line.
+func (s *Server) logAccepted(c *Client) {
+	if s.log.Core().Enabled(zap.DebugLevel) {
 		s.log.Debug("Accepted "+c.addr, zap.Int64("client_id", c.id))
 	}
-	err := s.serveRequests(c)
+}
+
+// endClient closes c's connection, which ended with err, and unregisters c.
+func (s *Server) endClient(c *Client, err error) {
 	c.flushStats()
 	_ = c.guard.Conn.Close()
 	if errors.Is(err, net.ErrClosed) || errors.Is(err, errConnDone) {
 		err = nil
 	}
-	if debug {
+	if s.log.Core().Enabled(zap.DebugLevel) {
 		s.log.Debug("Client closed connection", zap.Int64("client_id", c.id), zap.String("addr", c.addr), zap.Error(err))
 	}
 	s.closed(c, err)
+	if c.release != nil {
+		c.release()
+	}
 }
 
 // errPushWrite ends the loop when writing a client's push queue failed.
@@ -103,84 +117,140 @@ var errPushWrite = errors.New("writing the push queue failed")
 // errConnDone ends the loop after QUIT, CLIENT KILL of oneself and the like.
 var errConnDone = errors.New("connection done")
 
+// resumePoint is where a connection's goroutine starts in the read → run
+// → write cycle: at a read, or in a batch the event loop began.
+type resumePoint uint8
+
+const (
+	resumeRead   resumePoint = iota // read the next batch
+	resumeRun                       // run the rest of the current batch (c.batch)
+	resumeAnswer                    // write the current batch's replies
+)
+
+// batchState is the read batch a connection is running: the commands not
+// run yet and the batch's argument array.
+type batchState struct {
+	rest     []byte
+	all      [][]byte
+	commands int
+}
+
 // serveRequests is the read → run → write loop. It returns why it ended.
-func (s *Server) serveRequests(c *Client) error {
-	var spareArgs [][]byte
+func (s *Server) serveRequests(c *Client, from resumePoint) error {
 	for {
-		batch, nargs, err := c.guard.ReadBatch()
-		if err != nil {
-			return err
-		}
-		c.startBatch()
-		c.executing.Store(true)
-		c.batchBytes = len(batch)
-		c.obufCheckAt = int(s.limits.outputCheckAt.Load())
-		s.stats.readBatches.Add(1)
-		// The batch's argument array, of its exact size: the last batch's
-		// if that one was given back (see keepArgs).
-		var all [][]byte
-		if cap(spareArgs) >= nargs {
-			all = spareArgs[:0]
-		} else {
-			all = make([][]byte, 0, nargs)
-		}
-		spareArgs = nil
-		c.argsKept = false
-		commands := 0
-		for len(batch) > 0 {
-			args, rest, ok := resp.SplitCanonical(batch, all[len(all):])
-			if !ok {
-				// The guard hands out whole canonical commands only.
-				return errors.New("request split failed")
+		if from == resumeRead {
+			batch, nargs, err := c.guard.ReadBatch()
+			if err != nil {
+				return err
 			}
-			batch = rest
-			if len(args) <= cap(all)-len(all) {
-				all = all[:len(all)+len(args)] // parsed in place
-			}
-			if s.evictClients(c) { // Redis's evictClients in processCommand (node/client_evict.go)
-				return errConnDone
-			}
-			s.handle(c, args[:len(args):len(args)])
-			commands++
-			if c.connDone {
-				return errConnDone
-			}
-			c.publishOwnedMemory() // the reply and what the command kept
-			s.updateClientMemory(c)
+			s.beginBatch(c, batch, nargs)
+			from = resumeRun
 		}
-		c.flushStats() // before the replies: what a client saw is counted
-		c.executing.Store(false)
-		if commands > 1 {
-			// A pipelined batch's replies wait for one turn of the other
-			// connections whose batches are ready, as Redis writes every
-			// client's replies together once per event-loop turn: the
-			// clients then find many replies per wake-up instead of one
-			// connection's, which on a machine the clients share cut the
-			// server's CPU per request by 9-25% and raised rps by 10-42%
-			// in the -P 16 benchmarks (bench-notify, -evict, -tls,
-			// -tracking). A lone command (-P 1) is answered at once: there
-			// the yield bought nothing and cost CPU.
-			runtime.Gosched()
+		if from == resumeRun {
+			if err := s.runCommands(c, false); err != nil {
+				return err
+			}
+			s.endCommands(c)
+			if c.batch.commands > 1 {
+				// A pipelined batch's replies wait for one turn of the other
+				// connections whose batches are ready, as Redis writes every
+				// client's replies together once per event-loop turn: the
+				// clients then find many replies per wake-up instead of one
+				// connection's, which on a machine the clients share cut the
+				// server's CPU per request by 9-25% and raised rps by 10-42%
+				// in the -P 16 benchmarks (bench-notify, -evict, -tls,
+				// -tracking). A lone command (-P 1) is answered at once: there
+				// the yield bought nothing and cost CPU.
+				runtime.Gosched()
+			}
+			s.aofBeforeReplies() // the AOF holds what the replies tell (node/aof.go)
 		}
-		s.aofBeforeReplies() // the AOF holds what the replies tell (node/aof.go)
+		from = resumeRead
 		if err := c.flushReplies(); err != nil {
 			return err
 		}
-		if c.evictAfterReplies.Load() {
-			return errConnDone // evicted while it ran: its replies went first (node/client_evict.go)
-		}
-		c.publishOwnedMemory() // the replies are written
-		s.updateClientMemory(c)
-		if !c.argsKept || c.multi == nil {
-			// Nothing refers to the batch any more: its buffers serve the
-			// next one (a steady pipeline allocates nothing per batch). A
-			// transaction queued and ended (EXEC, DISCARD) within the batch
-			// let go of its queue, which is cleared.
-			clear(all)
-			spareArgs = all[:0]
-			c.guard.Recycle()
+		if err := s.afterReplies(c); err != nil {
+			return err
 		}
 	}
+}
+
+// beginBatch starts running a batch ReadBatch handed out.
+func (s *Server) beginBatch(c *Client, batch []byte, nargs int) {
+	c.startBatch()
+	c.executing.Store(true)
+	c.batchBytes = len(batch)
+	c.obufCheckAt = int(s.limits.outputCheckAt.Load())
+	s.stats.readBatches.Add(1)
+	// The batch's argument array, of its exact size: the last batch's
+	// if that one was given back (see keepArgs).
+	var all [][]byte
+	if cap(c.spareArgs) >= nargs {
+		all = c.spareArgs[:0]
+	} else {
+		all = make([][]byte, 0, nargs)
+	}
+	c.spareArgs = nil
+	c.argsKept = false
+	c.batch = batchState{rest: batch, all: all}
+}
+
+// runCommands runs the commands of the current batch not run yet. In the
+// event loop (loop) it stops before a command the loop does not run
+// (loopRuns) and returns errHandoff, the command still first in c.batch.
+func (s *Server) runCommands(c *Client, loop bool) error {
+	b := &c.batch
+	for len(b.rest) > 0 {
+		args, rest, ok := resp.SplitCanonical(b.rest, b.all[len(b.all):])
+		if !ok {
+			// The guard hands out whole canonical commands only.
+			return errors.New("request split failed")
+		}
+		if loop && !s.loopRuns(c, args) {
+			return errHandoff // split again, in the same place, by the goroutine
+		}
+		b.rest = rest
+		if len(args) <= cap(b.all)-len(b.all) {
+			b.all = b.all[:len(b.all)+len(args)] // parsed in place
+		}
+		if s.evictClients(c) { // Redis's evictClients in processCommand (node/client_evict.go)
+			return errConnDone
+		}
+		s.handle(c, args[:len(args):len(args)])
+		b.commands++
+		if c.connDone {
+			return errConnDone
+		}
+		c.publishOwnedMemory() // the reply and what the command kept
+		s.updateClientMemory(c)
+	}
+	return nil
+}
+
+// endCommands ends the running of a batch whose commands all ran.
+func (s *Server) endCommands(c *Client) {
+	c.flushStats() // before the replies: what a client saw is counted
+	c.executing.Store(false)
+}
+
+// afterReplies completes a batch whose replies are written.
+func (s *Server) afterReplies(c *Client) error {
+	if c.evictAfterReplies.Load() {
+		return errConnDone // evicted while it ran: its replies went first (node/client_evict.go)
+	}
+	c.publishOwnedMemory() // the replies are written
+	s.updateClientMemory(c)
+	if !c.argsKept || c.multi == nil {
+		// Nothing refers to the batch any more: its buffers serve the
+		// next one (a steady pipeline allocates nothing per batch). A
+		// transaction queued and ended (EXEC, DISCARD) within the batch
+		// let go of its queue, which is cleared.
+		clear(c.batch.all)
+		c.spareArgs = c.batch.all[:0]
+		c.guard.Recycle()
+	}
+	c.batch = batchState{}
+	return nil
 }
 
 // keepArgs records that the running command keeps references to its

@@ -41,7 +41,7 @@ func runRetentionSteps(t *testing.T, steps []retentionStep, chunk int) []string 
 	}
 	fc := resptest.NewConn(in, chunk)
 	c := newFuzzClient(srv, fc)
-	_ = srv.serveRequests(c)
+	_ = srv.serveRequests(c, resumeRead)
 	r := bufio.NewReader(bytes.NewReader(fc.Out.Bytes()))
 	replies := make([]string, 0, len(steps))
 	for range steps {

@@ -91,7 +91,7 @@ func TestQueuedArgumentsSurviveLaterBatches(t *testing.T) {
 		srv.ks.FlushAll()
 		fc := resptest.NewConn(in, chunk)
 		c := newFuzzClient(srv, fc)
-		_ = srv.serveRequests(c)
+		_ = srv.serveRequests(c, resumeRead)
 		out := fc.Out.String()
 		want := "*6\r\n+OK\r\n$12\r\nfiller-alpha\r\n+OK\r\n$11\r\nfiller-beta\r\n+OK\r\n$12\r\nfiller-gamma\r\n" +
 			"*3\r\n$3\r\none\r\n$3\r\ntwo\r\n$5\r\nthree\r\n"

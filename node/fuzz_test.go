@@ -70,7 +70,7 @@ func FuzzRequest(f *testing.F) {
 		fc := resptest.NewConn(data, 0)
 		c := newFuzzClient(srv, fc)
 		before := srv.stats.panics.Load()
-		_ = srv.serveRequests(c)
+		_ = srv.serveRequests(c, resumeRead)
 		if srv.stats.panics.Load() != before {
 			t.Fatalf("a command of %q panicked", data)
 		}

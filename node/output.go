@@ -142,7 +142,9 @@ func (c *Client) checkOutput(used int, mayFlush bool) bool {
 		c.closeForOutputLimit(used)
 		return true
 	}
-	if mayFlush && lim.HardBytes == 0 && used >= outputFlushAt && c.wblockBytes+len(c.wbuf) > 0 {
+	// The event loop does not wait for a socket: it hands the connection
+	// to its goroutine before the next command instead (loopRuns).
+	if mayFlush && lim.HardBytes == 0 && used >= outputFlushAt && c.wblockBytes+len(c.wbuf) > 0 && c.loopConn == nil {
 		c.flushStats() // what a client saw is counted
 		if err := c.flushReplies(); err != nil {
 			c.kill()

@@ -85,6 +85,8 @@ type Server struct {
 	tls            tlsState // tls-port's listeners and the TLS configuration (node/tls.go)
 
 	nextClientID atomic.Int64
+	loops        []*eventLoop  // the event loops serving plain TCP clients (node/evloop.go)
+	nextLoop     atomic.Uint32 // round robin over loops for new connections
 	stats        serverStats
 	activeExpire atomic.Bool
 	cronHz       atomic.Int64 // the cron's current frequency (INFO hz), see cronFrequency
@@ -300,6 +302,9 @@ func (s *Server) applyLimits() {
 	s.limits.ProtoMaxBulkLen.Store(s.cfg.Int("proto-max-bulk-len"))
 	s.limits.QueryBufLimit.Store(s.cfg.Int("client-query-buffer-limit"))
 	s.limits.IdleTimeout.Store(s.cfg.Int("timeout"))
+	if s.limits.IdleTimeout.Load() > 0 {
+		s.loopsHandOffAll() // their goroutines' read deadlines enforce it (node/evloop.go)
+	}
 	s.applyOutputLimits()
 }
 
@@ -430,6 +435,7 @@ func (s *Server) Listen() error {
 // serveListeners accepts clients on every listener.
 func (s *Server) serveListeners(lns []net.Listener, unixLn net.Listener) {
 	s.serving = true
+	s.startEventLoops() // node/evloop.go
 	if unixLn != nil {
 		lns = append(lns[:len(lns):len(lns)], unixLn)
 	}

@@ -281,6 +281,12 @@ func (g *RequestReader) BytesRead() int64 { return g.readBytes.Load() }
 // goroutine (or one it handed the reader to).
 func (g *RequestReader) Unparsed() int { return len(g.in) }
 
+// Ready reports whether ReadBatch has something to do without reading the
+// socket: bytes read and not parsed, whole commands, or a pending error.
+func (g *RequestReader) Ready() bool {
+	return len(g.in) > 0 || g.complete > 0 || g.protoErr != "" || g.closeErr != nil
+}
+
 // ClearReadDeadline removes the idle-timeout deadline, if any, before
 // someone else reads the socket (a blocked client's watcher).
 func (g *RequestReader) ClearReadDeadline() {

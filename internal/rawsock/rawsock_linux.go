@@ -42,7 +42,10 @@ type Conn struct {
 	// that finds none, as net.TCPConn's: a short read does not tell
 	// whether a FIN came with the data (both can set the readiness that
 	// woke the reader at once).
-	inq    bool
+	inq bool
+	// loop: a Poller's goroutine reads c, holding readMu (EnterLoop).
+	loop   bool
+	loopFD int // the descriptor, in loop mode
 	msg    syscall.Msghdr
 	riov   syscall.Iovec
 	cmsg   [3]uint64          // one TCP_CM_INQ control message: a Cmsghdr and an int32, aligned
@@ -80,6 +83,9 @@ func wrapTCP(tc *net.TCPConn) *Conn {
 func (c *Conn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if c.loop {
+		return c.readNow(b) // readMu is the loop's (EnterLoop)
 	}
 	c.readMu.Lock()
 	defer c.readMu.Unlock()

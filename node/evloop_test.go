@@ -1,0 +1,143 @@
+package node
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/stretchr/testify/require"
+)
+
+// loopServed reports whether client id is served by an event loop now.
+func loopServed(s *Server, id int64) bool {
+	for _, l := range s.loops {
+		l.mu.Lock()
+		_, ok := l.clients[uint64(id)]
+		l.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// clientID returns the connection's CLIENT ID.
+func (tc *testConn) clientID() int64 {
+	tc.t.Helper()
+	raw := tc.do("CLIENT", "ID")
+	var id int64
+	for _, ch := range strings.TrimSuffix(strings.TrimPrefix(raw, ":"), "\r\n") {
+		id = id*10 + int64(ch-'0')
+	}
+	return id
+}
+
+func TestEventLoopServesPlainClients(t *testing.T) {
+	s := startTestServer(t)
+	if len(s.loops) == 0 {
+		t.Skip("no event loop on this system")
+	}
+	c := dialTest(t, s)
+	// The first commands run on the loop; CLIENT ID (not fast) is one the
+	// loop hands over, so look before it.
+	require.Equal(t, "+OK\r\n", c.do("SET", "k", "v"))
+	id := s.nextClientID.Load()
+	require.True(t, loopServed(s, id), "a plain client is not on the event loop")
+	// A pipeline in one write: every reply, in order.
+	var req []byte
+	for range 100 {
+		req = append(req, encodeCommand("INCR", "n")...)
+	}
+	c.writeRaw(req)
+	for i := range 100 {
+		require.Equal(t, ":"+strconv.Itoa(i+1)+"\r\n", c.read())
+	}
+	require.True(t, loopServed(s, id))
+	require.Equal(t, id, c.clientID()) // CLIENT ID went to the client's goroutine
+	require.False(t, loopServed(s, id), "the connection stayed on the loop after a command it does not run")
+	require.Equal(t, "$1\r\nv\r\n", c.do("GET", "k"))
+}
+
+// A blocking command in the middle of a pipelined batch: the commands
+// before it run on the loop, the rest on the connection's goroutine after
+// it is served, in order.
+func TestEventLoopHandsOverABlockingCommandMidBatch(t *testing.T) {
+	s := startTestServer(t)
+	c := dialTest(t, s)
+	var req []byte
+	req = append(req, encodeCommand("SET", "a", "1")...)
+	req = append(req, encodeCommand("BLPOP", "q", "0")...)
+	req = append(req, encodeCommand("GET", "a")...)
+	c.writeRaw(req)
+	require.Equal(t, "+OK\r\n", c.read())
+	other := dialTest(t, s)
+	testharness.WaitFor(t, 10*time.Second, "the BLPOP blocks", func() bool {
+		return strings.Contains(other.do("INFO", "clients"), "blocked_clients:1")
+	})
+	require.Equal(t, ":1\r\n", other.do("RPUSH", "q", "x"))
+	require.Equal(t, "*2\r\n$1\r\nq\r\n$1\r\nx\r\n", c.read())
+	require.Equal(t, "$1\r\n1\r\n", c.read())
+}
+
+// Replies that do not fit the socket go out from the connection's own
+// goroutine: the loop goes on serving others meanwhile.
+func TestEventLoopDoesNotWaitForAClientThatDoesNotRead(t *testing.T) {
+	s := startTestServer(t)
+	slow := dialTest(t, s)
+	big := strings.Repeat("x", 8000) // under the loop's write chunk: written by the loop
+	require.Equal(t, "+OK\r\n", slow.do("SET", "big", big))
+	var req []byte
+	for range 2000 { // ~16 MB of replies that slow does not read yet
+		req = append(req, encodeCommand("GET", "big")...)
+	}
+	go func() { _, _ = slow.c.Write(req) }()
+	fast := dialTest(t, s)
+	for range 20 {
+		require.Equal(t, "+PONG\r\n", fast.do("PING"))
+	}
+	// slow gets every reply once it reads.
+	want := []byte("$8000\r\n" + big + "\r\n")
+	_ = slow.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	got := make([]byte, len(want))
+	for i := range 2000 {
+		_, err := io.ReadFull(slow.r, got)
+		require.NoError(t, err, "reply %d", i)
+		require.True(t, bytes.Equal(want, got), "reply %d differs", i)
+	}
+}
+
+// CLIENT KILL from another client closes a connection the loop serves, and
+// the loop unregisters it.
+func TestEventLoopClientKilled(t *testing.T) {
+	s := startTestServer(t)
+	victim := dialTest(t, s)
+	require.Equal(t, "+PONG\r\n", victim.do("PING"))
+	id := s.nextClientID.Load()
+	require.True(t, loopServed(s, id))
+	killer := dialTest(t, s)
+	require.Equal(t, ":1\r\n", killer.do("CLIENT", "KILL", "ID", strconv.FormatInt(id, 10)))
+	_ = victim.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	_, err := victim.r.ReadByte()
+	require.ErrorIs(t, err, io.EOF)
+	testharness.WaitFor(t, 10*time.Second, "the killed client is gone", func() bool {
+		return !strings.Contains(killer.do("CLIENT", "LIST"), "id="+strconv.FormatInt(id, 10)+" ")
+	})
+	require.False(t, loopServed(s, id))
+}
+
+// An idle timeout set while clients sit idle on the loop still closes them
+// (their goroutines' read deadlines enforce it).
+func TestEventLoopIdleTimeoutSetLater(t *testing.T) {
+	s := startTestServer(t)
+	idle := dialTest(t, s)
+	require.Equal(t, "+PONG\r\n", idle.do("PING"))
+	admin := dialTest(t, s)
+	require.Equal(t, "+OK\r\n", admin.do("CONFIG", "SET", "timeout", "1"))
+	_ = idle.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	_, err := idle.r.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the idle client was not closed")
+}
