@@ -23,7 +23,8 @@ import (
 // 1.2-1.4× Redis's, where the same program with an event loop matched it.
 //
 // The loop runs only what cannot wait: commands flagged fast, write or
-// readonly that are not blocking, pub/sub or admin commands, from clients
+// readonly (and EXEC, DISCARD) that are not blocking, pub/sub or admin
+// commands, from clients
 // that are not subscribers, tracking, replicas or blocked, while no CLIENT
 // PAUSE and no idle timeout is in force. Before anything else (a BLPOP, a
 // SUBSCRIBE, EVAL, CLIENT PAUSE in force, replies that do not fit the socket,
@@ -243,8 +244,13 @@ func (s *Server) loopRuns(c *Client, args [][]byte) bool {
 		}
 	}
 	f := spec.Flags
-	return f&(command.FlagFast|command.FlagWrite|command.FlagReadonly) != 0 &&
-		f&(command.FlagBlocking|command.FlagPubsub|command.FlagAdmin) == 0
+	if f&(command.FlagBlocking|command.FlagPubsub|command.FlagAdmin) != 0 {
+		return false
+	}
+	// EXEC and DISCARD end what MULTI (fast) began: the queued commands do
+	// not block inside a transaction.
+	return f&(command.FlagFast|command.FlagWrite|command.FlagReadonly) != 0 ||
+		(spec.Parent == nil && (spec.Name == "exec" || spec.Name == "discard"))
 }
 
 // detach takes c out of the loop; its goroutine reads from now on.
