@@ -54,12 +54,15 @@ type Client struct {
 	release       func()        // called once the connection has ended and c is unregistered
 	loopConn      *rawsock.Conn // the connection while the event loop serves it (node/evloop.go)
 	loopQueued    bool          // in the event loop's queue of connections with input left
-	keyBuf        []int
-	measureBuf    []int       // remeasureWritten's key positions (node/effects.go)
-	trackKeyBuf   []int       // trackingRemember's key positions (node/tracking.go)
-	recentSpecs   recentSpecs // the last top-level commands looked up, by their names as sent (resolveCommand)
-	errored       bool        // the current command replied with an error
-	oomAtStart    bool        // maxmemory could not be met when the command started (node/maxmemory.go)
+	// holdsScriptSlots: a script command of c's counts in
+	// srv.scriptSlotHolds (enterExecution to leaveExecution)
+	holdsScriptSlots bool
+	keyBuf           []int
+	measureBuf       []int       // remeasureWritten's key positions (node/effects.go)
+	trackKeyBuf      []int       // trackingRemember's key positions (node/tracking.go)
+	recentSpecs      recentSpecs // the last top-level commands looked up, by their names as sent (resolveCommand)
+	errored          bool        // the current command replied with an error
+	oomAtStart       bool        // maxmemory could not be met when the command started (node/maxmemory.go)
 	// executing is set while the connection's goroutine runs a batch's
 	// commands; evictAfterReplies asks it to close once their replies are
 	// written (node/client_evict.go evictLater).

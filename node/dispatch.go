@@ -247,6 +247,12 @@ func (c *Client) enterExecution(spec *command.Spec, args [][]byte, roleGen uint6
 	db := c.SelectedDB()
 	c.SetDB(db)
 	c.errored = false
+	if len(c.slotBuf) > 0 && isScriptCall(spec) {
+		// A script may hold its slots for long: the event loop must not
+		// wait for them (node/evloop.go loopServes).
+		s.scriptSlotHolds.Add(1)
+		c.holdsScriptSlots = true
+	}
 	db.LockSlots(c.slotBuf)
 	if s.cluster != nil && len(c.slotBuf) > 0 && !c.isMasterLink() && (c.routeRecheck || s.cluster.Slots().Load() != c.routeTable) &&
 		!c.routeCommandLocked(spec, args) {
@@ -262,6 +268,10 @@ func (c *Client) enterExecution(spec *command.Spec, args [][]byte, roleGen uint6
 // database and the execution gate.
 func (c *Client) leaveExecution(db *store.DB) {
 	db.UnlockSlots(c.slotBuf)
+	if c.holdsScriptSlots {
+		c.holdsScriptSlots = false
+		c.srv.scriptSlotHolds.Add(-1)
+	}
 	c.SetDB(nil)
 	c.leaveRun()
 }

@@ -224,10 +224,13 @@ var errHandoff = errors.New("handed to the connection's goroutine")
 
 // loopServes reports whether the event loop may go on serving c: a client
 // that pushes or is pushed to, a replica or a blocked client, CLIENT PAUSE
-// and an idle timeout need a goroutine that can wait.
+// and an idle timeout need a goroutine that can wait. So does every client
+// while a script holds its keys' slots: a command waiting for them would
+// hold the loop until the script ends, and SCRIPT KILL from a client of
+// the loop would never be read.
 func (s *Server) loopServes(c *Client) bool {
 	return c.ps.push == nil && !c.trk.enabled && c.repl == nil && c.bs.pending == nil &&
-		!s.pause.active.Load() && s.limits.IdleTimeout.Load() == 0
+		!s.pause.active.Load() && s.limits.IdleTimeout.Load() == 0 && s.scriptSlotHolds.Load() == 0
 }
 
 // loopRuns reports whether the event loop may run the command args of c:
@@ -239,8 +242,12 @@ func (s *Server) loopRuns(c *Client, args [][]byte) bool {
 	}
 	spec := c.recentSpecs.find(args[0])
 	if spec == nil {
-		if spec, _ = s.table.lookup(args); spec == nil {
+		var unknownSub bool
+		if spec, unknownSub = s.table.lookup(args); spec == nil || unknownSub {
 			return true // unknown: answered with an error at once
+		}
+		if loopSubcommands[spec.FullName()] {
+			return true
 		}
 	}
 	f := spec.Flags
@@ -251,6 +258,14 @@ func (s *Server) loopRuns(c *Client, args [][]byte) bool {
 	// not block inside a transaction.
 	return f&(command.FlagFast|command.FlagWrite|command.FlagReadonly) != 0 ||
 		(spec.Parent == nil && (spec.Name == "exec" || spec.Name == "discard"))
+}
+
+// loopSubcommands are the connection set-up commands clients send first
+// (go-redis: HELLO, CLIENT SETNAME, CLIENT SETINFO, which 7.0 does not
+// know), which set a field and wait for nothing: a client that sends them
+// stays on the loop.
+var loopSubcommands = map[string]bool{
+	"client|setname": true, "client|getname": true, "client|id": true, "client|info": true,
 }
 
 // detach takes c out of the loop; its goroutine reads from now on.

@@ -42,10 +42,13 @@ func TestEventLoopServesPlainClients(t *testing.T) {
 		t.Skip("no event loop on this system")
 	}
 	c := dialTest(t, s)
-	// The first commands run on the loop; CLIENT ID (not fast) is one the
-	// loop hands over, so look before it.
+	// What clients send first (go-redis: HELLO, CLIENT SETNAME, CLIENT
+	// SETINFO, unknown to 7.0) keeps them on the loop too.
+	require.Equal(t, "+OK\r\n", c.do("CLIENT", "SETNAME", "loop"))
+	require.Contains(t, c.do("CLIENT", "SETINFO", "lib-name", "x"), "-ERR unknown subcommand")
+	require.True(t, strings.HasPrefix(c.do("HELLO", "2"), "*"))
 	require.Equal(t, "+OK\r\n", c.do("SET", "k", "v"))
-	id := s.nextClientID.Load()
+	id := c.clientID()
 	require.True(t, loopServed(s, id), "a plain client is not on the event loop")
 	// A pipeline in one write: every reply, in order.
 	var req []byte
@@ -57,7 +60,7 @@ func TestEventLoopServesPlainClients(t *testing.T) {
 		require.Equal(t, ":"+strconv.Itoa(i+1)+"\r\n", c.read())
 	}
 	require.True(t, loopServed(s, id))
-	require.Equal(t, id, c.clientID()) // CLIENT ID went to the client's goroutine
+	require.True(t, strings.HasPrefix(c.do("CONFIG", "GET", "maxmemory"), "*2")) // admin: not on the loop
 	require.False(t, loopServed(s, id), "the connection stayed on the loop after a command it does not run")
 	require.Equal(t, "$1\r\nv\r\n", c.do("GET", "k"))
 }
@@ -140,4 +143,27 @@ func TestEventLoopIdleTimeoutSetLater(t *testing.T) {
 	_ = idle.c.SetReadDeadline(time.Now().Add(testIOTimeout))
 	_, err := idle.r.ReadByte()
 	require.ErrorIs(t, err, io.EOF, "the idle client was not closed")
+}
+
+// A script holding its key's slot keeps the loop from waiting for that
+// slot: a loop client's command on it goes to the client's goroutine, and
+// the loop answers the others meanwhile (SCRIPT KILL from one of them
+// would get through).
+func TestEventLoopDoesNotWaitForAScriptsSlots(t *testing.T) {
+	s := startTestServer(t)
+	waiter := dialTest(t, s)
+	require.Equal(t, "+PONG\r\n", waiter.do("PING"))
+	waiterID := s.nextClientID.Load()
+	other := dialTest(t, s)
+	require.Equal(t, "+PONG\r\n", other.do("PING"))
+	script := dialTest(t, s)
+	// EVAL runs on its client's goroutine, under k's slot lock, until the
+	// key "stop" is set — by nobody: it gives up after many rounds.
+	script.send("EVAL", "for i = 1, 200000 do if redis.call('EXISTS', KEYS[1]) == 2 then break end end return 1", "1", "k")
+	testharness.WaitFor(t, 10*time.Second, "the script holds its slot", func() bool { return s.scriptSlotHolds.Load() > 0 })
+	waiter.send("GET", "k") // waits for the script, off the loop
+	require.Equal(t, "+PONG\r\n", other.do("PING"))
+	require.Equal(t, ":1\r\n", script.read())
+	require.Equal(t, "$-1\r\n", waiter.read())
+	require.False(t, loopServed(s, waiterID))
 }

@@ -87,17 +87,20 @@ type Server struct {
 	nextClientID atomic.Int64
 	loops        []*eventLoop  // the event loops serving plain TCP clients (node/evloop.go)
 	nextLoop     atomic.Uint32 // round robin over loops for new connections
-	stats        serverStats
-	activeExpire atomic.Bool
-	cronHz       atomic.Int64 // the cron's current frequency (INFO hz), see cronFrequency
-	cronPaused   atomic.Bool  // DEBUG PAUSE-CRON
-	replyBufKeep atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
-	pause        clientPause
-	slowlog      slowlog
-	latency      *latencyMonitor    // latency-monitor-threshold's spikes (node/latency.go)
-	failover     standaloneFailover // FAILOVER (node/failover_standalone.go)
-	auxState     *serverAux
-	mem          memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
+	// scriptSlotHolds counts the script commands holding (or about to
+	// take) their keys' slot locks, which they may hold for long
+	scriptSlotHolds atomic.Int32
+	stats           serverStats
+	activeExpire    atomic.Bool
+	cronHz          atomic.Int64 // the cron's current frequency (INFO hz), see cronFrequency
+	cronPaused      atomic.Bool  // DEBUG PAUSE-CRON
+	replyBufKeep    atomic.Bool  // DEBUG REPLYBUFFER RESIZING 0: a reply buffer keeps its size after a burst
+	pause           clientPause
+	slowlog         slowlog
+	latency         *latencyMonitor    // latency-monitor-threshold's spikes (node/latency.go)
+	failover        standaloneFailover // FAILOVER (node/failover_standalone.go)
+	auxState        *serverAux
+	mem             memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
 	manageGoMemLimit bool
 	childCores       childCores  // a core for a background save or rewrite (node/childcore.go)
