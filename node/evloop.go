@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shoal-db/shoal/command"
 	"github.com/shoal-db/shoal/internal/rawsock"
@@ -44,6 +45,11 @@ type eventLoop struct {
 
 	mu      sync.Mutex
 	clients map[uint64]*Client // the connections the loop serves, by client ID (their poller token)
+	current *Client            // the connection being served (not evacuated)
+	served  uint64             // serves begun
+	// The cron's view of a serve that does not end (checkStuck).
+	seenServed uint64
+	seenAt     time.Time
 
 	queued, ready []*Client   // connections with input left over for the next turn, this turn's
 	handoffAll    atomic.Bool // hand every connection to a goroutine (an idle timeout was set)
@@ -160,12 +166,79 @@ func (l *eventLoop) turn(tokens []uint64, woken bool) bool {
 	l.ready, l.queued = l.queued, l.ready[:0]
 	for i, c := range l.ready {
 		l.ready[i] = nil
-		c.loopQueued = false
-		if c.loopConn != nil { // else handed off or ended this turn
+		l.mu.Lock()
+		ours := c.loopConn != nil // else handed off, ended or evacuated since it was queued
+		if ours {
+			c.loopQueued = false
+			l.current = c
+			l.served++
+		}
+		l.mu.Unlock()
+		if ours {
 			l.serve(c)
+			l.mu.Lock()
+			l.current = nil
+			l.mu.Unlock()
 		}
 	}
 	return len(l.queued) > 0
+}
+
+// loopStuckAfter is how long one connection's turn may last before the
+// cron moves the loop's other connections to goroutines of their own.
+const loopStuckAfter = time.Second
+
+// checkStuck is the cron's look at the loop: a serve that has not ended
+// for loopStuckAfter (a command waiting for a lock another goroutine holds
+// long, a slow command) must not hold the loop's other clients, who may be
+// the ones to end it (SCRIPT KILL, CLIENT UNPAUSE).
+func (l *eventLoop) checkStuck(now time.Time) {
+	l.mu.Lock()
+	stuck := l.current != nil && l.served == l.seenServed && now.Sub(l.seenAt) >= loopStuckAfter
+	if l.current == nil || l.served != l.seenServed {
+		l.seenServed, l.seenAt = l.served, now
+	}
+	l.mu.Unlock()
+	if stuck {
+		l.evacuate()
+	}
+}
+
+// evacuate hands every connection of the loop but the one being served to
+// a goroutine of its own. It runs on any goroutine: the connections it
+// takes are not being served (l.mu, current), and the loop skips them from
+// then on (loopConn nil).
+func (l *eventLoop) evacuate() {
+	l.mu.Lock()
+	var out []*Client
+	for id, c := range l.clients {
+		if c != l.current {
+			delete(l.clients, id)
+			out = append(out, c)
+		}
+	}
+	conns := make([]*rawsock.Conn, len(out))
+	for i, c := range out {
+		conns[i], c.loopConn = c.loopConn, nil
+	}
+	l.mu.Unlock()
+	if len(out) > 0 {
+		l.srv.log.Warn("event loop held by one client: its other clients go to goroutines of their own",
+			zap.Int("clients", len(out)))
+	}
+	for i, c := range out {
+		_ = l.poller.Remove(conns[i])
+		conns[i].ExitLoop()
+		go l.srv.serveClient(c, resumeRead)
+	}
+}
+
+// evacuateLoops evacuates every event loop (a script turned busy: the
+// clients that may kill it must be read).
+func (s *Server) evacuateLoops() {
+	for _, l := range s.loops {
+		l.evacuate()
+	}
 }
 
 // serve reads one batch of c's, runs it and writes its replies, or hands
@@ -250,6 +323,12 @@ func (s *Server) loopRuns(c *Client, args [][]byte) bool {
 			return true
 		}
 	}
+	if isScriptCall(spec) {
+		// A script waits for nothing; one that runs past
+		// busy-reply-threshold evacuates the loop (checkBusy), so that
+		// SCRIPT KILL and the -BUSY replies reach the other clients.
+		return true
+	}
 	f := spec.Flags
 	if f&(command.FlagBlocking|command.FlagPubsub|command.FlagAdmin) != 0 {
 		return false
@@ -268,24 +347,31 @@ var loopSubcommands = map[string]bool{
 	"client|setname": true, "client|getname": true, "client|id": true, "client|info": true,
 }
 
-// detach takes c out of the loop; its goroutine reads from now on.
-func (l *eventLoop) detach(c *Client) {
-	conn := c.loopConn
+// detach takes c out of the loop; its goroutine reads from now on. It
+// returns false if c was no longer the loop's (evacuated meanwhile).
+func (l *eventLoop) detach(c *Client) bool {
 	l.mu.Lock()
+	conn := c.loopConn
 	delete(l.clients, uint64(c.id))
-	l.mu.Unlock()
-	_ = l.poller.Remove(conn) // fails once the socket is closed, which removed it
 	c.loopConn = nil
+	l.mu.Unlock()
+	if conn == nil {
+		return false
+	}
+	_ = l.poller.Remove(conn) // fails once the socket is closed, which removed it
 	conn.ExitLoop()
+	return true
 }
 
 // handoff gives c to a goroutine of its own, which goes on from from.
 func (l *eventLoop) handoff(c *Client, from resumePoint) {
-	l.detach(c)
-	go l.srv.serveClient(c, from)
+	if l.detach(c) {
+		go l.srv.serveClient(c, from)
+	}
 }
 
-// end ends c's connection, which ended with err.
+// end ends c's connection, which ended with err (c is the connection
+// being served: nobody evacuates it).
 func (l *eventLoop) end(c *Client, err error) {
 	l.detach(c)
 	l.srv.endClient(c, err)

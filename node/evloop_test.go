@@ -157,8 +157,9 @@ func TestEventLoopDoesNotWaitForAScriptsSlots(t *testing.T) {
 	other := dialTest(t, s)
 	require.Equal(t, "+PONG\r\n", other.do("PING"))
 	script := dialTest(t, s)
-	// EVAL runs on its client's goroutine, under k's slot lock, until the
-	// key "stop" is set — by nobody: it gives up after many rounds.
+	require.True(t, strings.HasPrefix(script.do("CONFIG", "GET", "maxmemory"), "*2")) // off the loop
+	// EVAL runs on its client's goroutine, under k's slot lock, for many
+	// rounds of EXISTS.
 	script.send("EVAL", "for i = 1, 200000 do if redis.call('EXISTS', KEYS[1]) == 2 then break end end return 1", "1", "k")
 	testharness.WaitFor(t, 10*time.Second, "the script holds its slot", func() bool { return s.scriptSlotHolds.Load() > 0 })
 	waiter.send("GET", "k") // waits for the script, off the loop
@@ -166,4 +167,58 @@ func TestEventLoopDoesNotWaitForAScriptsSlots(t *testing.T) {
 	require.Equal(t, ":1\r\n", script.read())
 	require.Equal(t, "$-1\r\n", waiter.read())
 	require.False(t, loopServed(s, waiterID))
+}
+
+// A script the loop runs past busy-reply-threshold moves the loop's other
+// clients to goroutines of their own: SCRIPT KILL gets through.
+func TestEventLoopBusyScriptCanBeKilled(t *testing.T) {
+	s := startTestServer(t, "--busy-reply-threshold", "100")
+	killer := dialTest(t, s)
+	require.Equal(t, "+PONG\r\n", killer.do("PING"))
+	runner := dialTest(t, s)
+	require.Equal(t, "+PONG\r\n", runner.do("PING"))
+	runnerID := s.nextClientID.Load()
+	runner.send("EVAL", "while true do end", "0")
+	testharness.WaitFor(t, 10*time.Second, "the script runs on the loop", func() bool {
+		for _, l := range s.loops {
+			l.mu.Lock()
+			cur := l.current
+			l.mu.Unlock()
+			if cur != nil && cur.id == runnerID {
+				return true
+			}
+		}
+		return false
+	})
+	var reply string
+	testharness.WaitFor(t, 10*time.Second, "SCRIPT KILL is accepted", func() bool {
+		reply = killer.do("SCRIPT", "KILL")
+		return reply == "+OK\r\n"
+	})
+	require.Contains(t, runner.read(), "Script killed by user with SCRIPT KILL")
+	require.Equal(t, "+PONG\r\n", runner.do("PING"))
+}
+
+// The cron moves a loop's other clients off a serve that does not end.
+func TestEventLoopStuckServeIsEvacuated(t *testing.T) {
+	s := startTestServer(t)
+	if len(s.loops) == 0 {
+		t.Skip("no event loop")
+	}
+	a := dialTest(t, s)
+	require.Equal(t, "+PONG\r\n", a.do("PING"))
+	l := s.loops[0]
+	l.mu.Lock()
+	l.current = &Client{} // a serve under way, as the loop marks it
+	l.served++
+	l.mu.Unlock()
+	now := time.Now()
+	l.checkStuck(now)
+	require.Len(t, l.adopted(), 1, "evacuated at the first look")
+	l.checkStuck(now.Add(loopStuckAfter))
+	require.Empty(t, l.adopted(), "a serve that lasted loopStuckAfter left clients on the loop")
+	l.mu.Lock()
+	l.current = nil
+	l.mu.Unlock()
+	require.Equal(t, "+PONG\r\n", a.do("PING")) // served by its own goroutine
 }

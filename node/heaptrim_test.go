@@ -9,20 +9,26 @@ import (
 // not every 50 ms; reads served (scaled to the time since the last sample)
 // bring the 50 ms sampling back.
 func TestHeapTrimmerBacksOffWhenIdle(t *testing.T) {
+	// Samples of its own, not the process's allocation counter: other
+	// tests' servers still winding down allocate in this process.
+	const mb = 1 << 20
 	h := newHeapTrimmer()
+	sample := func(batches uint64) heapSample {
+		return heapSample{allocs: 1 * mb, live: 100 * mb, held: 100 * mb, batches: batches}
+	}
 	t0 := time.Now()
-	h.tick(t0, 0, false)
-	h.tick(t0.Add(trimCheckInterval), 0, false) // nothing served, little allocated
+	h.decide(t0, sample(0))
+	h.decide(t0.Add(trimCheckInterval), sample(0)) // nothing served, nothing allocated
 	if h.interval() != trimIdleInterval {
 		t.Fatalf("idle: next check in %v, want %v", h.interval(), trimIdleInterval)
 	}
 	// 20 periods later, 20 × the per-period threshold is still idle.
 	t1 := t0.Add(trimCheckInterval + trimIdleInterval)
-	h.tick(t1, 20*idleBatchesPerTick, false)
+	h.decide(t1, sample(20*idleBatchesPerTick))
 	if h.interval() != trimIdleInterval {
 		t.Fatalf("idle over a second: next check in %v, want %v", h.interval(), trimIdleInterval)
 	}
-	h.tick(t1.Add(trimCheckInterval), 20*idleBatchesPerTick+idleBatchesPerTick+1, false)
+	h.decide(t1.Add(trimCheckInterval), sample(20*idleBatchesPerTick+idleBatchesPerTick+1))
 	if h.interval() != trimCheckInterval {
 		t.Fatalf("busy: next check in %v, want %v", h.interval(), trimCheckInterval)
 	}

@@ -857,6 +857,10 @@ func (eng *scriptEngine) checkBusy(s *Server) {
 		} else {
 			s.tx.gate.setBusy(run.eval)
 		}
+		// The clients that may stop it (SCRIPT KILL, SHUTDOWN NOSAVE) and
+		// those to answer -BUSY must be read, on goroutines of their own
+		// if an event loop runs or waits for the script (node/evloop.go).
+		s.evacuateLoops()
 	}
 }
 

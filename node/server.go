@@ -720,6 +720,9 @@ func (s *Server) cron() {
 		if s.cronPaused.Load() {
 			continue // DEBUG PAUSE-CRON 1
 		}
+		for _, l := range s.loops {
+			l.checkStuck(time.Now()) // node/evloop.go
+		}
 		s.ks.Tick()
 		s.sampleOps()
 		s.outputCron(time.Now())
