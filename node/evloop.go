@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/shoal-db/shoal/command"
@@ -51,8 +50,7 @@ type eventLoop struct {
 	seenServed uint64
 	seenAt     time.Time
 
-	queued, ready []*Client   // connections with input left over for the next turn, this turn's
-	handoffAll    atomic.Bool // hand every connection to a goroutine (an idle timeout was set)
+	queued, ready []*Client // connections with input left over for the next turn, this turn's
 }
 
 // startEventLoops starts the server's event loops, one per io-threads core,
@@ -101,11 +99,7 @@ func (s *Server) loopAdopt(c *Client) bool {
 	l.clients[uint64(c.id)] = c
 	l.mu.Unlock()
 	if err := l.poller.Add(conn, uint64(c.id)); err != nil {
-		l.mu.Lock()
-		delete(l.clients, uint64(c.id))
-		l.mu.Unlock()
-		c.loopConn = nil
-		conn.ExitLoop()
+		l.detach(c)
 		return false
 	}
 	return true
@@ -116,8 +110,7 @@ func (s *Server) loopAdopt(c *Client) bool {
 // deadlines enforce, was set).
 func (s *Server) loopsHandOffAll() {
 	for _, l := range s.loops {
-		l.handoffAll.Store(true)
-		l.poller.Wake()
+		l.handOffAll()
 	}
 }
 
@@ -128,26 +121,13 @@ func (l *eventLoop) run() {
 	if err := l.poller.Run(l.turn); err != nil {
 		l.srv.log.Error("event loop failed: its connections go to goroutines of their own", zap.Error(err))
 	}
-	for _, c := range l.adopted() {
-		l.handoff(c, resumeRead)
-	}
-}
-
-// adopted returns the loop's connections.
-func (l *eventLoop) adopted() []*Client {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]*Client, 0, len(l.clients))
-	for _, c := range l.clients {
-		out = append(out, c)
-	}
-	return out
+	l.handOffAll()
 }
 
 // turn serves the connections the poller reported ready and the ones left
 // with input by the last turn, one batch each. It reports whether some
 // have input left.
-func (l *eventLoop) turn(tokens []uint64, woken bool) bool {
+func (l *eventLoop) turn(tokens []uint64, _ bool) bool {
 	if len(tokens) > 0 {
 		l.mu.Lock()
 		for _, t := range tokens {
@@ -157,11 +137,6 @@ func (l *eventLoop) turn(tokens []uint64, woken bool) bool {
 			}
 		}
 		l.mu.Unlock()
-	}
-	if woken && l.handoffAll.Swap(false) {
-		for _, c := range l.adopted() {
-			l.handoff(c, resumeRead)
-		}
 	}
 	l.ready, l.queued = l.queued, l.ready[:0]
 	for i, c := range l.ready {
@@ -204,33 +179,34 @@ func (l *eventLoop) checkStuck(now time.Time) {
 	}
 }
 
-// evacuate hands every connection of the loop but the one being served to
-// a goroutine of its own. It runs on any goroutine: the connections it
-// takes are not being served (l.mu, current), and the loop skips them from
-// then on (loopConn nil).
+// evacuate is handOffAll for a loop one client holds, logged.
 func (l *eventLoop) evacuate() {
+	if n := l.handOffAll(); n > 0 {
+		l.srv.log.Warn("event loop held by one client: its other clients go to goroutines of their own",
+			zap.Int("clients", n))
+	}
+}
+
+// handOffAll hands every connection of the loop but the one being served
+// to a goroutine of its own, and returns how many. It runs on any
+// goroutine: the connections it takes are not being served (l.mu,
+// current), and the loop skips them from then on (loopConn nil).
+func (l *eventLoop) handOffAll() int {
 	l.mu.Lock()
 	var out []*Client
-	for id, c := range l.clients {
+	var conns []*rawsock.Conn
+	for _, c := range l.clients {
 		if c != l.current {
-			delete(l.clients, id)
 			out = append(out, c)
+			conns = append(conns, l.takeLocked(c))
 		}
 	}
-	conns := make([]*rawsock.Conn, len(out))
-	for i, c := range out {
-		conns[i], c.loopConn = c.loopConn, nil
-	}
 	l.mu.Unlock()
-	if len(out) > 0 {
-		l.srv.log.Warn("event loop held by one client: its other clients go to goroutines of their own",
-			zap.Int("clients", len(out)))
-	}
 	for i, c := range out {
-		_ = l.poller.Remove(conns[i])
-		conns[i].ExitLoop()
+		l.unwatch(conns[i])
 		go l.srv.serveClient(c, resumeRead)
 	}
+	return len(out)
 }
 
 // evacuateLoops evacuates every event loop (a script turned busy: the
@@ -351,16 +327,28 @@ var loopSubcommands = map[string]bool{
 // returns false if c was no longer the loop's (evacuated meanwhile).
 func (l *eventLoop) detach(c *Client) bool {
 	l.mu.Lock()
-	conn := c.loopConn
-	delete(l.clients, uint64(c.id))
-	c.loopConn = nil
+	conn := l.takeLocked(c)
 	l.mu.Unlock()
 	if conn == nil {
 		return false
 	}
+	l.unwatch(conn)
+	return true
+}
+
+// takeLocked takes c out of the loop's tables and returns its connection
+// (nil if it was no longer the loop's); l.mu is held.
+func (l *eventLoop) takeLocked(c *Client) *rawsock.Conn {
+	conn := c.loopConn
+	delete(l.clients, uint64(c.id))
+	c.loopConn = nil
+	return conn
+}
+
+// unwatch stops watching conn and gives its read side back.
+func (l *eventLoop) unwatch(conn *rawsock.Conn) {
 	_ = l.poller.Remove(conn) // fails once the socket is closed, which removed it
 	conn.ExitLoop()
-	return true
 }
 
 // handoff gives c to a goroutine of its own, which goes on from from.

@@ -25,6 +25,17 @@ func loopServed(s *Server, id int64) bool {
 	return false
 }
 
+// adopted returns the loop's connections.
+func (l *eventLoop) adopted() []*Client {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]*Client, 0, len(l.clients))
+	for _, c := range l.clients {
+		out = append(out, c)
+	}
+	return out
+}
+
 // clientID returns the connection's CLIENT ID.
 func (tc *testConn) clientID() int64 {
 	tc.t.Helper()
@@ -208,10 +219,18 @@ func TestEventLoopStuckServeIsEvacuated(t *testing.T) {
 	a := dialTest(t, s)
 	require.Equal(t, "+PONG\r\n", a.do("PING"))
 	l := s.loops[0]
-	l.mu.Lock()
-	l.current = &Client{} // a serve under way, as the loop marks it
-	l.served++
-	l.mu.Unlock()
+	// The reply is out before the loop ends a's serve: wait for the end,
+	// then mark a serve under way as the loop would.
+	testharness.WaitFor(t, 10*time.Second, "the loop is between serves", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.current != nil {
+			return false
+		}
+		l.current = &Client{}
+		l.served++
+		return true
+	})
 	now := time.Now()
 	l.checkStuck(now)
 	require.Len(t, l.adopted(), 1, "evacuated at the first look")
