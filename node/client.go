@@ -54,6 +54,7 @@ type Client struct {
 	release       func()        // called once the connection has ended and c is unregistered
 	loopConn      *rawsock.Conn // the connection while the event loop serves it (node/evloop.go)
 	loopQueued    bool          // in the event loop's queue of connections with input left
+	loopAnswering bool          // its batch has run; its replies wait for the loop's write phase (l.mu)
 	// holdsScriptSlots: a script command of c's counts in
 	// srv.scriptSlotHolds (enterExecution to leaveExecution)
 	holdsScriptSlots bool

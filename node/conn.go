@@ -163,8 +163,10 @@ func (s *Server) serveRequests(c *Client, from resumePoint) error {
 				// the yield bought nothing and cost CPU.
 				runtime.Gosched()
 			}
-			s.aofBeforeReplies() // the AOF holds what the replies tell (node/aof.go)
 		}
+		// The AOF holds what the replies tell (node/aof.go), also for
+		// replies an event loop left to this goroutine (resumeAnswer).
+		s.aofBeforeReplies()
 		from = resumeRead
 		if err := c.flushReplies(); err != nil {
 			return err

@@ -51,6 +51,7 @@ type eventLoop struct {
 	seenAt     time.Time
 
 	queued, ready []*Client // connections with input left over for the next turn, this turn's
+	answering     []*Client // connections whose replies this turn's write phase writes
 }
 
 // startEventLoops starts the server's event loops, one per io-threads core,
@@ -125,8 +126,17 @@ func (l *eventLoop) run() {
 }
 
 // turn serves the connections the poller reported ready and the ones left
-// with input by the last turn, one batch each. It reports whether some
-// have input left.
+// with input by the last turn, one batch each, then writes all their
+// replies (answer). It reports whether some have input left.
+//
+// The replies are written together at the end of the turn, as Redis writes
+// every client's replies in beforeSleep: a client that answers each reply
+// with its next request (redis-benchmark, a pool of application threads)
+// then finds the replies of many connections in one wake-up and sends their
+// next requests together, and the next turn finds them ready together.
+// Written one by one as each batch ran, the replies scattered the requests:
+// on a 3+3 cluster under GET -P 1 a master served 1.6 requests per wake-up,
+// where redis-server served 4 (and 10 times fewer context switches).
 func (l *eventLoop) turn(tokens []uint64, _ bool) bool {
 	if len(tokens) > 0 {
 		l.mu.Lock()
@@ -141,22 +151,54 @@ func (l *eventLoop) turn(tokens []uint64, _ bool) bool {
 	l.ready, l.queued = l.queued, l.ready[:0]
 	for i, c := range l.ready {
 		l.ready[i] = nil
-		l.mu.Lock()
-		ours := c.loopConn != nil // else handed off, ended or evacuated since it was queued
-		if ours {
-			c.loopQueued = false
-			l.current = c
-			l.served++
-		}
-		l.mu.Unlock()
-		if ours {
-			l.serve(c)
-			l.mu.Lock()
-			l.current = nil
-			l.mu.Unlock()
+		if l.begin(c, true) {
+			l.finish(c, l.serve(c))
 		}
 	}
+	if len(l.answering) > 0 {
+		l.srv.aofBeforeReplies() // the AOF holds what the replies tell (node/aof.go)
+		for i, c := range l.answering {
+			l.answering[i] = nil
+			if l.begin(c, false) {
+				l.answer(c)
+				l.finish(c, false)
+			}
+		}
+		l.answering = l.answering[:0]
+	}
 	return len(l.queued) > 0
+}
+
+// begin makes c the connection being served (which nobody evacuates), for
+// its batch (serving) or its replies; false if c is no longer the loop's
+// (handed off, ended or evacuated since it was queued).
+func (l *eventLoop) begin(c *Client, serving bool) bool {
+	l.mu.Lock()
+	ours := c.loopConn != nil
+	if ours {
+		if serving {
+			c.loopQueued = false
+		} else {
+			c.loopAnswering = false
+		}
+		l.current = c
+		l.served++
+	}
+	l.mu.Unlock()
+	return ours
+}
+
+// finish ends begin's serve of c; answerLater queues c for the write
+// phase (its batch ran). Evacuated before that, c's goroutine writes the
+// replies (handOffAll).
+func (l *eventLoop) finish(c *Client, answerLater bool) {
+	l.mu.Lock()
+	l.current = nil
+	if answerLater && c.loopConn != nil {
+		c.loopAnswering = true
+		l.answering = append(l.answering, c)
+	}
+	l.mu.Unlock()
 }
 
 // loopStuckAfter is how long one connection's turn may last before the
@@ -195,16 +237,23 @@ func (l *eventLoop) handOffAll() int {
 	l.mu.Lock()
 	var out []*Client
 	var conns []*rawsock.Conn
+	var from []resumePoint
 	for _, c := range l.clients {
 		if c != l.current {
 			out = append(out, c)
 			conns = append(conns, l.takeLocked(c))
+			if c.loopAnswering {
+				c.loopAnswering = false
+				from = append(from, resumeAnswer)
+			} else {
+				from = append(from, resumeRead)
+			}
 		}
 	}
 	l.mu.Unlock()
 	for i, c := range out {
 		l.unwatch(conns[i])
-		go l.srv.serveClient(c, resumeRead)
+		go l.srv.serveClient(c, from[i])
 	}
 	return len(out)
 }
@@ -217,21 +266,22 @@ func (s *Server) evacuateLoops() {
 	}
 }
 
-// serve reads one batch of c's, runs it and writes its replies, or hands
-// c to a goroutine where the loop must not go on.
-func (l *eventLoop) serve(c *Client) {
+// serve reads one batch of c's and runs it, or hands c to a goroutine
+// where the loop must not go on. It reports whether the batch ran, its
+// replies left for the turn's write phase (answer).
+func (l *eventLoop) serve(c *Client) (answerLater bool) {
 	s := l.srv
 	if !s.loopServes(c) {
 		l.handoff(c, resumeRead)
-		return
+		return false
 	}
 	batch, nargs, err := c.guard.ReadBatch()
 	if errors.Is(err, rawsock.ErrWouldBlock) {
-		return
+		return false
 	}
 	if err != nil {
 		l.end(c, err)
-		return
+		return false
 	}
 	s.beginBatch(c, batch, nargs)
 	if err := s.runCommands(c, true); err != nil {
@@ -240,14 +290,20 @@ func (l *eventLoop) serve(c *Client) {
 		} else {
 			l.end(c, err)
 		}
-		return
+		return false
 	}
 	s.endCommands(c)
-	s.aofBeforeReplies()
 	if !c.loopFlushable() {
 		l.handoff(c, resumeAnswer)
-		return
+		return false
 	}
+	return true
+}
+
+// answer writes the replies of c's batch without waiting, or hands c to a
+// goroutine that waits for room for them, and queues c for the next turn
+// if its socket still holds input.
+func (l *eventLoop) answer(c *Client) {
 	done, err := c.tryFlushReplies(c.loopConn)
 	switch {
 	case err != nil:
@@ -257,7 +313,7 @@ func (l *eventLoop) serve(c *Client) {
 		l.handoff(c, resumeAnswer) // its goroutine waits for room for the rest
 		return
 	}
-	if err := s.afterReplies(c); err != nil {
+	if err := l.srv.afterReplies(c); err != nil {
 		l.end(c, err)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
 )
 
@@ -240,4 +241,54 @@ func TestEventLoopStuckServeIsEvacuated(t *testing.T) {
 	l.current = nil
 	l.mu.Unlock()
 	require.Equal(t, "+PONG\r\n", a.do("PING")) // served by its own goroutine
+}
+
+// A batch that ran waits for the turn's write phase; evacuated before it
+// (here by a busy script served after it in the same turn), its replies go
+// out from its goroutine instead of being lost.
+func TestEventLoopRepliesAwaitingTheWritePhaseSurviveEvacuation(t *testing.T) {
+	s := startTestServer(t, "--busy-reply-threshold", "100")
+	if len(s.loops) != 1 {
+		t.Skip("one event loop needed")
+	}
+	holder, answered, runner, killer := dialTest(t, s), dialTest(t, s), dialTest(t, s), dialTest(t, s)
+	for _, c := range []*testConn{holder, answered, runner, killer} {
+		require.Equal(t, "+PONG\r\n", c.do("PING"))
+	}
+	holderID := holder.clientID()
+	t.Cleanup(func() { // the script must not outlive a failure: the server's stop waits for it
+		killer.send("SCRIPT", "KILL")
+		_ = killer.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	})
+	// Hold the loop in holder's GET (its slot locked here), so that the
+	// next two requests arrive together and are served in one turn.
+	db := s.ks.DB(0)
+	held := []uint16{slots.KeySlot([]byte("held"))}
+	db.LockSlots(held)
+	holder.send("GET", "held")
+	l := s.loops[0]
+	testharness.WaitFor(t, 10*time.Second, "the loop waits in holder's GET", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.current != nil && int64(l.current.id) == holderID
+	})
+	answered.send("SET", "other", "v")
+	time.Sleep(20 * time.Millisecond) // answered first in the poller's ready list
+	runner.send("EVAL", "while true do end", "0")
+	time.Sleep(20 * time.Millisecond)
+	db.UnlockSlots(held)
+	require.Equal(t, "$-1\r\n", holder.readWithin(5*time.Second))
+	testharness.WaitFor(t, 10*time.Second, "the script runs", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.current != nil && int64(l.current.id) != holderID
+	})
+	// The SET ran before the script, in its turn: its reply comes while the
+	// script still runs.
+	require.Equal(t, "+OK\r\n", answered.readWithin(5*time.Second))
+	testharness.WaitFor(t, 10*time.Second, "SCRIPT KILL is accepted", func() bool {
+		return killer.readWithinDo(5*time.Second, "SCRIPT", "KILL") == "+OK\r\n"
+	})
+	require.Contains(t, runner.readWithin(5*time.Second), "Script killed by user with SCRIPT KILL")
+	require.Equal(t, "$1\r\nv\r\n", answered.do("GET", "other"))
 }
