@@ -55,6 +55,9 @@ type Client struct {
 	loopConn      *rawsock.Conn // the connection while the event loop serves it (node/evloop.go)
 	loopQueued    bool          // in the event loop's queue of connections with input left
 	loopAnswering bool          // its batch has run; its replies wait for the loop's write phase (l.mu)
+	// offLoopBatches: batches its goroutine served since the last command
+	// the event loop does not run (loopReturn)
+	offLoopBatches int
 	// holdsScriptSlots: a script command of c's counts in
 	// srv.scriptSlotHolds (enterExecution to leaveExecution)
 	holdsScriptSlots bool

@@ -84,8 +84,14 @@ func (s *Server) serveListener(ln net.Listener) {
 // then unregisters c. from is where it takes over a batch the event loop
 // began (node/evloop.go), or resumeRead for a new connection.
 func (s *Server) serveClient(c *Client, from resumePoint) {
-	s.endClient(c, s.serveRequests(c, from))
+	if err := s.serveRequests(c, from); err != errBackToLoop {
+		s.endClient(c, err)
+	}
 }
+
+// errBackToLoop ends a connection's goroutine that gave it back to an
+// event loop (loopReturn).
+var errBackToLoop = errors.New("back to the event loop")
 
 // logAccepted logs a client's arrival at loglevel debug/verbose, as
 // Redis's "Accepted <addr>" line.
@@ -173,6 +179,9 @@ func (s *Server) serveRequests(c *Client, from resumePoint) error {
 		}
 		if err := s.afterReplies(c); err != nil {
 			return err
+		}
+		if s.loopReturn(c) { // node/evloop.go
+			return errBackToLoop
 		}
 	}
 }

@@ -94,6 +94,9 @@ func (c *Client) run(args [][]byte) {
 	if c.lastCmd.Load() != spec {
 		c.lastCmd.Store(spec)
 	}
+	if c.loopConn == nil && len(c.srv.loops) > 0 && !loopRunsSpec(spec) {
+		c.offLoopBatches = 0 // not back to the loop yet (loopReturn)
+	}
 	if c.loopConn == nil && len(c.srv.loops) > 0 && spec.Flags&(command.FlagFast|command.FlagWrite|command.FlagReadonly) == 0 {
 		// A command that may look at other clients (CLIENT LIST, INFO,
 		// CONFIG, DEBUG...) on a connection's own goroutine lets an event

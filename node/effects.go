@@ -90,6 +90,36 @@ func (s *Server) propagate(db int, cmds [][][]byte) {
 	}
 }
 
+// laterFeed is an EffectFeed that can take effects without sending them
+// at once: the event loop that ran the command calls flushLater at the
+// end of its turn (node/evloop.go), so the feed sends many clients'
+// effects together.
+type laterFeed interface {
+	PropagateLater(db int, cmds [][][]byte)
+}
+
+// propagate sends the effects of c's command to every feed: an event
+// loop's client's to be sent at the end of the loop's turn where a feed
+// can (laterFeed).
+func (c *Client) propagate(db int, cmds [][][]byte) {
+	s := c.srv
+	if c.loopConn == nil {
+		s.propagate(db, cmds)
+		return
+	}
+	feeds := s.feeds.list.Load()
+	if feeds == nil {
+		return
+	}
+	for _, f := range *feeds {
+		if lf, ok := f.(laterFeed); ok {
+			lf.PropagateLater(db, cmds)
+		} else {
+			f.Propagate(db, cmds)
+		}
+	}
+}
+
 // propagateEffects runs after every handler, with the command's slots still
 // locked: it sends the command's effect to the feeds and resets the
 // client's effect state.

@@ -50,6 +50,7 @@ type eventLoop struct {
 	seenServed uint64
 	seenAt     time.Time
 
+	stopped       bool      // the loop has ended: it adopts no connection (l.mu)
 	queued, ready []*Client // connections with input left over for the next turn, this turn's
 	answering     []*Client // connections whose replies this turn's write phase writes
 }
@@ -84,8 +85,10 @@ func (s *Server) startEventLoops() {
 	}()
 }
 
-// loopAdopt hands a new connection to an event loop; false leaves it to the
-// caller (no loop, not a plain TCP socket, an idle timeout in force).
+// loopAdopt hands a connection to an event loop: a new one, or one its
+// goroutine served until now (loopReturn). False leaves it to the caller
+// (no loop, not a plain TCP socket, an idle timeout in force, the loops
+// stopped).
 func (s *Server) loopAdopt(c *Client) bool {
 	if len(s.loops) == 0 || s.limits.IdleTimeout.Load() > 0 {
 		return false
@@ -95,8 +98,13 @@ func (s *Server) loopAdopt(c *Client) bool {
 		return false
 	}
 	l := s.loops[int(s.nextLoop.Add(1))%len(s.loops)]
-	c.loopConn = conn
 	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		conn.ExitLoop()
+		return false
+	}
+	c.loopConn = conn
 	l.clients[uint64(c.id)] = c
 	l.mu.Unlock()
 	if err := l.poller.Add(conn, uint64(c.id)); err != nil {
@@ -104,6 +112,29 @@ func (s *Server) loopAdopt(c *Client) bool {
 		return false
 	}
 	return true
+}
+
+// loopReturnAfter is how many batches in a row a connection's goroutine
+// serves, with nothing the event loop would not run, before it gives the
+// connection back to a loop: a client that sent one SCRIPT LOAD, CONFIG GET
+// or BLPOP goes back to being served as cheaply as the others, and one
+// that keeps sending such commands does not move back and forth.
+const loopReturnAfter = 8
+
+// loopReturn gives c, which its goroutine serves, back to an event loop
+// after loopReturnAfter batches the loop could have run, if the loop may
+// serve it and no input it sent is read and waiting (the poller reports
+// only what arrives from now on). The goroutine must leave c alone once it
+// returns true.
+func (s *Server) loopReturn(c *Client) bool {
+	if len(s.loops) == 0 {
+		return false
+	}
+	if c.offLoopBatches++; c.offLoopBatches < loopReturnAfter {
+		return false
+	}
+	c.offLoopBatches = 0
+	return s.loopServes(c) && !c.guard.Ready() && c.wblockBytes+len(c.wbuf) == 0 && s.loopAdopt(c)
 }
 
 // loopsHandOffAll makes every event loop hand its connections to
@@ -122,6 +153,9 @@ func (l *eventLoop) run() {
 	if err := l.poller.Run(l.turn); err != nil {
 		l.srv.log.Error("event loop failed: its connections go to goroutines of their own", zap.Error(err))
 	}
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
 	l.handOffAll()
 }
 
@@ -155,6 +189,9 @@ func (l *eventLoop) turn(tokens []uint64, _ bool) bool {
 			l.finish(c, l.serve(c))
 		}
 	}
+	// The effects of the turn's commands go to the replicas in one write
+	// each, before the replies (PropagateLater).
+	l.srv.flushLater()
 	if len(l.answering) > 0 {
 		l.srv.aofBeforeReplies() // the AOF holds what the replies tell (node/aof.go)
 		for i, c := range l.answering {
@@ -221,8 +258,11 @@ func (l *eventLoop) checkStuck(now time.Time) {
 	}
 }
 
-// evacuate is handOffAll for a loop one client holds, logged.
+// evacuate is handOffAll for a loop one client holds, logged. What the
+// loop's commands propagated before the serve that holds it goes to the
+// replicas now, as their replies go out (resumeAnswer).
 func (l *eventLoop) evacuate() {
+	l.srv.flushLater()
 	if n := l.handOffAll(); n > 0 {
 		l.srv.log.Warn("event loop held by one client: its other clients go to goroutines of their own",
 			zap.Int("clients", n))
@@ -351,11 +391,14 @@ func (s *Server) loopRuns(c *Client, args [][]byte) bool {
 		if spec, unknownSub = s.table.lookup(args); spec == nil || unknownSub {
 			return true // unknown: answered with an error at once
 		}
-		if loopSubcommands[spec.FullName()] {
-			return true
-		}
 	}
-	if isScriptCall(spec) {
+	return loopRunsSpec(spec)
+}
+
+// loopRunsSpec reports whether spec is a command the event loop runs:
+// what waits for nothing another client does.
+func loopRunsSpec(spec *command.Spec) bool {
+	if isScriptCall(spec) || (spec.Parent != nil && loopSubcommands[spec.FullName()]) {
 		// A script waits for nothing; one that runs past
 		// busy-reply-threshold evacuates the loop (checkBusy), so that
 		// SCRIPT KILL and the -BUSY replies reach the other clients.

@@ -292,3 +292,39 @@ func TestEventLoopRepliesAwaitingTheWritePhaseSurviveEvacuation(t *testing.T) {
 	require.Contains(t, runner.readWithin(5*time.Second), "Script killed by user with SCRIPT KILL")
 	require.Equal(t, "$1\r\nv\r\n", answered.do("GET", "other"))
 }
+
+// A connection handed to its goroutine goes back to the loop after
+// loopReturnAfter batches the loop would have run, not before.
+func TestEventLoopTakesBackAConnectionItHandedOff(t *testing.T) {
+	s := startTestServer(t)
+	if len(s.loops) == 0 {
+		t.Skip("no event loop")
+	}
+	c := dialTest(t, s)
+	id := c.clientID()
+	require.True(t, loopServed(s, id))
+	require.True(t, strings.HasPrefix(c.do("CONFIG", "GET", "maxmemory"), "*2")) // admin: handed off
+	require.False(t, loopServed(s, id))
+	// A client that keeps sending what the loop does not run stays off it.
+	for range 3 {
+		for range loopReturnAfter - 1 {
+			require.Equal(t, "+PONG\r\n", c.do("PING"))
+		}
+		require.True(t, strings.HasPrefix(c.do("CONFIG", "GET", "maxmemory"), "*2"))
+		require.False(t, loopServed(s, id))
+	}
+	for i := range loopReturnAfter {
+		require.Equal(t, ":"+strconv.Itoa(i+1)+"\r\n", c.do("INCR", "n"))
+	}
+	testharness.WaitFor(t, 10*time.Second, "the loop serves the connection again", func() bool { return loopServed(s, id) })
+	// Served by the loop: pipelines in order, and a second hand-off works.
+	c.send("INCR", "n")
+	c.send("GET", "n")
+	require.Equal(t, ":9\r\n", c.read())
+	require.Equal(t, "$1\r\n9\r\n", c.read())
+	c.send("BLPOP", "list", "0")
+	testharness.WaitFor(t, 10*time.Second, "BLPOP blocks off the loop", func() bool { return !loopServed(s, id) })
+	other := dialTest(t, s)
+	require.Equal(t, ":1\r\n", other.do("RPUSH", "list", "x"))
+	require.Equal(t, "*2\r\n$4\r\nlist\r\n$1\r\nx\r\n", c.read())
+}

@@ -488,14 +488,14 @@ func (c *Client) finishCapture(ec *effectCapture) {
 		return
 	}
 	if ec.count == 1 && len(ec.cmds) == 1 {
-		c.srv.propagate(ec.db, ec.cmds)
+		c.propagate(ec.db, ec.cmds)
 		return
 	}
 	out := make([][][]byte, 0, len(ec.cmds)+3)
 	out = append(out, [][]byte{[]byte("MULTI")})
 	out = append(out, ec.cmds...)
 	out = append(out, [][]byte{[]byte("EXEC")})
-	c.srv.propagate(ec.db, out)
+	c.propagate(ec.db, out)
 }
 
 // emitEffects sends one command's effects to the feed, or to the open
@@ -505,7 +505,7 @@ func (c *Client) emitEffects(db int, cmds [][][]byte) {
 		c.tx.capture.add(db, cmds)
 		return
 	}
-	c.srv.propagate(db, cmds)
+	c.propagate(db, cmds)
 }
 
 // ---------------------------------------------------------------- the gate

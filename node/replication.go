@@ -103,6 +103,23 @@ func (r *replState) Propagate(db int, cmds [][][]byte) {
 	r.m.Propagate(db, cmds)
 }
 
+// PropagateLater is Propagate for an event loop's client: flushLater
+// writes it to the replicas at the end of the loop's turn.
+func (r *replState) PropagateLater(db int, cmds [][][]byte) {
+	if r.proxy.Load() {
+		return
+	}
+	r.m.PropagateLater(db, cmds)
+}
+
+// flushLater writes to the replicas what the event loops' commands
+// propagated (PropagateLater); any goroutine may call it.
+func (s *Server) flushLater() {
+	if s.repl != nil && s.repl.m != nil {
+		s.repl.m.FlushOwed()
+	}
+}
+
 // ensureFeed registers the feed before the first replica attaches.
 func (r *replState) ensureFeed() {
 	if r.feedOn.CompareAndSwap(false, true) {

@@ -47,6 +47,11 @@ type Master struct {
 	noLinksSince time.Time // when the last link went away (repl-backlog-ttl)
 
 	active atomic.Bool // the backlog exists: Propagate has work to do
+	// owed: PropagateLater queued stream bytes whose writers were not
+	// woken; FlushOwed writes them (links' owed under mu).
+	owed      atomic.Bool
+	flushList []*Link // FlushOwed's links to write, reused (under flushMu)
+	flushMu   sync.Mutex
 
 	encPool sync.Pool // *[]byte: effects are encoded into these before taking mu
 
@@ -186,7 +191,16 @@ func (m *Master) Active() bool { return m.active.Load() }
 // Propagate appends one command's effects, against database db, to the
 // stream: a SELECT first when the stream's database changes, as Redis
 // does. It returns at once when there is no backlog.
-func (m *Master) Propagate(db int, cmds [][][]byte) {
+func (m *Master) Propagate(db int, cmds [][][]byte) { m.propagate(db, cmds, true) }
+
+// PropagateLater is Propagate without waking the replicas' writers: the
+// caller (an event loop, which runs many clients' commands one after
+// another) calls FlushOwed once it has run them, which writes the stream
+// to each replica itself, one write for all of them, where Propagate wakes
+// each replica's writer goroutine for every command.
+func (m *Master) PropagateLater(db int, cmds [][][]byte) { m.propagate(db, cmds, false) }
+
+func (m *Master) propagate(db int, cmds [][][]byte, wake bool) {
 	if !m.active.Load() {
 		return
 	}
@@ -206,9 +220,9 @@ func (m *Master) Propagate(db int, cmds [][][]byte) {
 			m.enc = resp.AppendCommand(m.enc[:0], "SELECT", strconv.Itoa(db))
 			m.selDB = db
 			m.forceSelect = false
-			m.appendLocked(m.enc)
+			m.appendWakeLocked(m.enc, wake)
 		}
-		m.appendLocked(enc)
+		m.appendWakeLocked(enc, wake)
 		m.selDB = resp.SelectedAfter(db, cmds)
 	}
 	m.mu.Unlock()
@@ -254,12 +268,14 @@ func (m *Master) FeedRaw(p []byte, db int) {
 	m.appendLocked(p)
 }
 
-func (m *Master) appendLocked(p []byte) {
+func (m *Master) appendLocked(p []byte) { m.appendWakeLocked(p, true) }
+
+func (m *Master) appendWakeLocked(p []byte, wake bool) {
 	m.backlog.Write(p)
 	m.offset = m.backlog.End()
 	var drop []*Link
 	for _, l := range m.links {
-		if l.attached && !l.queueLocked(p) {
+		if l.attached && !l.queueLocked(p, wake) {
 			drop = append(drop, l)
 		}
 	}
@@ -334,6 +350,13 @@ func (m *Master) Attach(conn net.Conn, req PsyncRequest) (*Link, bool) {
 	m.hardLimit, m.softLimit, m.softSeconds = hard, soft, softSec
 	l := &Link{m: m, conn: conn, ip: req.IP, port: req.Port, id: req.ID, rdbOnly: req.RDBOnly,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	under := conn
+	if rr, ok := conn.(*resp.RequestReader); ok {
+		under = rr.Conn
+	}
+	if w, ok := under.(interface{ WriteNow([]byte) (int, error) }); ok {
+		l.writeNow = w.WriteNow
+	}
 	l.ackTime.Store(time.Now().Unix())
 	partial := false
 	if m.backlog != nil && !req.Sync && req.ReplID != "?" && !req.RDBOnly {
@@ -628,7 +651,8 @@ type Link struct {
 	startOnAck bool   // the stream starts at the replica's first ACK
 	pending    []byte
 	spare      []byte
-	inFlight   int // bytes the writer is writing now
+	inFlight   int // bytes being written now, by the writer or FlushOwed; the other leaves pending alone
+	owed       bool // pending got bytes whose writer was not woken (PropagateLater)
 	closed     bool
 	softSince  time.Time // when pending first passed the soft limit
 
@@ -639,6 +663,10 @@ type Link struct {
 	bulkStarted bool
 
 	wake chan struct{} // cap 1: pending has bytes
+	// writeNow writes what the socket takes now, without waiting (nil when
+	// the connection cannot: TLS). FlushOwed's write.
+	writeNow func([]byte) (int, error)
+	flushBuf []byte // FlushOwed's buffer taken from pending (under flushMu)
 	done chan struct{} // closed when the link is dropped
 
 	ackOff  atomic.Int64
@@ -712,10 +740,78 @@ func (l *Link) StartStreamOnAck() {
 
 func (l *Link) releaseLocked() {
 	l.held = false
+	l.wakeWriter()
+}
+
+// wakeWriter tells the writer that pending has bytes.
+func (l *Link) wakeWriter() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
+}
+
+// FlushOwed writes the stream bytes PropagateLater queued to every replica
+// that has some: without waiting, from the caller's goroutine, each link
+// whose writer is not writing already and whose connection can (writeNow).
+// What a socket does not take now, and the other links, go to the links'
+// writers. Any goroutine may call it.
+func (m *Master) FlushOwed() {
+	if !m.owed.Load() {
+		return
+	}
+	m.flushMu.Lock()
+	defer m.flushMu.Unlock()
+	m.mu.Lock()
+	m.owed.Store(false)
+	list := m.flushList[:0]
+	for _, l := range m.links {
+		if !l.owed {
+			continue
+		}
+		l.owed = false
+		if l.held || l.inFlight > 0 || l.writeNow == nil || len(l.pending) == 0 {
+			l.wakeWriter() // its writer takes pending when it can
+			continue
+		}
+		l.flushBuf = l.pending
+		l.pending = l.spare[:0]
+		l.spare = nil
+		l.inFlight = len(l.flushBuf)
+		list = append(list, l)
+	}
+	m.mu.Unlock()
+	for i, l := range list {
+		list[i] = nil
+		buf := l.flushBuf
+		l.flushBuf = nil
+		n, err := l.writeNow(buf)
+		m.bytesOut.Add(int64(n))
+		m.mu.Lock()
+		l.inFlight = 0
+		switch {
+		case err != nil:
+			m.dropLocked(l, "")
+		case n < len(buf):
+			// The rest goes first, before what was queued meanwhile.
+			k := copy(buf, buf[n:])
+			rest := append(buf[:k], l.pending...)
+			if l.pending != nil && cap(l.pending) <= 4<<20 {
+				l.spare = l.pending[:0]
+			}
+			l.pending = rest
+			l.wakeWriter()
+		default:
+			if cap(buf) <= 4<<20 && l.spare == nil {
+				l.spare = buf[:0]
+			}
+			if len(l.pending) > 0 {
+				l.wakeWriter()
+			}
+		}
+		m.mu.Unlock()
+	}
+	m.flushList = list[:0]
 }
 
 // Close drops the link (a failed sync, or an rdb-only replica served).
@@ -776,11 +872,13 @@ func (l *Link) Pending() int {
 
 // queueLocked appends stream bytes and reports false when the replica is
 // over its output limit and must be dropped.
-func (l *Link) queueLocked(p []byte) bool {
+func (l *Link) queueLocked(p []byte, wake bool) bool {
 	l.pending = append(l.pending, p...)
-	select {
-	case l.wake <- struct{}{}:
-	default:
+	if wake {
+		l.wakeWriter()
+	} else if !l.owed {
+		l.owed = true
+		l.m.owed.Store(true)
 	}
 	size := uint64(len(l.pending) + l.inFlight)
 	hard, soft, softSec := l.m.hardLimit, l.m.softLimit, l.m.softSeconds
@@ -819,8 +917,10 @@ func (l *Link) writeLoop() {
 		}
 		runtime.Gosched()
 		l.m.mu.Lock()
-		if l.held {
-			// The RDB goes first (WritePre); the stream waits.
+		if l.held || l.inFlight > 0 {
+			// The RDB goes first (WritePre); the stream waits. Or
+			// FlushOwed is writing: it wakes the writer again if it leaves
+			// bytes.
 			l.m.mu.Unlock()
 			continue
 		}

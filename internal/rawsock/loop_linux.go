@@ -186,14 +186,20 @@ func (p *Poller) Run(turn func(tokens []uint64, woken bool) (again bool)) error 
 // nothing), and Close from another goroutine shuts the socket down, which
 // the poller reports, for the loop to see the end of the stream and close
 // the connection itself (its second Close, after ExitLoop). It returns
-// false when c has been read in the ordinary way already or is closed.
+// false when a Read is under way or c is closed. A connection read in the
+// ordinary way may enter loop mode again between Reads (its reader then
+// reads no more): the suspended ordinary read ends here.
 func (c *Conn) EnterLoop() bool {
 	if !c.readMu.TryLock() {
 		return false
 	}
-	if c.next != nil || c.closed.Load() {
+	if c.closed.Load() {
 		c.readMu.Unlock()
 		return false
+	}
+	if c.next != nil {
+		c.stopReads()
+		c.next = nil
 	}
 	fd := -1
 	if err := c.rc.Control(func(d uintptr) { fd = int(d) }); err != nil || fd < 0 {

@@ -169,7 +169,25 @@ func TestReadsAfterExitLoopWaitForInput(t *testing.T) {
 	if err != nil || string(buf[:n]) != "late" {
 		t.Fatalf("ordinary read after ExitLoop: %q, %v", buf[:n], err)
 	}
-	if c.EnterLoop() {
-		t.Fatal("EnterLoop accepted a connection already read the ordinary way")
+	// Back to loop mode between ordinary reads: the suspended ordinary
+	// read ends, and loop reads do not wait.
+	if !c.EnterLoop() {
+		t.Fatal("EnterLoop refused a connection read the ordinary way, between reads")
+	}
+	if _, err := c.Read(buf); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("loop read of an empty socket after EnterLoop: %v", err)
+	}
+	if _, err := client.Write([]byte("again")); err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		n, err = c.Read(buf)
+		if !errors.Is(err, ErrWouldBlock) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err != nil || string(buf[:n]) != "again" {
+		t.Fatalf("loop read after EnterLoop: %q, %v", buf[:n], err)
 	}
 }

@@ -53,15 +53,16 @@ type Conn struct {
 	stop   func()
 	closed atomic.Bool
 
-	writeMu  sync.Mutex
-	writeFn  func(fd uintptr) bool
-	wbuf     []byte
-	wn       int
-	werrno   syscall.Errno
-	writevFn func(fd uintptr) bool
-	wbufs    *net.Buffers
-	wvn      int64
-	iov      []syscall.Iovec
+	writeMu    sync.Mutex
+	writeFn    func(fd uintptr) bool
+	writeNowFn func(fd uintptr)
+	wbuf       []byte
+	wn         int
+	werrno     syscall.Errno
+	writevFn   func(fd uintptr) bool
+	wbufs      *net.Buffers
+	wvn        int64
+	iov        []syscall.Iovec
 }
 
 func wrapTCP(tc *net.TCPConn) *Conn {
@@ -74,6 +75,7 @@ func wrapTCP(tc *net.TCPConn) *Conn {
 		c.inq = syscall.SetsockoptInt(int(fd), syscall.SOL_TCP, tcpInq, 1) == nil
 	})
 	c.writeFn = c.writeAll
+	c.writeNowFn = c.writeNow
 	c.writevFn = c.writevAll
 	return c
 }
@@ -253,6 +255,33 @@ func (c *Conn) Write(b []byte) (int, error) {
 
 // writeAll is the RawConn callback: it writes until wbuf is empty, or
 // returns false for the netpoller to wait until the socket has room.
+// WriteNow writes what the socket takes of b now, without waiting: n <
+// len(b) with a nil error when it is full. Write deadlines do not apply
+// (it never waits). Writes are serialised with Write's.
+func (c *Conn) WriteNow(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.wbuf, c.wn, c.werrno = b, 0, 0
+	err := c.rc.Control(c.writeNowFn)
+	n, errno := c.wn, c.werrno
+	c.wbuf = nil
+	if err == nil && errno == syscall.EAGAIN {
+		errno = 0
+	}
+	return n, c.result("write", err, errno)
+}
+
+// writeNow is WriteNow's write: writeAll that stops at a full socket
+// (werrno EAGAIN).
+func (c *Conn) writeNow(fd uintptr) {
+	if !c.writeAll(fd) {
+		c.werrno = syscall.EAGAIN
+	}
+}
+
 func (c *Conn) writeAll(fd uintptr) bool {
 	for c.wn < len(c.wbuf) {
 		rest := c.wbuf[c.wn:]
