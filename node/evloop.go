@@ -105,6 +105,10 @@ func (s *Server) loopAdopt(c *Client) bool {
 		return false
 	}
 	c.loopConn = conn
+	// A connection coming back may have left a stale entry in the loop's
+	// queue (evacuated while queued): the flags start afresh, and begin
+	// skips what would serve it twice in a turn.
+	c.loopQueued, c.loopAnswering = false, false
 	l.clients[uint64(c.id)] = c
 	l.mu.Unlock()
 	if err := l.poller.Add(conn, uint64(c.id)); err != nil {
@@ -211,7 +215,9 @@ func (l *eventLoop) turn(tokens []uint64, _ bool) bool {
 // (handed off, ended or evacuated since it was queued).
 func (l *eventLoop) begin(c *Client, serving bool) bool {
 	l.mu.Lock()
-	ours := c.loopConn != nil
+	// A batch that ran this turn has its replies written first: a second
+	// entry of c in the queue (loopAdopt) does not run another one.
+	ours := c.loopConn != nil && !(serving && c.loopAnswering)
 	if ours {
 		if serving {
 			c.loopQueued = false
