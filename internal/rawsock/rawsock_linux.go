@@ -240,48 +240,44 @@ func (c *Conn) closeFromRead() error {
 
 // Write writes all of b (waiting for room as the netpoller says), as
 // net.TCPConn's.
-func (c *Conn) Write(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	c.wbuf, c.wn, c.werrno = b, 0, 0
-	err := c.rc.Write(c.writeFn)
-	n, errno := c.wn, c.werrno
-	c.wbuf = nil
-	return n, c.result("write", err, errno)
-}
+func (c *Conn) Write(b []byte) (int, error) { return c.write(b, false) }
 
-// writeAll is the RawConn callback: it writes until wbuf is empty, or
-// returns false for the netpoller to wait until the socket has room.
 // WriteNow writes what the socket takes of b now, without waiting: n <
 // len(b) with a nil error when it is full. Write deadlines do not apply
 // (it never waits). Writes are serialised with Write's.
-func (c *Conn) WriteNow(b []byte) (int, error) {
+func (c *Conn) WriteNow(b []byte) (int, error) { return c.write(b, true) }
+
+func (c *Conn) write(b []byte, now bool) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	c.wbuf, c.wn, c.werrno = b, 0, 0
-	err := c.rc.Control(c.writeNowFn)
+	var err error
+	if now {
+		err = c.rc.Control(c.writeNowFn)
+	} else {
+		err = c.rc.Write(c.writeFn)
+	}
 	n, errno := c.wn, c.werrno
 	c.wbuf = nil
-	if err == nil && errno == syscall.EAGAIN {
-		errno = 0
+	if errno == syscall.EAGAIN {
+		errno = 0 // WriteNow's full socket
 	}
 	return n, c.result("write", err, errno)
 }
 
-// writeNow is WriteNow's write: writeAll that stops at a full socket
-// (werrno EAGAIN).
+// writeNow is WriteNow's RawConn callback: writeAll that stops at a full
+// socket (werrno EAGAIN).
 func (c *Conn) writeNow(fd uintptr) {
 	if !c.writeAll(fd) {
 		c.werrno = syscall.EAGAIN
 	}
 }
 
+// writeAll is Write's RawConn callback: it writes until wbuf is empty, or
+// returns false for the netpoller to wait until the socket has room.
 func (c *Conn) writeAll(fd uintptr) bool {
 	for c.wn < len(c.wbuf) {
 		rest := c.wbuf[c.wn:]
