@@ -26,16 +26,18 @@ import (
 // readonly (and EXEC, DISCARD) that are not blocking, pub/sub or admin
 // commands, from clients
 // that are not subscribers, tracking, replicas or blocked, while no CLIENT
-// PAUSE and no idle timeout is in force. Before anything else (a BLPOP, a
-// SUBSCRIBE, EVAL, CLIENT PAUSE in force, replies that do not fit the socket,
-// a large reply) the loop hands the connection to a goroutine of its own,
-// at the point it reached (resumePoint), and the connection stays there.
+// PAUSE and no idle timeout is in force (scripts run on it too). Before
+// anything else (a BLPOP, a SUBSCRIBE, CONFIG, CLIENT PAUSE in force,
+// replies that do not fit the socket, a large reply) the loop hands the
+// connection to a goroutine of its own, at the point it reached
+// (resumePoint); that goroutine gives it back after loopReturnAfter
+// batches in a row the loop would have run (loopReturn).
 // Anything the loop runs may still wait on a lock (a slot lock, the
 // execution gate, an AOF fsync), as redis-server's thread would.
 //
 // Concurrency: a connection belongs to its loop's goroutine from loopAdopt
 // until detach (c.loopConn set, the socket's read side held by the loop),
-// then to the goroutine serveClient runs. Other goroutines close a loop's
+// then to the goroutine serveClient runs, until loopReturn adopts it again. Other goroutines close a loop's
 // connection as any other (Conn.Close shuts the socket down; the loop then
 // reads the end of the stream and ends the client).
 type eventLoop struct {
