@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -94,17 +93,8 @@ func (c *Client) run(args [][]byte) {
 	if c.lastCmd.Load() != spec {
 		c.lastCmd.Store(spec)
 	}
-	if c.loopConn == nil && len(c.srv.loops) > 0 && !loopRunsSpec(spec) {
-		c.offLoopBatches = 0 // not back to the loop yet (loopReturn)
-	}
-	if c.loopConn == nil && len(c.srv.loops) > 0 && spec.Flags&(command.FlagFast|command.FlagWrite|command.FlagReadonly) == 0 {
-		// A command that may look at other clients (CLIENT LIST, INFO,
-		// CONFIG, DEBUG...) on a connection's own goroutine lets an event
-		// loop readied with it go first: what the loop's clients sent
-		// before it is then read and run before it, as redis-server's one
-		// event loop would have (the runtime readies goroutines woken
-		// together in reverse order).
-		runtime.Gosched()
+	if c.loopConn == nil && len(c.srv.loops) > 0 {
+		c.offLoopCommand(spec)
 	}
 	acc := c.statsFor(spec)
 	roleGen, ok := c.admit(spec, args)

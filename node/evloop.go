@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -37,9 +38,10 @@ import (
 //
 // Concurrency: a connection belongs to its loop's goroutine from loopAdopt
 // until detach (c.loopConn set, the socket's read side held by the loop),
-// then to the goroutine serveClient runs, until loopReturn adopts it again. Other goroutines close a loop's
-// connection as any other (Conn.Close shuts the socket down; the loop then
-// reads the end of the stream and ends the client).
+// then to the goroutine serveClient runs, until loopReturn adopts it
+// again. Other goroutines close a loop's connection as any other
+// (Conn.Close shuts the socket down; the loop then reads the end of the
+// stream and ends the client).
 type eventLoop struct {
 	srv    *Server
 	poller *rawsock.Poller
@@ -141,6 +143,23 @@ func (s *Server) loopReturn(c *Client) bool {
 	}
 	c.offLoopBatches = 0
 	return s.loopServes(c) && !c.guard.Ready() && c.wblockBytes+len(c.wbuf) == 0 && s.loopAdopt(c)
+}
+
+// offLoopCommand is dispatch's look at a command about to run on c's own
+// goroutine while event loops exist. One the loop would not run restarts
+// the count of batches before c goes back to the loop (loopReturn). One
+// that may look at other clients (CLIENT LIST, INFO, CONFIG, DEBUG...)
+// lets an event loop readied with it go first: what the loop's clients
+// sent before it is then read and run before it, as redis-server's one
+// event loop would have (the runtime readies goroutines woken together in
+// reverse order).
+func (c *Client) offLoopCommand(spec *command.Spec) {
+	if !loopRunsSpec(spec) {
+		c.offLoopBatches = 0
+	}
+	if spec.Flags&(command.FlagFast|command.FlagWrite|command.FlagReadonly) == 0 {
+		runtime.Gosched()
+	}
 }
 
 // loopsHandOffAll makes every event loop hand its connections to
@@ -282,26 +301,27 @@ func (l *eventLoop) evacuate() {
 // goroutine: the connections it takes are not being served (l.mu,
 // current), and the loop skips them from then on (loopConn nil).
 func (l *eventLoop) handOffAll() int {
+	type takenClient struct {
+		c    *Client
+		conn *rawsock.Conn
+		from resumePoint // its replies if they wait for the write phase
+	}
 	l.mu.Lock()
-	var out []*Client
-	var conns []*rawsock.Conn
-	var from []resumePoint
+	var out []takenClient
 	for _, c := range l.clients {
 		if c != l.current {
-			out = append(out, c)
-			conns = append(conns, l.takeLocked(c))
+			t := takenClient{c: c, conn: l.takeLocked(c), from: resumeRead}
 			if c.loopAnswering {
 				c.loopAnswering = false
-				from = append(from, resumeAnswer)
-			} else {
-				from = append(from, resumeRead)
+				t.from = resumeAnswer
 			}
+			out = append(out, t)
 		}
 	}
 	l.mu.Unlock()
-	for i, c := range out {
-		l.unwatch(conns[i])
-		go l.srv.serveClient(c, from[i])
+	for _, t := range out {
+		l.unwatch(t.conn)
+		go l.srv.serveClient(t.c, t.from)
 	}
 	return len(out)
 }

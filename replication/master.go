@@ -651,7 +651,7 @@ type Link struct {
 	startOnAck bool   // the stream starts at the replica's first ACK
 	pending    []byte
 	spare      []byte
-	inFlight   int // bytes being written now, by the writer or FlushOwed; the other leaves pending alone
+	inFlight   int  // bytes being written now, by the writer or FlushOwed; the other leaves pending alone
 	owed       bool // pending got bytes whose writer was not woken (PropagateLater)
 	closed     bool
 	softSince  time.Time // when pending first passed the soft limit
@@ -666,8 +666,8 @@ type Link struct {
 	// writeNow writes what the socket takes now, without waiting (nil when
 	// the connection cannot: TLS). FlushOwed's write.
 	writeNow func([]byte) (int, error)
-	flushBuf []byte // FlushOwed's buffer taken from pending (under flushMu)
-	done chan struct{} // closed when the link is dropped
+	flushBuf []byte        // FlushOwed's buffer taken from pending (under flushMu)
+	done     chan struct{} // closed when the link is dropped
 
 	ackOff  atomic.Int64
 	ackTime atomic.Int64 // unix seconds of the last ACK
@@ -743,6 +743,26 @@ func (l *Link) releaseLocked() {
 	l.wakeWriter()
 }
 
+// takePendingLocked takes the queued stream bytes for one write (the
+// writer's or FlushOwed's), leaving the spare buffer to queue into; the
+// other leaves pending alone until wroteLocked (inFlight).
+func (l *Link) takePendingLocked() []byte {
+	buf := l.pending
+	l.pending = l.spare[:0]
+	l.spare = nil
+	l.inFlight = len(buf)
+	return buf
+}
+
+// wroteLocked ends the write takePendingLocked began: buf, written, is
+// kept as the spare buffer unless it grew large.
+func (l *Link) wroteLocked(buf []byte) {
+	l.inFlight = 0
+	if buf != nil && cap(buf) <= 4<<20 {
+		l.spare = buf[:0]
+	}
+}
+
 // wakeWriter tells the writer that pending has bytes.
 func (l *Link) wakeWriter() {
 	select {
@@ -774,10 +794,7 @@ func (m *Master) FlushOwed() {
 			l.wakeWriter() // its writer takes pending when it can
 			continue
 		}
-		l.flushBuf = l.pending
-		l.pending = l.spare[:0]
-		l.spare = nil
-		l.inFlight = len(l.flushBuf)
+		l.flushBuf = l.takePendingLocked()
 		list = append(list, l)
 	}
 	m.mu.Unlock()
@@ -788,23 +805,20 @@ func (m *Master) FlushOwed() {
 		n, err := l.writeNow(buf)
 		m.bytesOut.Add(int64(n))
 		m.mu.Lock()
-		l.inFlight = 0
 		switch {
 		case err != nil:
+			l.inFlight = 0
 			m.dropLocked(l, "")
 		case n < len(buf):
-			// The rest goes first, before what was queued meanwhile.
+			// The rest goes first, before what was queued meanwhile; the
+			// buffer queued meanwhile is the one kept for next time.
 			k := copy(buf, buf[n:])
 			rest := append(buf[:k], l.pending...)
-			if l.pending != nil && cap(l.pending) <= 4<<20 {
-				l.spare = l.pending[:0]
-			}
+			l.wroteLocked(l.pending)
 			l.pending = rest
 			l.wakeWriter()
 		default:
-			if cap(buf) <= 4<<20 && l.spare == nil {
-				l.spare = buf[:0]
-			}
+			l.wroteLocked(buf)
 			if len(l.pending) > 0 {
 				l.wakeWriter()
 			}
@@ -924,10 +938,7 @@ func (l *Link) writeLoop() {
 			l.m.mu.Unlock()
 			continue
 		}
-		buf := l.pending
-		l.pending = l.spare[:0]
-		l.spare = nil
-		l.inFlight = len(buf)
+		buf := l.takePendingLocked()
 		l.m.mu.Unlock()
 		if len(buf) == 0 {
 			continue
@@ -936,10 +947,7 @@ func (l *Link) writeLoop() {
 		n, err := l.conn.Write(buf)
 		l.m.bytesOut.Add(int64(n))
 		l.m.mu.Lock()
-		l.inFlight = 0
-		if cap(buf) <= 4<<20 {
-			l.spare = buf[:0]
-		}
+		l.wroteLocked(buf)
 		if err != nil {
 			l.m.dropLocked(l, "")
 		}
