@@ -26,10 +26,39 @@ type slotCounters struct {
 	calls, cpuUsec, netIn, netOut atomic.Int64
 }
 
-// slotStats are every slot's counters (cluster mode only).
+// slotStats are every slot's counters (cluster mode only), in blocks of
+// slotStatsBlock slots allocated when a command first counts in one: the
+// 512 KB of a whole array cost that much RSS on an idle node whenever the
+// Go allocator handed it reused pages, which it zeroes.
 type slotStats struct {
 	enabled func() bool // cluster-slot-stats-enabled, a lock-free read
-	slot    [slots.Count]slotCounters
+	blocks  [slots.Count / slotStatsBlock]atomic.Pointer[[slotStatsBlock]slotCounters]
+}
+
+const slotStatsBlock = 256
+
+// noCounters stands for the slots of a block never counted in: all zero,
+// and never written (only counters returns it, to readers).
+var noCounters slotCounters
+
+// counters returns the counters of slot for reading.
+func (st *slotStats) counters(slot int) *slotCounters {
+	if b := st.blocks[slot/slotStatsBlock].Load(); b != nil {
+		return &b[slot%slotStatsBlock]
+	}
+	return &noCounters
+}
+
+// countersFor returns the counters of slot for counting, allocating its
+// block on first use.
+func (st *slotStats) countersFor(slot int) *slotCounters {
+	p := &st.blocks[slot/slotStatsBlock]
+	b := p.Load()
+	if b == nil {
+		p.CompareAndSwap(nil, new([slotStatsBlock]slotCounters))
+		b = p.Load()
+	}
+	return &b[slot%slotStatsBlock]
 }
 
 // newSlotStats returns the counters of a cluster node, nil otherwise.
@@ -44,7 +73,7 @@ func (s *Server) newSlotStats() *slotStats {
 // duration, its request as RESP (what the client sent for it) and its reply
 // bytes. Blocked commands are counted when they finish.
 func (st *slotStats) record(slot uint16, args [][]byte, dur time.Duration, replyBytes int) {
-	sc := &st.slot[slot]
+	sc := st.countersFor(int(slot))
 	sc.calls.Add(1)
 	if !st.enabled() {
 		return
@@ -102,11 +131,11 @@ func (s *Server) myShardSlots() (owned [slots.Count]bool, count int) {
 func (s *Server) slotStat(slot int, m slotStatMetric) int64 {
 	switch m {
 	case statCPUUsec:
-		return s.slotStats.slot[slot].cpuUsec.Load()
+		return s.slotStats.counters(slot).cpuUsec.Load()
 	case statNetIn:
-		return s.slotStats.slot[slot].netIn.Load()
+		return s.slotStats.counters(slot).netIn.Load()
 	case statNetOut:
-		return s.slotStats.slot[slot].netOut.Load()
+		return s.slotStats.counters(slot).netOut.Load()
 	}
 	return int64(s.countKeysInSlot(slot))
 }
@@ -241,7 +270,7 @@ func (c *Client) writeSlotStats(list []int, enabled bool) {
 			c.Int(int64(c.srv.countKeysInSlot(slot)))
 			continue
 		}
-		sc := &st.slot[slot]
+		sc := st.counters(slot)
 		c.Map(4)
 		c.Bulk([]byte("key-count"))
 		c.Int(int64(c.srv.countKeysInSlot(slot)))

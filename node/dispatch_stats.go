@@ -77,7 +77,7 @@ func (c *Client) publishStats(a *cmdStatAcc) {
 	if a.spec == nil {
 		return
 	}
-	sh := &c.srv.table.stats[a.spec.ID][c.id%statShards]
+	sh := c.srv.table.statShard(a.spec, c.id)
 	if a.calls != 0 {
 		sh.calls.Add(a.calls)
 		sh.usec.Add(a.usec)

@@ -92,3 +92,49 @@ func TestHeapTrimmerWaitsForLastingQuiet(t *testing.T) {
 		t.Fatal("an idle server with a loose heap was never trimmed")
 	}
 }
+
+// A quiet node whose heap holds a little idle garbage (a cluster node's
+// gossip) gives it back too, but at most once per trimDecay, and it keeps
+// sampling once a second while it waits: an idle node must not wake 20
+// times a second for garbage that can wait.
+func TestHeapTrimmerReturnsIdleGarbageOncePerDecay(t *testing.T) {
+	const kb = 1 << 10
+	h := newHeapTrimmer()
+	t0 := time.Now()
+	live := uint64(5 << 20)
+	decide := func(at time.Duration, garbage uint64) bool {
+		return h.decide(t0.Add(at), heapSample{allocs: garbage, live: live, held: live + garbage})
+	}
+	// Less than trimMinBytes above the live heap: nothing to do.
+	for at := time.Duration(0); at <= 3*trimQuietFor; at += trimIdleInterval {
+		if decide(at, 100*kb) {
+			t.Fatalf("trimmed %d KB of garbage", 100)
+		}
+		if at > 0 && h.interval() != trimIdleInterval {
+			t.Fatalf("next check in %v with nothing to trim, want %v", h.interval(), trimIdleInterval)
+		}
+	}
+	at := 4 * trimQuietFor
+	if !decide(at, 600*kb) {
+		t.Fatal("600 KB of garbage on a quiet node was not given back")
+	}
+	// The next trim waits for trimDecay, sampled once a second meanwhile.
+	start := at
+	trimmed := false
+	for range 2 * int(trimDecay/trimIdleInterval) {
+		at += trimIdleInterval
+		if decide(at, 600*kb+uint64(at-start)/uint64(time.Second)) {
+			if at-start < trimDecay {
+				t.Fatalf("trimmed again after %v, want %v", at-start, trimDecay)
+			}
+			trimmed = true
+			break
+		}
+		if h.interval() != trimIdleInterval {
+			t.Fatalf("next check in %v while the trim waits, want %v", h.interval(), trimIdleInterval)
+		}
+	}
+	if !trimmed {
+		t.Fatal("the idle garbage was not given back after trimDecay")
+	}
+}

@@ -361,7 +361,7 @@ func (s *Server) collectSlots(ch chan<- prometheus.Metric) {
 	enabled := st.enabled()
 	for i := 0; i < slots.Count; i++ {
 		keys := s.countKeysInSlot(i)
-		sc := &st.slot[i]
+		sc := st.counters(i)
 		calls := sc.calls.Load()
 		if keys == 0 && calls == 0 {
 			continue

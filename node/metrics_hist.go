@@ -50,7 +50,7 @@ func latencyUpperBound(i int) float64 {
 // bound (overflow excluded, it is the total), as Prometheus wants them.
 func (t *commandTable) latencyHistogram(spec *command.Spec) (cumulative [latencyBucketCount - 1]uint64, total uint64) {
 	var per [latencyBucketCount]uint64
-	st := &t.stats[spec.ID]
+	st := t.statsOf(spec)
 	for i := range st {
 		for b := range per {
 			per[b] += uint64(st[i].lat[b].Load())

@@ -1232,7 +1232,7 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 		db.UnlockSlots(sl)
 	}
 	lc.SetDB(nil)
-	shard := &lc.srv.table.stats[spec.ID][lc.id%statShards]
+	shard := lc.srv.table.statShard(spec, lc.id)
 	shard.calls.Add(1)
 	shard.usec.Add(int64((time.Since(s.start) - start) / time.Microsecond))
 	if lc.errored {
@@ -1252,7 +1252,7 @@ func (run *scriptRun) refuse(spec *command.Spec, msg string) string {
 	}
 	run.lc.noteError(text)
 	if spec != nil {
-		run.lc.srv.table.stats[spec.ID][run.lc.id%statShards].rejected.Add(1)
+		run.lc.srv.table.statShard(spec, run.lc.id).rejected.Add(1)
 	}
 	return msg
 }
@@ -1262,7 +1262,7 @@ func (run *scriptRun) refuse(spec *command.Spec, msg string) string {
 // the script client's output.
 func (run *scriptRun) rejected(spec *command.Spec) string {
 	lc := run.lc
-	lc.srv.table.stats[spec.ID][lc.id%statShards].rejected.Add(1)
+	lc.srv.table.statShard(spec, lc.id).rejected.Add(1)
 	msg := strings.TrimRight(string(lc.Out), "\r\n")
 	lc.Out = lc.Out[:0]
 	return msg

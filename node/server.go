@@ -103,6 +103,8 @@ type Server struct {
 	mem             memoryState // used_memory's parts, maxmemory and eviction (node/maxmemory.go)
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
 	manageGoMemLimit bool
+	// trimHeap: the cron gives idle memory back (Options.ManageGoMemoryLimit).
+	trimHeap bool
 	childCores       childCores  // a core for a background save or rewrite (node/childcore.go)
 	cluster          *gossip.Bus // nil unless cluster-enabled
 	slotStats        *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
@@ -161,9 +163,12 @@ type Options struct {
 	// initialized" before it loads (and possibly rejects) the RDB file.
 	LoadLater bool
 	// ManageGoMemoryLimit: the process's Go memory limit (GOMEMLIMIT)
-	// follows maxmemory, unless GOMEMLIMIT is set in the environment. The
-	// limit is process-wide: the binary sets this, tests that run many
-	// nodes in one process do not.
+	// follows maxmemory, unless GOMEMLIMIT is set in the environment, and
+	// the node gives free heap memory back to the OS when it goes idle
+	// (node/heaptrim.go). Both are process-wide: the binary sets this,
+	// tests that run many nodes in one process do not (each node's
+	// trimmer would collect the whole process's heap, every node's
+	// garbage, whenever its own clients went quiet).
 	ManageGoMemoryLimit bool
 	// ManageParallelism: a background save or AOF rewrite runs with one
 	// more core (GOMAXPROCS) than the node serves clients with, as
@@ -225,6 +230,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.aof = newAOFState(s)    // node/aof.go
 	s.registerOOMScoreHooks() // node/oomscore.go
 	s.manageGoMemLimit = opts.ManageGoMemoryLimit && !goMemLimitFromEnv()
+	s.trimHeap = opts.ManageGoMemoryLimit
 	s.childCores.enabled = opts.ManageParallelism
 	s.applyMaxmemoryConfig()
 	s.registerMaxmemoryHooks()
@@ -672,6 +678,9 @@ func (s *Server) cron() {
 	trim := newHeapTrimmer()
 	var trimChecked time.Time
 	trimOnCron := false
+	if !s.trimHeap {
+		trimTicker.Stop()
+	}
 	trimTick := func(now time.Time) {
 		trimChecked = now
 		if trim.tick(now, uint64(s.stats.readBatches.Load()), s.backgroundWorkPending()) {

@@ -62,7 +62,7 @@ type CommandCounters struct {
 // counters sums a command's shards.
 func (t *commandTable) counters(spec *command.Spec) CommandCounters {
 	var cc CommandCounters
-	st := &t.stats[spec.ID]
+	st := t.statsOf(spec)
 	for i := range st {
 		sh := &st[i]
 		cc.Calls += sh.calls.Load()
@@ -75,7 +75,10 @@ func (t *commandTable) counters(spec *command.Spec) CommandCounters {
 
 // resetCounters zeroes a command's counters.
 func (t *commandTable) resetCounters(spec *command.Spec) {
-	st := &t.stats[spec.ID]
+	st := t.stats[spec.ID].Load()
+	if st == nil {
+		return // never counted
+	}
 	for i := range st {
 		sh := &st[i]
 		sh.calls.Store(0)

@@ -36,8 +36,11 @@ type commandTable struct {
 	called map[string]*command.Spec
 	all    []*command.Spec // implemented top-level commands clients can call, sorted by name
 	// stats holds each spec's counters, indexed by its ID: the dispatcher
-	// reaches them with one slice index, no lookup.
-	stats  []cmdStats
+	// reaches them with one slice index, no lookup. A command's counters
+	// (2 KB) are allocated when it is first counted: the 744 KB of all of
+	// them at once cost that much RSS whenever the allocator handed out
+	// reused pages, which it zeroes, and most commands are never called.
+	stats  []atomic.Pointer[cmdStats]
 	nextID int
 }
 
@@ -52,6 +55,30 @@ type cmdStat struct {
 }
 
 type cmdStats [statShards]cmdStat
+
+// noCmdStats stands for a command never counted: all zero, never written
+// (only statsOf returns it, to readers).
+var noCmdStats cmdStats
+
+// statsOf returns a command's counters for reading.
+func (t *commandTable) statsOf(spec *command.Spec) *cmdStats {
+	if st := t.stats[spec.ID].Load(); st != nil {
+		return st
+	}
+	return &noCmdStats
+}
+
+// statShard returns the shard of a command's counters that client id
+// counts in, allocating the command's counters on first use.
+func (t *commandTable) statShard(spec *command.Spec, id int64) *cmdStat {
+	p := &t.stats[spec.ID]
+	st := p.Load()
+	if st == nil {
+		p.CompareAndSwap(nil, new(cmdStats))
+		st = p.Load()
+	}
+	return &st[uint64(id)%statShards] // internal clients may have ids <= 0
+}
 
 // handlerGroups returns every command family's handlers, keyed by the
 // command's full name ("get", "config|get"). The data-type families live in
@@ -135,7 +162,7 @@ func newCommandTable(renames [][2]string) *commandTable {
 		}
 	}
 	sort.Slice(t.all, func(i, j int) bool { return t.all[i].Name < t.all[j].Name })
-	t.stats = make([]cmdStats, t.nextID)
+	t.stats = make([]atomic.Pointer[cmdStats], t.nextID)
 	return t
 }
 

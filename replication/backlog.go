@@ -10,28 +10,45 @@ package replication
 // stream, so that a replica that lost its link can continue from its offset
 // (PSYNC +CONTINUE) instead of a full sync.
 //
+// The ring is made of backlogChunk-byte blocks allocated when first
+// written, as Redis 7 grows its replication buffer block by block: a master
+// that wrote 10 KB holds one block, not repl-backlog-size (1 MB by
+// default). One array of the whole size would cost that much RSS at once
+// whenever the Go allocator hands out reused pages, which it must zero.
+//
 // Offsets are Redis's: the stream's bytes are numbered from 1, and End is
 // master_repl_offset, the number of the last byte written. The ring holds
 // bytes First() .. End(). Backlog is not safe for concurrent use; Master
 // guards it.
 type Backlog struct {
-	buf     []byte
+	chunks  [][]byte // ring position p is chunks[p/backlogChunk][p%backlogChunk]; nil until written
+	size    int
 	pos     int   // where the next byte goes
-	histlen int   // valid bytes in the ring (≤ len(buf))
+	histlen int   // valid bytes in the ring (≤ size)
 	end     int64 // offset of the last byte written
 }
+
+// backlogChunk is the size of one block of the ring (Redis's
+// PROTO_REPLY_CHUNK_BYTES).
+const backlogChunk = 16 << 10
 
 // NewBacklog returns an empty ring of size bytes whose next byte will be
 // offset end+1.
 func NewBacklog(size int, end int64) *Backlog {
-	if size < 1 {
-		size = 1
-	}
-	return &Backlog{buf: make([]byte, size), end: end}
+	b := &Backlog{end: end}
+	b.reset(size)
+	return b
+}
+
+// reset empties the ring and sets its capacity.
+func (b *Backlog) reset(size int) {
+	size = max(size, 1)
+	b.chunks = make([][]byte, (size+backlogChunk-1)/backlogChunk)
+	b.size, b.pos, b.histlen = size, 0, 0
 }
 
 // Size is the ring's capacity (repl-backlog-size).
-func (b *Backlog) Size() int { return len(b.buf) }
+func (b *Backlog) Size() int { return b.size }
 
 // Histlen is the number of valid bytes (repl_backlog_histlen).
 func (b *Backlog) Histlen() int { return b.histlen }
@@ -46,19 +63,48 @@ func (b *Backlog) First() int64 { return b.end - int64(b.histlen) + 1 }
 // Write appends p, overwriting the oldest bytes when the ring is full.
 func (b *Backlog) Write(p []byte) {
 	b.end += int64(len(p))
-	if len(p) >= len(b.buf) {
+	if len(p) >= b.size {
 		// Only the tail fits.
-		copy(b.buf, p[len(p)-len(b.buf):])
+		b.copyIn(0, p[len(p)-b.size:])
 		b.pos = 0
-		b.histlen = len(b.buf)
+		b.histlen = b.size
 		return
 	}
-	n := copy(b.buf[b.pos:], p)
-	if n < len(p) {
-		copy(b.buf, p[n:])
+	n := min(len(p), b.size-b.pos)
+	b.copyIn(b.pos, p[:n])
+	b.copyIn(0, p[n:])
+	b.pos = (b.pos + len(p)) % b.size
+	b.histlen = min(b.histlen+len(p), b.size)
+}
+
+// copyIn writes p at ring position pos; pos+len(p) must not pass the end
+// of the ring. It allocates the blocks it is the first to write.
+func (b *Backlog) copyIn(pos int, p []byte) {
+	for len(p) > 0 {
+		i := pos / backlogChunk
+		c := b.chunks[i]
+		if c == nil {
+			c = make([]byte, min(backlogChunk, b.size-i*backlogChunk))
+			b.chunks[i] = c
+		}
+		n := copy(c[pos%backlogChunk:], p)
+		p = p[n:]
+		pos += n
 	}
-	b.pos = (b.pos + len(p)) % len(b.buf)
-	b.histlen = min(b.histlen+len(p), len(b.buf))
+}
+
+// appendRange appends the n bytes at ring position pos (held bytes, so
+// their blocks exist); pos+n must not pass the end of the ring.
+func (b *Backlog) appendRange(dst []byte, pos, n int) []byte {
+	for n > 0 {
+		c := b.chunks[pos/backlogChunk]
+		off := pos % backlogChunk
+		k := min(n, len(c)-off)
+		dst = append(dst, c[off:off+k]...)
+		pos += k
+		n -= k
+	}
+	return dst
 }
 
 // Contains reports whether a replica may continue from offset from (the
@@ -75,24 +121,24 @@ func (b *Backlog) AppendFrom(dst []byte, from int64) []byte {
 	if n <= 0 {
 		return dst
 	}
-	start := (b.pos - n + len(b.buf)) % len(b.buf)
-	if start+n <= len(b.buf) {
-		return append(dst, b.buf[start:start+n]...)
+	start := (b.pos - n + b.size) % b.size
+	if start+n <= b.size {
+		return b.appendRange(dst, start, n)
 	}
-	dst = append(dst, b.buf[start:]...)
-	return append(dst, b.buf[:n-(len(b.buf)-start)]...)
+	dst = b.appendRange(dst, start, b.size-start)
+	return b.appendRange(dst, 0, n-(b.size-start))
 }
 
 // Resize changes the capacity to size, keeping the newest bytes that fit
 // (CONFIG SET repl-backlog-size).
 func (b *Backlog) Resize(size int) {
-	if size < 1 || size == len(b.buf) {
+	if size < 1 || size == b.size {
 		return
 	}
 	keep := min(b.histlen, size)
 	data := b.AppendFrom(make([]byte, 0, keep), b.end-int64(keep)+1)
-	b.buf = make([]byte, size)
-	copy(b.buf, data)
+	b.reset(size)
+	b.copyIn(0, data)
 	b.pos = len(data) % size
 	b.histlen = len(data)
 }

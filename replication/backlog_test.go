@@ -2,6 +2,7 @@ package replication
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"testing"
@@ -37,6 +38,45 @@ func TestBacklogRingKeepsTheNewestBytes(t *testing.T) {
 	b.Resize(4)
 	if got := b.AppendFrom(nil, b.First()); string(got) != "9xyz" || b.End() != 123 {
 		t.Fatalf("after resize %q end %d", got, b.End())
+	}
+}
+
+// A ring of several blocks matches a plain copy of the stream across
+// block boundaries, wraps and resizes, and allocates a block only when a
+// byte lands in it: a quiet master's 1 MB backlog costs one 16 KB block.
+func TestBacklogBlocksHoldTheStreamAndAreAllocatedWhenWritten(t *testing.T) {
+	size := 3*backlogChunk + 100
+	b := NewBacklog(size, 0)
+	b.Write([]byte("*1\r\n$4\r\nPING\r\n"))
+	for i, c := range b.chunks {
+		if (c != nil) != (i == 0) {
+			t.Fatalf("after 14 bytes block %d allocated: %v", i, c != nil)
+		}
+	}
+	stream := []byte("*1\r\n$4\r\nPING\r\n")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200 {
+		p := make([]byte, rng.IntN(2*backlogChunk+backlogChunk/2))
+		for j := range p {
+			p[j] = byte(rng.Uint32())
+		}
+		b.Write(p)
+		stream = append(stream, p...)
+		if i == 120 {
+			size = backlogChunk + 7
+			b.Resize(size)
+		}
+		want := stream[max(0, len(stream)-size):]
+		if b.End() != int64(len(stream)) || b.Histlen() != len(want) {
+			t.Fatalf("write %d: end %d histlen %d, want %d %d", i, b.End(), b.Histlen(), len(stream), len(want))
+		}
+		if got := b.AppendFrom(nil, b.First()); !bytes.Equal(got, want) {
+			t.Fatalf("write %d: the ring's %d bytes differ from the stream's last %d", i, len(got), len(want))
+		}
+		from := b.First() + int64(rng.IntN(b.Histlen()+1))
+		if got := b.AppendFrom([]byte("x"), from); !bytes.Equal(got[1:], stream[from-1:]) || got[0] != 'x' {
+			t.Fatalf("write %d: bytes from %d differ", i, from)
+		}
 	}
 }
 
