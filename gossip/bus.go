@@ -131,6 +131,12 @@ type Bus struct {
 	mlCfg *memberlist.Config
 	name  string // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
+	// received and spare are stepReceived's batch and the decoded
+	// messages it may decode into again (only the goroutine that receives
+	// from inbox touches them).
+	received []*Message
+	spare    []*Message
+	peers    []linkPeer // the cron's list of peers to keep links to, reused
 	// cronTicks carries the owner's CronTick calls (cap 1).
 	cronTicks chan struct{}
 	outq      chan outMsg
@@ -445,7 +451,8 @@ func (b *Bus) cron() {
 		s.SetReplDataAge(age, known)
 		b.freeLinksOverLimit(s)
 		s.Tick()
-		b.links.sync(s.linkPeers())
+		b.peers = s.linkPeers(b.peers[:0])
+		b.links.sync(b.peers)
 	})
 }
 
@@ -464,11 +471,13 @@ func (b *Bus) CronTick() {
 // the inbox: one lock, one Ready (table rebuild, nodes.conf write) per
 // batch, not per message.
 func (b *Bus) stepReceived(buf []byte) {
-	batch := make([]*Message, 0, 16)
+	batch := b.received[:0]
 	for more := true; more; {
-		if m, err := Decode(buf); err == nil {
+		m := b.spareMessage()
+		if err := decodeInto(m, buf); err == nil {
 			batch = append(batch, m)
 		} else {
+			b.spare = append(b.spare, m)
 			// The guard checked it already: only a transport that
 			// bypasses it gets here.
 			b.guard.reject(nil, "bus message", err)
@@ -487,6 +496,26 @@ func (b *Bus) stepReceived(buf []byte) {
 			s.Step(m)
 		}
 	})
+	// Step keeps no message but a PUBLISH's (its Ready's Inbound, read by
+	// the notifier): the others are decoded into again.
+	for i, m := range batch {
+		if m.Type != MsgPublish && m.Type != MsgPublishShard && len(b.spare) < maxBatch {
+			b.spare = append(b.spare, m)
+		}
+		batch[i] = nil
+	}
+	b.received = batch[:0]
+}
+
+// spareMessage returns a message to decode into: a spare one, or a new one.
+func (b *Bus) spareMessage() *Message {
+	if n := len(b.spare); n > 0 {
+		m := b.spare[n-1]
+		b.spare[n-1] = nil
+		b.spare = b.spare[:n-1]
+		return m
+	}
+	return &Message{}
 }
 
 func (b *Bus) step(fn func(*State)) {

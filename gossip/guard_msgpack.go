@@ -416,8 +416,8 @@ func validateStreamMessage(src msgSource, encrypted bool) error {
 // message, so that a malformed one is dropped here, where the peer's
 // address is known (the Bus decodes it again: memberlist sits between).
 func checkBusMessage(body []byte) error {
-	_, err := Decode(body)
-	return err
+	var m Message // on the stack: only the verdict is kept
+	return decodeInto(&m, body)
 }
 
 // validatePacket checks one plaintext UDP packet: an optional CRC header,

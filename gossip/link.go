@@ -75,12 +75,13 @@ type busLinks struct {
 	// out is the "to" link per peer id; in the accepted links.
 	out    map[string]*outLink
 	in     map[*inLink]struct{}
+	want   map[string]linkPeer // sync's scratch, emptied and refilled each call
 	closed bool
 	wg     sync.WaitGroup // writers and readers
 }
 
 func newBusLinks(b *Bus) *busLinks {
-	return &busLinks{b: b, out: make(map[string]*outLink), in: make(map[*inLink]struct{})}
+	return &busLinks{b: b, out: make(map[string]*outLink), in: make(map[*inLink]struct{}), want: make(map[string]linkPeer)}
 }
 
 // outLink is the link to one peer.
@@ -196,7 +197,8 @@ func (ls *busLinks) sync(peers []linkPeer) {
 	if ls.closed {
 		return
 	}
-	want := make(map[string]linkPeer, len(peers))
+	want := ls.want
+	clear(want)
 	for _, p := range peers {
 		want[p.id] = p
 	}

@@ -340,7 +340,7 @@ func (r *reader) id() string {
 	if zero {
 		return ""
 	}
-	if !ValidID(string(p)) {
+	if !validID(p) {
 		r.bad = true
 		return ""
 	}
@@ -403,19 +403,34 @@ func (r *reader) slots(dst *slots.Bitmap) {
 // Decode parses a message. It never panics and allocates nothing beyond
 // what the checked lengths allow.
 func Decode(buf []byte) (*Message, error) {
+	m := &Message{}
+	if err := decodeInto(m, buf); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decodeInto parses a message into m, which it overwrites whole; the
+// gossip section reuses m.Gossip's array when it is large enough. m is
+// left in an unspecified state on error. The Bus decodes into messages it
+// reuses (a fresh 2 KB Message per received PING and PONG was most of an
+// idle cluster node's garbage), and the guard's check decodes into one on
+// its stack.
+func decodeInto(m *Message, buf []byte) error {
 	if len(buf) < headerFixedLen || len(buf) > MaxMessageSize {
-		return nil, errBadMessage
+		return errBadMessage
 	}
 	if buf[0] != 'S' || buf[1] != 'B' {
-		return nil, errBadMessage
+		return errBadMessage
 	}
 	if buf[2] != wireVersion {
-		return nil, fmt.Errorf("gossip: unsupported bus message version %d", buf[2])
+		return fmt.Errorf("gossip: unsupported bus message version %d", buf[2])
 	}
 	if int(binary.BigEndian.Uint32(buf[4:8])) != len(buf) {
-		return nil, errBadMessage
+		return errBadMessage
 	}
-	m := &Message{Type: MsgType(buf[3])}
+	gossip := m.Gossip[:0]
+	*m = Message{Type: MsgType(buf[3])}
 	r := &reader{b: buf[8:]}
 	m.Sender = r.id()
 	m.To = r.id()
@@ -439,10 +454,14 @@ func Decode(buf []byte) (*Message, error) {
 	case MsgPing, MsgPong, MsgMeet:
 		n := int(r.u16())
 		if n*gossipEntryMin > len(r.b) {
-			return nil, errBadMessage
+			return errBadMessage
 		}
 		if n > 0 {
-			m.Gossip = make([]GossipEntry, n)
+			if cap(gossip) >= n {
+				m.Gossip = gossip[:n] // every field is set below
+			} else {
+				m.Gossip = make([]GossipEntry, n)
+			}
 		}
 		for i := 0; i < n && !r.bad; i++ {
 			g := &m.Gossip[i]
@@ -479,17 +498,19 @@ func Decode(buf []byte) (*Message, error) {
 		m.Payload = append([]byte(nil), r.take(n)...)
 	case MsgAuthRequest, MsgAuthAck, MsgMFStart:
 	default:
-		return nil, fmt.Errorf("gossip: unknown bus message type %d", m.Type)
+		return fmt.Errorf("gossip: unknown bus message type %d", m.Type)
 	}
 	if r.bad || len(r.b) != 0 {
-		return nil, errBadMessage
+		return errBadMessage
 	}
-	return m, nil
+	return nil
 }
 
 // ValidID reports whether id is a node id: 40 characters of [a-z0-9]
 // (Redis's verifyClusterNodeId; ids it generates are lowercase hex).
-func ValidID(id string) bool {
+func ValidID(id string) bool { return validID(id) }
+
+func validID[T string | []byte](id T) bool {
 	if len(id) != idLen {
 		return false
 	}

@@ -47,6 +47,42 @@ func TestMessageRoundTrip(t *testing.T) {
 	require.Equal(t, alt.Slots, got.Slots)
 }
 
+// Decoding into a message used before (the Bus reuses the ones it
+// decoded) leaves nothing of the earlier message: each decode equals a
+// fresh Decode, whatever came before, and a gossip section no larger than
+// the last one's is decoded into the same array.
+func TestDecodeIntoAReusedMessageKeepsNothingOfTheLastOne(t *testing.T) {
+	big := sampleMessage()
+	for i := range 3 {
+		e := big.Gossip[0]
+		e.ID = strings.Repeat(string(rune('f'+i)), 40)
+		big.Gossip = append(big.Gossip, e)
+	}
+	sender := big.Sender
+	seq := []*Message{
+		big,
+		{Type: MsgUpdate, Sender: sender, Update: &Update{ID: strings.Repeat("e", 40), ConfigEpoch: 9}},
+		sampleMessage(),
+		{Type: MsgPublish, Sender: sender, Channel: []byte("ch"), Payload: []byte("hello")},
+		{Type: MsgPong, Sender: sender, Master: strings.Repeat("9", 40)},
+		{Type: MsgFail, Sender: sender, About: strings.Repeat("d", 40)},
+		big,
+	}
+	var m Message
+	for i, x := range seq {
+		before := m.Gossip
+		require.NoError(t, decodeInto(&m, x.Encode()), "message %d", i)
+		fresh, err := Decode(x.Encode())
+		require.NoError(t, err)
+		require.Equal(t, fresh, &m, "message %d", i)
+		if len(m.Gossip) > 0 && len(m.Gossip) <= cap(before) {
+			require.Same(t, &before[:1][0], &m.Gossip[0], "message %d: a new gossip array", i)
+		}
+	}
+	// A malformed message after a good one is refused.
+	require.Error(t, decodeInto(&m, big.Encode()[:headerFixedLen]))
+}
+
 // TestDecodeNeverPanics feeds truncated, corrupted and random inputs.
 func TestDecodeNeverPanics(t *testing.T) {
 	enc := sampleMessage().Encode()

@@ -66,6 +66,12 @@ type node struct {
 	replicas []*node
 	ip       string
 	port     int
+	// addrOf caches addr() for ip and cport as they were (the cron asks
+	// for every peer's address ten times a second).
+	addrOf struct {
+		s, ip string
+		cport int
+	}
 	cport    int
 	pport    int // the plaintext client port of a TLS cluster's node (0: none)
 	hostname string
@@ -108,7 +114,10 @@ func (n *node) timedOut() bool    { return n.flags&FlagPFail != 0 }
 func (n *node) failed() bool      { return n.flags&FlagFail != 0 }
 func (n *node) hasAddr() bool     { return n.flags&FlagNoAddr == 0 }
 func (n *node) addr() string {
-	return net.JoinHostPort(n.ip, itoa(n.cport))
+	if c := &n.addrOf; c.s == "" || c.ip != n.ip || c.cport != n.cport {
+		c.s, c.ip, c.cport = net.JoinHostPort(n.ip, itoa(n.cport)), n.ip, n.cport
+	}
+	return n.addrOf.s
 }
 
 // lastHeard is when n last answered a ping of ours or sent us anything,

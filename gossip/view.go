@@ -396,10 +396,10 @@ func (s *State) Links() []Link {
 	return out
 }
 
-// linkPeers are the nodes the State holds a link to (a non-zero link
-// time): the Bus keeps a cluster link to each (busLinks.sync).
-func (s *State) linkPeers() []linkPeer {
-	var out []linkPeer
+// linkPeers appends to out the nodes the State holds a link to (a
+// non-zero link time): the Bus keeps a cluster link to each
+// (busLinks.sync).
+func (s *State) linkPeers(out []linkPeer) []linkPeer {
 	for _, n := range s.order {
 		if n == s.myself || n.linkKilled || n.linkTime.IsZero() || !n.hasAddr() || n.ip == "" || n.cport <= 0 {
 			continue
