@@ -104,13 +104,13 @@ type Server struct {
 	// manageGoMemLimit: GOMEMLIMIT follows maxmemory (Options).
 	manageGoMemLimit bool
 	// trimHeap: the cron gives idle memory back (Options.ManageGoMemoryLimit).
-	trimHeap bool
-	childCores       childCores  // a core for a background save or rewrite (node/childcore.go)
-	cluster          *gossip.Bus // nil unless cluster-enabled
-	slotStats        *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
-	blockReg         *blockRegistry
-	pubsub           *pubsubRegistry // node/pubsub.go
-	notify           keyspaceNotify  // notify-keyspace-events (node/notify.go)
+	trimHeap   bool
+	childCores childCores  // a core for a background save or rewrite (node/childcore.go)
+	cluster    *gossip.Bus // nil unless cluster-enabled
+	slotStats  *slotStats  // per-slot counters, nil unless cluster-enabled (node/cmd_slotstats.go)
+	blockReg   *blockRegistry
+	pubsub     *pubsubRegistry // node/pubsub.go
+	notify     keyspaceNotify  // notify-keyspace-events (node/notify.go)
 	// outputPeak holds, per second (unix time mod outputPeakSlots), the
 	// largest client output buffer seen (node/output.go).
 	outputPeak [outputPeakSlots]atomic.Int64
