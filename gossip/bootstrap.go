@@ -123,9 +123,15 @@ func formationStep(myID string, nodes []NodeInfo, masters, replicas int) formati
 	}
 	// A node's role (master of whom) is only known once it talked to us
 	// directly: gossip about it carries flags, not its master. Decide on a
-	// complete view only (failing nodes aside: they may never answer).
+	// complete view only (failing nodes aside: they may never answer). A
+	// pong time is not proof enough (gossip carries others' pong times
+	// too): a replica whose master we do not know yet would leave its
+	// master looking short of replicas to a node that joins late.
 	for _, n := range nodes {
-		if n.ID != myID && n.Flags&(FlagHandshake|FlagNoAddr|FlagPFail|FlagFail) == 0 && n.PongReceived == 0 {
+		if n.ID == myID || n.Flags&(FlagHandshake|FlagNoAddr|FlagPFail|FlagFail) != 0 {
+			continue
+		}
+		if n.PongReceived == 0 || n.Flags&FlagSlave != 0 && n.Master == "" {
 			return formationAction{Kind: formWait}
 		}
 	}

@@ -174,4 +174,22 @@ func TestFormationStepWaitsForACompleteView(t *testing.T) {
 	if a := formationStep(testID(0), v, 3, 1); a.Kind != formClaim {
 		t.Fatalf("with the silent node failing: %+v", a)
 	}
+
+	// A formed cluster where a replica's master is not known yet (it was
+	// learned from gossip, which carries its flag and a pong time): a late
+	// node waits rather than take that master for one without replicas.
+	v = freshView(7)
+	claim(v, 1, 0, 5461)
+	claim(v, 2, 5462, 10922)
+	claim(v, 3, 10923, 16383)
+	v[0].Master, v[0].Flags = testID(1), FlagSlave
+	v[4].Master, v[4].Flags = testID(2), FlagSlave
+	v[5].Flags = FlagSlave // replica of node 3, master not known yet
+	if a := formationStep(testID(6), v, 3, 1); a.Kind != formWait {
+		t.Fatalf("late node with a replica's master unknown: %+v", a)
+	}
+	v[5].Master = testID(3)
+	if a := formationStep(testID(6), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
+		t.Fatalf("late node with the view complete: %+v", a)
+	}
 }
