@@ -11,10 +11,12 @@ import (
 // before collecting, and after a load (redis-cli --pipe, a restore) nothing
 // triggers the next collection: the process would keep up to twice its data
 // in RSS indefinitely, where Redis (jemalloc) returns pages as it frees them.
-// When the allocation rate drops to almost nothing and the heap holds much
-// more than the live data, the trimmer runs one collection and returns the
-// free pages. While the server is busy it never runs, so it costs nothing on
-// the hot path.
+// When the allocation rate drops to almost nothing and the heap holds more
+// than the live data by a tenth and at least trimMinBytes, the trimmer runs
+// one collection and returns the free pages: after a burst, or every
+// trimDecay on a node whose own periodic work (gossip) leaves garbage.
+// While the server is busy it never runs, so it costs nothing on the hot
+// path.
 //
 // Idle means quiet for trimQuietFor, not for one check: clients that wait
 // for a stalled AOF write (the disk busy with an fsync) neither read nor
