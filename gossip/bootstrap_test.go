@@ -24,6 +24,15 @@ func claim(v []NodeInfo, i, start, end int) {
 	v[i].NumSlots = end - start + 1
 }
 
+// formed gives the nodes at masters the plan's ranges, in order: a formed
+// cluster's masters.
+func formed(v []NodeInfo, masters ...int) {
+	for r, i := range masters {
+		start, end := planRange(r, len(masters))
+		claim(v, i, start, end)
+	}
+}
+
 func TestPlanRangeCoversEverySlotOnce(t *testing.T) {
 	for n := 1; n <= 7; n++ {
 		next := 0
@@ -98,9 +107,7 @@ func TestFormationStepLateJoinerTakesFewestReplicas(t *testing.T) {
 	// Formed: masters 1, 2, 3 (ids 2..4); replicas 4 and 5 of masters 1
 	// and 3; the new node is id 7 (index 6), and a node with the
 	// smallest id (index 0) joins later too.
-	claim(v, 1, 0, 5461)
-	claim(v, 2, 5462, 10922)
-	claim(v, 3, 10923, 16383)
+	formed(v, 1, 2, 3)
 	v[4].Master, v[4].Flags = testID(1), FlagSlave
 	v[5].Master, v[5].Flags = testID(3), FlagSlave
 	for _, late := range []int{6, 0} {
@@ -134,9 +141,7 @@ func TestFormationStepSlowPlannedReplicaKeepsItsMaster(t *testing.T) {
 	// still takes its planned master 1, not the "least replicated" 1 or 2
 	// by a stale count.
 	v := freshView(6)
-	claim(v, 0, 0, 5461)
-	claim(v, 1, 5462, 10922)
-	claim(v, 2, 10923, 16383)
+	formed(v, 0, 1, 2)
 	v[3].Master, v[3].Flags = testID(0), FlagSlave
 	if a := formationStep(testID(4), v, 3, 1); a != (formationAction{Kind: formReplicate, Master: testID(1)}) {
 		t.Fatalf("replica 4: %+v", a)
@@ -144,9 +149,7 @@ func TestFormationStepSlowPlannedReplicaKeepsItsMaster(t *testing.T) {
 	// A late node whose id shifts the plan onto a master that has its
 	// replica takes the least replicated master instead.
 	v = freshView(7)
-	claim(v, 0, 0, 5461)
-	claim(v, 1, 5462, 10922)
-	claim(v, 2, 10923, 16383)
+	formed(v, 0, 1, 2)
 	v[3].Master, v[3].Flags = testID(0), FlagSlave
 	v[5].Master, v[5].Flags = testID(1), FlagSlave
 	v[6].Master, v[6].Flags = testID(2), FlagSlave
@@ -179,9 +182,7 @@ func TestFormationStepWaitsForACompleteView(t *testing.T) {
 	// learned from gossip, which carries its flag and a pong time): a late
 	// node waits rather than take that master for one without replicas.
 	v = freshView(7)
-	claim(v, 1, 0, 5461)
-	claim(v, 2, 5462, 10922)
-	claim(v, 3, 10923, 16383)
+	formed(v, 1, 2, 3)
 	v[0].Master, v[0].Flags = testID(1), FlagSlave
 	v[4].Master, v[4].Flags = testID(2), FlagSlave
 	v[5].Flags = FlagSlave // replica of node 3, master not known yet
