@@ -52,13 +52,7 @@ func (st *slotStats) counters(slot int) *slotCounters {
 // countersFor returns the counters of slot for counting, allocating its
 // block on first use.
 func (st *slotStats) countersFor(slot int) *slotCounters {
-	p := &st.blocks[slot/slotStatsBlock]
-	b := p.Load()
-	if b == nil {
-		p.CompareAndSwap(nil, new([slotStatsBlock]slotCounters))
-		b = p.Load()
-	}
-	return &b[slot%slotStatsBlock]
+	return &loadOrNew(&st.blocks[slot/slotStatsBlock])[slot%slotStatsBlock] // node/table.go
 }
 
 // newSlotStats returns the counters of a cluster node, nil otherwise.

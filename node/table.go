@@ -71,13 +71,17 @@ func (t *commandTable) statsOf(spec *command.Spec) *cmdStats {
 // statShard returns the shard of a command's counters that client id
 // counts in, allocating the command's counters on first use.
 func (t *commandTable) statShard(spec *command.Spec, id int64) *cmdStat {
-	p := &t.stats[spec.ID]
-	st := p.Load()
-	if st == nil {
-		p.CompareAndSwap(nil, new(cmdStats))
-		st = p.Load()
+	return &loadOrNew(&t.stats[spec.ID])[uint64(id)%statShards] // internal clients may have ids <= 0
+}
+
+// loadOrNew returns *p, first storing a new zero T there if it is nil; of
+// racing callers, all get the one T stored first.
+func loadOrNew[T any](p *atomic.Pointer[T]) *T {
+	if v := p.Load(); v != nil {
+		return v
 	}
-	return &st[uint64(id)%statShards] // internal clients may have ids <= 0
+	p.CompareAndSwap(nil, new(T))
+	return p.Load()
 }
 
 // handlerGroups returns every command family's handlers, keyed by the
