@@ -52,7 +52,11 @@ func TestMasterRestartedWithoutDataWaitsForItsReplica(t *testing.T) {
 		return c.do("SET", "k", "v") == "+OK\r\n"
 	})
 	require.Equal(t, "$1\r\nv\r\n", c.do("GET", "k"))
-	require.True(t, strings.HasPrefix(c.do("PSYNC", "?", "-1"), "+FULLRESYNC"))
+	c.send("PSYNC", "?", "-1")
+	_ = c.c.SetReadDeadline(time.Now().Add(testIOTimeout))
+	full, err := lineAfterKeepAlives(c.r)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(full, "+FULLRESYNC"), full)
 	ready, why = s.readiness()
 	require.True(t, ready, why)
 }

@@ -35,6 +35,9 @@ func captureStream(t *testing.T, addr string) *streamCapture {
 			t.Fatal(err)
 		}
 		line, err := rd.ReadLine()
+		for keepAlives := 0; err == nil && line == "" && cmd[0] == "PSYNC" && keepAlives < 30; keepAlives++ {
+			line, err = rd.ReadLine() // a keep-alive newline (lineAfterKeepAlives)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

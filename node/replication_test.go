@@ -357,6 +357,18 @@ func TestReplicationMinReplicasAndWait(t *testing.T) {
 	}
 }
 
+// lineAfterKeepAlives reads the first line of a sync's answer that is not
+// a keep-alive: a master writes a newline a second to a replica waiting for
+// its sync, from the moment it asked (before +FULLRESYNC too), as Redis's
+// replicationCron does; a replica skips them.
+func lineAfterKeepAlives(rd *bufio.Reader) (string, error) {
+	line, err := rd.ReadString('\n')
+	for keepAlives := 0; err == nil && line == "\n" && keepAlives < 30; keepAlives++ {
+		line, err = rd.ReadString('\n')
+	}
+	return line, err
+}
+
 // TestReplicationStaleDataAndOldSync: a replica whose master is down answers
 // MASTERDOWN when replica-serve-stale-data is no; SYNC (no PSYNC) streams
 // the empty RDB and then the writes.
@@ -390,12 +402,7 @@ func TestReplicationStaleDataAndOldSync(t *testing.T) {
 	sc.send("SYNC")
 	rd := bufio.NewReader(sc.c)
 	_ = sc.c.SetReadDeadline(time.Now().Add(testIOTimeout))
-	line, err := rd.ReadString('\n')
-	// The master writes a keep-alive newline a second while it prepares
-	// the RDB, as Redis does; a replica skips them.
-	for keepAlives := 0; err == nil && line == "\n" && keepAlives < 30; keepAlives++ {
-		line, err = rd.ReadString('\n')
-	}
+	line, err := lineAfterKeepAlives(rd)
 	size, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "$")))
 	if err != nil || !strings.HasPrefix(line, "$") || perr != nil || size < 18 || size > 1<<20 {
 		t.Fatalf("SYNC payload header %q %v", line, err)
