@@ -136,6 +136,11 @@ type Machine struct {
 	rng   *rand.Rand
 	log   *zap.Logger
 
+	// nodes and byID are Tick's view of the cluster, rebuilt every tick
+	// into the same storage (an idle node ticks ten times a second).
+	nodes []Node
+	byID  map[string]*Node
+
 	// Election (the replica side), Redis's failover_auth_*.
 	authTime   time.Time // when the vote request may go out; zero: none scheduled
 	authRank   int
@@ -392,8 +397,13 @@ func (m *Machine) Tick(v View) []Action {
 		m.emit(Action{Kind: ActSendMFStart, Node: me.MasterID})
 	}
 
-	nodes := v.Nodes()
-	byID := make(map[string]*Node, len(nodes))
+	m.nodes = v.AppendNodes(m.nodes)
+	nodes := m.nodes
+	if m.byID == nil {
+		m.byID = make(map[string]*Node, len(nodes))
+	}
+	byID := m.byID
+	clear(byID)
 	for i := range nodes {
 		byID[nodes[i].ID] = &nodes[i]
 	}

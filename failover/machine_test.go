@@ -30,12 +30,12 @@ func (v *fakeView) Node(id string) (Node, bool) {
 	}
 	return *n, true
 }
-func (v *fakeView) Nodes() []Node {
-	var out []Node
+func (v *fakeView) AppendNodes(dst []Node) []Node {
+	dst = dst[:0]
 	for _, id := range v.order {
-		out = append(out, *v.nodes[id])
+		dst = append(dst, *v.nodes[id])
 	}
-	return out
+	return dst
 }
 func (v *fakeView) CurrentEpoch() uint64  { return v.current }
 func (v *fakeView) LastVoteEpoch() uint64 { return v.lastVote }

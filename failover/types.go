@@ -45,14 +45,18 @@ type Node struct {
 
 // View is the read-only cluster state the machine decides on. It is
 // implemented by the gossip State (and by fakes in tests); the machine
-// calls it only during an event, never keeps what it returns, and never
-// changes anything through it: changes are Actions.
+// calls it only during an event, keeps nothing it returns past the event
+// (AppendNodes fills a buffer the machine reuses), and never changes
+// anything through it: changes are Actions.
 type View interface {
 	Myself() Node
 	Node(id string) (Node, bool)
-	// Nodes lists every known node (handshake nodes excluded) in a
-	// deterministic order.
-	Nodes() []Node
+	// AppendNodes appends every known node (handshake nodes excluded) to
+	// dst[:0] in a deterministic order and returns it. It may reuse the
+	// Replicas arrays of dst's old elements up to its capacity: the machine
+	// hands back its buffer of the last tick, so a cron tick allocates
+	// nothing once the cluster's shape is known.
+	AppendNodes(dst []Node) []Node
 	CurrentEpoch() uint64
 	LastVoteEpoch() uint64
 	// MaxConfigEpoch is the greatest configEpoch known, currentEpoch included

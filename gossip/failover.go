@@ -42,8 +42,16 @@ var _ failover.View = (*failoverView)(nil)
 func (v *failoverView) st() *State { return (*State)(v) }
 
 func (v *failoverView) node(n *node) failover.Node {
+	var fn failover.Node
+	v.fill(&fn, n)
+	return fn
+}
+
+// fill sets *fn to n's view, reusing fn's Replicas array.
+func (v *failoverView) fill(fn *failover.Node, n *node) {
 	s := v.st()
-	fn := failover.Node{
+	replicas := fn.Replicas[:0]
+	*fn = failover.Node{
 		ID: n.id, IsMaster: n.isMaster(), IsReplica: n.isSlave(),
 		PFail: n.timedOut(), Fail: n.failed(), NoFailover: n.flags&FlagNoFailover != 0,
 		NumSlots: n.numSlots, ConfigEpoch: n.configEpoch, ReplOffset: n.replOffset,
@@ -57,13 +65,10 @@ func (v *failoverView) node(n *node) failover.Node {
 	if n.master != nil {
 		fn.MasterID = n.master.id
 	}
-	if len(n.replicas) > 0 {
-		fn.Replicas = make([]string, len(n.replicas))
-		for i, r := range n.replicas {
-			fn.Replicas[i] = r.id
-		}
+	for _, r := range n.replicas {
+		replicas = append(replicas, r.id)
 	}
-	return fn
+	fn.Replicas = replicas
 }
 
 func (v *failoverView) Myself() failover.Node { return v.node(v.myself) }
@@ -76,14 +81,20 @@ func (v *failoverView) Node(id string) (failover.Node, bool) {
 	return v.node(n), true
 }
 
-func (v *failoverView) Nodes() []failover.Node {
-	out := make([]failover.Node, 0, len(v.order))
+func (v *failoverView) AppendNodes(dst []failover.Node) []failover.Node {
+	dst = dst[:0]
 	for _, n := range v.order {
-		if !n.inHandshake() {
-			out = append(out, v.node(n))
+		if n.inHandshake() {
+			continue
 		}
+		if len(dst) < cap(dst) {
+			dst = dst[:len(dst)+1] // the old element's Replicas array is reused
+		} else {
+			dst = append(dst, failover.Node{})
+		}
+		v.fill(&dst[len(dst)-1], n)
 	}
-	return out
+	return dst
 }
 
 func (v *failoverView) CurrentEpoch() uint64   { return v.currentEpoch }

@@ -939,3 +939,39 @@ func TestFailoverRandomSchedules(t *testing.T) {
 }
 
 func getenv(k string) string { return os.Getenv(k) }
+
+// TestFailoverViewAppendNodesReusesItsBuffer: the failover machine's view
+// of the cluster is rebuilt every cron tick into the buffer of the last
+// one; a refill leaves nothing of the old contents (a longer replica list,
+// replicas where there are none now) and allocates nothing.
+func TestFailoverViewAppendNodesReusesItsBuffer(t *testing.T) {
+	fs := newCluster(t, 7, scenarioOpts(), 3, 1)
+	v := fs.nodes[0].st.view()
+	fresh := v.AppendNodes(nil)
+	require.Len(t, fresh, 6)
+	replicas := 0
+	for _, n := range fresh {
+		replicas += len(n.Replicas)
+	}
+	require.Equal(t, 3, replicas, "three masters with one replica each")
+
+	stale := make([]failover.Node, 8)
+	for i := range stale {
+		stale[i] = failover.Node{ID: "stale", Replicas: []string{"a", "b", "c", "d"}, Fail: true, NumSlots: 99}
+	}
+	got := v.AppendNodes(stale)
+	require.Len(t, got, len(fresh))
+	require.Same(t, &stale[0], &got[0], "the buffer is reused")
+	for i := range fresh {
+		want, have := fresh[i], got[i]
+		require.Len(t, have.Replicas, len(want.Replicas), "node %s", want.ID)
+		if len(want.Replicas) > 0 {
+			require.Equal(t, want.Replicas, have.Replicas)
+		}
+		want.Replicas, have.Replicas = nil, nil
+		require.Equal(t, want, have)
+	}
+	if allocs := testing.AllocsPerRun(20, func() { got = v.AppendNodes(got) }); allocs != 0 {
+		t.Fatalf("a refill allocated %v times", allocs)
+	}
+}
