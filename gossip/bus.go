@@ -139,11 +139,16 @@ type Bus struct {
 	peers    []linkPeer // the cron's list of peers to keep links to, reused
 	// cronTicks carries the owner's CronTick calls (cap 1).
 	cronTicks chan struct{}
-	outq      chan outMsg
-	notes     chan Change
-	stop      chan struct{}
-	wg        sync.WaitGroup // loop and notifier
-	swg       sync.WaitGroup // senders (a send may block inside the transport)
+	// outq holds the packets (PING, PONG, FAIL) for the sender: 2048 fit a
+	// FAIL and a PONG broadcast to a 1000-node cluster in one step. A
+	// channel's buffer is a ring whose every page ends up resident as the
+	// sends go round it, however short the queue: 8192 entries were 384 KB
+	// of an idle node's memory once its pings had gone round them.
+	outq  chan outMsg
+	notes chan Change
+	stop  chan struct{}
+	wg    sync.WaitGroup // loop and notifier
+	swg   sync.WaitGroup // senders (a send may block inside the transport)
 
 	started, stopped atomic.Bool
 	joining          atomic.Bool
@@ -206,7 +211,7 @@ func New(cfg Config) (*Bus, error) {
 		ref:       slots.NewRef(nil),
 		inbox:     make(chan []byte, 4096),
 		cronTicks: make(chan struct{}, 1),
-		outq:      make(chan outMsg, 8192),
+		outq:      make(chan outMsg, 2048),
 		notes:     make(chan Change, 1024),
 		stop:      make(chan struct{}),
 		alive:     make(map[string]bool),
