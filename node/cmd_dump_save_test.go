@@ -77,8 +77,11 @@ func TestSaveLoadInteropWithRedis(t *testing.T) {
 	require.Equal(t, "$5\r\nhello\r\n", tc2.do("FCALL", "myfunc", "0"))
 	// The expiry survived both files: what is left is 100 s less the time
 	// since the SET (measured here, not assumed: a loaded machine may take
-	// more than 10 s to get this far).
-	elapsed := time.Since(setAt).Milliseconds() + 1 // +1: both sides round to the millisecond
+	// more than 10 s to get this far). Measured on the wall clock, as the
+	// servers keep expiry: time.Since reads the monotonic clock, which a
+	// wall-clock adjustment does not move (CI once saw PTTL 96824 at
+	// 3175 ms monotonic, one millisecond past the bound).
+	elapsed := time.Now().UnixMilli() - setAt.UnixMilli() + 1 // +1: both sides round to the millisecond
 	ttl, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(tc2.do("PTTL", "ttl"), ":"), "\r\n"), 10, 64)
 	require.NoError(t, err)
 	require.LessOrEqual(t, ttl, int64(100000), "PTTL")
