@@ -131,12 +131,19 @@ type Bus struct {
 	mlCfg *memberlist.Config
 	name  string // memberlist node name (not the cluster id: that may change)
 	inbox chan []byte
+	// freeBufs holds buffers the loop has decoded, for NotifyMsg to
+	// reuse (recycleBuf).
+	freeBufs chan []byte
 	// received and spare are stepReceived's batch and the decoded
 	// messages it may decode into again (only the goroutine that receives
 	// from inbox touches them).
 	received []*Message
 	spare    []*Message
-	peers    []linkPeer // the cron's list of peers to keep links to, reused
+	strs     stringTable // the strings of the messages it decodes
+	// msgs recycles the messages the State sends: sendPacket and
+	// linkFrame give each back once encoded.
+	msgs  MessagePool
+	peers []linkPeer // the cron's list of peers to keep links to, reused
 	// cronTicks carries the owner's CronTick calls (cap 1).
 	cronTicks chan struct{}
 	// outq holds the packets (PING, PONG, FAIL) for the sender: 2048 fit a
@@ -144,11 +151,13 @@ type Bus struct {
 	// channel's buffer is a ring whose every page ends up resident as the
 	// sends go round it, however short the queue: 8192 entries were 384 KB
 	// of an idle node's memory once its pings had gone round them.
-	outq  chan outMsg
-	notes chan Change
-	stop  chan struct{}
-	wg    sync.WaitGroup // loop and notifier
-	swg   sync.WaitGroup // senders (a send may block inside the transport)
+	outq chan outMsg
+	// packet is the sender's encoding buffer (only sendPacket touches it).
+	packet []byte
+	notes  chan Change
+	stop   chan struct{}
+	wg     sync.WaitGroup // loop and notifier
+	swg    sync.WaitGroup // senders (a send may block inside the transport)
 
 	started, stopped atomic.Bool
 	joining          atomic.Bool
@@ -210,6 +219,7 @@ func New(cfg Config) (*Bus, error) {
 		log:       cfg.Logger.Named("cluster"),
 		ref:       slots.NewRef(nil),
 		inbox:     make(chan []byte, 4096),
+		freeBufs:  make(chan []byte, 64),
 		cronTicks: make(chan struct{}, 1),
 		outq:      make(chan outMsg, 2048),
 		notes:     make(chan Change, 1024),
@@ -251,6 +261,7 @@ func New(cfg Config) (*Bus, error) {
 		st.SetAnnounced(cfg.IP, cfg.Port, cfg.ClusterPort, cfg.Hostname)
 	}
 	st.SetPlaintextPort(cfg.PPort)
+	st.UseMessagePool(&b.msgs)
 	b.st = st
 	b.mu.Lock()
 	rd := st.Ready()
@@ -479,7 +490,9 @@ func (b *Bus) stepReceived(buf []byte) {
 	batch := b.received[:0]
 	for more := true; more; {
 		m := b.spareMessage()
-		if err := decodeInto(m, buf); err == nil {
+		err := decode(m, buf, reader{strs: &b.strs})
+		b.recycleBuf(buf) // the message keeps nothing of it
+		if err == nil {
 			batch = append(batch, m)
 		} else {
 			b.spare = append(b.spare, m)
@@ -510,6 +523,24 @@ func (b *Bus) stepReceived(buf []byte) {
 		batch[i] = nil
 	}
 	b.received = batch[:0]
+}
+
+// recycledBufSize bounds the buffers freeBufs keeps: a PING or PONG fits
+// (a packet is at most packetLimit), a large PUBLISH is left to the
+// collector.
+const recycledBufSize = 2048
+
+// recycleBuf gives a decoded message's buffer to NotifyMsg to copy the
+// next packet into (a new buffer per PING and PONG received was a tenth
+// of an idle node's garbage).
+func (b *Bus) recycleBuf(buf []byte) {
+	if cap(buf) > recycledBufSize {
+		return
+	}
+	select {
+	case b.freeBufs <- buf[:0]:
+	default:
+	}
 }
 
 // spareMessage returns a message to decode into: a spare one, or a new one.
@@ -731,7 +762,11 @@ func (b *Bus) sendPacket(m outMsg) {
 		// connection (the sender's peer address).
 		m.msg.IP = b.sourceIP(host)
 	}
-	buf := m.msg.Encode()
+	// memberlist copies the packet before it returns: the sender's one
+	// buffer serves every packet.
+	buf := m.msg.AppendEncoded(b.packet[:0])
+	b.packet = buf
+	b.msgs.Put(m.msg)
 	b.bytesSent.Add(uint64(len(buf)))
 	if len(buf) > packetLimit {
 		err = ml.SendReliable(to, buf)
@@ -802,7 +837,13 @@ func (d *busDelegate) NotifyMsg(p []byte) {
 		return
 	}
 	b.bytesRecv.Add(uint64(len(p)))
-	buf := append([]byte(nil), p...)
+	var buf []byte
+	select {
+	case buf = <-b.freeBufs:
+	default:
+		buf = make([]byte, 0, max(len(p), recycledBufSize/2))
+	}
+	buf = append(buf[:0], p...)
 	select {
 	case b.inbox <- buf:
 	default:

@@ -450,6 +450,10 @@ func (s *State) SetAnnounced(ip string, port, cport int, hostname string) {
 	s.out.AddrChanged = true
 }
 
+// UseMessagePool makes the State take the messages it sends from mp; their
+// consumer gives each back to mp once it has encoded it.
+func (s *State) UseMessagePool(mp *MessagePool) { s.msgs = mp }
+
 // SetPlaintextPort sets the plaintext client port this node announces
 // beside its TLS port in a TLS cluster (Redis's pport; 0 = none).
 func (s *State) SetPlaintextPort(pport int) {

@@ -417,7 +417,7 @@ func validateStreamMessage(src msgSource, encrypted bool) error {
 // address is known (the Bus decodes it again: memberlist sits between).
 func checkBusMessage(body []byte) error {
 	var m Message // on the stack: only the verdict is kept
-	return decodeInto(&m, body)
+	return decode(&m, body, reader{check: true})
 }
 
 // validatePacket checks one plaintext UDP packet: an optional CRC header,

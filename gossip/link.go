@@ -401,17 +401,21 @@ func (b *Bus) linkFrame(dst []byte, m outMsg) []byte {
 			m.msg.IP = b.sourceIP(host)
 		}
 	}
-	msg := m.msg.Encode()
-	b.bytesSent.Add(uint64(len(msg)))
 	key := b.sealKey()
-	n := len(msg)
-	if key != nil {
-		n += linkSealOverhead
-	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(n))
 	if key == nil {
-		return append(dst, msg...)
+		// Encoded in place after its length.
+		at := len(dst)
+		dst = m.msg.AppendEncoded(binary.BigEndian.AppendUint32(dst, 0))
+		b.msgs.Put(m.msg)
+		n := len(dst) - at - 4
+		b.bytesSent.Add(uint64(n))
+		binary.BigEndian.PutUint32(dst[at:], uint32(n))
+		return dst
 	}
+	msg := m.msg.Encode()
+	b.msgs.Put(m.msg)
+	b.bytesSent.Add(uint64(len(msg)))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(msg)+linkSealOverhead))
 	return seal(dst, key, msg)
 }
 

@@ -158,9 +158,12 @@ const (
 var errBadMessage = errors.New("gossip: malformed bus message")
 
 // Encode serializes m.
-func (m *Message) Encode() []byte {
-	b := make([]byte, 0, 256+len(m.Gossip)*80+len(m.Channel)+len(m.Payload))
-	b = append(b, 'S', 'B', wireVersion, byte(m.Type), 0, 0, 0, 0)
+func (m *Message) Encode() []byte { return m.AppendEncoded(make([]byte, 0, m.sizeHint())) }
+
+// AppendEncoded appends m's encoding to dst (a sender reuses one buffer).
+func (m *Message) AppendEncoded(dst []byte) []byte {
+	start := len(dst)
+	b := append(dst, 'S', 'B', wireVersion, byte(m.Type), 0, 0, 0, 0)
 	b = appendID(b, m.Sender)
 	b = appendID(b, m.To)
 	b = binary.BigEndian.AppendUint64(b, m.CurrentEpoch)
@@ -209,7 +212,7 @@ func (m *Message) Encode() []byte {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(m.Payload)))
 		b = append(b, m.Payload...)
 	}
-	binary.BigEndian.PutUint32(b[4:8], uint32(len(b)))
+	binary.BigEndian.PutUint32(b[start+4:start+8], uint32(len(b)-start))
 	return b
 }
 
@@ -283,6 +286,60 @@ func appendSlots(b []byte, set *slots.Bitmap) []byte {
 type reader struct {
 	b   []byte
 	bad bool
+	// strs, when set, makes the strings of the message (ids, addresses,
+	// hostnames): the same few recur in every PING and PONG.
+	strs *stringTable
+	// check: the message is only checked, not kept; no string or body is
+	// copied out of b (a non-empty string stands for a non-empty field,
+	// which is all the checks look at).
+	check bool
+}
+
+// stringTable interns the strings of decoded messages: a lookup by the
+// bytes does not allocate, so a node id or an address seen before costs
+// nothing (a 40-byte id per sender, receiver and gossip entry was a tenth
+// of an idle node's garbage). It forgets everything at maxInterned
+// entries, so peers that keep making up ids cannot grow it. Not safe for
+// concurrent use: the Bus's loop owns its table.
+type stringTable struct{ m map[string]string }
+
+const maxInterned = 4096
+
+func (t *stringTable) intern(p []byte) string {
+	if s, ok := t.m[string(p)]; ok {
+		return s
+	}
+	if t.m == nil || len(t.m) >= maxInterned {
+		t.m = make(map[string]string)
+	}
+	s := string(p)
+	t.m[s] = s
+	return s
+}
+
+// checkedString stands for a non-empty field of a message only checked.
+const checkedString = "-"
+
+func (r *reader) str(p []byte) string {
+	switch {
+	case len(p) == 0:
+		return ""
+	case r.check:
+		return checkedString
+	case r.strs != nil:
+		return r.strs.intern(p)
+	}
+	return string(p)
+}
+
+// body is the next n bytes, copied (the message outlives the buffer); not
+// copied when only checking.
+func (r *reader) body(n int) []byte {
+	p := r.take(n)
+	if r.check || p == nil {
+		return nil
+	}
+	return append([]byte(nil), p...)
 }
 
 func (r *reader) take(n int) []byte {
@@ -344,7 +401,7 @@ func (r *reader) id() string {
 		r.bad = true
 		return ""
 	}
-	return string(p)
+	return r.str(p)
 }
 
 // str8 reads a length-prefixed string of at most max bytes, each of which
@@ -364,7 +421,7 @@ func (r *reader) str8(max int, ok func(byte) bool) string {
 			return ""
 		}
 	}
-	return string(p)
+	return r.str(p)
 }
 
 // hostnameChar is Redis's cluster-announce-hostname character set.
@@ -416,7 +473,11 @@ func Decode(buf []byte) (*Message, error) {
 // reuses (a fresh 2 KB Message per received PING and PONG was most of an
 // idle cluster node's garbage), and the guard's check decodes into one on
 // its stack.
-func decodeInto(m *Message, buf []byte) error {
+func decodeInto(m *Message, buf []byte) error { return decode(m, buf, reader{}) }
+
+// decode is decodeInto with a reader set up for how the message is used
+// (its strings interned, or only checked).
+func decode(m *Message, buf []byte, r reader) error {
 	if len(buf) < headerFixedLen || len(buf) > MaxMessageSize {
 		return errBadMessage
 	}
@@ -431,7 +492,7 @@ func decodeInto(m *Message, buf []byte) error {
 	}
 	gossip := m.Gossip[:0]
 	*m = Message{Type: MsgType(buf[3])}
-	r := &reader{b: buf[8:]}
+	r.b = buf[8:]
 	m.Sender = r.id()
 	m.To = r.id()
 	m.CurrentEpoch = r.u64()
@@ -492,10 +553,8 @@ func decodeInto(m *Message, buf []byte) error {
 		}
 		m.Update = u
 	case MsgPublish, MsgPublishShard:
-		n := int(r.u32())
-		m.Channel = append([]byte(nil), r.take(n)...)
-		n = int(r.u32())
-		m.Payload = append([]byte(nil), r.take(n)...)
+		m.Channel = r.body(int(r.u32()))
+		m.Payload = r.body(int(r.u32()))
 	case MsgAuthRequest, MsgAuthAck, MsgMFStart:
 	default:
 		return fmt.Errorf("gossip: unknown bus message type %d", m.Type)

@@ -1,9 +1,11 @@
 package gossip
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/shoal-db/shoal/slots"
 	"github.com/stretchr/testify/require"
@@ -141,4 +143,97 @@ func TestSizeHintCoversEncoding(t *testing.T) {
 	for _, m := range msgs {
 		require.Equal(t, len(m.Encode()), m.sizeHint(), "%s", m.Type)
 	}
+}
+
+// The three ways a message is decoded agree: checked only (the guard),
+// with its strings interned (the Bus) and plainly. The same input is
+// refused or accepted by all three, and an accepted one decodes to the
+// same message with and without interning, over every message type and
+// 20000 corrupted encodings.
+func TestDecodeModesAgree(t *testing.T) {
+	sender := strings.Repeat("a", 40)
+	seq := []*Message{
+		sampleMessage(),
+		{Type: MsgUpdate, Sender: sender, Update: &Update{ID: strings.Repeat("e", 40), ConfigEpoch: 9}},
+		{Type: MsgPublish, Sender: sender, Channel: []byte("ch"), Payload: []byte("hello")},
+		{Type: MsgPublishShard, Sender: sender, Channel: []byte("ch")},
+		{Type: MsgPong, Sender: sender, Master: strings.Repeat("9", 40), IP: "10.0.0.1", ToIP: "10.0.0.2"},
+		{Type: MsgFail, Sender: sender, About: strings.Repeat("d", 40)},
+		{Type: MsgAuthRequest, Sender: sender},
+	}
+	var strs stringTable
+	var interned, checked Message
+	agree := func(b []byte) error {
+		plain, err := Decode(b)
+		ierr := decode(&interned, b, reader{strs: &strs})
+		cerr := decode(&checked, b, reader{check: true})
+		require.Equal(t, err == nil, ierr == nil, "interned decode's verdict: %v vs %v", ierr, err)
+		require.Equal(t, err == nil, cerr == nil, "checked decode's verdict: %v vs %v", cerr, err)
+		if err == nil {
+			require.Equal(t, plain, &interned)
+		}
+		return err
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, m := range seq {
+		enc := m.Encode()
+		require.NoError(t, agree(enc), "%s", m.Type)
+		for range 20000 / len(seq) {
+			b := append([]byte(nil), enc...)
+			for range 1 + rng.IntN(3) {
+				b[rng.IntN(len(b))] = byte(rng.Uint32())
+			}
+			_ = agree(b)
+		}
+	}
+	// Only checked, nothing is copied out of the buffer.
+	enc := seq[2].Encode()
+	require.NoError(t, decode(&checked, enc, reader{check: true}))
+	require.Nil(t, checked.Payload)
+}
+
+// A node id, an address or a hostname decoded before is not made again:
+// a PING decoded a second time into the same message allocates nothing,
+// and its strings are those of the first decode.
+func TestInternedDecodeAllocatesNothingTheSecondTime(t *testing.T) {
+	enc := sampleMessage().Encode()
+	var strs stringTable
+	var m Message
+	require.NoError(t, decode(&m, enc, reader{strs: &strs}))
+	first := m.Sender
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := decode(&m, enc, reader{strs: &strs}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs)
+	require.Same(t, unsafe.StringData(first), unsafe.StringData(m.Sender))
+	// A table full of made-up ids starts again rather than grow.
+	for i := range maxInterned + 10 {
+		strs.intern([]byte(fmt.Sprintf("%040d", i)))
+	}
+	require.LessOrEqual(t, len(strs.m), maxInterned)
+}
+
+// AppendEncoded appends: what was in the buffer stays, and the message
+// after it is Encode's, length field included.
+func TestAppendEncodedKeepsWhatWasThere(t *testing.T) {
+	m := sampleMessage()
+	got := m.AppendEncoded([]byte("prefix"))
+	require.Equal(t, append([]byte("prefix"), m.Encode()...), got)
+}
+
+// A message given back to the pool is cleared at once, and the pool hands
+// out only cleared messages; a nil pool allocates.
+func TestMessagePoolHandsOutClearedMessages(t *testing.T) {
+	var mp MessagePool
+	for range 10 {
+		m := sampleMessage()
+		mp.Put(m)
+		require.Equal(t, Message{}, *m)
+		require.Equal(t, Message{}, *mp.get())
+	}
+	var none *MessagePool
+	require.NotNil(t, none.get())
+	none.Put(sampleMessage()) // nothing to give back to
 }

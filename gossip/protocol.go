@@ -16,7 +16,8 @@ func (s *State) header(t MsgType) *Message {
 	if me.isSlave() && me.master != nil {
 		src = me.master
 	}
-	m := &Message{
+	m := s.msgs.get()
+	*m = Message{
 		Type:         t,
 		Sender:       me.id,
 		CurrentEpoch: s.currentEpoch,
@@ -74,10 +75,12 @@ func (s *State) broadcast(m *Message, reliable bool) {
 		if n == s.myself || n.inHandshake() {
 			continue
 		}
-		c := *hdr
+		c := s.msgs.get()
+		*c = *hdr
 		c.To = n.id
-		s.send(n, &c, reliable)
+		s.send(n, c, reliable)
 	}
+	s.msgs.Put(hdr) // only its copies are sent
 }
 
 // sendPing builds a PING/PONG/MEET with its gossip section (clusterSendPing):
@@ -101,6 +104,8 @@ func (s *State) sendPing(n *node, t MsgType, to string) {
 			n.pingSent = s.clock.Now()
 		}
 	}
+	// Sized once: appends growing it were a third of the garbage left.
+	m.Gossip = make([]GossipEntry, 0, max(wanted, 0)+s.pfailNodes)
 	maxIter := wanted * 3
 	for fresh > 0 && len(m.Gossip) < wanted && maxIter > 0 {
 		maxIter--

@@ -44,10 +44,12 @@ func (s *State) publishShard(channel, payload []byte) {
 		if n == s.myself || n.inHandshake() {
 			continue
 		}
-		m := *hdr
+		m := s.msgs.get()
+		*m = *hdr
 		m.To = n.id
-		s.send(n, &m, false)
+		s.send(n, m, false)
 	}
+	s.msgs.Put(hdr) // only its copies are sent
 }
 
 // copyBody copies channel and payload into one allocation.

@@ -247,7 +247,10 @@ type State struct {
 	pfailNodes   int
 
 	// outputs
-	out             Ready
+	out Ready
+	// msgs recycles the messages out carries (nil: allocate each; the
+	// Bus sets it, gossip/message_pool.go).
+	msgs            *MessagePool
 	todoUpdateState bool
 	tableGen        uint64
 	publishedGen    uint64
