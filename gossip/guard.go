@@ -2,12 +2,14 @@ package gossip
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -162,7 +164,7 @@ func newGuardTransport(inner memberlist.Transport, g *busGuard, enc encryptionSt
 		peeking:   make(map[net.Conn]struct{}),
 	}
 	if pt, ok := inner.(packetTaker); ok {
-		pt.setPacketHandler(t.takePacket) // on busTransport's reader: one hand-off fewer per packet
+		pt.setPacketHandler(t.takeLent) // on busTransport's reader: one hand-off fewer per packet
 	}
 	t.wg.Add(2)
 	go t.forwardPackets()
@@ -184,8 +186,16 @@ func (a addressTransport) DialAddressTimeout(addr memberlist.Address, timeout ti
 // packetTaker is an inner transport that can hand its packets to a
 // function on its reader goroutine (busTransport) instead of PacketCh.
 type packetTaker interface {
-	setPacketHandler(fn func(*memberlist.Packet))
+	setPacketHandler(fn packetHandler)
 }
+
+// packetHandler takes one packet read from from at ts. buf is lent: it is
+// the reader's buffer, read into again once the handler returns, so a
+// handler that keeps the packet copies it. Packets lent this way, not
+// copied into a memberlist.Packet each, were a quarter of the garbage of
+// an idle node (a user message, most of the bus's packets, is copied once
+// more by the Bus anyway).
+type packetHandler func(buf []byte, from netip.AddrPort, ts time.Time)
 
 // forwardPackets checks each inbound packet on the way to memberlist
 // (takePacket), for an inner transport that delivers on PacketCh.
@@ -210,9 +220,25 @@ func (t *guardTransport) takePacket(p *memberlist.Packet) {
 		t.g.reject(p.From, "packet", err)
 		return
 	}
-	if t.deliverUser(p.Buf) {
+	if !t.deliverUser(p.Buf) {
+		t.toMemberlist(p)
+	}
+}
+
+// takeLent is takePacket for a packet whose buffer is lent
+// (packetHandler): it is copied only on its way to memberlist.
+func (t *guardTransport) takeLent(buf []byte, from netip.AddrPort, ts time.Time) {
+	if err := t.checkPacket(buf); err != nil {
+		t.g.reject(net.UDPAddrFromAddrPort(from), "packet", err)
 		return
 	}
+	if !t.deliverUser(buf) {
+		t.toMemberlist(&memberlist.Packet{Buf: bytes.Clone(buf), From: net.UDPAddrFromAddrPort(from), Timestamp: ts})
+	}
+}
+
+// toMemberlist hands a checked packet to memberlist.
+func (t *guardTransport) toMemberlist(p *memberlist.Packet) {
 	select {
 	case t.packets <- p:
 	case <-t.closing:
@@ -258,7 +284,8 @@ func (t *guardTransport) setUserHandler(fn func([]byte)) { t.onUser.Store(&fn) }
 // NotifyMsg). Each hand-off is a wake-up; with a few dozen bus packets a
 // second they were a good part of an idle node's CPU. Sealed, labelled,
 // checksummed and compound packets still go through memberlist, and so
-// does everything while a cluster secret is set.
+// does everything while a cluster secret is set. The handler copies what
+// it keeps, as memberlist's NotifyMsg must (buf may be lent).
 func (t *guardTransport) deliverUser(buf []byte) bool {
 	if len(buf) < 2 || buf[0] != mlUser {
 		return false

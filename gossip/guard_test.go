@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -322,10 +323,10 @@ func TestGuardTransportDialsFromSourceAddr(t *testing.T) {
 // takerTransport is a transport whose packets go to a handler.
 type takerTransport struct {
 	memberlist.Transport
-	handler func(*memberlist.Packet)
+	handler packetHandler
 }
 
-func (t *takerTransport) setPacketHandler(fn func(*memberlist.Packet)) { t.handler = fn }
+func (t *takerTransport) setPacketHandler(fn packetHandler) { t.handler = fn }
 
 // TestGuardDeliversBusPacketsDirectly: a checked plaintext user message
 // (a bus PING) goes from the inner transport's reader straight to the
@@ -339,24 +340,31 @@ func TestGuardDeliversBusPacketsDirectly(t *testing.T) {
 	defer gt.Shutdown()
 	require.NotNil(t, inner.handler, "the guard takes the packets on the reader")
 	var got [][]byte
-	gt.setUserHandler(func(p []byte) { got = append(got, p) })
-	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+	gt.setUserHandler(func(p []byte) { got = append(got, bytes.Clone(p)) })
+	from := netip.MustParseAddrPort("127.0.0.1:1")
 
 	msg := sampleMessage().Encode()
-	inner.handler(&memberlist.Packet{Buf: append([]byte{mlUser}, msg...), From: from})
+	inner.handler(append([]byte{mlUser}, msg...), from, time.Now())
 	require.Len(t, got, 1)
 	require.Equal(t, msg, got[0])
 
+	// The reader's buffer is lent: what goes to memberlist is a copy.
 	toMemberlist := func(buf []byte) {
+		lent := bytes.Clone(buf)
 		done := make(chan struct{})
-		go func() { inner.handler(&memberlist.Packet{Buf: buf, From: from}); close(done) }()
+		go func() {
+			inner.handler(lent, from, time.Now())
+			clear(lent) // the reader reads the next packet into it
+			close(done)
+		}()
 		select {
 		case p := <-gt.PacketCh():
+			<-done
 			require.Equal(t, buf, p.Buf)
+			require.Equal(t, net.UDPAddrFromAddrPort(from).String(), p.From.String())
 		case <-time.After(10 * time.Second):
 			t.Fatal("the packet did not reach memberlist")
 		}
-		<-done
 	}
 	toMemberlist(append([]byte{mlPing}, testMap("SeqNo", 7, "Node", "n1")...))
 	require.Len(t, got, 1)

@@ -31,7 +31,7 @@ type busTransport struct {
 
 	// handler, when set, takes each packet on the reader goroutine
 	// instead of packets (see setPacketHandler).
-	handler  atomic.Pointer[func(*memberlist.Packet)]
+	handler  atomic.Pointer[packetHandler]
 	shutdown atomic.Bool
 	wg       sync.WaitGroup
 	logger   *log.Logger
@@ -40,7 +40,7 @@ type busTransport struct {
 // setPacketHandler makes fn take the packets read from now on, on the
 // reader goroutine, instead of PacketCh: the guard checks and routes them
 // there, one goroutine hand-off fewer per packet.
-func (t *busTransport) setPacketHandler(fn func(*memberlist.Packet)) { t.handler.Store(&fn) }
+func (t *busTransport) setPacketHandler(fn packetHandler) { t.handler.Store(&fn) }
 
 // udpRecvBuffer is the socket receive buffer asked for (halved until the
 // kernel accepts it), as NetTransport does; maxPacket is the largest UDP
@@ -187,7 +187,8 @@ func (t *busTransport) acceptStreams() {
 }
 
 // readPackets reads every datagram into one buffer and hands on a copy of
-// its exact size (memberlist may keep a packet after it returns).
+// its exact size (memberlist may keep a packet after it returns), or lends
+// the buffer to the handler.
 func (t *busTransport) readPackets() {
 	defer t.wg.Done()
 	buf := make([]byte, maxPacket)
@@ -205,12 +206,11 @@ func (t *busTransport) readPackets() {
 			continue // memberlist messages have at least a type byte
 		}
 		addr = netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()) // a dual-stack socket's IPv4 peer
-		p := &memberlist.Packet{Buf: append([]byte(nil), buf[:n]...),
-			From: net.UDPAddrFromAddrPort(addr), Timestamp: ts}
 		if h := t.handler.Load(); h != nil {
-			(*h)(p)
+			(*h)(buf[:n], addr, ts) // lent: copied only if kept
 			continue
 		}
-		t.packets <- p
+		t.packets <- &memberlist.Packet{Buf: append([]byte(nil), buf[:n]...),
+			From: net.UDPAddrFromAddrPort(addr), Timestamp: ts}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -24,6 +25,37 @@ import (
 type rawUDP struct {
 	rc    syscall.RawConn
 	inet6 bool // the socket is AF_INET6 (a dual-stack wildcard bind): IPv4 peers are v4-mapped
+
+	// The calls' state and the functions RawConn runs, made once: a
+	// closure per call escapes to the heap (RawConn is an interface), two
+	// allocations per packet. rd belongs to the one goroutine that reads
+	// (busTransport.readPackets); wr is used under wmu (memberlist sends
+	// from several goroutines).
+	rd     rawRead
+	readFn func(fd uintptr) bool
+	wmu    sync.Mutex
+	wr     rawWrite
+	// writeFn is wr.send, made once.
+	writeFn func(fd uintptr) bool
+}
+
+// rawRead is one recvfrom's arguments and results.
+type rawRead struct {
+	buf  []byte
+	rsa  syscall.RawSockaddrAny
+	n    int
+	from netip.AddrPort
+	err  error
+}
+
+// rawWrite is one sendto's arguments and result.
+type rawWrite struct {
+	b     []byte
+	sa4   syscall.RawSockaddrInet4
+	sa6   syscall.RawSockaddrInet6
+	sa    unsafe.Pointer
+	salen uintptr
+	err   error
 }
 
 func newRawUDP(c *net.UDPConn) (*rawUDP, error) {
@@ -32,6 +64,7 @@ func newRawUDP(c *net.UDPConn) (*rawUDP, error) {
 		return nil, err
 	}
 	u := &rawUDP{rc: rc}
+	u.readFn, u.writeFn = u.rd.recv, u.wr.send
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
 		var sa syscall.Sockaddr
@@ -43,98 +76,98 @@ func newRawUDP(c *net.UDPConn) (*rawUDP, error) {
 	return u, serr
 }
 
-// readFrom reads one packet into buf.
+// readFrom reads one packet into buf. Only one goroutine may call it.
 func (u *rawUDP) readFrom(buf []byte) (int, netip.AddrPort, error) {
 	if len(buf) == 0 {
 		return 0, netip.AddrPort{}, errors.New("empty read buffer")
 	}
-	var (
-		n    int
-		from netip.AddrPort
-		rerr error
-	)
-	err := u.rc.Read(func(fd uintptr) bool {
-		for {
-			var rsa syscall.RawSockaddrAny
-			alen := uint32(syscall.SizeofSockaddrAny)
-			r, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)),
-				0, uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&alen)))
-			switch e {
-			case 0:
-				n, from = int(r), addrPortOf(&rsa)
-				return true
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait for the netpoller
-			default:
-				rerr = e
-				return true
-			}
-		}
-	})
+	r := &u.rd
+	r.buf, r.n, r.from, r.err = buf, 0, netip.AddrPort{}, nil
+	err := u.rc.Read(u.readFn)
 	if err == nil {
-		err = rerr
+		err = r.err
 	}
-	return n, from, err
+	r.buf = nil
+	return r.n, r.from, err
+}
+
+// recv is one non-blocking recvfrom (false: wait for the netpoller).
+func (r *rawRead) recv(fd uintptr) bool {
+	for {
+		alen := uint32(syscall.SizeofSockaddrAny)
+		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&r.buf[0])), uintptr(len(r.buf)),
+			0, uintptr(unsafe.Pointer(&r.rsa)), uintptr(unsafe.Pointer(&alen)))
+		switch e {
+		case 0:
+			r.n, r.from = int(n), addrPortOf(&r.rsa)
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait for the netpoller
+		default:
+			r.err = e
+			return true
+		}
+	}
 }
 
 // writeTo sends b to one peer.
 func (u *rawUDP) writeTo(b []byte, to netip.AddrPort) error {
-	var (
-		sa4   syscall.RawSockaddrInet4
-		sa6   syscall.RawSockaddrInet6
-		sa    unsafe.Pointer
-		salen uintptr
-	)
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	w := &u.wr
+	w.err = nil
 	port := to.Port()
 	if addr := to.Addr().Unmap(); addr.Is4() && !u.inet6 {
-		sa4.Family = syscall.AF_INET
-		sa4.Addr = addr.As4()
-		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		w.sa4 = syscall.RawSockaddrInet4{Family: syscall.AF_INET, Addr: addr.As4()}
+		p := (*[2]byte)(unsafe.Pointer(&w.sa4.Port))
 		p[0], p[1] = byte(port>>8), byte(port)
-		sa, salen = unsafe.Pointer(&sa4), syscall.SizeofSockaddrInet4
+		w.sa, w.salen = unsafe.Pointer(&w.sa4), syscall.SizeofSockaddrInet4
 	} else if u.inet6 {
-		sa6.Family = syscall.AF_INET6
-		sa6.Addr = to.Addr().As16() // an IPv4 peer as ::ffff:a.b.c.d
+		w.sa6 = syscall.RawSockaddrInet6{Family: syscall.AF_INET6, Addr: to.Addr().As16()} // an IPv4 peer as ::ffff:a.b.c.d
 		if z := to.Addr().Zone(); z != "" {
 			if id, err := strconv.Atoi(z); err == nil {
-				sa6.Scope_id = uint32(id)
+				w.sa6.Scope_id = uint32(id)
 			} else if ifi, err := net.InterfaceByName(z); err == nil {
-				sa6.Scope_id = uint32(ifi.Index)
+				w.sa6.Scope_id = uint32(ifi.Index)
 			}
 		}
-		p := (*[2]byte)(unsafe.Pointer(&sa6.Port))
+		p := (*[2]byte)(unsafe.Pointer(&w.sa6.Port))
 		p[0], p[1] = byte(port>>8), byte(port)
-		sa, salen = unsafe.Pointer(&sa6), syscall.SizeofSockaddrInet6
+		w.sa, w.salen = unsafe.Pointer(&w.sa6), syscall.SizeofSockaddrInet6
 	} else {
 		return syscall.EAFNOSUPPORT // an IPv6 peer from an IPv4 socket
 	}
-	var ptr unsafe.Pointer
-	if len(b) > 0 {
-		ptr = unsafe.Pointer(&b[0])
-	}
-	var werr error
-	err := u.rc.Write(func(fd uintptr) bool {
-		for {
-			_, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(ptr), uintptr(len(b)), 0, uintptr(sa), salen)
-			switch e {
-			case 0:
-				return true
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false
-			default:
-				werr = e
-				return true
-			}
-		}
-	})
+	w.b = b
+	err := u.rc.Write(u.writeFn)
+	w.b = nil // not kept beyond the call
 	if err == nil {
-		err = werr
+		err = w.err
 	}
 	return err
+}
+
+// send is one non-blocking sendto (false: wait for the netpoller).
+func (w *rawWrite) send(fd uintptr) bool {
+	var ptr unsafe.Pointer
+	if len(w.b) > 0 {
+		ptr = unsafe.Pointer(&w.b[0])
+	}
+	for {
+		_, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(ptr), uintptr(len(w.b)), 0, uintptr(w.sa), w.salen)
+		switch e {
+		case 0:
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		default:
+			w.err = e
+			return true
+		}
+	}
 }
 
 // addrPortOf is the peer address recvfrom filled in.
