@@ -517,15 +517,19 @@ func decode(m *Message, buf []byte, r reader) error {
 		if n*gossipEntryMin > len(r.b) {
 			return errBadMessage
 		}
-		if n > 0 {
+		if n > 0 && !r.check { // a check reads every entry into one
 			if cap(gossip) >= n {
 				m.Gossip = gossip[:n] // every field is set below
 			} else {
 				m.Gossip = make([]GossipEntry, n)
 			}
 		}
+		var checked GossipEntry
 		for i := 0; i < n && !r.bad; i++ {
-			g := &m.Gossip[i]
+			g := &checked
+			if !r.check {
+				g = &m.Gossip[i]
+			}
 			g.ID = r.id()
 			g.PingSent = r.u32()
 			g.PongReceived = r.u32()
