@@ -130,12 +130,15 @@ type Bus struct {
 	ml    atomic.Pointer[memberlist.Memberlist]
 	mlCfg *memberlist.Config
 	name  string // memberlist node name (not the cluster id: that may change)
-	inbox chan []byte
+	// inbox holds the received messages for the loop (4096: a burst of
+	// PONGs from a large cluster; a queue, not a channel, see
+	// gossip/queue.go).
+	inbox *queue[[]byte]
 	// freeBufs holds buffers the loop has decoded, for NotifyMsg to
 	// reuse (recycleBuf).
 	freeBufs chan []byte
 	// received and spare are stepReceived's batch and the decoded
-	// messages it may decode into again (only the goroutine that receives
+	// messages it may decode into again (only the goroutine that takes
 	// from inbox touches them).
 	received []*Message
 	spare    []*Message
@@ -147,11 +150,10 @@ type Bus struct {
 	// cronTicks carries the owner's CronTick calls (cap 1).
 	cronTicks chan struct{}
 	// outq holds the packets (PING, PONG, FAIL) for the sender: 2048 fit a
-	// FAIL and a PONG broadcast to a 1000-node cluster in one step. A
-	// channel's buffer is a ring whose every page ends up resident as the
-	// sends go round it, however short the queue: 8192 entries were 384 KB
-	// of an idle node's memory once its pings had gone round them.
-	outq chan outMsg
+	// FAIL and a PONG broadcast to a 1000-node cluster in one step. Not a
+	// channel: a channel's ring buffer becomes resident as the sends go
+	// round it, however short the queue (gossip/queue.go).
+	outq *queue[outMsg]
 	// packet is the sender's encoding buffer (only sendPacket touches it).
 	packet []byte
 	notes  chan Change
@@ -218,10 +220,10 @@ func New(cfg Config) (*Bus, error) {
 		cfg:       cfg,
 		log:       cfg.Logger.Named("cluster"),
 		ref:       slots.NewRef(nil),
-		inbox:     make(chan []byte, 4096),
+		inbox:     newQueue[[]byte](4096),
 		freeBufs:  make(chan []byte, 64),
 		cronTicks: make(chan struct{}, 1),
-		outq:      make(chan outMsg, 2048),
+		outq:      newQueue[outMsg](2048),
 		notes:     make(chan Change, 1024),
 		stop:      make(chan struct{}),
 		alive:     make(map[string]bool),
@@ -440,8 +442,13 @@ func (b *Bus) loop() {
 		case <-b.cronTicks:
 			tick.Reset(b.cfg.TickInterval + b.cfg.TickInterval/2)
 			b.cron()
-		case buf := <-b.inbox:
-			b.stepReceived(buf)
+		case <-b.inbox.ready:
+			if buf, ok := b.inbox.pop(); ok {
+				b.stepReceived(buf)
+			}
+			if b.inbox.len() > 0 {
+				b.inbox.wake() // the rest on the next turn, after whatever else is due
+			}
 		case <-rejoin.C:
 			b.rejoin()
 		}
@@ -453,8 +460,12 @@ func (b *Bus) cron() {
 	// What arrived first is processed first: after a stall (DEBUG
 	// SLEEP holds the loop for seconds) the cron must not judge
 	// peers on stale receive times while their messages wait.
-	for pending := len(b.inbox); pending > 0; pending -= maxBatch {
-		b.stepReceived(<-b.inbox) // only this goroutine receives
+	for pending := b.inbox.len(); pending > 0; pending -= maxBatch {
+		buf, ok := b.inbox.pop() // only this goroutine takes
+		if !ok {
+			break
+		}
+		b.stepReceived(buf)
 	}
 	// The replication offset is read outside the lock (the
 	// source may take its own locks).
@@ -503,9 +514,8 @@ func (b *Bus) stepReceived(buf []byte) {
 		if len(batch) >= maxBatch {
 			break
 		}
-		select {
-		case buf = <-b.inbox:
-		default:
+		var ok bool
+		if buf, ok = b.inbox.pop(); !ok {
 			more = false
 		}
 	}
@@ -636,9 +646,7 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 			if b.links.offer(m, e.Reliable || m.size > packetLimit) {
 				continue
 			}
-			select {
-			case b.outq <- m:
-			default:
+			if !b.outq.push(m) {
 				b.dropped.Add(1)
 			}
 		}
@@ -731,14 +739,25 @@ func (b *Bus) freeLinksOverLimit(s *State) {
 }
 
 // sender sends the packets of the queue.
-func (b *Bus) sender(q chan outMsg) {
+func (b *Bus) sender(q *queue[outMsg]) {
 	defer b.swg.Done()
 	for {
 		select {
 		case <-b.stop:
 			return
-		case m := <-q:
+		case <-q.ready:
+		}
+		for {
+			m, ok := q.pop()
+			if !ok {
+				break
+			}
 			b.sendPacket(m)
+			select {
+			case <-b.stop:
+				return
+			default:
+			}
 		}
 	}
 }
@@ -857,9 +876,7 @@ func (d *busDelegate) NotifyMsg(p []byte) {
 		buf = make([]byte, 0, max(len(p), recycledBufSize/2))
 	}
 	buf = append(buf[:0], p...)
-	select {
-	case b.inbox <- buf:
-	default:
+	if !b.inbox.push(buf) {
 		b.dropped.Add(1)
 	}
 }

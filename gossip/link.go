@@ -527,9 +527,7 @@ func (ls *busLinks) read(in *inLink) error {
 		}
 		ls.identify(in, msg)
 		b.bytesRecv.Add(uint64(len(msg)))
-		select {
-		case b.inbox <- msg:
-		default:
+		if !b.inbox.push(msg) {
 			b.dropped.Add(1)
 		}
 	}

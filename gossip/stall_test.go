@@ -91,10 +91,11 @@ func TestReceivedBatchesLoseNothing(t *testing.T) {
 	const total = 2*maxBatch + 10
 	for i := 0; i < total; i++ {
 		m := peer.header(MsgPing)
-		b.inbox <- m.Encode()
+		b.inbox.push(m.Encode())
 	}
-	for len(b.inbox) > 0 {
-		b.stepReceived(<-b.inbox)
+	for b.inbox.len() > 0 {
+		buf, _ := b.inbox.pop()
+		b.stepReceived(buf)
 	}
 	b.mu.Lock()
 	got := b.st.statsRecv[MsgPing]
