@@ -12,7 +12,7 @@ import (
 // triggers the next collection: the process would keep up to twice its data
 // in RSS indefinitely, where Redis (jemalloc) returns pages as it frees them.
 // When the allocation rate drops to almost nothing and the heap holds more
-// than the live data by a tenth and at least trimMinBytes, the trimmer runs
+// than the live data by enough (trimMinBytes, more on a large heap), the trimmer runs
 // one collection and returns the free pages: after a burst, or every
 // trimDecay on a node whose own periodic work (gossip) leaves garbage.
 // While the server is busy it never runs, so it costs nothing on the hot
@@ -60,13 +60,21 @@ const (
 	// trimInterval under load would cost more than it returns.
 	idleAllocPerTick   = 128 << 10
 	idleBatchesPerTick = 50
-	// trimSlack and trimMinBytes: trim only when the heap holds more than
-	// the live data by a tenth of it and at least trimMinBytes. The floor
-	// is low on purpose: an idle cluster node's gossip leaves some 50 KB of
-	// garbage a second, and without a trim the heap fills up to twice its
-	// live data (5 to 9 MB of RSS in a minute, where Redis stays at 3.4).
-	trimSlack    = 0.10
-	trimMinBytes = 512 << 10
+	// trimSlack, trimSlackFrom and trimMinBytes: trim only when the heap
+	// holds at least trimMinBytes more than the live data, and, beyond
+	// trimSlackFrom of live data, a tenth of what is beyond it (a large
+	// heap's collection costs its size in CPU; a small one's is cheap).
+	// The floor is low on purpose: garbage takes fresh pages until the next
+	// collection, so an idle node's resident memory rises by the excess it
+	// is allowed between trims, up to twice its live data without a trim
+	// (5 to 9 MB of RSS in a minute, where Redis stays at 3.4). With its bus
+	// making some 5 KB of garbage a second, an idle cluster node trims
+	// every 20-30 s; at 512 KB, and with the slack counted on a live heap
+	// that includes the untouched 3 MB slot array, its memory rose by
+	// half a megabyte between trims.
+	trimSlack     = 0.10
+	trimSlackFrom = 8 << 20
+	trimMinBytes  = 128 << 10
 	// trimInterval is the least time between two trims of a large excess
 	// (trimLargeBytes or more: a burst of writes); trimDecay between two
 	// trims of a small one, which is only idle garbage: as jemalloc's
@@ -138,7 +146,7 @@ func (h *heapTrimmer) decide(now time.Time, s heapSample) bool {
 	if s.held > s.live {
 		excess = s.held - s.live
 	}
-	worth := excess >= max(trimMinBytes, uint64(trimSlack*float64(s.live)))
+	worth := excess >= max(trimMinBytes, uint64(trimSlack*float64(s.live-min(s.live, trimSlackFrom))))
 	spacing := trimDecay
 	if excess >= trimLargeBytes {
 		spacing = trimInterval

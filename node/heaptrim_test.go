@@ -138,3 +138,30 @@ func TestHeapTrimmerReturnsIdleGarbageOncePerDecay(t *testing.T) {
 		t.Fatal("the idle garbage was not given back after trimDecay")
 	}
 }
+
+// How much excess is worth a trim: trimMinBytes on a small heap (an idle
+// cluster node, whose live heap counts a 3 MB slot array it never
+// touches), and a tenth of the live data beyond trimSlackFrom on a large
+// one, whose collection costs more.
+func TestHeapTrimmerExcessWorthATrim(t *testing.T) {
+	const kb, mb = 1 << 10, 1 << 20
+	for _, c := range []struct {
+		live, excess uint64
+		want         bool
+	}{
+		{5 * mb, 100 * kb, false},
+		{5 * mb, 200 * kb, true},
+		{100 * mb, 5 * mb, false}, // below (100-8)/10 = 9.2 MB
+		{100 * mb, 10 * mb, true},
+	} {
+		h := newHeapTrimmer()
+		t0 := time.Now().Add(-time.Hour) // long after any last trim
+		var got bool
+		for at := time.Duration(0); at <= 2*trimQuietFor; at += trimIdleInterval {
+			got = h.decide(t0.Add(at), heapSample{live: c.live, held: c.live + c.excess}) || got
+		}
+		if got != c.want {
+			t.Errorf("live %d KB, excess %d KB: trimmed %v, want %v", c.live/kb, c.excess/kb, got, c.want)
+		}
+	}
+}
