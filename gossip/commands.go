@@ -73,7 +73,20 @@ func (s *State) checkSlots(seen *[slots.Count]uint8, del bool, start, end int) e
 	return nil
 }
 
+// applySlots binds (ADDSLOTS) or unbinds (DELSLOTS) the slots seen marks.
+//
+// A slot DELSLOTS takes from another master and ADDSLOTS then gives this
+// one is handed off from that master, as at the end of an import (see
+// noteHandoff): redis-cli's fix makes a master the owner of a slot two
+// masters hold keys of with MULTI, DELSLOTS, ADDSLOTS, BUMPEPOCH, EXEC on
+// it, then moves the other's keys over. The bump is blind to an epoch the
+// other master took a moment earlier (it was made the owner of a slot
+// before this one), so a ping it sent before its own DELSLOTS claims the
+// slot under a greater epoch: Redis would give the slot back, delete the
+// keys just made this master's, and end with each master believing the
+// other owns the slot (CI saw --cluster fix leave one slot unclaimed so).
 func (s *State) applySlots(seen *[slots.Count]uint8, del bool) {
+	now := s.clock.Now()
 	for j := 0; j < slots.Count; j++ {
 		if seen[j] == 0 {
 			continue
@@ -83,9 +96,19 @@ func (s *State) applySlots(seen *[slots.Count]uint8, del bool) {
 			s.touchTable()
 		}
 		if del {
+			if prev := s.owner[j]; prev != s.myself {
+				if s.unbound == nil {
+					s.unbound = map[int]handoff{}
+				}
+				s.unbound[j] = handoff{from: prev, until: now.Add(s.opts.NodeTimeout)}
+			}
 			s.delSlot(j)
-		} else {
-			s.addSlot(s.myself, j)
+			continue
+		}
+		from, ok := s.unbound[j]
+		s.addSlot(s.myself, j)
+		if ok && now.Before(from.until) {
+			s.noteHandoff(j, from.from)
 		}
 	}
 	s.todoUpdateState = true

@@ -105,7 +105,7 @@ type handoff struct {
 }
 
 // noteHandoff records that this master just took slot at the end of an
-// import from src.
+// import from src (or from src by DELSLOTS and ADDSLOTS: applySlots).
 //
 // Why: redis-cli hands a slot over with SETSLOT NODE on the target (which
 // bumps its configEpoch without consensus) and then on the source. A ping

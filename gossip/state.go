@@ -225,8 +225,13 @@ type State struct {
 	migrating        [slots.Count]*node
 	importing        [slots.Count]*node
 	// handoffs are slots this master took at the end of an import (SETSLOT
-	// NODE myself while importing), by slot: see holdsHandoff.
+	// NODE myself while importing) or by ADDSLOTS right after DELSLOTS took
+	// them from another master, by slot: see holdsHandoff.
 	handoffs map[int]handoff
+	// unbound are slots CLUSTER DELSLOTS just took from another master, by
+	// slot, until node-timeout: an ADDSLOTS of one on this node is a hand-off
+	// from that master too (see applySlots). addSlot forgets a slot's entry.
+	unbound map[int]handoff
 
 	blacklist map[string]time.Time
 
@@ -424,6 +429,7 @@ func (s *State) addSlot(n *node, slot int) bool {
 	}
 	s.owner[slot] = n
 	s.ownerNotClaiming.Clear(slot)
+	delete(s.unbound, slot)
 	s.touchTable()
 	return true
 }

@@ -235,14 +235,10 @@ func TestReplicateForgetReset(t *testing.T) {
 	require.True(t, a.Ready().IDChanged)
 }
 
-// handoffCluster is three masters with slots 0-5460, 5461-10922 and
-// 10923-16383 at configEpochs 1, 2, 3, where b has just imported slot 248
-// from a by redis-cli's sequence (IMPORTING on b, MIGRATING on a, the keys
-// moved, SETSLOT NODE b on b). stale is a ping a sent before its own
-// SETSLOT NODE b: it still claims 248, under an epoch a bumped concurrently
-// (5) that b's blind bump (to 4) did not know.
-func handoffCluster(t *testing.T) (sm *sim, a, b, c *State, stale *Message) {
-	sm = newSim(t, 3, testOpts())
+// threeMasters is three masters with slots 0-5460, 5461-10922 and
+// 10923-16383 at configEpochs 1, 2, 3.
+func threeMasters(t *testing.T) *sim {
+	sm := newSim(t, 3, testOpts())
 	sm.meetAll()
 	sm.run(3 * time.Second)
 	ranges := [][2]string{{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}}
@@ -251,6 +247,16 @@ func handoffCluster(t *testing.T) (sm *sim, a, b, c *State, stale *Message) {
 		require.NoError(t, st.SetConfigEpochForTest(uint64(i+1)))
 	}
 	sm.run(3 * time.Second)
+	return sm
+}
+
+// handoffCluster is threeMasters where b has just imported slot 248
+// from a by redis-cli's sequence (IMPORTING on b, MIGRATING on a, the keys
+// moved, SETSLOT NODE b on b). stale is a ping a sent before its own
+// SETSLOT NODE b: it still claims 248, under an epoch a bumped concurrently
+// (5) that b's blind bump (to 4) did not know.
+func handoffCluster(t *testing.T) (sm *sim, a, b, c *State, stale *Message) {
+	sm = threeMasters(t)
 	a, b, c = sm.nodes[0], sm.nodes[1], sm.nodes[2]
 	setslot := func(st *State, args ...string) {
 		t.Helper()
@@ -313,4 +319,56 @@ func TestImportedSlotHoldEndsWhenMovedOn(t *testing.T) {
 	for _, st := range sm.nodes {
 		require.Equal(t, a.MyID(), ownerOf(st, 248), "owner of 248 at %s", st.MyID())
 	}
+}
+
+// redis-cli's fix makes b the owner of a slot both a and b hold keys of
+// (a migrating it to b, b importing it): MULTI, DELSLOTS, ADDSLOTS,
+// BUMPEPOCH, EXEC on b, then DELSLOTS and SETSLOT NODE b on a. b's bump is
+// blind to the epoch a took a moment before (it was made the owner of
+// another slot), and a ping a sent before its DELSLOTS claims the slot
+// under that greater epoch. b must keep the slot and its keys: if it gave
+// the slot back, each of a and b would believe the other owns it and no
+// node would serve it (CI saw --cluster fix leave a slot so).
+func TestSlotAddedAfterDelslotsHeldAgainstStaleClaimOfItsOwner(t *testing.T) {
+	sm := threeMasters(t)
+	a, b, c := sm.nodes[0], sm.nodes[1], sm.nodes[2]
+	slot := []byte("248")
+	require.NoError(t, b.SetSlot([][]byte{slot, []byte("importing"), []byte(a.MyID())}, nil))
+	require.NoError(t, a.SetSlot([][]byte{slot, []byte("migrating"), []byte(b.MyID())}, nil))
+	sm.deliver()
+
+	require.NoError(t, a.SetConfigEpochForTest(5)) // a's blind bump for another slot
+	stale := a.header(MsgPing)
+	require.True(t, stale.Slots.Has(248))
+	require.NoError(t, b.DelSlots([][]byte{slot}))
+	require.NoError(t, b.AddSlots([][]byte{slot}))
+	require.Equal(t, "BUMPED 4", b.BumpEpoch())
+	require.NoError(t, a.DelSlots([][]byte{slot}))
+	require.NoError(t, a.SetSlot([][]byte{slot, []byte("node"), []byte(b.MyID())}, nil))
+
+	b.Step(stale)
+	c.Step(stale)
+	sm.run(3 * time.Second)
+	for _, st := range sm.nodes {
+		require.Equal(t, b.MyID(), ownerOf(st, 248), "owner of 248 at %s", st.MyID())
+	}
+	require.NotContains(t, sm.lost[b], 248, "b deleted the keys it had just been made the owner of")
+	require.Greater(t, b.Myself().ConfigEpoch, uint64(5))
+	requireSameSlotMap(t, sm.nodes)
+}
+
+// DELSLOTS alone hands nothing off: a slot left unassigned and later added
+// back on this node by an operator is judged by Redis's rule.
+func TestSlotAddedLongAfterDelslotsNotHeld(t *testing.T) {
+	sm := threeMasters(t)
+	a, b := sm.nodes[0], sm.nodes[1]
+	slot := []byte("248")
+	require.NoError(t, a.SetConfigEpochForTest(5))
+	stale := a.header(MsgPing)
+	require.NoError(t, b.DelSlots([][]byte{slot}))
+	sm.clock.Advance(testOpts().NodeTimeout)
+	require.NoError(t, b.AddSlots([][]byte{slot}))
+	b.Step(stale)
+	sm.collect()
+	require.Equal(t, a.MyID(), ownerOf(b, 248))
 }

@@ -51,12 +51,7 @@ func StartClusterNode(t testing.TB, dir string, extra ...string) *ClusterNode {
 	s := &Server{Bin: BuildServer(t), Dir: dir, t: t}
 	s.logPath = filepath.Join(dir, "server.log")
 	n := &ClusterNode{Server: s}
-	t.Cleanup(func() {
-		s.Stop()
-		if t.Failed() {
-			t.Logf("last %d lines of %s (port %d):\n%s", failedLogLines, s.logPath, s.Port, s.lastLines(failedLogLines))
-		}
-	})
+	t.Cleanup(func() { s.stopAndReport(t, "") })
 	if err := n.startOnFreePorts(extra); err != nil {
 		t.Fatalf("starting a cluster node in %s: %v (its log follows at cleanup)", dir, err)
 	}
@@ -132,12 +127,7 @@ func StartClusterNodes(t *testing.T, count int, extra ...string) []*ClusterNode 
 		s := &Server{Bin: BuildServer(t), Dir: dirs[i], t: t}
 		s.logPath = filepath.Join(dirs[i], "server.log")
 		nodes[i] = &ClusterNode{Server: s}
-		t.Cleanup(func() {
-			s.Stop()
-			if t.Failed() {
-				t.Logf("last %d lines of %s (port %d):\n%s", failedLogLines, s.logPath, s.Port, s.lastLines(failedLogLines))
-			}
-		})
+		t.Cleanup(func() { s.stopAndReport(t, "") })
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()

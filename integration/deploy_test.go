@@ -191,12 +191,7 @@ func startHostCompose(t *testing.T) []*deployNode {
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
 		s.Args = remapped(t, cmds[name], ports)
 		n.MetricsPort, _ = strconv.Atoi(directive(s.Args, "metrics-port"))
-		t.Cleanup(func() {
-			s.Stop()
-			if t.Failed() {
-				t.Logf("last %d lines of %s (%s, port %d):\n%s", failedLogLines, s.logPath, name, s.Port, s.lastLines(failedLogLines))
-			}
-		})
+		t.Cleanup(func() { s.stopAndReport(t, name) })
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(nodes))

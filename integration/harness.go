@@ -179,12 +179,7 @@ func StartServer(t testing.TB, args ...string) *Server {
 		t:    t,
 	}
 	s.logPath = filepath.Join(s.Dir, "server.log")
-	t.Cleanup(func() {
-		s.Stop()
-		if t.Failed() {
-			t.Logf("last %d lines of %s (port %d):\n%s", failedLogLines, s.logPath, s.Port, s.lastLines(failedLogLines))
-		}
-	})
+	t.Cleanup(func() { s.stopAndReport(t, "") })
 	var lastErr error
 	for attempt := 1; attempt <= startAttempts; attempt++ {
 		port, err := testharness.FreePort()
@@ -279,6 +274,30 @@ func (s *Server) Log() string {
 		return ""
 	}
 	return string(b)
+}
+
+// stopAndReport stops s and, if t failed, logs the last lines of its log
+// (label, if any, names the server) and copies the whole log into
+// $SHOAL_KEEP_LOGS when that names a directory: a failure seen once on a
+// loaded machine can then be read in full.
+func (s *Server) stopAndReport(t testing.TB, label string) {
+	s.Stop()
+	if !t.Failed() {
+		return
+	}
+	if label != "" {
+		label += ", "
+	}
+	t.Logf("last %d lines of %s (%sport %d):\n%s", failedLogLines, s.logPath, label, s.Port, s.lastLines(failedLogLines))
+	if dir := os.Getenv("SHOAL_KEEP_LOGS"); dir != "" {
+		name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "-" + strconv.Itoa(s.Port) + ".log"
+		kept := filepath.Join(dir, name)
+		if err := os.WriteFile(kept, []byte(s.Log()), 0o644); err != nil {
+			t.Logf("keeping the log: %v", err)
+		} else {
+			t.Logf("whole log kept in %s", kept)
+		}
+	}
 }
 
 func (s *Server) lastLines(n int) string {
