@@ -343,16 +343,22 @@ func TestSlotAddedAfterDelslotsHeldAgainstStaleClaimOfItsOwner(t *testing.T) {
 	require.NoError(t, b.DelSlots([][]byte{slot}))
 	require.NoError(t, b.AddSlots([][]byte{slot}))
 	require.Equal(t, "BUMPED 4", b.BumpEpoch())
+	b.Step(stale)
+	c.Step(stale)
+	// b's re-assertion reaches a before redis-cli's DELSLOTS does: a loses
+	// the slot it was migrating to b, and keeps its keys there for the fix
+	// to move.
+	sm.deliver()
+	require.Equal(t, b.MyID(), ownerOf(a, 248))
 	require.NoError(t, a.DelSlots([][]byte{slot}))
 	require.NoError(t, a.SetSlot([][]byte{slot, []byte("node"), []byte(b.MyID())}, nil))
 
-	b.Step(stale)
-	c.Step(stale)
 	sm.run(3 * time.Second)
 	for _, st := range sm.nodes {
 		require.Equal(t, b.MyID(), ownerOf(st, 248), "owner of 248 at %s", st.MyID())
 	}
 	require.NotContains(t, sm.lost[b], 248, "b deleted the keys it had just been made the owner of")
+	require.NotContains(t, sm.lost[a], 248, "a deleted the keys still to be moved to b")
 	require.Greater(t, b.Myself().ConfigEpoch, uint64(5))
 	requireSameSlotMap(t, sm.nodes)
 }
