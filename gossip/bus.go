@@ -91,6 +91,10 @@ type Change struct {
 	// LostSlots: slots this master lost to a newer configuration while
 	// staying a master; delete their keys.
 	LostSlots []int
+	// MovedOutSlots: slots this master lost to the master it was migrating
+	// them to; keep their keys for the migration to move, but stop serving
+	// them (e.g. invalidate tracked keys).
+	MovedOutSlots []int
 	// Inbound: PUBLISH(SHARD) messages from known nodes, for pub/sub.
 	Inbound []*Message
 	// PauseWrites > 0: a manual failover of this master started; stop
@@ -661,12 +665,12 @@ func (b *Bus) dispatch(rd Ready, running bool) {
 			go func() { _ = ml.UpdateNode(time.Second) }()
 		}
 	}
-	if rd.Table == nil && !rd.RoleChanged && !rd.FlushData && len(rd.LostSlots) == 0 && len(rd.Inbound) == 0 &&
+	if rd.Table == nil && !rd.RoleChanged && !rd.FlushData && len(rd.LostSlots) == 0 && len(rd.MovedOutSlots) == 0 && len(rd.Inbound) == 0 &&
 		rd.PauseWrites == 0 && !rd.ResumeWrites && !rd.DataLostEnded {
 		return
 	}
 	c := Change{Table: rd.Table, RoleChanged: rd.RoleChanged, MasterID: rd.MasterID, FlushData: rd.FlushData,
-		LostSlots: rd.LostSlots, Inbound: rd.Inbound, PauseWrites: rd.PauseWrites, ResumeWrites: rd.ResumeWrites,
+		LostSlots: rd.LostSlots, MovedOutSlots: rd.MovedOutSlots, Inbound: rd.Inbound, PauseWrites: rd.PauseWrites, ResumeWrites: rd.ResumeWrites,
 		DataLostEnded: rd.DataLostEnded}
 	if c.RoleChanged && c.MasterID != "" {
 		b.mu.Lock()

@@ -47,10 +47,11 @@
 //     SHARDS, LINKS, REPLICAS, COUNT-FAILURE-REPORTS, MYID) have their data
 //     methods; KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT are the server's own;
 //   - OnChange: start/stop replication on RoleChanged (MasterIP:MasterPort),
-//     empty the data set on FlushData, delete keys in LostSlots, deliver
-//     Inbound PUBLISH messages, pause/resume writes on PauseWrites /
-//     ResumeWrites (manual failover), serve the slots again on
-//     DataLostEnded (RestartedWithoutData);
+//     empty the data set on FlushData, delete keys in LostSlots, stop
+//     serving MovedOutSlots (their keys stay), deliver Inbound PUBLISH
+//     messages, pause/resume writes on PauseWrites / ResumeWrites (manual
+//     failover), serve the slots again on DataLostEnded
+//     (RestartedWithoutData);
 //   - SetReplOffsetSource (or SetReplOffset now and then); SetOptions on
 //     CONFIG SET of the cluster-* directives; Failover for CLUSTER
 //     FAILOVER; Stop at shutdown.

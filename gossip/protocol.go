@@ -578,12 +578,6 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 	if len(held) > 0 {
 		s.reassertHandoff(sender, senderEpoch, held)
 	}
-	if len(kept) > 0 {
-		// Every slot a reshard moves ends so, with no keys left: Debug. The
-		// slot stays open (MIGRATING), which --cluster check reports.
-		s.log.Debug("slots lost to the master they were migrating to; keys left in them are kept for the migration to move",
-			zap.String("to", sender.id), zap.Int("slots", len(kept)), zap.Int("first", kept[0]))
-	}
 	switch {
 	case newMaster != nil && cur != nil && cur.numSlots == 0 &&
 		(s.opts.AllowReplicaMigration || senderSlots == migratedOurs):
@@ -598,6 +592,9 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 		s.todoUpdateState = true
 	case len(dirty) > 0 && me.isMaster():
 		s.out.LostSlots = append(s.out.LostSlots, dirty...)
+	}
+	if len(kept) > 0 && me.isMaster() {
+		s.out.MovedOutSlots = append(s.out.MovedOutSlots, kept...)
 	}
 }
 

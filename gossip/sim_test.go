@@ -22,13 +22,14 @@ type sim struct {
 	// dropMsg, when set, decides whether one message is lost.
 	dropMsg func(from *State, m *Message) bool
 	from    map[*Message]*State
-	// lost counts slots reported lost by each node.
-	lost map[*State][]int
+	// lost counts slots reported lost by each node; movedOut those
+	// reported moved out (MovedOutSlots).
+	lost, movedOut map[*State][]int
 }
 
 func newSim(t *testing.T, n int, opts Options) *sim {
 	sm := &sim{t: t, clock: clock.NewFake(time.Unix(1_700_000_000, 0)), byAddr: map[string]*State{},
-		from: map[*Message]*State{}, lost: map[*State][]int{}}
+		from: map[*Message]*State{}, lost: map[*State][]int{}, movedOut: map[*State][]int{}}
 	for i := 0; i < n; i++ {
 		sm.add(opts, uint64(i+1))
 	}
@@ -53,6 +54,7 @@ func (sm *sim) collect() {
 			sm.queue = append(sm.queue, e)
 		}
 		sm.lost[st] = append(sm.lost[st], rd.LostSlots...)
+		sm.movedOut[st] = append(sm.movedOut[st], rd.MovedOutSlots...)
 	}
 }
 

@@ -160,6 +160,11 @@ type Ready struct {
 	// LostSlots are slots this master lost to a newer configuration while
 	// remaining a master: the server must delete the keys it holds in them.
 	LostSlots []int
+	// MovedOutSlots are slots this master lost to the master it was
+	// migrating them to, while remaining a master: the keys left in them
+	// stay for the migration (or redis-cli fix) to move; the server no
+	// longer serves them.
+	MovedOutSlots []int
 	// Inbound are received PUBLISH/PUBLISHSHARD messages for pub/sub, from
 	// known senders only (the failover messages are handled inside, see
 	// failover.go).

@@ -359,6 +359,7 @@ func TestSlotAddedAfterDelslotsHeldAgainstStaleClaimOfItsOwner(t *testing.T) {
 	}
 	require.NotContains(t, sm.lost[b], 248, "b deleted the keys it had just been made the owner of")
 	require.NotContains(t, sm.lost[a], 248, "a deleted the keys still to be moved to b")
+	require.Equal(t, []int{248}, sm.movedOut[a])
 	require.Greater(t, b.Myself().ConfigEpoch, uint64(5))
 	requireSameSlotMap(t, sm.nodes)
 }

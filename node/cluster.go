@@ -189,6 +189,9 @@ func (s *Server) onClusterChange(ch gossip.Change) {
 		s.log.Info("cluster: deleted the keys of slots lost to a newer configuration",
 			zap.Int("slots", len(ch.LostSlots)), zap.Int64("keys", n))
 	}
+	if len(ch.MovedOutSlots) > 0 {
+		s.slotsMovedOut(ch.MovedOutSlots) // node/cmd_cluster_migrate.go
+	}
 }
 
 // preferredEndpoint is the host a redirect names, per

@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-db/shoal/migrate"
 	"github.com/shoal-db/shoal/slots"
 	"github.com/shoal-db/shoal/store"
+	"go.uber.org/zap"
 )
 
 // Atomic slot migration's commands (package migrate owns the logic):
@@ -357,6 +358,24 @@ func (s *Server) deleteSlotKeys(list []int) int64 {
 	s.tx.watch.touchFlushed(0, list) // node/watch.go
 	s.trackingSlotsLost(list)        // node/tracking.go
 	return n
+}
+
+// slotsMovedOut acts on slots this master lost to the master it was
+// migrating them to (gossip.Change.MovedOutSlots): the keys left in them
+// stay, for the migration or redis-cli --cluster fix to move (the slots are
+// still open here), but clients tracking them are told to forget them, as
+// this node no longer serves them.
+func (s *Server) slotsMovedOut(list []int) {
+	db := s.ks.DB(0)
+	var keys int64
+	for _, slot := range list {
+		keys += db.SlotSize(uint16(slot))
+	}
+	s.trackingSlotsLost(list) // node/tracking.go
+	if keys > 0 {
+		s.log.Warn("cluster: kept the keys of slots lost to the master they were migrating to; the migration (or redis-cli --cluster fix) moves them",
+			zap.Int("slots", len(list)), zap.Int("first", list[0]), zap.Int64("keys", keys))
+	}
 }
 
 func (n *migrationNode) CanImport(source string, list []int) error {

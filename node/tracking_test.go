@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shoal-db/shoal/gossip"
 	"github.com/stretchr/testify/require"
 )
 
@@ -133,4 +134,22 @@ func BenchmarkTrackedIDsAdd(b *testing.B) {
 			sets[rng.IntN(len(sets))] = trackedIDs{}
 		}
 	}
+}
+
+// Slots lost to the master they were migrating to keep their keys (the
+// migration moves them) but are no longer served here: clients tracking
+// their keys are told to forget them.
+func TestSlotsMovedOutKeepKeysAndInvalidateTracking(t *testing.T) {
+	s := startTestServer(t)
+	c1, c2 := dialTest(t, s), dialTest(t, s)
+	c2.do("SET", "a", "1") // slot 15495
+	c2.do("SET", "b", "1") // slot 3300
+	c1.do("HELLO", "3")
+	require.Equal(t, "+OK\r\n", c1.do("CLIENT", "TRACKING", "on"))
+	c1.do("GET", "a")
+	c1.do("GET", "b")
+	s.onClusterChange(gossip.Change{MovedOutSlots: []int{15495}})
+	require.Equal(t, ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n", c1.read())
+	require.Equal(t, ":2\r\n", c2.do("DBSIZE"))
+	require.Equal(t, "+PONG\r\n", c1.do("PING"), "b, in a slot still served, was invalidated")
 }
