@@ -132,8 +132,11 @@ func (w *writeLoad) verify(t *testing.T, step string) {
 		var err error
 		// A client's slot map may be stale for a moment after a topology
 		// change (a node just reset by del-node answers CLUSTERDOWN):
-		// retry the batch, the client reloads its map on errors.
-		for try := 0; try < 50; try++ {
+		// retry the batch, the client reloads its map on errors. Bounded in
+		// time too: a try that follows redirects with the client's backoff
+		// takes seconds, and a slot no node serves kept CI here 5 minutes.
+		deadline := time.Now().Add(60 * time.Second)
+		for try := 0; try < 50 && (try == 0 || time.Now().Before(deadline)); try++ {
 			cmds, err = w.cc.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, k := range keys[start:end] {
 					p.Get(ctx, k)
