@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/internal/testharness"
+	"github.com/stretchr/testify/require"
 )
 
 // clientField returns field f of the CLIENT LIST line of the client named
@@ -402,4 +403,35 @@ func TestClientEvictedWhileRunningGetsItsReplies(t *testing.T) {
 	if !closedByServer(tc) {
 		t.Fatal("the evicted client was not closed after its replies")
 	}
+}
+
+// A client eviction finds running (evictLater only flags it) and whose
+// reply then waits in a write it never reads is closed by the cron: its own
+// goroutine, in the write, would never see the flag, and it is out of the
+// eviction buckets (CI saw such a reader outlive its eviction by 30 s).
+func TestClientEvictedWhileRunningClosedByCron(t *testing.T) {
+	s := startTestServer(t)
+	ctl := namedClient(t, s, "control")
+	if got := ctl.do("SETRANGE", "k", strconv.Itoa(32<<20), "v"); got != ":33554433\r\n" {
+		t.Fatalf("SETRANGE: %q", got)
+	}
+	reader := namedClient(t, s, "reader")
+	reader.send("GET", "k") // and never read
+	id, listed := clientField(t, ctl, "reader", "id")
+	require.True(t, listed)
+	n, err := strconv.ParseInt(id, 10, 64)
+	require.NoError(t, err)
+	s.mu.Lock()
+	rc := s.clients[n]
+	s.mu.Unlock()
+	require.NotNil(t, rc)
+	testharness.WaitFor(t, 10*time.Second, "the reply waiting in a write", func() bool {
+		return !rc.executing.Load() && rc.obuf.held.Load() > 0
+	})
+	rc.evictAfterReplies.Store(true) // as evictLater leaves a client it found running
+	// Not read from reader: reading would let the write end.
+	testharness.WaitFor(t, 5*time.Second, "the cron closing the evicted reader", func() bool {
+		_, listed := clientField(t, ctl, "reader", "id")
+		return !listed
+	})
 }

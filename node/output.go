@@ -315,6 +315,15 @@ func (s *Server) outputCron(now time.Time) {
 	for i, c := range s.cronClients {
 		s.cronClients[i] = nil
 		s.updateClientMemory(c) // clientsCron's accounting (node/client_evict.go)
+		if c.evictAfterReplies.Load() && !c.executing.Load() && !c.killed.Load() {
+			// Evicted while it ran (evictLater), its commands have ended
+			// since, and it is still open: its replies are stuck in a write
+			// it does not read (its own goroutine checks the flag only once
+			// they are written), and it is out of the eviction buckets for
+			// good. Redis writes what the socket takes, then frees it.
+			c.kill()
+			continue
+		}
 		used := c.obuf.held.Load()
 		if used == 0 || c.killed.Load() || c.kind() == clientReplica || c.kind() == clientMaster {
 			continue
