@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/internal/testharness"
-	"github.com/stretchr/testify/require"
 )
 
 // clientField returns field f of the CLIENT LIST line of the client named
@@ -51,6 +50,18 @@ func namedClient(t *testing.T, s *Server, name string) *testConn {
 		t.Fatalf("CLIENT SETNAME: %q", got)
 	}
 	return tc
+}
+
+// serverClient returns the server's side of the connection named name.
+func serverClient(t testing.TB, s *Server, name string) *Client {
+	t.Helper()
+	for _, c := range s.Clients() {
+		if c.Name() == name {
+			return c
+		}
+	}
+	t.Fatalf("no client named %s", name)
+	return nil
 }
 
 // waitEvicted waits until the client named name is no longer listed, then
@@ -160,15 +171,10 @@ func TestClientEvictionTotMemIsAccounted(t *testing.T) {
 	ctl := namedClient(t, s, "control")
 	other := namedClient(t, s, "other")
 	partialCommand(other, 200_000, 100_000)
-	var c *Client
 	testharness.WaitFor(t, 10*time.Second, "the partial command", func() bool {
 		return clientFieldInt(t, ctl, "other", "qbuf") == 100_000
 	})
-	for _, cl := range s.Clients() {
-		if cl.Name() == "other" {
-			c = cl
-		}
-	}
+	c := serverClient(t, s, "other")
 	listed := clientFieldInt(t, ctl, "other", "tot-mem")
 	if acc := c.mem.accounted.Load() >> 2; acc != listed {
 		t.Fatalf("accounted %d, CLIENT LIST tot-mem %d", acc, listed)
@@ -334,12 +340,7 @@ func BenchmarkClientMemoryHooks(b *testing.B) {
 	if got := tc.do("CLIENT", "SETNAME", "bench"); got != "+OK\r\n" {
 		b.Fatalf("CLIENT SETNAME: %q", got)
 	}
-	var c *Client
-	for _, cl := range s.Clients() {
-		if cl.Name() == "bench" {
-			c = cl
-		}
-	}
+	c := serverClient(b, s, "bench")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if s.evictClients(c) {
@@ -378,15 +379,7 @@ func TestClientListFlagOrder(t *testing.T) {
 func TestClientEvictedWhileRunningGetsItsReplies(t *testing.T) {
 	s := startTestServer(t, "--enable-debug-command", "yes")
 	tc := namedClient(t, s, "busy")
-	var busy *Client
-	for _, c := range s.Clients() {
-		if c.Name() == "busy" {
-			busy = c
-		}
-	}
-	if busy == nil {
-		t.Fatal("client busy not found")
-	}
+	busy := serverClient(t, s, "busy")
 	tc.send("DEBUG", "SLEEP", "0.5")
 	// (DEBUG SLEEP stops the whole server: the client is watched directly.)
 	testharness.WaitFor(t, 10*time.Second, "busy running DEBUG SLEEP", func() bool {
@@ -417,14 +410,7 @@ func TestClientEvictedWhileRunningClosedByCron(t *testing.T) {
 	}
 	reader := namedClient(t, s, "reader")
 	reader.send("GET", "k") // and never read
-	id, listed := clientField(t, ctl, "reader", "id")
-	require.True(t, listed)
-	n, err := strconv.ParseInt(id, 10, 64)
-	require.NoError(t, err)
-	s.mu.Lock()
-	rc := s.clients[n]
-	s.mu.Unlock()
-	require.NotNil(t, rc)
+	rc := serverClient(t, s, "reader")
 	testharness.WaitFor(t, 10*time.Second, "the reply waiting in a write", func() bool {
 		return !rc.executing.Load() && rc.obuf.held.Load() > 0
 	})

@@ -73,11 +73,7 @@ func BenchmarkDispatchACL(b *testing.B) {
 			}
 		}
 		tc.do("CLIENT", "SETNAME", "bench-"+user)
-		for _, cl := range s.Clients() {
-			if cl.Name() == "bench-"+user {
-				clients[user] = cl
-			}
-		}
+		clients[user] = serverClient(b, s, "bench-"+user)
 	}
 	for _, cmd := range [][][]byte{
 		{[]byte("SET"), []byte("key:000000123456"), []byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")},

@@ -45,13 +45,7 @@ func BenchmarkEvalshaParallel(b *testing.B) {
 func benchDispatchClient(b *testing.B, s *Server, name string) *Client {
 	tc := dialTest(b, s)
 	tc.do("CLIENT", "SETNAME", name)
-	for _, cl := range s.Clients() {
-		if cl.Name() == name {
-			return cl
-		}
-	}
-	b.Fatalf("no client named %s", name)
-	return nil
+	return serverClient(b, s, name)
 }
 
 func benchArgs(words ...string) [][]byte {
