@@ -38,6 +38,7 @@ func init() {
 }
 
 func main() {
+	bootWithOneCore(os.Args[1:]) // cmd/shoal-server/bootcores.go
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
