@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc64"
 	"io"
 
 	"github.com/shoal-db/shoal/store"
@@ -41,7 +40,7 @@ type FileWriter struct {
 	enc Encoder
 	buf []byte
 	tmp []byte // one value, before the key is put between type and value
-	crc uint64 // crc64.Update state (complemented Redis CRC)
+	crc uint64 // Redis's CRC-64 of what was written so far
 	err error
 }
 
@@ -49,7 +48,7 @@ type FileWriter struct {
 // the given auxiliary fields (name, value pairs such as "redis-ver",
 // "7.0.15").
 func NewFileWriter(w io.Writer, enc Encoder, aux ...[2]string) *FileWriter {
-	fw := &FileWriter{w: w, enc: enc, crc: ^uint64(0), buf: make([]byte, 0, 2*fileFlushSize)}
+	fw := &FileWriter{w: w, enc: enc, buf: make([]byte, 0, 2*fileFlushSize)}
 	fw.buf = fmt.Appendf(fw.buf, "REDIS%04d", Version)
 	for _, kv := range aux {
 		fw.buf = append(fw.buf, opAux)
@@ -71,7 +70,7 @@ func (fw *FileWriter) flush() {
 	if fw.err != nil || len(fw.buf) == 0 {
 		return
 	}
-	fw.crc = crc64.Update(fw.crc, jonesTable, fw.buf)
+	fw.crc = crc64Update(fw.crc, fw.buf)
 	_, fw.err = fw.w.Write(fw.buf)
 	fw.buf = fw.buf[:0]
 }
@@ -159,7 +158,7 @@ func (fw *FileWriter) Entries(p []byte) {
 	if len(fw.buf)+len(p) >= fileFlushSize {
 		fw.flush()
 		if len(p) >= fileFlushSize {
-			fw.crc = crc64.Update(fw.crc, jonesTable, p)
+			fw.crc = crc64Update(fw.crc, p)
 			if fw.err == nil {
 				_, fw.err = fw.w.Write(p)
 			}
@@ -177,7 +176,7 @@ func (fw *FileWriter) Finish() error {
 		return fw.err
 	}
 	var sum [8]byte
-	binary.LittleEndian.PutUint64(sum[:], ^fw.crc)
+	binary.LittleEndian.PutUint64(sum[:], fw.crc)
 	_, fw.err = fw.w.Write(sum[:])
 	return fw.err
 }
