@@ -60,9 +60,9 @@ func (s *State) Meet(ipArg, portArg, cportArg []byte) error {
 // checkSlots is checkSlotAssignmentsOrReply.
 func (s *State) checkSlots(seen *[slots.Count]uint8, del bool, start, end int) error {
 	for j := start; j <= end; j++ {
-		if del && s.owner[j] == nil {
+		if del && s.owner.get(j) == nil {
 			return errorf("Slot %d is already unassigned", j)
-		} else if !del && s.owner[j] != nil {
+		} else if !del && s.owner.get(j) != nil {
 			return errorf("Slot %d is already busy", j)
 		}
 		seen[j]++
@@ -91,12 +91,12 @@ func (s *State) applySlots(seen *[slots.Count]uint8, del bool) {
 		if seen[j] == 0 {
 			continue
 		}
-		if s.importing[j] != nil {
-			s.importing[j] = nil
+		if s.importing.get(j) != nil {
+			s.importing.set(j, nil)
 			s.touchTable()
 		}
 		if del {
-			if prev := s.owner[j]; prev != s.myself {
+			if prev := s.owner.get(j); prev != s.myself {
 				if s.unbound == nil {
 					s.unbound = map[int]handoff{}
 				}
@@ -205,7 +205,7 @@ func (s *State) SetSlot(args [][]byte, keysInSlot func(slot int) int) error {
 	action := string(args[1])
 	switch {
 	case equalFold(action, "migrating") && len(args) == 3:
-		if s.owner[slot] != s.myself {
+		if s.owner.get(slot) != s.myself {
 			return errorf("I'm not the owner of hash slot %d", slot)
 		}
 		n := s.lookup(string(args[2]))
@@ -215,10 +215,10 @@ func (s *State) SetSlot(args [][]byte, keysInSlot func(slot int) int) error {
 		if n.isSlave() {
 			return errors.New("ERR Target node is not a master")
 		}
-		s.migrating[slot] = n
+		s.migrating.set(slot, n)
 		delete(s.handoffs, slot) // moving it on: its next owner's claim must win
 	case equalFold(action, "importing") && len(args) == 3:
-		if s.owner[slot] == s.myself {
+		if s.owner.get(slot) == s.myself {
 			return errorf("I'm already the owner of hash slot %d", slot)
 		}
 		n := s.lookup(string(args[2]))
@@ -228,10 +228,10 @@ func (s *State) SetSlot(args [][]byte, keysInSlot func(slot int) int) error {
 		if n.isSlave() {
 			return errors.New("ERR Target node is not a master")
 		}
-		s.importing[slot] = n
+		s.importing.set(slot, n)
 	case equalFold(action, "stable") && len(args) == 2:
-		s.importing[slot] = nil
-		s.migrating[slot] = nil
+		s.importing.set(slot, nil)
+		s.migrating.set(slot, nil)
 	case equalFold(action, "node") && len(args) == 3:
 		n := s.lookup(string(args[2]))
 		if n == nil {
@@ -244,13 +244,13 @@ func (s *State) SetSlot(args [][]byte, keysInSlot func(slot int) int) error {
 		if keysInSlot != nil {
 			keys = keysInSlot(slot)
 		}
-		if s.owner[slot] == s.myself && n != s.myself && keys != 0 {
+		if s.owner.get(slot) == s.myself && n != s.myself && keys != 0 {
 			return errorf("Can't assign hashslot %d to a different node while I still hold keys for this hash slot.", slot)
 		}
-		if keys == 0 && s.migrating[slot] != nil {
-			s.migrating[slot] = nil
+		if keys == 0 && s.migrating.get(slot) != nil {
+			s.migrating.set(slot, nil)
 		}
-		wasMine := s.owner[slot] == s.myself
+		wasMine := s.owner.get(slot) == s.myself
 		s.delSlot(slot)
 		s.addSlot(n, slot)
 		if wasMine && n != s.myself && s.myself.numSlots == 0 && s.opts.AllowReplicaMigration {
@@ -258,10 +258,10 @@ func (s *State) SetSlot(args [][]byte, keysInSlot func(slot int) int) error {
 			s.setMyMaster(n)
 			s.save(true)
 		}
-		if n == s.myself && s.importing[slot] != nil {
+		if n == s.myself && s.importing.get(slot) != nil {
 			s.bumpEpochWithoutConsensus()
-			s.noteHandoff(slot, s.importing[slot])
-			s.importing[slot] = nil
+			s.noteHandoff(slot, s.importing.get(slot))
+			s.importing.set(slot, nil)
 			s.BroadcastPong()
 		}
 	default:

@@ -132,9 +132,9 @@ func LoadState(opts Options, clk clock.Clock, seed uint64, log *zap.Logger, data
 					return nil, ErrCorruptConfig
 				}
 				if dir == '>' {
-					s.migrating[slot] = get(peer)
+					s.migrating.set(slot, get(peer))
 				} else {
-					s.importing[slot] = get(peer)
+					s.importing.set(slot, get(peer))
 				}
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoal-db/shoal/failover"
+	"github.com/shoal-db/shoal/slots"
 	"go.uber.org/zap"
 )
 
@@ -107,7 +108,7 @@ func (v *failoverView) SlotOwnerEpoch(slot int) (uint64, bool) {
 	if v.st().slotUnclaimed(slot) {
 		return 0, false
 	}
-	return v.owner[slot].configEpoch, true
+	return v.owner.get(slot).configEpoch, true
 }
 
 func (s *State) view() *failoverView { return (*failoverView)(s) }
@@ -222,7 +223,7 @@ func (s *State) promoteMyself(epoch uint64) {
 	}
 	s.setNodeAsMaster(me)
 	var taken int
-	for j := 0; j < len(s.owner); j++ {
+	for j := 0; j < slots.Count; j++ {
 		if old.slots.Has(j) {
 			s.delSlot(j)
 			s.addSlot(me, j)

@@ -239,7 +239,7 @@ func (fs *fsim) checkInvariants(fn *fnode) {
 	}
 	fn.wasRep = me.IsReplica()
 	for _, j := range fs.checkSlot {
-		o := fn.st.owner[j]
+		o := fn.st.owner.get(j)
 		if o == nil {
 			continue
 		}
@@ -496,10 +496,10 @@ func TestFailoverScenario05ConsecutiveMasters(t *testing.T) {
 		e := fs.currentEpoch(1)
 		fs.kill(victim)
 		fs.waitFor(30*time.Second, "a new master for the shard", func() bool {
-			o := fs.nodes[1].st.owner[0]
+			o := fs.nodes[1].st.owner.get(0)
 			return o != nil && o.id != shard && fs.currentEpoch(1) > e
 		})
-		shard = fs.nodes[1].st.owner[0].id
+		shard = fs.nodes[1].st.owner.get(0).id
 		victim = fs.byID(shard).idx
 		fs.waitFor(30*time.Second, "cluster up", func() bool { return fs.allOK(true) })
 	}

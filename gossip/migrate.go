@@ -31,15 +31,15 @@ func (s *State) TakeSlots(list []int) error {
 		}
 	}
 	for _, j := range list {
-		if prev := s.owner[j]; prev != me {
+		if prev := s.owner.get(j); prev != me {
 			s.delSlot(j)
 			s.addSlot(me, j)
 			if prev != nil {
 				s.noteHandoff(j, prev)
 			}
 		}
-		s.importing[j] = nil
-		s.migrating[j] = nil
+		s.importing.set(j, nil)
+		s.migrating.set(j, nil)
 	}
 	if s.bumpEpochWithoutConsensus() {
 		s.log.Warn("configEpoch updated after importing slots by atomic migration",
@@ -75,8 +75,8 @@ func (s *State) GiveSlots(list []int, to string) error {
 	for _, j := range list {
 		s.delSlot(j)
 		s.addSlot(n, j)
-		s.importing[j] = nil
-		s.migrating[j] = nil
+		s.importing.set(j, nil)
+		s.migrating.set(j, nil)
 	}
 	s.touchTable()
 	s.todoUpdateState = true
@@ -131,7 +131,7 @@ func (s *State) noteHandoff(slot int, src *node) {
 // node-timeout ago, and nothing since moved it.
 func (s *State) holdsHandoff(slot int, sender *node) bool {
 	h, ok := s.handoffs[slot]
-	if !ok || s.owner[slot] != s.myself {
+	if !ok || s.owner.get(slot) != s.myself {
 		return false
 	}
 	if !s.clock.Now().Before(h.until) {

@@ -423,7 +423,7 @@ func (s *State) stepPing(m *Message, sender *node, now time.Time) {
 			if !m.Slots.Has(j) {
 				continue
 			}
-			o := s.owner[j]
+			o := s.owner.get(j)
 			if o == sender || s.slotUnclaimed(j) {
 				continue
 			}
@@ -540,20 +540,20 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 	for j := 0; j < slots.Count; j++ {
 		if claimed.Has(j) {
 			senderSlots++
-			if s.owner[j] == sender {
+			if s.owner.get(j) == sender {
 				s.ownerNotClaiming.Clear(j)
 				continue
 			}
-			if s.importing[j] != nil {
+			if s.importing.get(j) != nil {
 				continue
 			}
-			if s.slotUnclaimed(j) || s.owner[j].configEpoch < senderEpoch {
-				if s.owner[j] == me && s.holdsHandoff(j, sender) {
+			if s.slotUnclaimed(j) || s.owner.get(j).configEpoch < senderEpoch {
+				if s.owner.get(j) == me && s.holdsHandoff(j, sender) {
 					held = append(held, j) // migrate.go: noteHandoff
 					continue
 				}
-				if s.owner[j] == me {
-					if s.migrating[j] == sender {
+				if s.owner.get(j) == me {
+					if s.migrating.get(j) == sender {
 						// The keys still here are on their way to the
 						// claimant: keep them for the migration (or redis-cli
 						// fix) to move instead of deleting them as Redis does.
@@ -562,7 +562,7 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 						dirty = append(dirty, j)
 					}
 				}
-				if cur != nil && s.owner[j] == cur {
+				if cur != nil && s.owner.get(j) == cur {
 					newMaster = sender
 					migratedOurs++
 				}
@@ -571,7 +571,7 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 				s.save(true)
 				s.todoUpdateState = true
 			}
-		} else if s.owner[j] == sender {
+		} else if s.owner.get(j) == sender {
 			s.ownerNotClaiming.Set(j)
 		}
 	}
@@ -764,7 +764,7 @@ func (s *State) updateState() {
 	ok := true
 	if s.opts.RequireFullCoverage {
 		for j := 0; j < slots.Count; j++ {
-			if s.owner[j] == nil || s.owner[j].failed() {
+			if s.owner.get(j) == nil || s.owner.get(j).failed() {
 				ok = false
 				break
 			}
@@ -836,8 +836,8 @@ func (s *State) buildTable() *slots.Table {
 	// after every change and must stay cheap with many nodes.
 	own := make(map[*node]*slots.Bitmap)
 	var order []*node
-	for j := range s.owner {
-		n := s.owner[j]
+	for j := range slots.Count {
+		n := s.owner.get(j)
 		if n == nil {
 			continue
 		}
@@ -853,11 +853,11 @@ func (s *State) buildTable() *slots.Table {
 		b.Assign(own[n], slots.Node{ID: n.id, IP: n.ip, Port: n.port, PPort: n.pport, Hostname: n.hostname})
 	}
 	for j := 0; j < slots.Count; j++ {
-		if s.migrating[j] != nil {
-			b.Migrating(j, s.migrating[j].id)
+		if s.migrating.get(j) != nil {
+			b.Migrating(j, s.migrating.get(j).id)
 		}
-		if s.importing[j] != nil {
-			b.Importing(j, s.importing[j].id)
+		if s.importing.get(j) != nil {
+			b.Importing(j, s.importing.get(j).id)
 		}
 	}
 	master := ""

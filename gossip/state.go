@@ -225,10 +225,10 @@ type State struct {
 	replDataAge      time.Duration
 	replDataAgeKnown bool
 
-	owner            [slots.Count]*node
+	owner            slotNodes
 	ownerNotClaiming slots.Bitmap
-	migrating        [slots.Count]*node
-	importing        [slots.Count]*node
+	migrating        slotNodes
+	importing        slotNodes
 	// handoffs are slots this master took at the end of an import (SETSLOT
 	// NODE myself while importing) or by ADDSLOTS right after DELSLOTS took
 	// them from another master, by slot: see holdsHandoff.
@@ -348,15 +348,15 @@ func (s *State) addNode(n *node) {
 // delNode removes n from the cluster (clusterDelNode).
 func (s *State) delNode(n *node) {
 	for j := 0; j < slots.Count; j++ {
-		if s.importing[j] == n {
-			s.importing[j] = nil
+		if s.importing.get(j) == n {
+			s.importing.set(j, nil)
 			s.touchTable()
 		}
-		if s.migrating[j] == n {
-			s.migrating[j] = nil
+		if s.migrating.get(j) == n {
+			s.migrating.set(j, nil)
 			s.touchTable()
 		}
-		if s.owner[j] == n {
+		if s.owner.get(j) == n {
 			s.delSlot(j)
 		}
 	}
@@ -426,13 +426,13 @@ func (s *State) save(fsync bool) {
 }
 
 func (s *State) addSlot(n *node, slot int) bool {
-	if s.owner[slot] != nil {
+	if s.owner.get(slot) != nil {
 		return false
 	}
 	if n.slots.Set(slot) {
 		n.numSlots++
 	}
-	s.owner[slot] = n
+	s.owner.set(slot, n)
 	s.ownerNotClaiming.Clear(slot)
 	delete(s.unbound, slot)
 	s.touchTable()
@@ -441,14 +441,14 @@ func (s *State) addSlot(n *node, slot int) bool {
 
 func (s *State) delSlot(slot int) bool {
 	delete(s.handoffs, slot)
-	n := s.owner[slot]
+	n := s.owner.get(slot)
 	if n == nil {
 		return false
 	}
 	if n.slots.Clear(slot) {
 		n.numSlots--
 	}
-	s.owner[slot] = nil
+	s.owner.set(slot, nil)
 	s.ownerNotClaiming.Clear(slot)
 	s.touchTable()
 	return true
@@ -457,7 +457,7 @@ func (s *State) delSlot(slot int) bool {
 func (s *State) delNodeSlots(n *node) int {
 	deleted := 0
 	n.slots.Each(func(j int) {
-		if s.owner[j] == n {
+		if s.owner.get(j) == n {
 			s.delSlot(j)
 			deleted++
 		} else {
@@ -469,17 +469,17 @@ func (s *State) delNodeSlots(n *node) int {
 }
 
 func (s *State) closeAllSlots() {
-	for j := range s.migrating {
-		if s.migrating[j] != nil || s.importing[j] != nil {
+	for j := range slots.Count {
+		if s.migrating.get(j) != nil || s.importing.get(j) != nil {
 			s.touchTable()
 		}
-		s.migrating[j] = nil
-		s.importing[j] = nil
+		s.migrating.set(j, nil)
+		s.importing.set(j, nil)
 	}
 }
 
 func (s *State) slotUnclaimed(slot int) bool {
-	return s.owner[slot] == nil || s.ownerNotClaiming.Has(slot)
+	return s.owner.get(slot) == nil || s.ownerNotClaiming.Has(slot)
 }
 
 // maxEpoch is clusterGetMaxEpoch.

@@ -149,13 +149,13 @@ func (s *State) appendNodeLine(b []byte, n *node, plain bool) []byte {
 	}
 	if n == s.myself {
 		for j := 0; j < slots.Count; j++ {
-			if m := s.migrating[j]; m != nil {
+			if m := s.migrating.get(j); m != nil {
 				b = append(b, " ["...)
 				b = strconv.AppendInt(b, int64(j), 10)
 				b = append(b, "->-"...)
 				b = append(b, m.id...)
 				b = append(b, ']')
-			} else if m := s.importing[j]; m != nil {
+			} else if m := s.importing.get(j); m != nil {
 				b = append(b, " ["...)
 				b = strconv.AppendInt(b, int64(j), 10)
 				b = append(b, "-<-"...)
@@ -241,7 +241,7 @@ func (s *State) ConfigText() []byte {
 func (s *State) InfoText() string {
 	assigned, ok, pfail, fail := 0, 0, 0, 0
 	for j := 0; j < slots.Count; j++ {
-		n := s.owner[j]
+		n := s.owner.get(j)
 		if n == nil {
 			continue
 		}
@@ -332,7 +332,7 @@ func (s *State) SlotRanges() []SlotRange {
 	for j := 0; j <= slots.Count; j++ {
 		var n *node
 		if j < slots.Count {
-			n = s.owner[j]
+			n = s.owner.get(j)
 		}
 		if n != cur || j == slots.Count {
 			flush(j - 1)
