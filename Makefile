@@ -56,7 +56,11 @@ BIN := bin/shoal-server
 GIT_SHA1  ?= $(shell git rev-parse --short=8 HEAD 2>/dev/null)
 GIT_DIRTY ?= $(strip $(shell git diff --no-ext-diff 2>/dev/null | wc -l))
 BUILDINFO := github.com/shoal-db/shoal/internal/buildinfo
-LDFLAGS   := -X $(BUILDINFO).gitSHA1=$(GIT_SHA1) -X $(BUILDINFO).gitDirty=$(GIT_DIRTY)
+# runtime.godebugDefault=memprofilerate=0: heap profile sampling off from the runtime's first
+# allocation (main's init turns it off too, but only after every package's init has allocated: one
+# sample was enough to map the profiler's 1.4 MB bucket table). GODEBUG=memprofilerate=N still wins.
+LDFLAGS   := -X $(BUILDINFO).gitSHA1=$(GIT_SHA1) -X $(BUILDINFO).gitDirty=$(GIT_DIRTY) \
+             -X runtime.godebugDefault=memprofilerate=0
 # with SHOAL_SERVER=/path the scripts test that binary: no need to build ours
 SERVER_DEP := $(if $(SHOAL_SERVER),,build)
 

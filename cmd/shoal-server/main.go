@@ -32,6 +32,8 @@ func init() {
 	// Heap profile sampling is off: nothing in the server reads Go heap
 	// profiles, and its stack buckets held ~90 KB of an idle node's
 	// memory. GODEBUG=memprofilerate=N still sets a rate for debugging.
+	// The Makefile's build turns it off before the first allocation
+	// (runtime.godebugDefault); this covers a plain `go build`, from here.
 	if !strings.Contains(os.Getenv("GODEBUG"), "memprofilerate=") {
 		runtime.MemProfileRate = 0
 	}
