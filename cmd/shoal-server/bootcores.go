@@ -38,6 +38,14 @@ func bootWithOneCore(args []string) {
 	if os.Getenv("GOMAXPROCS") != "" || runtime.GOMAXPROCS(0) == 1 || slices.Contains(args, "-") {
 		return
 	}
+	// The executable's own path (resolved from /proc/self/exe), not
+	// /proc/self/exe itself: the process's name (ps, top, pgrep) is the
+	// base name of the path executed. A binary replaced or removed since
+	// it started does not resolve to a runnable path: no re-execution.
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
 	env := append(os.Environ(), "GOMAXPROCS=1", bootCoresEnv+"=1")
-	_ = syscall.Exec("/proc/self/exe", os.Args, env) // returns only on failure
+	_ = syscall.Exec(exe, os.Args, env) // returns only on failure
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -23,7 +24,8 @@ const bootHelperEnv = "SHOAL_TEST_BOOT_HELPER"
 func TestBootWithOneCore(t *testing.T) {
 	if os.Getenv(bootHelperEnv) != "" {
 		bootWithOneCore(nil)
-		fmt.Printf("pid=%d procs=%d GOMAXPROCS=%q marker=%q\n", os.Getpid(), runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS"), os.Getenv(bootCoresEnv))
+		comm, _ := os.ReadFile("/proc/self/comm")
+		fmt.Printf("pid=%d procs=%d GOMAXPROCS=%q marker=%q comm=%s", os.Getpid(), runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS"), os.Getenv(bootCoresEnv), comm)
 		os.Exit(0)
 	}
 	if runtime.NumCPU() < 2 {
@@ -45,9 +47,15 @@ func TestBootWithOneCore(t *testing.T) {
 		return string(out), cmd.Process.Pid
 	}
 
+	// The process keeps its name (ps, top, pgrep): the kernel names it
+	// after the path executed, cut to 15 bytes.
+	name := filepath.Base(os.Args[0])
+	name = name[:min(len(name), 15)]
+
 	out, pid := helper("")
-	assert.Equal(t, fmt.Sprintf("pid=%d procs=1 GOMAXPROCS=\"\" marker=\"\"\n", pid), out, "booted with one P in the same process, environment restored")
+	assert.Equal(t, fmt.Sprintf("pid=%d procs=1 GOMAXPROCS=\"\" marker=\"\" comm=%s\n", pid, name), out,
+		"booted with one P in the same process under the same name, environment restored")
 
 	out, pid = helper("2")
-	assert.Equal(t, fmt.Sprintf("pid=%d procs=2 GOMAXPROCS=\"2\" marker=\"\"\n", pid), out, "the user's GOMAXPROCS wins")
+	assert.Equal(t, fmt.Sprintf("pid=%d procs=2 GOMAXPROCS=\"2\" marker=\"\" comm=%s\n", pid, name), out, "the user's GOMAXPROCS wins")
 }
