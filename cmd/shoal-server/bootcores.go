@@ -12,18 +12,19 @@ import (
 // process removes it and GOMAXPROCS from its environment at once.
 const bootCoresEnv = "SHOAL_BOOT_ONE_CORE"
 
-// bootWithOneCore re-executes the server, same PID, arguments and
-// directory, with GOMAXPROCS=1 in its environment when the user set no
+// bootWithOneCore re-executes the server, same PID, arguments, directory
+// and name, with GOMAXPROCS=1 in its environment when the user set no
 // GOMAXPROCS, so that the runtime starts with the one core a node serves on
-// by default (setParallelism raises it to io-threads later). The runtime
-// sizes its allocator for the Ps it boots with: each P caches a span of
-// every size class it allocates from, and the sweeper and mark workers run
-// beside start-up on the second core. Started with two cores and lowered
-// to one afterwards (runtime.GOMAXPROCS), an idle node kept 300 KB more
-// memory on average and varied by 700 KB from one start to the next
-// (2.7-3.4 MB measured over five starts of a standalone node, against
-// 2.67 MB every time when booted with one; an idle 3+3 cluster 25.5 MB
-// against 27.0 MB). Only a runtime started with the variable set avoids it.
+// by default (setParallelism raises it to io-threads later). Started with
+// two Ps and lowered to one afterwards (runtime.GOMAXPROCS, even from
+// main's init), an idle node kept 300 KB more memory on average and varied
+// by 700 KB from one start to the next: 2.7-3.4 MB over five starts of a
+// standalone node, against 2.67 MB every time when booted with one; an
+// idle 3+3 cluster 25.6 MB against 27.0 MB. Part of it is measured in the
+// allocator (partly filled spans, -175 KB, and goroutine stacks, -65 KB,
+// with one P from the start: each P takes spans of its own, and the
+// collector's workers run beside start-up on the second one). Only a
+// runtime started with the variable set avoids it.
 //
 // A GOMAXPROCS the user set stays, and still wins over io-threads and the
 // extra core of background jobs (run reads it). It does not re-execute when
