@@ -538,21 +538,22 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 	var dirty, held, kept []int
 	senderSlots, migratedOurs := 0, 0
 	for j := 0; j < slots.Count; j++ {
+		owner := s.owner.get(j) // the slot's owner until this pass moves it below
 		if claimed.Has(j) {
 			senderSlots++
-			if s.owner.get(j) == sender {
+			if owner == sender {
 				s.ownerNotClaiming.Clear(j)
 				continue
 			}
 			if s.importing.get(j) != nil {
 				continue
 			}
-			if s.slotUnclaimed(j) || s.owner.get(j).configEpoch < senderEpoch {
-				if s.owner.get(j) == me && s.holdsHandoff(j, sender) {
+			if s.slotUnclaimed(j) || owner.configEpoch < senderEpoch {
+				if owner == me && s.holdsHandoff(j, sender) {
 					held = append(held, j) // migrate.go: noteHandoff
 					continue
 				}
-				if s.owner.get(j) == me {
+				if owner == me {
 					if s.migrating.get(j) == sender {
 						// The keys still here are on their way to the
 						// claimant: keep them for the migration (or redis-cli
@@ -562,7 +563,7 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 						dirty = append(dirty, j)
 					}
 				}
-				if cur != nil && s.owner.get(j) == cur {
+				if cur != nil && owner == cur {
 					newMaster = sender
 					migratedOurs++
 				}
@@ -571,7 +572,7 @@ func (s *State) updateSlotsConfigWith(sender *node, senderEpoch uint64, claimed 
 				s.save(true)
 				s.todoUpdateState = true
 			}
-		} else if s.owner.get(j) == sender {
+		} else if owner == sender {
 			s.ownerNotClaiming.Set(j)
 		}
 	}
@@ -764,7 +765,7 @@ func (s *State) updateState() {
 	ok := true
 	if s.opts.RequireFullCoverage {
 		for j := 0; j < slots.Count; j++ {
-			if s.owner.get(j) == nil || s.owner.get(j).failed() {
+			if n := s.owner.get(j); n == nil || n.failed() {
 				ok = false
 				break
 			}
@@ -853,11 +854,11 @@ func (s *State) buildTable() *slots.Table {
 		b.Assign(own[n], slots.Node{ID: n.id, IP: n.ip, Port: n.port, PPort: n.pport, Hostname: n.hostname})
 	}
 	for j := 0; j < slots.Count; j++ {
-		if s.migrating.get(j) != nil {
-			b.Migrating(j, s.migrating.get(j).id)
+		if m := s.migrating.get(j); m != nil {
+			b.Migrating(j, m.id)
 		}
-		if s.importing.get(j) != nil {
-			b.Importing(j, s.importing.get(j).id)
+		if m := s.importing.get(j); m != nil {
+			b.Importing(j, m.id)
 		}
 	}
 	master := ""
