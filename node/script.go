@@ -1150,9 +1150,17 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	}
 	lc := run.lc
 	s := lc.srv
-	spec, unknown := s.table.lookup(argv)
-	if spec == nil || unknown {
-		return nil, run.refuse(nil, "Unknown Redis command called from script")
+	// The script client remembers the commands scripts call, as a
+	// connection does (resolveCommand): a script calls the same few.
+	spec := lc.recentSpecs.find(argv[0])
+	if spec == nil {
+		var unknown bool
+		if spec, unknown = s.table.lookup(argv); spec == nil || unknown {
+			return nil, run.refuse(nil, "Unknown Redis command called from script")
+		}
+		if spec.Parent == nil && !spec.IsContainer() {
+			lc.recentSpecs.add(argv[0], spec)
+		}
 	}
 	if !spec.ArityOK(len(argv)) {
 		return nil, run.refuse(spec, "Wrong number of args calling Redis command from script")
