@@ -13,6 +13,12 @@
 # PLAN (default "1:1000000:none 16:5000000:none": -P 1 with 1M requests, -P 16 with 5M), REPEATS (3).
 # The table is also written to bench-results/cluster.md. Everything binds 127.0.0.1; the anchor
 # script stops the servers it started, by PID.
+#
+# Reading the rps: with --cluster, redis-benchmark runs one thread per master, and its main loop
+# notices that they are done only on its 250 ms progress timer, so a run's duration is a whole
+# number of quarter seconds (requests / rps = 7.00 s, 7.50 s, 8.25 s...). At -P 1 with 1M requests
+# (7-8 s) one quarter second is 3% of the rps, which a ratio can gain or lose on one run; a PLAN
+# with more requests (e.g. "1:3000000:none") shrinks the step. The CPU column has no such step.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
