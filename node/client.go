@@ -64,7 +64,7 @@ type Client struct {
 	keyBuf           []int
 	measureBuf       []int       // remeasureWritten's key positions (node/effects.go)
 	trackKeyBuf      []int       // trackingRemember's key positions (node/tracking.go)
-	recentSpecs      recentSpecs // the last top-level commands looked up, by their names as sent (resolveCommand)
+	recentSpecs      recentSpecs // the last top-level commands looked up, by their names as sent (lookupCommand)
 	errored          bool        // the current command replied with an error
 	oomAtStart       bool        // maxmemory could not be met when the command started (node/maxmemory.go)
 	// executing is set while the connection's goroutine runs a batch's

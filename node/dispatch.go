@@ -160,10 +160,7 @@ func (r *recentSpecs) add(name []byte, spec *command.Spec) {
 // returns nil, having written Redis's error, for an unknown command or
 // subcommand.
 func (c *Client) resolveCommand(args [][]byte) *command.Spec {
-	if spec := c.recentSpecs.find(args[0]); spec != nil {
-		return spec
-	}
-	spec, unknownSub := c.srv.table.lookup(args)
+	spec, unknownSub := c.lookupCommand(args)
 	switch {
 	case spec == nil:
 		c.rejectUnknown(args)
@@ -172,10 +169,20 @@ func (c *Client) resolveCommand(args [][]byte) *command.Spec {
 		c.Error(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0]))))
 		return nil
 	}
-	if spec.Parent == nil && !spec.IsContainer() {
+	return spec
+}
+
+// lookupCommand is the table's lookup (as the command was called), among
+// c's recent lookups first; a top-level command found is remembered.
+func (c *Client) lookupCommand(args [][]byte) (spec *command.Spec, unknownSub bool) {
+	if spec := c.recentSpecs.find(args[0]); spec != nil {
+		return spec, false
+	}
+	spec, unknownSub = c.srv.table.lookup(args)
+	if spec != nil && !unknownSub && spec.Parent == nil && !spec.IsContainer() {
 		c.recentSpecs.add(args[0], spec)
 	}
-	return spec
+	return spec, unknownSub
 }
 
 // admit applies the checks that refuse a command before it is queued in a

@@ -413,12 +413,9 @@ func (s *Server) loopRuns(c *Client, args [][]byte) bool {
 	if !s.loopServes(c) || c.wblockBytes+len(c.wbuf) >= outputWriteChunk {
 		return false
 	}
-	spec := c.recentSpecs.find(args[0])
-	if spec == nil {
-		var unknownSub bool
-		if spec, unknownSub = s.table.lookup(args); spec == nil || unknownSub {
-			return true // unknown: answered with an error at once
-		}
+	spec, unknownSub := c.lookupCommand(args)
+	if spec == nil || unknownSub {
+		return true // unknown: answered with an error at once
 	}
 	return loopRunsSpec(spec)
 }

@@ -1151,16 +1151,10 @@ func (run *scriptRun) call(argv [][]byte) ([]byte, string) {
 	lc := run.lc
 	s := lc.srv
 	// The script client remembers the commands scripts call, as a
-	// connection does (resolveCommand): a script calls the same few.
-	spec := lc.recentSpecs.find(argv[0])
-	if spec == nil {
-		var unknown bool
-		if spec, unknown = s.table.lookup(argv); spec == nil || unknown {
-			return nil, run.refuse(nil, "Unknown Redis command called from script")
-		}
-		if spec.Parent == nil && !spec.IsContainer() {
-			lc.recentSpecs.add(argv[0], spec)
-		}
+	// connection does: a script calls the same few.
+	spec, unknown := lc.lookupCommand(argv)
+	if spec == nil || unknown {
+		return nil, run.refuse(nil, "Unknown Redis command called from script")
 	}
 	if !spec.ArityOK(len(argv)) {
 		return nil, run.refuse(spec, "Wrong number of args calling Redis command from script")
